@@ -1,0 +1,16 @@
+# The git sha and build facts go into a generated header so reports can say what produced them.
+execute_process(COMMAND git rev-parse --short=12 HEAD WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
+                OUTPUT_VARIABLE ZB_GIT_SHA OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+if(NOT ZB_GIT_SHA)
+  set(ZB_GIT_SHA "unknown")
+endif()
+foreach(v ZEPPELIN_HAVE_CUDA ZEPPELIN_HAVE_NCCL ZEPPELIN_HAVE_MPI)
+  if(${v})
+    set(${v}_01 true)
+  else()
+    set(${v}_01 false)
+  endif()
+endforeach()
+configure_file(${PROJECT_SOURCE_DIR}/cmake/build_info.hpp.in ${PROJECT_BINARY_DIR}/generated/zb/build_info.hpp @ONLY)
+add_library(zb_build_info INTERFACE)
+target_include_directories(zb_build_info INTERFACE ${PROJECT_BINARY_DIR}/generated)

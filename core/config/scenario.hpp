@@ -1,0 +1,132 @@
+#pragma once
+// The Scenario: the validated, typed form of a scenario file (docs/SCENARIOS.md). Everything downstream
+// (workload, strategies, executors, reports) reads these structs and never the raw JSON. All quantities
+// are stored in SI base units: bytes, bytes/s, seconds, FLOP/s.
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace zb {
+
+struct GpuSpec {
+  std::string name;
+  double peak_flops = 0;    // dense bf16 FLOP/s
+  double memory_bytes = 0;  // HBM capacity
+};
+
+struct LinkSpec {
+  double bandwidth = 0;  // bytes/s, per direction
+  double latency = 0;    // seconds
+};
+
+struct ClusterSpec {
+  std::string preset;  // empty when none was named
+  int nodes = 1;
+  int gpus_per_node = 8;
+  GpuSpec gpu;
+  LinkSpec nvlink;  // per GPU, per direction
+  int nics_per_node = 8;
+  LinkSpec nic;                  // per NIC, per direction
+  std::vector<int> gpu_to_nic;   // NIC index of each local GPU (size gpus_per_node)
+  std::optional<double> pcie_bandwidth;  // GPU↔NIC link, bytes/s; none = not modelled
+  double oversubscription = 1.0;         // network core, ≥ 1
+
+  [[nodiscard]] int world_size() const { return nodes * gpus_per_node; }
+  [[nodiscard]] int node_of(int rank) const { return rank / gpus_per_node; }
+  [[nodiscard]] int local_of(int rank) const { return rank % gpus_per_node; }
+  [[nodiscard]] int nic_of(int rank) const { return gpu_to_nic.at(static_cast<std::size_t>(local_of(rank))); }
+  // Global NIC id: node * nics_per_node + local NIC index.
+  [[nodiscard]] int global_nic_of(int rank) const { return node_of(rank) * nics_per_node + nic_of(rank); }
+};
+
+struct ModelSpec {
+  std::string preset;  // empty when none was named
+  int layers = 0;
+  int hidden = 0;
+  int heads = 0;
+  int kv_heads = 0;
+  int ffn_hidden = 0;
+  int vocab = 0;
+  std::string dtype = "bf16";  // bf16 | fp16 | fp32
+  int dtype_bytes = 2;
+
+  [[nodiscard]] int head_dim() const { return hidden / heads; }
+  [[nodiscard]] int kv_hidden() const { return kv_heads * head_dim(); }
+};
+
+// Parametric length distribution: a lognormal body with an optional Pareto tail spliced at a quantile.
+struct DistributionSpec {
+  std::string kind = "lognormal";  // lognormal | uniform | fixed
+  double median = 512;             // lognormal: exp(mu)
+  double sigma = 1.0;              // lognormal: sd of ln(length)
+  std::optional<double> tail_alpha;  // Pareto index of the tail; none = no tail
+  double tail_from = 0.95;           // quantile of the body where the tail starts
+  std::int64_t min = 1;              // uniform: lower bound; fixed: ignored
+  std::int64_t max = 0;              // uniform: upper bound
+  std::int64_t value = 0;            // fixed: every document has this length
+};
+
+enum class LongDocuments { truncate, split, keep };
+enum class WorkloadSource { dataset, distribution, lengths_file };
+
+struct WorkloadSpec {
+  WorkloadSource source = WorkloadSource::dataset;
+  std::string dataset;                  // preset name when source == dataset
+  DistributionSpec distribution;        // when source == distribution
+  std::filesystem::path lengths_file;   // absolute, resolved against the scenario file's folder
+  std::int64_t max_seq_len = 65536;
+  LongDocuments long_documents = LongDocuments::truncate;
+  std::int64_t tokens_per_iteration = 1048576;
+  int iterations = 3;
+};
+
+// One entry of "systems". `options` holds every option of the strategy with defaults filled in, as JSON,
+// so each strategy reads its own typed options (the catalog in system_catalog.hpp lists them).
+struct SystemSpec {
+  std::string name;   // strategy name: zeppelin, ring-cp, uniform-cp, ...
+  std::string label;  // unique within the scenario
+  nlohmann::json options = nlohmann::json::object();
+};
+
+enum class Backend { sim, reference, cuda };
+enum class Passes { fwd, fwd_bwd };
+
+struct OutputSpec {
+  std::filesystem::path dir;         // resolved against the current directory
+  std::vector<std::string> formats;  // json | html | trace | gbench
+};
+
+struct GateSpec {
+  std::string metric;    // see docs/SCENARIOS.md for the list
+  std::string system;    // a label
+  std::string baseline;  // a label; empty for absolute metrics
+  std::optional<double> min;
+  std::optional<double> max;
+};
+
+struct Scenario {
+  std::string name;
+  std::string description;
+  std::uint64_t seed = 1;
+  ClusterSpec cluster;
+  ModelSpec model;
+  WorkloadSpec workload;
+  std::vector<SystemSpec> systems;
+  Backend backend = Backend::sim;
+  Passes passes = Passes::fwd_bwd;
+  OutputSpec output;
+  std::vector<GateSpec> gates;
+
+  std::filesystem::path source_file;  // where it was read from (empty when built in code)
+  nlohmann::json source_json;         // the scenario as written (comments stripped), for the report
+};
+
+[[nodiscard]] const char* to_string(Backend b);
+[[nodiscard]] const char* to_string(Passes p);
+[[nodiscard]] const char* to_string(LongDocuments d);
+
+}  // namespace zb

@@ -1,0 +1,87 @@
+#pragma once
+// The cost model: FLOPs, bytes, times and memory for one transformer layer of the scenario's model on the
+// scenario's cluster. Every constant lives in HardwareProfile (one annotated table, overridable by a
+// hardware-profile JSON); no other module hard-codes a rate. Formulas are in docs/METRICS.md.
+#include <cstdint>
+
+#include <nlohmann/json.hpp>
+
+#include "core/config/scenario.hpp"
+
+namespace zb {
+
+// Every tunable constant of the cost model, with its default and the reason for it in cost_model.cpp.
+struct HardwareProfile {
+  double attention_efficiency = 0.60;       // fraction of peak bf16 a large flash-attention kernel reaches
+  double attention_half_tokens = 256.0;     // q-tokens per call at which attention efficiency is halved
+  double attention_call_overhead = 8e-6;    // seconds per attention kernel call (launch + tail)
+  double gemm_efficiency = 0.75;            // fraction of peak a large GEMM reaches
+  double gemm_half_rows = 128.0;            // GEMM rows (tokens) at which efficiency is halved
+  double gemm_call_overhead = 5e-6;         // seconds per GEMM call
+  double backward_attention_factor = 2.5;   // backward attention FLOPs / forward
+  double backward_linear_factor = 2.0;      // backward GEMM FLOPs / forward
+  double p2p_bandwidth_efficiency = 0.90;   // achievable fraction of a link's nominal bandwidth (NCCL P2P)
+  double activation_bytes_factor = 34.0;    // activation bytes per token per layer = factor·hidden (bf16)
+  double memory_reserve_fraction = 0.10;    // HBM kept free for the allocator, workspace, fragmentation
+  double optimizer_bytes_per_param = 16.0;  // bf16 weights+grads, fp32 master + Adam m,v: 2+2+4+4+4
+  double model_state_shards = 0.0;          // ZeRO shards of optimizer state; 0 = over the whole world
+
+  // Reads a hardware-profile JSON: an object whose keys are the fields above. Unknown keys and wrong
+  // types are errors (exit 2) naming `file` and the key.
+  static HardwareProfile from_json(const nlohmann::json& j, const std::string& file);
+  [[nodiscard]] nlohmann::json to_json() const;
+};
+
+class CostModel {
+ public:
+  CostModel(const ClusterSpec& cluster, const ModelSpec& model, HardwareProfile profile = {});
+
+  // --- counting --------------------------------------------------------------------------------------
+  // Number of (q, k) pairs with q in [q0, q1), k in [k0, k1) and, when causal, k ≤ q.
+  [[nodiscard]] static std::int64_t attention_pairs(std::int64_t q0, std::int64_t q1, std::int64_t k0,
+                                                    std::int64_t k1, bool causal);
+
+  // --- FLOPs per layer --------------------------------------------------------------------------------
+  [[nodiscard]] double attention_fwd_flops(double pairs) const;  // 4·hidden per pair (QKᵀ and PV)
+  [[nodiscard]] double attention_bwd_flops(double pairs) const;
+  [[nodiscard]] double linear_fwd_flops(double tokens) const;    // QKV (GQA-aware), O, gated MLP
+  [[nodiscard]] double linear_bwd_flops(double tokens) const;
+  [[nodiscard]] double params_per_layer() const;
+
+  // --- bytes -----------------------------------------------------------------------------------------
+  [[nodiscard]] double kv_bytes(double tokens) const;      // K and V of `tokens` tokens
+  [[nodiscard]] double hidden_bytes(double tokens) const;  // one hidden-state row per token
+  [[nodiscard]] double qkv_bytes(double tokens) const;     // Q, K and V rows (what the remap moves in)
+
+  // --- times (seconds) --------------------------------------------------------------------------------
+  // One attention kernel call over `q_tokens` query rows doing `flops` FLOPs.
+  [[nodiscard]] double attention_time(double flops, double q_tokens) const;
+  // One GEMM of m×k by k×n.
+  [[nodiscard]] double gemm_time(double m, double n, double k) const;
+  [[nodiscard]] double linear_fwd_time(double tokens) const;  // all GEMMs of one layer's forward
+  [[nodiscard]] double linear_bwd_time(double tokens) const;
+  // latency + bytes / (bandwidth · p2p efficiency)
+  [[nodiscard]] double transfer_time(double bytes, const LinkSpec& link) const;
+
+  // --- links seen by the planner ---------------------------------------------------------------------
+  [[nodiscard]] LinkSpec nvlink() const { return cluster_.nvlink; }
+  [[nodiscard]] LinkSpec nic_per_gpu() const;     // one NIC, shared by the GPUs mapped to it
+  [[nodiscard]] LinkSpec routed_internode() const;  // the node's NIC aggregate seen by one routed flow
+
+  // --- memory ----------------------------------------------------------------------------------------
+  [[nodiscard]] double model_state_bytes_per_gpu() const;
+  [[nodiscard]] double activation_bytes_per_token() const;  // all layers
+  // Tokens one GPU can hold in a micro-batch: (HBM·(1−reserve) − model states) / activation bytes per token.
+  [[nodiscard]] std::int64_t token_capacity_per_gpu() const;
+
+  [[nodiscard]] const ClusterSpec& cluster() const { return cluster_; }
+  [[nodiscard]] const ModelSpec& model() const { return model_; }
+  [[nodiscard]] const HardwareProfile& profile() const { return profile_; }
+
+ private:
+  ClusterSpec cluster_;
+  ModelSpec model_;
+  HardwareProfile profile_;
+};
+
+}  // namespace zb
