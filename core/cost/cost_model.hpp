@@ -2,7 +2,9 @@
 // The cost model: FLOPs, bytes, times and memory for one transformer layer of the scenario's model on the
 // scenario's cluster. Every constant lives in HardwareProfile (one annotated table, overridable by a
 // hardware-profile JSON); no other module hard-codes a rate. Formulas are in docs/METRICS.md.
+#include <array>
 #include <cstdint>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -67,8 +69,11 @@ class CostModel {
   [[nodiscard]] LinkSpec nvlink() const { return cluster_.nvlink; }
   [[nodiscard]] LinkSpec nic_per_gpu() const;     // one NIC, shared by the GPUs mapped to it
   [[nodiscard]] LinkSpec routed_internode() const;  // the node's NIC aggregate seen by one routed flow
+  // Local GPUs mapped to the most-shared NIC (2 on a800-4nic, 1 on dgx-h200).
+  [[nodiscard]] int max_gpus_per_nic() const;
 
   // --- memory ----------------------------------------------------------------------------------------
+  [[nodiscard]] double total_params() const;  // all layers plus input and output embeddings
   [[nodiscard]] double model_state_bytes_per_gpu() const;
   [[nodiscard]] double activation_bytes_per_token() const;  // all layers
   // Tokens one GPU can hold in a micro-batch: (HBM·(1−reserve) − model states) / activation bytes per token.
@@ -79,6 +84,14 @@ class CostModel {
   [[nodiscard]] const HardwareProfile& profile() const { return profile_; }
 
  private:
+  struct GemmShape {
+    double n;  // output columns
+    double k;  // reduction depth
+  };
+  // The layer's forward GEMMs (m = tokens for each): QKV, O, gate+up, down.
+  [[nodiscard]] std::array<GemmShape, 4> layer_gemms() const;
+  [[nodiscard]] double gemm_rate(double m) const;  // FLOP/s of a GEMM with m rows
+
   ClusterSpec cluster_;
   ModelSpec model_;
   HardwareProfile profile_;

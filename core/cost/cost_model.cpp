@@ -1,0 +1,234 @@
+// The cost model's formulas. Every rate or efficiency comes from HardwareProfile (its defaults are
+// justified in hardware_profile.cpp); the only literals here are exact counting factors (2 FLOPs per
+// multiply-accumulate, 2 tensors K and V, ...), each explained where it appears. docs/METRICS.md has the
+// same formulas in mathematical form.
+#include "core/cost/cost_model.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <string>
+
+#include "core/common/error.hpp"
+
+namespace zb {
+namespace {
+
+// 2 FLOPs (one multiply, one add) per multiply-accumulate of a matrix product.
+constexpr double kFlopsPerMac = 2.0;
+
+// The model must be well-formed before any formula divides by heads or multiplies by widths. The scenario
+// parser already checks this; the constructor checks again because tests and tools build specs by hand.
+void check_model(const ModelSpec& model) {
+  ProblemList problems;
+  const auto require = [&](bool ok, const char* path, const std::string& what) {
+    if (ok) return;
+    Location where;
+    where.json_path = path;
+    problems.add(where, what);
+  };
+  require(model.layers >= 1, "model.layers", "layers must be >= 1");
+  require(model.hidden >= 1, "model.hidden", "hidden must be >= 1");
+  require(model.heads >= 1 && model.hidden % std::max(model.heads, 1) == 0, "model.heads",
+          "heads must be >= 1 and divide hidden");
+  require(model.kv_heads >= 1 && model.heads % std::max(model.kv_heads, 1) == 0, "model.kv_heads",
+          "kv_heads must be >= 1 and divide heads");
+  require(model.ffn_hidden >= 0, "model.ffn_hidden", "ffn_hidden must be >= 0");
+  require(model.vocab >= 0, "model.vocab", "vocab must be >= 0");
+  require(model.dtype_bytes >= 1, "model.dtype", "dtype_bytes must be >= 1");
+  problems.throw_if_any();
+}
+
+// Sum of the integers first, first+1, ..., first+count-1 without overflow for counts and values up to
+// 2^32: of count and (2·first + count − 1) one is even, so halve that one before multiplying.
+std::int64_t arithmetic_series(std::int64_t first, std::int64_t count) {
+  const std::int64_t first_plus_last = 2 * first + count - 1;
+  return count % 2 == 0 ? (count / 2) * first_plus_last : count * (first_plus_last / 2);
+}
+
+}  // namespace
+
+CostModel::CostModel(const ClusterSpec& cluster, const ModelSpec& model, HardwareProfile profile)
+    : cluster_(cluster), model_(model), profile_(profile) {
+  check_model(model_);
+}
+
+// --- counting ---------------------------------------------------------------------------------------------
+
+std::int64_t CostModel::attention_pairs(std::int64_t q0, std::int64_t q1, std::int64_t k0, std::int64_t k1,
+                                        bool causal) {
+  if (q1 <= q0 || k1 <= k0) return 0;
+  if (!causal) return (q1 - q0) * (k1 - k0);
+  // Query q sees the keys [k0, min(k1, q + 1)). Queries below k0 see nothing; queries in [k0, k1) see a
+  // growing triangle (q + 1 − k0 keys); queries at or above k1 see the whole key range.
+  std::int64_t pairs = 0;
+  const std::int64_t triangle_begin = std::max(q0, k0);
+  const std::int64_t triangle_end = std::min(q1, k1);
+  if (triangle_end > triangle_begin) {
+    pairs += arithmetic_series(triangle_begin + 1 - k0, triangle_end - triangle_begin);
+  }
+  const std::int64_t full_begin = std::max(q0, k1);
+  if (q1 > full_begin) pairs += (q1 - full_begin) * (k1 - k0);
+  return pairs;
+}
+
+// --- FLOPs ------------------------------------------------------------------------------------------------
+
+double CostModel::attention_fwd_flops(double pairs) const {
+  // Per (q, k) pair and per head: one head_dim-long dot product for QKᵀ and one for PV; over all heads
+  // that is 2·hidden multiply-accumulates, i.e. 4·hidden FLOPs. Softmax FLOPs are negligible next to it.
+  return 2.0 * kFlopsPerMac * model_.hidden * pairs;
+}
+
+double CostModel::attention_bwd_flops(double pairs) const {
+  return profile_.backward_attention_factor * attention_fwd_flops(pairs);
+}
+
+double CostModel::params_per_layer() const {
+  const double h = model_.hidden;
+  const double qkv = h * (h + 2.0 * model_.kv_hidden());  // Q is h wide, K and V kv_hidden each (GQA)
+  const double out = h * h;                                // attention output projection
+  const double mlp = 3.0 * h * model_.ffn_hidden;          // SwiGLU: gate, up and down projections
+  return qkv + out + mlp;
+}
+
+double CostModel::linear_fwd_flops(double tokens) const { return kFlopsPerMac * tokens * params_per_layer(); }
+
+double CostModel::linear_bwd_flops(double tokens) const {
+  return profile_.backward_linear_factor * linear_fwd_flops(tokens);
+}
+
+// --- bytes ------------------------------------------------------------------------------------------------
+
+double CostModel::kv_bytes(double tokens) const {
+  return 2.0 * tokens * model_.kv_hidden() * model_.dtype_bytes;  // 2 tensors: K and V
+}
+
+double CostModel::hidden_bytes(double tokens) const { return tokens * model_.hidden * model_.dtype_bytes; }
+
+double CostModel::qkv_bytes(double tokens) const {
+  return tokens * (model_.hidden + 2.0 * model_.kv_hidden()) * model_.dtype_bytes;
+}
+
+// --- times ------------------------------------------------------------------------------------------------
+
+double CostModel::attention_time(double flops, double q_tokens) const {
+  if (flops <= 0) return 0.0;
+  // Shape term q/(q + half): a call with few query rows launches few tiles per head and leaves SMs idle,
+  // so its efficiency falls smoothly to zero; at q = attention_half_tokens it is half of the large-call
+  // efficiency. A call that does FLOPs has at least one query row.
+  const double q = std::max(q_tokens, 1.0);
+  const double shape = q / (q + profile_.attention_half_tokens);
+  return flops / (cluster_.gpu.peak_flops * profile_.attention_efficiency * shape) +
+         profile_.attention_call_overhead;
+}
+
+double CostModel::gemm_rate(double m) const {
+  // Same saturating shape as attention, on the row (token) dimension, which is the one that shrinks.
+  const double shape = m / (m + profile_.gemm_half_rows);
+  return cluster_.gpu.peak_flops * profile_.gemm_efficiency * shape;
+}
+
+double CostModel::gemm_time(double m, double n, double k) const {
+  if (m <= 0 || n <= 0 || k <= 0) return 0.0;
+  return kFlopsPerMac * m * n * k / gemm_rate(m) + profile_.gemm_call_overhead;
+}
+
+std::array<CostModel::GemmShape, 4> CostModel::layer_gemms() const {
+  const double h = model_.hidden;
+  const double f = model_.ffn_hidden;
+  return {{
+      {h + 2.0 * model_.kv_hidden(), h},  // fused QKV projection
+      {h, h},                             // attention output projection
+      {2.0 * f, h},                       // fused gate + up projection
+      {h, f},                             // down projection
+  }};
+}
+
+double CostModel::linear_fwd_time(double tokens) const {
+  double seconds = 0.0;
+  for (const GemmShape& g : layer_gemms()) seconds += gemm_time(tokens, g.n, g.k);
+  return seconds;
+}
+
+double CostModel::linear_bwd_time(double tokens) const {
+  if (tokens <= 0) return 0.0;
+  // The data-gradient and weight-gradient GEMMs together do backward_linear_factor × the forward FLOPs at
+  // the forward GEMM's efficiency; they are two calls, hence two overheads per forward GEMM.
+  double seconds = 0.0;
+  for (const GemmShape& g : layer_gemms()) {
+    if (g.n <= 0 || g.k <= 0) continue;
+    seconds += profile_.backward_linear_factor * kFlopsPerMac * tokens * g.n * g.k / gemm_rate(tokens) +
+               2.0 * profile_.gemm_call_overhead;
+  }
+  return seconds;
+}
+
+double CostModel::transfer_time(double bytes, const LinkSpec& link) const {
+  if (bytes <= 0) return 0.0;
+  return link.latency + bytes / (link.bandwidth * profile_.p2p_bandwidth_efficiency);
+}
+
+// --- links ------------------------------------------------------------------------------------------------
+
+int CostModel::max_gpus_per_nic() const {
+  if (cluster_.gpu_to_nic.empty()) {
+    // No explicit mapping: GPUs spread evenly over the NICs.
+    const int nics = std::max(cluster_.nics_per_node, 1);
+    return std::max(1, (cluster_.gpus_per_node + nics - 1) / nics);
+  }
+  int most = 1;
+  for (const int nic : cluster_.gpu_to_nic) {
+    most = std::max(most, static_cast<int>(std::count(cluster_.gpu_to_nic.begin(), cluster_.gpu_to_nic.end(), nic)));
+  }
+  return most;
+}
+
+LinkSpec CostModel::nic_per_gpu() const {
+  // One flow per GPU, all GPUs busy at once (a ring step): the GPUs mapped to one NIC split it, and an
+  // oversubscribed network core divides what every NIC can push across it. The most-shared NIC is the
+  // one the ring waits for, so its share is the planner's figure.
+  const double share = cluster_.nic.bandwidth / max_gpus_per_nic() / cluster_.oversubscription;
+  return LinkSpec{.bandwidth = share, .latency = cluster_.nic.latency};
+}
+
+LinkSpec CostModel::routed_internode() const {
+  // A routed flow is split over every NIC of the node through NVLink proxies (dispatch), crosses the
+  // network, and is gathered on the destination node (combine). It can use the node's NIC aggregate,
+  // but no faster than its source GPU can push over NVLink nor than the PCIe links to the NICs carry.
+  double bandwidth = cluster_.nics_per_node * cluster_.nic.bandwidth / cluster_.oversubscription;
+  bandwidth = std::min(bandwidth, cluster_.nvlink.bandwidth);
+  if (cluster_.pcie_bandwidth) bandwidth = std::min(bandwidth, cluster_.nics_per_node * *cluster_.pcie_bandwidth);
+  return LinkSpec{.bandwidth = bandwidth, .latency = cluster_.nic.latency + 2.0 * cluster_.nvlink.latency};
+}
+
+// --- memory -----------------------------------------------------------------------------------------------
+
+double CostModel::total_params() const {
+  // Input embedding and output projection (untied, as in Llama): vocab·hidden each.
+  return model_.layers * params_per_layer() + 2.0 * model_.vocab * model_.hidden;
+}
+
+double CostModel::model_state_bytes_per_gpu() const {
+  // Weights and gradients in the model dtype are replicated on every GPU; the rest of the per-parameter
+  // optimizer bytes (fp32 master, Adam m and v: 12 of the 16 in bf16) are sharded ZeRO-1 style.
+  const double replicated_per_param = 2.0 * model_.dtype_bytes;  // weights + grads
+  const double sharded_per_param = std::max(0.0, profile_.optimizer_bytes_per_param - replicated_per_param);
+  const double shards = profile_.model_state_shards > 0 ? profile_.model_state_shards
+                                                        : std::max(cluster_.world_size(), 1);
+  return total_params() * (replicated_per_param + sharded_per_param / shards);
+}
+
+double CostModel::activation_bytes_per_token() const {
+  // activation_bytes_factor·hidden bytes per token per layer holds for 16-bit activations; scale by dtype.
+  return model_.layers * profile_.activation_bytes_factor * model_.hidden * model_.dtype_bytes / 2.0;
+}
+
+std::int64_t CostModel::token_capacity_per_gpu() const {
+  const double usable = cluster_.gpu.memory_bytes * (1.0 - profile_.memory_reserve_fraction);
+  const double free_for_activations = usable - model_state_bytes_per_gpu();
+  if (free_for_activations <= 0) return 0;
+  return static_cast<std::int64_t>(std::floor(free_for_activations / activation_bytes_per_token()));
+}
+
+}  // namespace zb

@@ -1,0 +1,154 @@
+// The annotated table of every cost-model constant, and the hardware-profile JSON that overrides them.
+// The table is the single place a constant's default is justified; from_json/to_json walk it, so a new
+// field cannot be added to HardwareProfile without also being readable, writable and documented here.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/common/error.hpp"
+#include "core/cost/cost_model.hpp"
+
+namespace zb {
+namespace {
+
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+
+// One constant: its JSON key, where it lives, the values that make sense, and why the default is what it is.
+struct ProfileField {
+  std::string_view key;
+  double HardwareProfile::*member;
+  double min;           // smallest allowed value
+  bool min_exclusive;   // true: the value must be strictly greater than `min`
+  double max;           // largest allowed value (inclusive)
+  bool integer;         // the value must be a whole number
+  std::string_view why; // the reason for the default (also shown in docs/METRICS.md)
+};
+
+// The defaults themselves are the member initialisers in cost_model.hpp; the reasons are here.
+constexpr std::array<ProfileField, 13> kProfileFields{{
+    {"attention_efficiency", &HardwareProfile::attention_efficiency, 0.0, true, 1.0, false,
+     "FlashAttention-2/3 reach about 50-75% of dense bf16 peak on long causal sequences with head "
+     "dim 128 (FA3 reports ~740 of 989 TFLOP/s forward on H100, less backward); 0.60 is the fwd+bwd middle."},
+    {"attention_half_tokens", &HardwareProfile::attention_half_tokens, 0.0, false, kInfinity, false,
+     "Attention tiles are 64-128 query rows per head; a call with a few hundred query rows launches too "
+     "few tiles to fill 132 SMs, so efficiency is assumed to halve at 256 query rows. Calibrate per GPU."},
+    {"attention_call_overhead", &HardwareProfile::attention_call_overhead, 0.0, false, kInfinity, false,
+     "Kernel launch (~3-5 us) plus the varlen kernel's tail wave; dominates for sub-1k-token chunks."},
+    {"gemm_efficiency", &HardwareProfile::gemm_efficiency, 0.0, true, 1.0, false,
+     "cuBLAS bf16 GEMMs with k, n >= 4096 sustain about 70-80% of peak on A100/H100."},
+    {"gemm_half_rows", &HardwareProfile::gemm_half_rows, 0.0, false, kInfinity, false,
+     "A GEMM with fewer rows than one 128-row output tile leaves most of each tile idle."},
+    {"gemm_call_overhead", &HardwareProfile::gemm_call_overhead, 0.0, false, kInfinity, false,
+     "Kernel launch plus cuBLAS heuristic dispatch, a few microseconds per GEMM."},
+    {"backward_attention_factor", &HardwareProfile::backward_attention_factor, 0.0, true, kInfinity, false,
+     "FlashAttention backward runs 5 matmuls (S recompute, dV, dP, dQ, dK) against 2 forward: 2.5x."},
+    {"backward_linear_factor", &HardwareProfile::backward_linear_factor, 0.0, true, kInfinity, false,
+     "Each forward GEMM has a data-gradient and a weight-gradient GEMM of the same size: 2x."},
+    {"p2p_bandwidth_efficiency", &HardwareProfile::p2p_bandwidth_efficiency, 0.0, true, 1.0, false,
+     "NCCL send/recv bus bandwidth reaches about 85-95% of the nominal NVLink or InfiniBand rate."},
+    {"activation_bytes_factor", &HardwareProfile::activation_bytes_factor, 0.0, true, kInfinity, false,
+     "Korthikanti et al. 2022, 'Reducing Activation Recomputation in Large Transformer Models': "
+     "s*b*h*(34 + 5*a*s/h) bytes per layer in 16-bit; selective recomputation drops the 5as/h term, "
+     "leaving 34*h bytes per token per layer."},
+    {"memory_reserve_fraction", &HardwareProfile::memory_reserve_fraction, 0.0, false, 0.99, false,
+     "CUDA context, NCCL buffers, kernel workspaces and allocator fragmentation typically take 5-15% of HBM."},
+    {"optimizer_bytes_per_param", &HardwareProfile::optimizer_bytes_per_param, 0.0, false, kInfinity, false,
+     "Mixed-precision Adam (ZeRO, Rajbhandari et al. 2020): 16-bit weights 2 + grads 2, fp32 master 4, "
+     "m 4, v 4 = 16 bytes per parameter."},
+    {"model_state_shards", &HardwareProfile::model_state_shards, 0.0, false, kInfinity, true,
+     "ZeRO-1 over the whole data-parallel world (0 = world size): the usual setting for CP/DP training "
+     "without tensor parallelism."},
+}};
+
+// Plain Levenshtein distance; keys are short, so the quadratic cost is irrelevant.
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      const std::size_t substitute = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
+      row[j] = std::min({above + 1, row[j - 1] + 1, substitute});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string did_you_mean(std::string_view unknown) {
+  std::string_view best;
+  std::size_t best_distance = std::numeric_limits<std::size_t>::max();
+  for (const ProfileField& field : kProfileFields) {
+    const std::size_t d = edit_distance(unknown, field.key);
+    if (d < best_distance) {
+      best_distance = d;
+      best = field.key;
+    }
+  }
+  // A suggestion further away than about a third of the key is noise, not a typo.
+  if (best_distance <= std::max<std::size_t>(3, best.size() / 3)) return "did you mean \"" + std::string(best) + "\"?";
+  std::string all = "known keys:";
+  for (const ProfileField& field : kProfileFields) all += " " + std::string(field.key);
+  return all;
+}
+
+std::string range_text(const ProfileField& field) {
+  std::string text = field.min_exclusive ? "> " : ">= ";
+  text += std::to_string(field.min);
+  if (std::isfinite(field.max)) text += " and <= " + std::to_string(field.max);
+  if (field.integer) text += ", a whole number";
+  return text;
+}
+
+}  // namespace
+
+HardwareProfile HardwareProfile::from_json(const nlohmann::json& j, const std::string& file) {
+  Location whole_file;
+  whole_file.file = file;
+  if (!j.is_object()) {
+    throw_input_error(whole_file, "a hardware profile must be a JSON object, not " +
+                                                  std::string(j.type_name()),
+                      "write {\"attention_efficiency\": 0.6, ...} with the keys to override");
+  }
+  HardwareProfile profile;
+  ProblemList problems;
+  for (const auto& [key, value] : j.items()) {
+    const auto field = std::find_if(kProfileFields.begin(), kProfileFields.end(),
+                                    [&](const ProfileField& f) { return f.key == key; });
+    Location where = whole_file;
+    where.json_path = key;
+    if (field == kProfileFields.end()) {
+      problems.add(where, "unknown key \"" + key + "\" in the hardware profile", did_you_mean(key));
+      continue;
+    }
+    if (!value.is_number()) {
+      problems.add(where, "expected a number, got " + std::string(value.type_name()),
+                   "write a plain number " + range_text(*field));
+      continue;
+    }
+    const double number = value.get<double>();
+    const bool below = field->min_exclusive ? !(number > field->min) : !(number >= field->min);
+    const bool fractional = field->integer && number != std::floor(number);
+    if (!std::isfinite(number) || below || number > field->max || fractional) {
+      problems.add(where, "value " + value.dump() + " is out of range", "use a value " + range_text(*field));
+      continue;
+    }
+    profile.*(field->member) = number;
+  }
+  problems.throw_if_any();
+  return profile;
+}
+
+nlohmann::json HardwareProfile::to_json() const {
+  nlohmann::json j = nlohmann::json::object();
+  for (const ProfileField& field : kProfileFields) j[std::string(field.key)] = this->*(field.member);
+  return j;
+}
+
+}  // namespace zb

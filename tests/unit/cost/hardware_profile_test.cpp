@@ -1,0 +1,132 @@
+// HardwareProfile JSON: defaults, partial overrides, round trips, and strict errors (exit code 2) that
+// name the file and the key.
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "core/common/error.hpp"
+#include "core/cost/cost_model.hpp"
+
+namespace zb {
+namespace {
+
+// Parses `text` and returns the error message, failing the test when no zb::Error with exit code 2 comes.
+std::string profile_error(const std::string& text) {
+  try {
+    (void)HardwareProfile::from_json(nlohmann::json::parse(text), "h200.profile.json");
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::bad_input);
+    return e.what();
+  }
+  ADD_FAILURE() << "no error for " << text;
+  return {};
+}
+
+bool contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+TEST(HardwareProfileJson, EmptyObjectGivesDefaults) {
+  const HardwareProfile profile = HardwareProfile::from_json(nlohmann::json::object(), "empty.json");
+  EXPECT_EQ(profile.to_json(), HardwareProfile{}.to_json());
+}
+
+TEST(HardwareProfileJson, ToJsonHasEveryField) {
+  const nlohmann::json j = HardwareProfile{}.to_json();
+  EXPECT_EQ(j.size(), 13U);
+  EXPECT_DOUBLE_EQ(j.at("attention_efficiency").get<double>(), 0.60);
+  EXPECT_DOUBLE_EQ(j.at("backward_attention_factor").get<double>(), 2.5);
+  EXPECT_DOUBLE_EQ(j.at("activation_bytes_factor").get<double>(), 34.0);
+  EXPECT_DOUBLE_EQ(j.at("model_state_shards").get<double>(), 0.0);
+}
+
+TEST(HardwareProfileJson, PartialOverrideKeepsOtherDefaults) {
+  const HardwareProfile profile = HardwareProfile::from_json(
+      nlohmann::json::parse(R"({"attention_efficiency": 0.5, "model_state_shards": 8})"), "p.json");
+  EXPECT_DOUBLE_EQ(profile.attention_efficiency, 0.5);
+  EXPECT_DOUBLE_EQ(profile.model_state_shards, 8.0);
+  EXPECT_DOUBLE_EQ(profile.gemm_efficiency, HardwareProfile{}.gemm_efficiency);
+}
+
+TEST(HardwareProfileJson, RoundTripOfEveryFieldChanged) {
+  HardwareProfile changed;
+  changed.attention_efficiency = 0.55;
+  changed.attention_half_tokens = 300;
+  changed.attention_call_overhead = 9e-6;
+  changed.gemm_efficiency = 0.7;
+  changed.gemm_half_rows = 64;
+  changed.gemm_call_overhead = 4e-6;
+  changed.backward_attention_factor = 2.6;
+  changed.backward_linear_factor = 2.1;
+  changed.p2p_bandwidth_efficiency = 0.85;
+  changed.activation_bytes_factor = 30;
+  changed.memory_reserve_fraction = 0.12;
+  changed.optimizer_bytes_per_param = 18;
+  changed.model_state_shards = 4;
+  const nlohmann::json written = changed.to_json();
+  const HardwareProfile read = HardwareProfile::from_json(nlohmann::json::parse(written.dump()), "rt.json");
+  EXPECT_EQ(read.to_json(), written);
+  EXPECT_NE(written, HardwareProfile{}.to_json());
+  for (const auto& [key, value] : written.items()) {
+    EXPECT_NE(value, HardwareProfile{}.to_json().at(key)) << key << " was not changed by the test";
+  }
+}
+
+TEST(HardwareProfileJson, UnknownKeyNamesFileKeyAndSuggestion) {
+  const std::string message = profile_error(R"({"attention_eficiency": 0.5})");
+  EXPECT_TRUE(contains(message, "h200.profile.json")) << message;
+  EXPECT_TRUE(contains(message, "attention_eficiency")) << message;
+  EXPECT_TRUE(contains(message, "did you mean \"attention_efficiency\"")) << message;
+}
+
+TEST(HardwareProfileJson, UnrelatedUnknownKeyListsKnownKeys) {
+  const std::string message = profile_error(R"({"colour": "blue"})");
+  EXPECT_TRUE(contains(message, "colour")) << message;
+  EXPECT_TRUE(contains(message, "known keys:")) << message;
+}
+
+TEST(HardwareProfileJson, WrongTypesAreBadInput) {
+  EXPECT_TRUE(contains(profile_error(R"({"gemm_efficiency": "0.7"})"), "gemm_efficiency"));
+  EXPECT_TRUE(contains(profile_error(R"({"gemm_efficiency": true})"), "expected a number"));
+  EXPECT_TRUE(contains(profile_error(R"({"gemm_efficiency": null})"), "expected a number"));
+  EXPECT_TRUE(contains(profile_error(R"({"gemm_efficiency": [0.7]})"), "expected a number"));
+  EXPECT_TRUE(contains(profile_error(R"([1, 2])"), "must be a JSON object"));
+}
+
+TEST(HardwareProfileJson, OutOfRangeValuesAreBadInput) {
+  EXPECT_TRUE(contains(profile_error(R"({"attention_efficiency": 1.5})"), "attention_efficiency"));
+  EXPECT_TRUE(contains(profile_error(R"({"attention_efficiency": 0})"), "out of range"));
+  EXPECT_TRUE(contains(profile_error(R"({"gemm_call_overhead": -1e-6})"), "out of range"));
+  EXPECT_TRUE(contains(profile_error(R"({"memory_reserve_fraction": 1.0})"), "out of range"));
+  EXPECT_TRUE(contains(profile_error(R"({"model_state_shards": 2.5})"), "whole number"));
+}
+
+TEST(HardwareProfileJson, AllProblemsReportedAtOnce) {
+  try {
+    (void)HardwareProfile::from_json(nlohmann::json::parse(R"({"a": 1, "gemm_efficiency": "x", "gemm_half_rows": -3})"),
+                                     "f.json");
+    FAIL() << "expected zb::Error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.problems().size(), 3U) << e.what();
+  }
+}
+
+TEST(HardwareProfileJson, ProfileChangesCosts) {
+  ClusterSpec cluster;
+  cluster.gpu.peak_flops = 1e15;
+  ModelSpec model;
+  model.layers = 1;
+  model.hidden = 128;
+  model.heads = 1;
+  model.kv_heads = 1;
+  const HardwareProfile slow =
+      HardwareProfile::from_json(nlohmann::json::parse(R"({"attention_efficiency": 0.3})"), "slow.json");
+  const CostModel fast_model(cluster, model);
+  const CostModel slow_model(cluster, model, slow);
+  const double flops = 1e12;
+  EXPECT_NEAR(slow_model.attention_time(flops, 1e9) - 8e-6, 2 * (fast_model.attention_time(flops, 1e9) - 8e-6),
+              1e-9);
+}
+
+}  // namespace
+}  // namespace zb

@@ -1,0 +1,109 @@
+// Kernel and transfer times, and the links the planner sees (NIC sharing, routed inter-node aggregate).
+#include <gtest/gtest.h>
+
+#include "core/cost/cost_model.hpp"
+#include "tests/unit/cost/cost_test_specs.hpp"
+
+namespace zb {
+namespace {
+
+constexpr double kPeakH200 = 989e12;
+
+CostModel llama_7b_on(const ClusterSpec& cluster) { return CostModel(cluster, test::llama_7b()); }
+
+TEST(CostTimes, AttentionTimeHasShapeTermAndOverhead) {
+  const CostModel cost = llama_7b_on(test::dgx_h200(1));
+  // At q = attention_half_tokens (256) efficiency is half of 0.60.
+  EXPECT_DOUBLE_EQ(cost.attention_time(1e12, 256), 1e12 / (kPeakH200 * 0.60 * 0.5) + 8e-6);
+  // Large calls approach the full efficiency.
+  const double q = 65536;
+  EXPECT_DOUBLE_EQ(cost.attention_time(1e12, q), 1e12 / (kPeakH200 * 0.60 * q / (q + 256)) + 8e-6);
+  EXPECT_EQ(cost.attention_time(0, 4096), 0.0);
+}
+
+TEST(CostTimes, SmallChunksRunSlowerPerFlop) {
+  const CostModel cost = llama_7b_on(test::dgx_h200(1));
+  // The same pairs in 16 calls of 256 query rows take longer than in one call of 4096.
+  const double one_call = cost.attention_time(cost.attention_fwd_flops(4096.0 * 4096), 4096);
+  const double sixteen_calls = 16 * cost.attention_time(cost.attention_fwd_flops(256.0 * 4096), 256);
+  EXPECT_GT(sixteen_calls, 1.8 * one_call);
+}
+
+TEST(CostTimes, FullCausal4096ForwardAttentionOnH200) {
+  const CostModel cost = llama_7b_on(test::dgx_h200(1));
+  const double flops = 4.0 * 4096 * (4096.0 * 4097.0 / 2.0);
+  // 137.46 GFLOP at 989e12·0.6·4096/4352 = 558.5 TFLOP/s → 246.1 µs, + 8 µs.
+  EXPECT_NEAR(cost.attention_time(flops, 4096), 254.1e-6, 0.1e-6);
+}
+
+TEST(CostTimes, GemmTime) {
+  const CostModel cost = llama_7b_on(test::dgx_h200(1));
+  // m = gemm_half_rows = 128: half of 0.75 efficiency.
+  EXPECT_DOUBLE_EQ(cost.gemm_time(128, 4096, 4096), 2.0 * 128 * 4096 * 4096 / (kPeakH200 * 0.75 * 0.5) + 5e-6);
+  EXPECT_EQ(cost.gemm_time(0, 4096, 4096), 0.0);
+}
+
+TEST(CostTimes, LinearTimesSumTheLayerGemms) {
+  const CostModel cost = llama_7b_on(test::dgx_h200(1));
+  const double tokens = 8192;
+  const double rate = kPeakH200 * 0.75 * tokens / (tokens + 128);
+  // Four forward GEMMs (QKV, O, gate+up, down), all with m = tokens, so their FLOPs add up to the
+  // layer's linear FLOPs; backward does 2× those FLOPs in twice as many calls.
+  EXPECT_NEAR(cost.linear_fwd_time(tokens), cost.linear_fwd_flops(tokens) / rate + 4 * 5e-6, 1e-12);
+  EXPECT_NEAR(cost.linear_bwd_time(tokens), cost.linear_bwd_flops(tokens) / rate + 8 * 5e-6, 1e-12);
+  EXPECT_EQ(cost.linear_fwd_time(0), 0.0);
+  EXPECT_EQ(cost.linear_bwd_time(0), 0.0);
+}
+
+TEST(CostTimes, TransferTime) {
+  const CostModel cost = llama_7b_on(test::dgx_h200(1));
+  const double bytes = 64.0 * 1024 * 1024;  // one llama-7b KV block of 4096 tokens
+  EXPECT_DOUBLE_EQ(cost.transfer_time(bytes, cost.nvlink()), 2e-6 + bytes / (450e9 * 0.9));
+  EXPECT_EQ(cost.transfer_time(0, cost.nvlink()), 0.0);
+}
+
+TEST(CostLinks, DgxH200HasOneNicPerGpu) {
+  const CostModel cost = llama_7b_on(test::dgx_h200(2));
+  EXPECT_EQ(cost.max_gpus_per_nic(), 1);
+  EXPECT_DOUBLE_EQ(cost.nic_per_gpu().bandwidth, 50e9);
+  EXPECT_DOUBLE_EQ(cost.nic_per_gpu().latency, 5e-6);
+  // 8 × 50 GB/s = 400 GB/s, below NVLink's 450 GB/s.
+  EXPECT_DOUBLE_EQ(cost.routed_internode().bandwidth, 400e9);
+  EXPECT_DOUBLE_EQ(cost.routed_internode().latency, 5e-6 + 2 * 2e-6);
+}
+
+TEST(CostLinks, A800TwoGpusShareOneNic) {
+  const CostModel cost = llama_7b_on(test::a800_4nic(2));
+  EXPECT_EQ(cost.max_gpus_per_nic(), 2);
+  EXPECT_DOUBLE_EQ(cost.nic_per_gpu().bandwidth, 25e9 / 2);
+  // Routing aggregates the node's 4 NICs: 100 GB/s, below the 200 GB/s NVLink.
+  EXPECT_DOUBLE_EQ(cost.routed_internode().bandwidth, 100e9);
+  EXPECT_DOUBLE_EQ(cost.routed_internode().bandwidth / cost.nic_per_gpu().bandwidth, 8.0);
+}
+
+TEST(CostLinks, OversubscriptionDividesBothNicFigures) {
+  ClusterSpec cluster = test::a800_4nic(2);
+  cluster.oversubscription = 2.0;
+  const CostModel cost = llama_7b_on(cluster);
+  EXPECT_DOUBLE_EQ(cost.nic_per_gpu().bandwidth, 25e9 / 2 / 2);
+  EXPECT_DOUBLE_EQ(cost.routed_internode().bandwidth, 50e9);
+}
+
+TEST(CostLinks, RoutedFlowCappedByNvlinkAndPcie) {
+  ClusterSpec cluster = test::dgx_h200(2);
+  cluster.nvlink.bandwidth = 300e9;
+  EXPECT_DOUBLE_EQ(llama_7b_on(cluster).routed_internode().bandwidth, 300e9);
+  cluster.pcie_bandwidth = 32e9;  // 8 × 32 GB/s = 256 GB/s of GPU↔NIC PCIe
+  EXPECT_DOUBLE_EQ(llama_7b_on(cluster).routed_internode().bandwidth, 256e9);
+}
+
+TEST(CostLinks, UnevenMappingUsesTheMostSharedNic) {
+  ClusterSpec cluster = test::a800_4nic(1);
+  cluster.gpu_to_nic = {0, 0, 0, 1, 2, 2, 3, 3};
+  EXPECT_EQ(llama_7b_on(cluster).max_gpus_per_nic(), 3);
+  cluster.gpu_to_nic.clear();  // no mapping: spread evenly, 8 GPUs over 4 NICs
+  EXPECT_EQ(llama_7b_on(cluster).max_gpus_per_nic(), 2);
+}
+
+}  // namespace
+}  // namespace zb
