@@ -47,7 +47,7 @@ TEST(AttentionPairs, DisjointRanges) {
 
 TEST(AttentionPairs, ZigzagHalvesAreBalanced) {
   // Sequence of s = 16 on P = 2 ranks in 2P = 4 chunks of 4: rank 0 holds chunks 0 and 3, rank 1 chunks
-  // 1 and 2. Each rank's queries against the whole sequence give s²/(2P) + s/(2P)·… — check equality.
+  // 1 and 2. Zigzag gives both ranks the same number of causal pairs, and together they cover s(s+1)/2.
   const auto rank_pairs = [](std::int64_t a, std::int64_t b) {
     return CostModel::attention_pairs(a * 4, (a + 1) * 4, 0, 16, true) +
            CostModel::attention_pairs(b * 4, (b + 1) * 4, 0, 16, true);
