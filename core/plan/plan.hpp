@@ -1,0 +1,205 @@
+#pragma once
+// The Plan: what one strategy decided for one batch, and the contract every executor runs.
+//
+// A Plan holds
+//   * the sequences of the batch (id = index, length);
+//   * the attention layout: per rank, the token ranges it owns while attention runs, and the CP groups
+//     (ranks, level, sharding) that own each sequence;
+//   * the linear layout (token-balanced for Zeppelin, equal to the attention layout otherwise) and the
+//     remap moves between the two;
+//   * a per-rank op DAG for ONE transformer layer, forward pass, for every micro-batch in order.
+//
+// What a Plan promises (plan::verify checks all of it):
+//   1. Coverage: every causal pair (q, k), 0 ≤ k ≤ q < length, of every sequence is computed by exactly
+//      one attention block, on a rank that owns q in the attention layout of that block's micro-batch.
+//   2. Data: every KV range an attention block reads is owned by the computing rank or arrives at it by a
+//      recv op the block depends on (directly or transitively).
+//   3. Matching: every send has exactly one recv on its peer with the same tag and bytes, and vice versa.
+//   4. DAG: deps name earlier ops of the same rank (ids are indices into the rank's op list), so the list
+//      order is a valid topological order.
+//   5. Memory: when `oom` is empty, each rank's tokens per micro-batch fit the per-GPU token capacity.
+//      A strategy that cannot fit a batch returns a Plan with `oom` filled and no ops; it never
+//      overcommits silently.
+//
+// What an executor may assume: the above; ops of one rank may run in any order that respects deps;
+// attention and GEMM ops share the rank's compute stream; send/recv/remap ops run on communication
+// streams and overlap compute. Routed sends are relayed by the executor through the listed proxies
+// (the proxies' own op lists do not mention the relay). The backward pass is derived by
+// plan::backward_ops (same blocks, reversed ring, dK/dV travelling back).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace zb::plan {
+
+enum class Level { local, intra_node, inter_node };
+enum class Mask { causal, full };
+enum class Sharding { whole, zigzag };
+enum class OpKind { attention, send, recv, remap, gemm };
+enum class RouteKind { direct, routed };
+enum class RemapDirection { to_attention, to_linear };
+
+struct Sequence {
+  int id = 0;
+  std::int64_t length = 0;
+  int micro_batch = 0;
+};
+
+// A token range [begin, end) of one sequence.
+struct Shard {
+  int seq = 0;
+  std::int64_t begin = 0;
+  std::int64_t end = 0;
+  [[nodiscard]] std::int64_t size() const { return end - begin; }
+};
+
+struct RankLayout {
+  int rank = 0;
+  std::vector<Shard> shards;
+  [[nodiscard]] std::int64_t tokens() const;
+};
+
+// A CP group: the ranks that together own some sequences. A group of one rank is a "local" group.
+// With zigzag sharding over P ranks each sequence is cut into 2P chunks; ranks[i] holds chunks i and
+// 2P−1−i. As in TransformerEngine's THD layout, the sequence is padded to a multiple of 2P at its end:
+// with u = ⌈s/2P⌉, chunk c is [min(c·u, s), min((c+1)·u, s)), so the last chunks of a short sequence are
+// short or empty (padding is never computed, it only shapes the chunks).
+struct Group {
+  int id = 0;
+  Level level = Level::local;
+  std::vector<int> ranks;
+  std::vector<int> sequences;
+  Sharding sharding = Sharding::whole;
+  int micro_batch = 0;
+};
+
+struct AttentionBlock {
+  int seq = 0;
+  std::int64_t q0 = 0, q1 = 0;
+  std::int64_t k0 = 0, k1 = 0;
+  Mask mask = Mask::causal;
+};
+
+// Route of a send. Direct: one flow src → peer. Routed (Zeppelin's routing layer): part i of the bytes
+// goes src → proxies[i] (NVLink; none when proxies[i] == src), proxies[i] → peer_proxies[i] over the NIC
+// of proxies[i] (rail-aligned: same local NIC index on the peer node), peer_proxies[i] → peer (NVLink),
+// each part in `chunks` pieces so the three legs pipeline.
+struct Route {
+  RouteKind kind = RouteKind::direct;
+  std::vector<int> proxies;
+  std::vector<int> peer_proxies;
+  std::vector<std::int64_t> part_bytes;  // sums to the send's bytes
+  int chunks = 1;
+};
+
+// One token range moved between layouts: tokens [begin, end) of `seq` go from rank src to rank dst
+// (direction to_linear; the to_attention remap moves the same ranges back).
+struct RemapMove {
+  int src = 0;
+  int dst = 0;
+  Shard range;
+};
+
+// One node of a rank's DAG. A flat record: the fields used depend on `kind`.
+struct Op {
+  int id = 0;
+  OpKind kind = OpKind::attention;
+  std::vector<int> deps;  // ids of earlier ops of the same rank
+  int micro_batch = 0;
+  std::string name;       // short label for traces: "attn g3 s2", "qkv", ...
+  int group = -1;         // CP group (attention, send, recv)
+  int step = -1;          // ring step (attention, send, recv)
+
+  // attention: explicit blocks, or the zigzag ring form (zigzag_kv_rank ≥ 0): for every sequence of
+  // `group`, the pairs between this rank's zigzag chunks (queries) and zigzag_kv_rank's chunks (keys).
+  std::vector<AttentionBlock> blocks;
+  int zigzag_kv_rank = -1;
+  double pairs = 0;     // causal pairs computed (exact)
+  double q_tokens = 0;  // query rows touched (sets kernel efficiency)
+  int calls = 1;        // kernel calls (one per block; one varlen call per ring step)
+
+  // send / recv: `peer` is the destination (send) or the source (recv); tags match a send to its recv.
+  int peer = -1;
+  int tag = -1;
+  std::int64_t bytes = 0;
+  Route route;            // sends only
+  int kv_owner = -1;      // the rank whose zigzag KV chunks of `group` this transfer carries
+
+  // remap: this rank's part of an all-to-all-v.
+  RemapDirection direction = RemapDirection::to_linear;
+  std::vector<RemapMove> moves;     // moves with src == rank or dst == rank
+  std::int64_t bytes_out = 0;
+  std::int64_t bytes_in = 0;
+
+  // gemm: m×k times k×n.
+  std::int64_t m = 0, n = 0, k = 0;
+};
+
+struct RankOps {
+  int rank = 0;
+  std::vector<Op> ops;
+};
+
+struct OomReport {
+  int rank = 0;
+  int micro_batch = 0;
+  std::int64_t tokens_needed = 0;
+  std::int64_t token_capacity = 0;
+  [[nodiscard]] std::string str() const;
+};
+
+struct RankPrediction {
+  double attention_flops = 0;  // forward, per layer
+  std::int64_t tokens = 0;     // linear layout, all micro-batches
+  double seconds = 0;          // predicted forward layer time of this rank
+};
+
+struct Prediction {
+  double iteration_seconds = 0;  // the planner's estimate of a whole iteration (all layers, passes)
+  std::vector<RankPrediction> per_rank;
+};
+
+struct Plan {
+  std::string system;    // label
+  std::string strategy;  // strategy name
+  int world_size = 0;
+  int gpus_per_node = 0;
+  int micro_batches = 1;
+  std::vector<Sequence> sequences;
+  std::vector<Group> groups;
+  std::vector<RankLayout> attention_layout;  // index = rank, all micro-batches
+  std::vector<RankLayout> linear_layout;
+  std::vector<RemapMove> remap;              // attention → linear
+  std::vector<RankOps> ranks;                // index = rank
+  Prediction predicted;
+  double planner_seconds = 0;
+  std::vector<OomReport> oom;                // non-empty = infeasible
+  nlohmann::json info = nlohmann::json::object();  // strategy-specific facts (thresholds, degree, ...)
+
+  [[nodiscard]] bool feasible() const { return oom.empty(); }
+  [[nodiscard]] const Group& group_of_sequence(int seq) const;
+};
+
+// --- helpers shared by strategies, executors and verify --------------------------------------------
+
+// Chunk c of 2P zigzag chunks of a sequence of length s.
+[[nodiscard]] Shard zigzag_chunk(int seq, std::int64_t length, int parts, int chunk);
+// The two zigzag chunks of group position `pos` of P (chunk pos and 2P−1−pos); empty chunks included.
+[[nodiscard]] std::pair<Shard, Shard> zigzag_shards(int seq, std::int64_t length, int parts, int pos);
+// Explicit blocks of a zigzag ring attention op: the pairs between the query chunks of `q_pos` and the
+// key chunks of `kv_pos` for one sequence (blocks with no causal pairs are omitted).
+[[nodiscard]] std::vector<AttentionBlock> zigzag_blocks(int seq, std::int64_t length, int parts, int q_pos,
+                                                        int kv_pos);
+// Every block an attention op computes, expanded (explicit blocks, or the zigzag form for each sequence).
+[[nodiscard]] std::vector<AttentionBlock> expand_blocks(const Plan& plan, int rank, const Op& op);
+
+[[nodiscard]] const char* to_string(Level v);
+[[nodiscard]] const char* to_string(Mask v);
+[[nodiscard]] const char* to_string(Sharding v);
+[[nodiscard]] const char* to_string(OpKind v);
+[[nodiscard]] const char* to_string(RouteKind v);
+[[nodiscard]] const char* to_string(RemapDirection v);
+
+}  // namespace zb::plan

@@ -1,0 +1,268 @@
+#include "core/strategies/plan_builder.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+#include "core/strategies/predict.hpp"
+
+namespace zb {
+
+using plan::Level;
+using plan::Op;
+using plan::OpKind;
+
+PlanBuilder::PlanBuilder(const CostModel& cost, std::string system, std::string strategy) : cost_(cost) {
+  plan_.system = std::move(system);
+  plan_.strategy = std::move(strategy);
+  plan_.world_size = cost.cluster().world_size();
+  plan_.gpus_per_node = cost.cluster().gpus_per_node;
+  const auto n = static_cast<std::size_t>(plan_.world_size);
+  plan_.attention_layout.resize(n);
+  plan_.linear_layout.resize(n);
+  plan_.ranks.resize(n);
+  for (int r = 0; r < plan_.world_size; ++r) {
+    plan_.attention_layout[static_cast<std::size_t>(r)].rank = r;
+    plan_.linear_layout[static_cast<std::size_t>(r)].rank = r;
+    plan_.ranks[static_cast<std::size_t>(r)].rank = r;
+  }
+}
+
+int PlanBuilder::add_sequence(std::int64_t length, int micro_batch) {
+  const int id = static_cast<int>(plan_.sequences.size());
+  plan_.sequences.push_back({id, length, micro_batch});
+  plan_.micro_batches = std::max(plan_.micro_batches, micro_batch + 1);
+  return id;
+}
+
+void PlanBuilder::set_micro_batches(int n) { plan_.micro_batches = n; }
+
+int PlanBuilder::add_group(Level level, std::vector<int> ranks, std::vector<int> sequences, int micro_batch) {
+  plan::Group g;
+  g.id = static_cast<int>(plan_.groups.size());
+  g.level = level;
+  g.sharding = ranks.size() == 1 ? plan::Sharding::whole : plan::Sharding::zigzag;
+  g.micro_batch = micro_batch;
+  const int parts = static_cast<int>(ranks.size());
+  for (int seq : sequences) {
+    const auto len = plan_.sequences[static_cast<std::size_t>(seq)].length;
+    for (int pos = 0; pos < parts; ++pos) {
+      auto& shards = plan_.attention_layout[static_cast<std::size_t>(ranks[static_cast<std::size_t>(pos)])].shards;
+      if (parts == 1) {
+        shards.push_back({seq, 0, len});
+        continue;
+      }
+      const auto [a, b] = plan::zigzag_shards(seq, len, parts, pos);
+      if (a.size() > 0) shards.push_back(a);
+      if (b.size() > 0) shards.push_back(b);
+    }
+  }
+  g.ranks = std::move(ranks);
+  g.sequences = std::move(sequences);
+  plan_.groups.push_back(std::move(g));
+  return plan_.groups.back().id;
+}
+
+int PlanBuilder::add_op(int rank, Op op) {
+  auto& ops = plan_.ranks[static_cast<std::size_t>(rank)].ops;
+  op.id = static_cast<int>(ops.size());
+  ops.push_back(std::move(op));
+  return ops.back().id;
+}
+
+static std::int64_t chunk_size(std::int64_t len, int parts, int chunk) {
+  return plan::zigzag_chunk(0, len, parts, chunk).size();
+}
+
+double PlanBuilder::zigzag_step_pairs(const plan::Group& g, int i, int j) const {
+  const int p = static_cast<int>(g.ranks.size());
+  double pairs = 0;
+  for (int seq : g.sequences) {
+    const auto len = plan_.sequences[static_cast<std::size_t>(seq)].length;
+    const double ci = static_cast<double>(chunk_size(len, p, i));
+    const double cbi = static_cast<double>(chunk_size(len, p, 2 * p - 1 - i));
+    if (j == i) {
+      pairs += ci * (ci + 1) / 2 + cbi * (cbi + 1) / 2 + cbi * ci;
+    } else if (j < i) {
+      pairs += (ci + cbi) * static_cast<double>(chunk_size(len, p, j));
+    } else {
+      pairs += cbi * static_cast<double>(chunk_size(len, p, j) + chunk_size(len, p, 2 * p - 1 - j));
+    }
+  }
+  return pairs;
+}
+
+std::int64_t PlanBuilder::zigzag_rank_tokens(const plan::Group& g, int pos) const {
+  const int p = static_cast<int>(g.ranks.size());
+  std::int64_t tokens = 0;
+  for (int seq : g.sequences) {
+    const auto len = plan_.sequences[static_cast<std::size_t>(seq)].length;
+    tokens += chunk_size(len, p, pos) + chunk_size(len, p, 2 * p - 1 - pos);
+  }
+  return tokens;
+}
+
+std::vector<std::vector<int>> PlanBuilder::add_attention(int group, const std::vector<int>& ready, const RouteFn& route) {
+  const plan::Group g = plan_.groups[static_cast<std::size_t>(group)];
+  const int p = static_cast<int>(g.ranks.size());
+  std::vector<std::vector<int>> attn(static_cast<std::size_t>(p));
+  auto ready_deps = [&](int pos) {
+    const int d = ready.empty() ? -1 : ready[static_cast<std::size_t>(pos)];
+    return d >= 0 ? std::vector<int>{d} : std::vector<int>{};
+  };
+  const double nseq = static_cast<double>(std::max<std::size_t>(1, g.sequences.size()));
+
+  if (p == 1) {
+    Op op;
+    op.kind = OpKind::attention;
+    op.group = group;
+    op.micro_batch = g.micro_batch;
+    op.name = "attn g" + std::to_string(group);
+    for (int seq : g.sequences) {
+      const auto len = plan_.sequences[static_cast<std::size_t>(seq)].length;
+      op.blocks.push_back({seq, 0, len, 0, len, plan::Mask::causal});
+      op.pairs += static_cast<double>(len) * static_cast<double>(len + 1) / 2;
+      op.q_tokens += static_cast<double>(len);
+    }
+    op.q_tokens /= nseq;
+    op.deps = ready_deps(0);
+    if (op.pairs > 0) attn[0].push_back(add_op(g.ranks[0], std::move(op)));
+    return attn;
+  }
+
+  auto rank_at = [&](int pos) { return g.ranks[static_cast<std::size_t>(((pos % p) + p) % p)]; };
+  auto add_step = [&](int pos, int step, std::vector<int> deps) {
+    const int kv_pos = ((pos - step) % p + p) % p;
+    Op op;
+    op.kind = OpKind::attention;
+    op.group = group;
+    op.step = step;
+    op.micro_batch = g.micro_batch;
+    op.name = "attn g" + std::to_string(group) + " s" + std::to_string(step);
+    op.zigzag_kv_rank = rank_at(kv_pos);
+    op.pairs = zigzag_step_pairs(g, pos, kv_pos);
+    op.q_tokens = static_cast<double>(zigzag_rank_tokens(g, pos)) / (2 * nseq);
+    op.deps = std::move(deps);
+    if (op.pairs > 0) attn[static_cast<std::size_t>(pos)].push_back(add_op(rank_at(pos), std::move(op)));
+  };
+
+  for (int pos = 0; pos < p; ++pos) add_step(pos, 0, ready_deps(pos));
+  std::vector<int> last_recv(static_cast<std::size_t>(p), -1);
+  for (int step = 1; step < p; ++step) {
+    std::vector<int> recv_now(static_cast<std::size_t>(p), -1);
+    for (int pos = 0; pos < p; ++pos) {
+      // At step t, position pos forwards the KV it used at step t−1 (owner pos−t+1) to pos+1.
+      const int owner_pos = ((pos - step + 1) % p + p) % p;
+      const int src = rank_at(pos), dst = rank_at(pos + 1);
+      const auto bytes = static_cast<std::int64_t>(cost_.kv_bytes(static_cast<double>(zigzag_rank_tokens(g, owner_pos))));
+      const int tag = next_tag_++;
+      Op send;
+      send.kind = OpKind::send;
+      send.group = group;
+      send.step = step;
+      send.micro_batch = g.micro_batch;
+      send.name = "kv g" + std::to_string(group) + " s" + std::to_string(step);
+      send.peer = dst;
+      send.tag = tag;
+      send.bytes = bytes;
+      send.kv_owner = rank_at(owner_pos);
+      send.deps = step == 1 ? ready_deps(pos) : std::vector<int>{last_recv[static_cast<std::size_t>(pos)]};
+      if (route && src / plan_.gpus_per_node != dst / plan_.gpus_per_node) send.route = route(src, dst, bytes, step);
+      Op recv = send;
+      recv.kind = OpKind::recv;
+      recv.peer = src;
+      recv.route = {};
+      const int next_pos = (pos + 1) % p;
+      recv.deps = ready_deps(next_pos);
+      add_op(src, std::move(send));
+      recv_now[static_cast<std::size_t>(next_pos)] = add_op(dst, std::move(recv));
+    }
+    for (int pos = 0; pos < p; ++pos) add_step(pos, step, {recv_now[static_cast<std::size_t>(pos)]});
+    last_recv = recv_now;
+  }
+  return attn;
+}
+
+int PlanBuilder::add_qkv_gemm(int rank, std::int64_t tokens, std::vector<int> deps, int micro_batch) {
+  const auto& m = cost_.model();
+  Op op;
+  op.kind = OpKind::gemm;
+  op.name = "qkv";
+  op.micro_batch = micro_batch;
+  op.m = tokens;
+  op.n = m.hidden + 2LL * m.kv_hidden();
+  op.k = m.hidden;
+  op.deps = std::move(deps);
+  return add_op(rank, std::move(op));
+}
+
+int PlanBuilder::add_output_gemms(int rank, std::int64_t tokens, std::vector<int> deps, int micro_batch) {
+  const auto& m = cost_.model();
+  struct Shape { const char* name; std::int64_t n, k; };
+  const Shape shapes[] = {{"o_proj", m.hidden, m.hidden}, {"mlp_up", 2LL * m.ffn_hidden, m.hidden},
+                          {"mlp_down", m.hidden, m.ffn_hidden}};
+  int last = -1;
+  for (const auto& s : shapes) {
+    Op op;
+    op.kind = OpKind::gemm;
+    op.name = s.name;
+    op.micro_batch = micro_batch;
+    op.m = tokens;
+    op.n = s.n;
+    op.k = s.k;
+    op.deps = last >= 0 ? std::vector<int>{last} : deps;
+    last = add_op(rank, std::move(op));
+  }
+  return last;
+}
+
+std::vector<int> PlanBuilder::add_remap(const std::vector<plan::RemapMove>& moves, plan::RemapDirection direction,
+                                        const std::vector<int>& deps, double bytes_per_token, int micro_batch) {
+  const auto n = static_cast<std::size_t>(plan_.world_size);
+  std::vector<Op> ops(n);
+  for (const auto& mv : moves) {
+    const int from = direction == plan::RemapDirection::to_linear ? mv.src : mv.dst;
+    const int to = direction == plan::RemapDirection::to_linear ? mv.dst : mv.src;
+    const auto bytes = static_cast<std::int64_t>(bytes_per_token * static_cast<double>(mv.range.size()));
+    ops[static_cast<std::size_t>(from)].moves.push_back(mv);
+    ops[static_cast<std::size_t>(from)].bytes_out += bytes;
+    ops[static_cast<std::size_t>(to)].moves.push_back(mv);
+    ops[static_cast<std::size_t>(to)].bytes_in += bytes;
+  }
+  std::vector<int> ids(n, -1);
+  for (std::size_t r = 0; r < n; ++r) {
+    if (ops[r].moves.empty()) continue;
+    ops[r].kind = OpKind::remap;
+    ops[r].direction = direction;
+    ops[r].micro_batch = micro_batch;
+    ops[r].name = direction == plan::RemapDirection::to_linear ? "remap to linear" : "remap to attention";
+    if (deps[r] >= 0) ops[r].deps = {deps[r]};
+    ids[r] = add_op(static_cast<int>(r), std::move(ops[r]));
+  }
+  return ids;
+}
+
+void PlanBuilder::set_linear_layout(std::vector<plan::RankLayout> layout) {
+  plan_.linear_layout = std::move(layout);
+  linear_set_ = true;
+}
+
+void PlanBuilder::set_remap(std::vector<plan::RemapMove> moves) { plan_.remap = std::move(moves); }
+
+void PlanBuilder::add_info(const std::string& key, nlohmann::json value) { plan_.info[key] = std::move(value); }
+
+plan::Plan PlanBuilder::finish() {
+  if (!linear_set_) plan_.linear_layout = plan_.attention_layout;
+  plan_.predicted = predict(plan_, cost_, passes_);
+  return std::move(plan_);
+}
+
+plan::Plan oom_plan(const CostModel& cost, std::string system, std::string strategy,
+                    const std::vector<std::int64_t>& lengths, std::vector<plan::OomReport> oom) {
+  PlanBuilder b(cost, std::move(system), std::move(strategy));
+  for (auto len : lengths) b.add_sequence(len, 0);
+  plan::Plan p = b.finish();
+  p.oom = std::move(oom);
+  return p;
+}
+
+}  // namespace zb

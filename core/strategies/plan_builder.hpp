@@ -1,0 +1,74 @@
+#pragma once
+// PlanBuilder: the shared mechanics every strategy uses to write a Plan, so that a strategy only decides
+// placement. It appends ops with ids and deps, generates zigzag rings (with an optional route for each
+// hop), the per-layer GEMMs, the remap all-to-all-v, and fills layouts and predictions at the end.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/cost/cost_model.hpp"
+#include "core/plan/plan.hpp"
+
+namespace zb {
+
+class PlanBuilder {
+ public:
+  // Route chooser for one ring hop src → dst of `bytes` at `step` (default: direct).
+  using RouteFn = std::function<plan::Route(int src, int dst, std::int64_t bytes, int step)>;
+
+  PlanBuilder(const CostModel& cost, std::string system, std::string strategy);
+
+  // Adds the batch's sequences (ids in order) to micro-batch `mb`; returns the first id.
+  int add_sequence(std::int64_t length, int micro_batch);
+  void set_micro_batches(int n);
+
+  // Adds a CP group and its attention-layout shards (whole sequences for one rank, zigzag otherwise).
+  int add_group(plan::Level level, std::vector<int> ranks, std::vector<int> sequences, int micro_batch);
+
+  // Appends one op to `rank`'s list and returns its id.
+  int add_op(int rank, plan::Op op);
+
+  // Emits the attention of a group: a local group is one varlen call; a ring of P ranks is P zigzag
+  // steps with KV sends/recvs overlapping compute. `ready[r]` is the op each rank's first step waits
+  // for (-1 = none). Returns, per group rank position, the ids of its attention ops.
+  std::vector<std::vector<int>> add_attention(int group, const std::vector<int>& ready, const RouteFn& route = {});
+
+  // Emits the per-layer GEMMs for `tokens` rows on `rank` after `deps`: "qkv" (returns its id) and,
+  // with add_mlp_gemms, "o_proj", "mlp_up", "mlp_down" (returns the last id).
+  int add_qkv_gemm(int rank, std::int64_t tokens, std::vector<int> deps, int micro_batch);
+  int add_output_gemms(int rank, std::int64_t tokens, std::vector<int> deps, int micro_batch);
+
+  // The remap of one micro-batch: every rank gets one remap op with its moves; returns op ids per rank.
+  std::vector<int> add_remap(const std::vector<plan::RemapMove>& moves, plan::RemapDirection direction,
+                             const std::vector<int>& deps, double bytes_per_token, int micro_batch);
+
+  void set_linear_layout(std::vector<plan::RankLayout> layout);  // default: equal to the attention layout
+  void set_remap(std::vector<plan::RemapMove> moves);
+  void add_info(const std::string& key, nlohmann::json value);
+  void set_passes(Passes passes) { passes_ = passes; }
+
+  // Pair count of a zigzag ring step (q_pos's chunks against kv_pos's chunks) over the group's sequences.
+  [[nodiscard]] double zigzag_step_pairs(const plan::Group& g, int q_pos, int kv_pos) const;
+  [[nodiscard]] std::int64_t zigzag_rank_tokens(const plan::Group& g, int pos) const;
+
+  [[nodiscard]] int world_size() const { return plan_.world_size; }
+  [[nodiscard]] const plan::Plan& plan() const { return plan_; }
+  [[nodiscard]] const CostModel& cost() const { return cost_; }
+
+  // Fills the linear layout (if unset), the predictions, and returns the plan.
+  plan::Plan finish();
+
+ private:
+  const CostModel& cost_;
+  plan::Plan plan_;
+  bool linear_set_ = false;
+  Passes passes_ = Passes::fwd_bwd;
+  int next_tag_ = 0;
+};
+
+// Returns a plan with `oom` filled: every rank whose need exceeds its capacity is listed.
+[[nodiscard]] plan::Plan oom_plan(const CostModel& cost, std::string system, std::string strategy,
+                                  const std::vector<std::int64_t>& lengths, std::vector<plan::OomReport> oom);
+
+}  // namespace zb

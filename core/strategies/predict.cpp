@@ -1,0 +1,122 @@
+#include "core/strategies/predict.hpp"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+namespace zb {
+
+using plan::Op;
+using plan::OpKind;
+
+double op_seconds(const plan::Plan& plan, int rank, const Op& op, const CostModel& cost, bool backward) {
+  const auto& prof = cost.profile();
+  const int g = plan.gpus_per_node;
+  switch (op.kind) {
+    case OpKind::attention: {
+      const double flops = backward ? cost.attention_bwd_flops(op.pairs) : cost.attention_fwd_flops(op.pairs);
+      return cost.attention_time(flops, op.q_tokens) + (op.calls - 1) * prof.attention_call_overhead;
+    }
+    case OpKind::gemm: {
+      const double t = cost.gemm_time(static_cast<double>(op.m), static_cast<double>(op.n), static_cast<double>(op.k));
+      return backward ? t * prof.backward_linear_factor : t;
+    }
+    case OpKind::send:
+    case OpKind::recv: {
+      const double bytes = static_cast<double>(op.bytes) * (backward ? 2.0 : 1.0);
+      const int src = op.kind == OpKind::send ? rank : op.peer;
+      const int dst = op.kind == OpKind::send ? op.peer : rank;
+      if (src / g == dst / g) return cost.transfer_time(bytes, cost.nvlink());
+      // A recv does not know the route; both ends use the send's route through the matching below.
+      return cost.transfer_time(bytes, op.route.kind == plan::RouteKind::routed ? cost.routed_internode() : cost.nic_per_gpu());
+    }
+    case OpKind::remap: {
+      double intra = 0, inter = 0;
+      const double per_token = static_cast<double>(op.bytes_out + op.bytes_in) /
+                               std::max<double>(1.0, [&] {
+                                 double t = 0;
+                                 for (const auto& m : op.moves) t += static_cast<double>(m.range.size());
+                                 return t;
+                               }());
+      for (const auto& m : op.moves) {
+        (m.src / g == m.dst / g ? intra : inter) += per_token * static_cast<double>(m.range.size());
+      }
+      // Sends and receives share the links in both directions; the slower side sets the time.
+      return cost.transfer_time(intra / 2, cost.nvlink()) + cost.transfer_time(inter / 2, cost.nic_per_gpu());
+    }
+  }
+  return 0;
+}
+
+LayerEstimate estimate_layer(const plan::Plan& plan, const CostModel& cost, bool backward) {
+  const auto n = static_cast<std::size_t>(plan.world_size);
+  std::vector<std::vector<double>> finish(n), start(n);
+  std::vector<std::size_t> next(n, 0);
+  std::vector<double> stream_free(n, 0.0);
+  std::map<std::tuple<int, int, int>, double> send_start;  // (src, dst, tag) -> start time
+  std::map<std::tuple<int, int, int>, double> send_time;   // its duration (route known at the sender)
+  for (std::size_t r = 0; r < n; ++r) {
+    finish[r].assign(plan.ranks[r].ops.size(), 0.0);
+    start[r].assign(plan.ranks[r].ops.size(), 0.0);
+  }
+  // Rounds of in-order issue: a rank stops at a recv whose send is not yet issued.
+  bool progress = true;
+  while (progress) {
+    progress = false;
+    for (std::size_t r = 0; r < n; ++r) {
+      const auto& ops = plan.ranks[r].ops;
+      while (next[r] < ops.size()) {
+        const Op& op = ops[next[r]];
+        double ready = 0;
+        for (int d : op.deps) ready = std::max(ready, finish[r][static_cast<std::size_t>(d)]);
+        const int rank = static_cast<int>(r);
+        const double dur = op_seconds(plan, rank, op, cost, backward);
+        double s = ready, f = ready + dur;
+        if (op.kind == OpKind::attention || op.kind == OpKind::gemm) {
+          s = std::max(ready, stream_free[r]);
+          f = s + dur;
+          stream_free[r] = f;
+        } else if (op.kind == OpKind::send) {
+          send_start[{rank, op.peer, op.tag}] = s;
+          send_time[{rank, op.peer, op.tag}] = dur;
+        } else if (op.kind == OpKind::recv) {
+          const auto it = send_start.find({op.peer, rank, op.tag});
+          if (it == send_start.end()) break;  // wait for the sender
+          s = std::max(ready, it->second);
+          f = s + send_time[{op.peer, rank, op.tag}];
+        }
+        start[r][next[r]] = s;
+        finish[r][next[r]] = f;
+        ++next[r];
+        progress = true;
+      }
+    }
+  }
+  LayerEstimate e;
+  e.rank_finish.resize(n, 0.0);
+  for (std::size_t r = 0; r < n; ++r) {
+    for (double f : finish[r]) e.rank_finish[r] = std::max(e.rank_finish[r], f);
+    e.makespan = std::max(e.makespan, e.rank_finish[r]);
+  }
+  return e;
+}
+
+plan::Prediction predict(const plan::Plan& plan, const CostModel& cost, Passes passes) {
+  plan::Prediction p;
+  p.per_rank.resize(static_cast<std::size_t>(plan.world_size));
+  for (const auto& r : plan.ranks) {
+    for (const auto& op : r.ops) {
+      if (op.kind == OpKind::attention) p.per_rank[static_cast<std::size_t>(r.rank)].attention_flops += cost.attention_fwd_flops(op.pairs);
+    }
+  }
+  for (const auto& l : plan.linear_layout) p.per_rank[static_cast<std::size_t>(l.rank)].tokens = l.tokens();
+  if (!plan.feasible()) return p;
+  const LayerEstimate fwd = estimate_layer(plan, cost, false);
+  for (std::size_t r = 0; r < fwd.rank_finish.size(); ++r) p.per_rank[r].seconds = fwd.rank_finish[r];
+  double layer = fwd.makespan;
+  if (passes == Passes::fwd_bwd) layer += estimate_layer(plan, cost, true).makespan;
+  p.iteration_seconds = layer * cost.model().layers;
+  return p;
+}
+
+}  // namespace zb

@@ -1,0 +1,30 @@
+#pragma once
+// A Strategy turns one batch into a Plan. Each baseline and Zeppelin is one implementation of this
+// interface and nothing else; the CLI, executors and reports never know which strategy made a plan.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/config/scenario.hpp"
+#include "core/cost/cost_model.hpp"
+#include "core/plan/plan.hpp"
+#include "core/workload/workload.hpp"
+
+namespace zb {
+
+class Strategy {
+ public:
+  virtual ~Strategy() = default;
+  // Plans one batch. Infeasible batches give a Plan with `oom` filled (never an exception);
+  // bad options were rejected when the scenario was read.
+  [[nodiscard]] virtual plan::Plan make_plan(const Batch& batch) const = 0;
+};
+
+// Builds the strategy a scenario entry names. The cost model must outlive the strategy.
+[[nodiscard]] std::unique_ptr<Strategy> make_strategy(const SystemSpec& system, const Scenario& scenario,
+                                                      const CostModel& cost);
+
+// The strategies this build knows, for `list systems` and error messages.
+[[nodiscard]] std::vector<std::string> strategy_names();
+
+}  // namespace zb
