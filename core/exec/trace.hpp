@@ -1,0 +1,124 @@
+#pragma once
+// The Trace: what one executor observed while running one iteration of a Plan. Every backend fills the
+// same struct; metrics (core/metrics) and reporters read only this, never the backend.
+//
+// Time axis. An iteration is `layers` identical layers, forward then backward. A trace records ONE
+// representative layer of each pass on one axis: the forward layer runs in [0, layer.forward), the
+// backward layer in [layer.forward, layer.forward + layer.backward). Whole-iteration figures multiply by
+// `layers` (iteration_seconds = layers · (forward + backward)); the sim backend documents why that is
+// exact for it (docs/SIMULATOR.md). A forward-only run has layer.backward = 0 and no bwd events.
+//
+// Determinism: a backend that promises "same plan, same trace" fills every vector in a fixed order
+// (events by (pass, rank, stream, start, name); links in platform order), never from hash-map iteration.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/plan/plan.hpp"
+
+namespace zb {
+
+enum class Pass { fwd, bwd };
+// compute: the GPU's compute stream (attention, GEMMs). comm: the rank's own transfers (send, recv,
+// remap). nic: relay legs a rank carries for others (routing proxies), one track per rank.
+enum class Stream { compute, comm, nic };
+enum class EventCategory { attention, gemm, send, recv, remap, route_dispatch, route_nic, route_combine };
+enum class LinkKind { nvlink_out, nvlink_in, nic_tx, nic_rx, pcie, core };
+
+struct TraceEvent {
+  int rank = 0;
+  Stream stream = Stream::compute;
+  std::string name;  // the op's name ("attn g3 s2", "send g3 s2 → 9", ...)
+  EventCategory category = EventCategory::attention;
+  Pass pass = Pass::fwd;
+  int micro_batch = 0;
+  double start = 0;  // seconds on the trace axis (see above)
+  double end = 0;
+  double bytes = 0;  // transfers: bytes carried by this event (backward: K,V plus dK,dV)
+  double flops = 0;  // compute: FLOPs of this kernel (attention or GEMM, this pass)
+  int op = -1;       // index of the op in the rank's op list, −1 for relay legs
+  int peer = -1;     // transfers: the other end (destination of a send, source of a recv/leg)
+  int group = -1;    // CP group (attention, send, recv)
+  int step = -1;     // ring step (attention, send, recv)
+};
+
+// Aggregate rate through one link, piecewise constant: `bytes_per_second` holds from `t` until the next
+// point's t (the last point is always a 0 rate). Points are strictly increasing in t.
+struct LoadPoint {
+  double t = 0;
+  double bytes_per_second = 0;
+};
+
+struct LinkLoad {
+  std::string name;  // platform name, e.g. "n1-nic3-tx", "n0-gpu2-nvl-out", "core"
+  LinkKind kind = LinkKind::nic_tx;
+  int node = -1;        // −1 for the core
+  int index = -1;       // local GPU index (nvlink, pcie) or local NIC index (nic); −1 for the core
+  double bandwidth = 0; // nominal bytes/s (before the p2p efficiency)
+  std::vector<LoadPoint> series;
+  double bytes = 0;         // integral of the series over the trace (one layer fwd + bwd)
+  double busy_seconds = 0;  // time with a non-zero rate
+};
+
+// One ring step's KV transfer of one CP group: from the first byte the sender puts out to the last byte
+// the receiver gets, routing legs (dispatch, NIC, combine) included.
+struct RingStepTransfer {
+  int group = -1;
+  int step = -1;
+  plan::Level level = plan::Level::intra_node;
+  Pass pass = Pass::fwd;
+  int micro_batch = 0;
+  int src = -1;
+  int dst = -1;
+  double bytes = 0;
+  double start = 0;
+  double end = 0;
+  [[nodiscard]] double seconds() const { return end - start; }
+};
+
+// Statistics of RingStepTransfer::seconds() over every transfer of one level and pass.
+struct RingStepStats {
+  plan::Level level = plan::Level::intra_node;
+  Pass pass = Pass::fwd;
+  int count = 0;
+  double mean_seconds = 0;
+  double p50_seconds = 0;
+  double max_seconds = 0;
+};
+
+struct LayerTimes {
+  double forward = 0;   // one layer's forward makespan (all ranks)
+  double backward = 0;  // one layer's backward makespan; 0 for a forward-only run
+};
+
+struct Trace {
+  std::string backend;            // "sim", "reference", "cuda"
+  std::string simulator_version;  // "SimGrid 3.32" for sim; empty otherwise
+  std::string model_note;         // how times were obtained, one line for reports
+  int world_size = 0;
+  int gpus_per_node = 0;
+  int nics_per_node = 0;
+  int layers = 0;
+  bool backward = false;  // whether the backward pass was run
+
+  std::vector<TraceEvent> events;
+  std::vector<LinkLoad> links;
+  std::vector<RingStepTransfer> ring_steps;
+  std::vector<RingStepStats> ring_step_stats;  // per (level, pass) that occurs, level order then pass
+  LayerTimes layer;
+  double iteration_seconds = 0;  // layers · (layer.forward + layer.backward)
+
+  [[nodiscard]] double trace_seconds() const { return layer.forward + layer.backward; }
+};
+
+// Bytes through `link` in each of `bins` equal bins of [t0, t1) (exact integral of the series).
+[[nodiscard]] std::vector<double> binned_bytes(const LinkLoad& link, double t0, double t1, int bins);
+// Statistics per (level, pass) over `transfers`, in level order then pass order.
+[[nodiscard]] std::vector<RingStepStats> ring_step_statistics(const std::vector<RingStepTransfer>& transfers);
+
+[[nodiscard]] const char* to_string(Pass p);
+[[nodiscard]] const char* to_string(Stream s);
+[[nodiscard]] const char* to_string(EventCategory c);
+[[nodiscard]] const char* to_string(LinkKind k);
+
+}  // namespace zb
