@@ -13,7 +13,9 @@
 namespace zb {
 
 // One iteration's global batch: the document lengths in draw order. Their sum equals the scenario's
-// tokens_per_iteration exactly (the last document drawn is shortened to fit the budget).
+// tokens_per_iteration exactly (the last document drawn is shortened to fit the budget). The max_seq_len
+// policy has been applied: with truncate and split every length is ≤ max_seq_len; split emits the pieces
+// of a long document as consecutive entries.
 struct Batch {
   int iteration = 0;
   std::vector<std::int64_t> lengths;
@@ -37,6 +39,10 @@ class Workload {
 
   [[nodiscard]] Batch batch(int iteration) const;
   [[nodiscard]] const LengthSampler& sampler() const { return *sampler_; }
+  [[nodiscard]] const WorkloadSpec& spec() const { return spec_; }
+
+  // One line on where the lengths come from, plus how they are cut (max_seq_len, policy, budget).
+  [[nodiscard]] std::string describe() const;
 
  private:
   WorkloadSpec spec_;

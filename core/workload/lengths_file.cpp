@@ -1,0 +1,86 @@
+#include "core/workload/lengths_file.hpp"
+
+#include <charconv>
+#include <fstream>
+#include <string>
+#include <string_view>
+#include <system_error>
+
+#include "core/common/error.hpp"
+
+namespace zb {
+namespace {
+
+constexpr const char* kFormatHint =
+    "each line holds one document length in tokens, e.g. 2048; blank lines and '#' comments are allowed";
+
+// Location of a problem in the file; line 0 = the file as a whole.
+Location in_file(const std::string& file, int line = 0) {
+  Location where;
+  where.file = file;
+  where.line = line;
+  return where;
+}
+
+std::string_view trim(std::string_view text) {
+  const auto first = text.find_first_not_of(" \t\r");
+  if (first == std::string_view::npos) return {};
+  const auto last = text.find_last_not_of(" \t\r");
+  return text.substr(first, last - first + 1);
+}
+
+// Shortens what a bad line is quoted as: a binary file's "line" can be megabytes.
+std::string quote(std::string_view text) {
+  constexpr std::size_t kMaxQuoted = 40;
+  return "'" + std::string(text.substr(0, kMaxQuoted)) + (text.size() > kMaxQuoted ? "…'" : "'");
+}
+
+}  // namespace
+
+std::vector<std::int64_t> read_lengths_file(const std::filesystem::path& path) {
+  const std::string file = path.string();
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {
+    throw_input_error(in_file(file), "lengths file not found",
+                      "lengths_file is resolved against the folder of the scenario file");
+  }
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    throw_input_error(in_file(file), "lengths file is not a regular file");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw_input_error(in_file(file), "cannot open lengths file for reading", "check its permissions");
+
+  std::vector<std::int64_t> lengths;
+  std::string line;
+  int line_number = 0;
+  while (std::getline(in, line)) {
+    ++line_number;
+    std::string_view content = line;
+    if (const auto hash = content.find('#'); hash != std::string_view::npos) content = content.substr(0, hash);
+    content = trim(content);
+    if (content.empty()) continue;
+
+    // from_chars accepts no '+', no spaces and no decimals, which is exactly the format we promise.
+    std::int64_t value = 0;
+    const char* end = content.data() + content.size();
+    const auto [stop, parse_error] = std::from_chars(content.data(), end, value);
+    const Location where = in_file(file, line_number);
+    if (parse_error == std::errc::result_out_of_range) {
+      throw_input_error(where, "line " + std::to_string(line_number) + ": " + quote(content) + " is too large", kFormatHint);
+    }
+    if (parse_error != std::errc{} || stop != end) {
+      throw_input_error(where, "line " + std::to_string(line_number) + ": " + quote(content) + " is not an integer",
+                        kFormatHint);
+    }
+    if (value < 1) {
+      throw_input_error(where, "line " + std::to_string(line_number) + ": length " + std::to_string(value) +
+                                   " is not positive", kFormatHint);
+    }
+    lengths.push_back(value);
+  }
+  if (in.bad()) throw_input_error(in_file(file), "read error in lengths file");
+  if (lengths.empty()) throw_input_error(in_file(file), "lengths file holds no lengths", kFormatHint);
+  return lengths;
+}
+
+}  // namespace zb

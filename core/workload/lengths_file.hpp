@@ -1,0 +1,16 @@
+#pragma once
+// Reading a lengths file: one positive integer (a document length in tokens) per line. Blank lines are
+// skipped and '#' starts a comment, on its own line or after the number. Real length dumps are large
+// (the Wikipedia file has a million lines), so the reader is a single pass without regular expressions.
+#include <cstdint>
+#include <filesystem>
+#include <vector>
+
+namespace zb {
+
+// Throws zb::Error (bad input) when the file is missing or unreadable (naming the file), when a line is
+// not a positive integer (naming the file and the 1-based line number in Location.file / Location.line),
+// or when the file holds no lengths at all.
+[[nodiscard]] std::vector<std::int64_t> read_lengths_file(const std::filesystem::path& path);
+
+}  // namespace zb
