@@ -1,0 +1,55 @@
+// `zeppelin-bench validate SCENARIO...`: checks scenario files without running anything, reporting every
+// problem of every file, so a user can fix them all in one go and CI can check the scenario library.
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "core/config/scenario_loader.hpp"
+
+namespace zb::cli {
+namespace {
+
+std::string summary_of(const Scenario& scenario) {
+  const ModelSpec& model = scenario.model;
+  const std::string model_text =
+      model.preset.empty() ? fmt::format("custom model ({} layers, hidden {})", model.layers, model.hidden)
+                           : model.preset;
+  return fmt::format("{}: {} node{} \u00d7 {} GPUs, {}, {} system{}", scenario.name, scenario.cluster.nodes,
+                     scenario.cluster.nodes == 1 ? "" : "s", scenario.cluster.gpus_per_node, model_text,
+                     scenario.systems.size(), scenario.systems.size() == 1 ? "" : "s");
+}
+
+// Validates each file in turn; returns the worst exit code (2 when any file is bad input).
+ExitCode validate_files(const std::vector<std::string>& files) {
+  ExitCode worst = ExitCode::ok;
+  for (const std::string& file : files) {
+    try {
+      const Scenario scenario = load_scenario(file);
+      std::fprintf(stdout, "ok  %s  (%s)\n", file.c_str(), summary_of(scenario).c_str());
+    } catch (const Error& e) {
+      for (const Problem& problem : e.problems()) std::fprintf(stderr, "error: %s\n", problem.str().c_str());
+      if (static_cast<int>(e.code()) > static_cast<int>(worst)) worst = e.code();
+    }
+  }
+  std::fflush(stdout);
+  return worst;
+}
+
+}  // namespace
+
+void add_validate_command(CLI::App& app, CommandStatus& status) {
+  CLI::App* command = app.add_subcommand(
+      "validate", "Check scenario files and report every problem (exit code 2 if any file is invalid)");
+  // Shared with the callback, which runs after parsing; owned by the subcommand's lifetime via shared_ptr.
+  auto files = std::make_shared<std::vector<std::string>>();
+  command->add_option("SCENARIO", *files, "Scenario files (JSON with // comments) to check; required")
+      ->required()
+      ->type_name("FILE");
+  command->callback([files, &status] { status.code = validate_files(*files); });
+}
+
+}  // namespace zb::cli

@@ -1,0 +1,239 @@
+#include "core/config/jsonc.hpp"
+
+#include <fstream>
+#include <set>
+#include <system_error>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "core/common/error.hpp"
+
+namespace zb {
+namespace {
+
+// 1-based line and column of a byte offset. Columns count UTF-8 code points, as editors do.
+Location location_of(std::string_view text, std::size_t offset, const std::filesystem::path& file) {
+  if (offset > text.size()) offset = text.size();
+  Location where{file.string(), {}, 1, 1};
+  for (std::size_t i = 0; i < offset; ++i) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    if (byte == '\n') {
+      ++where.line;
+      where.column = 1;
+    } else if ((byte & 0xC0u) != 0x80u) {  // not a UTF-8 continuation byte
+      ++where.column;
+    }
+  }
+  return where;
+}
+
+// Offset of the bracket that opens the first container nested deeper than max_jsonc_depth. Only called
+// after the parser has said the input is too deep, to point the user at the spot.
+std::size_t offset_of_excess_nesting(std::string_view text) {
+  int depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      if (++depth > max_jsonc_depth) return i;
+    } else if (c == '}' || c == ']') {
+      --depth;
+    }
+  }
+  return text.size();
+}
+
+// nlohmann's messages start with "[json.exception.parse_error.101] parse error at line L, column C: ";
+// the position is reported separately (from the byte offset), so keep only the explanation.
+std::string explanation_of(const nlohmann::json::parse_error& e) {
+  std::string_view message = e.what();
+  if (const auto colon = message.find(": "); colon != std::string_view::npos) message.remove_prefix(colon + 2);
+  return std::string(message);
+}
+
+struct TooDeep {};
+
+// Tracks the JSON path while nlohmann parses, to refuse excessive nesting before it is built and to
+// report keys written twice in one object (nlohmann would silently keep the last one).
+class ParseWatcher {
+ public:
+  ParseWatcher(const std::filesystem::path& file, ProblemList& problems) : file_(file), problems_(problems) {}
+
+  bool on_event(int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    using Event = nlohmann::json::parse_event_t;
+    switch (event) {
+      case Event::object_start:
+      case Event::array_start:
+        // `depth` counts the containers already open; this one would be number depth + 1.
+        if (depth >= max_jsonc_depth) throw TooDeep{};
+        frames_.push_back(Frame{event == Event::array_start, {}, 0, {}});
+        break;
+      case Event::key: {
+        Frame& top = frames_.back();
+        top.key = parsed.get<std::string>();
+        if (!top.keys.insert(top.key).second) {
+          problems_.add(Location{file_.string(), path(), 0, 0}, "this key appears more than once in its object",
+                        "remove one of them");
+        }
+        break;
+      }
+      case Event::value:
+        finish_element();
+        break;
+      case Event::object_end:
+      case Event::array_end:
+        frames_.pop_back();
+        finish_element();
+        break;
+    }
+    return true;  // keep everything
+  }
+
+ private:
+  struct Frame {
+    bool is_array;
+    std::string key;      // objects: the key being read
+    std::size_t index;    // arrays: the element being read
+    std::set<std::string> keys;
+  };
+
+  void finish_element() {
+    if (!frames_.empty() && frames_.back().is_array) ++frames_.back().index;
+  }
+
+  std::string path() const {
+    std::string out;
+    for (const Frame& f : frames_) {
+      if (f.is_array) {
+        out += fmt::format("[{}]", f.index);
+      } else {
+        if (!out.empty()) out += '.';
+        out += f.key;
+      }
+    }
+    return out;
+  }
+
+  const std::filesystem::path& file_;
+  ProblemList& problems_;
+  std::vector<Frame> frames_;
+};
+
+}  // namespace
+
+std::string strip_jsonc_comments(std::string_view text, const std::filesystem::path& file_for_messages) {
+  std::string out(text);
+  enum class State { code, string, line_comment, block_comment } state = State::code;
+  std::size_t block_start = 0;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const char c = out[i];
+    const char next = i + 1 < out.size() ? out[i + 1] : '\0';
+    switch (state) {
+      case State::code:
+        if (c == '"') {
+          state = State::string;
+        } else if (c == '/' && next == '/') {
+          state = State::line_comment;
+          out[i] = out[i + 1] = ' ';
+          ++i;
+        } else if (c == '/' && next == '*') {
+          state = State::block_comment;
+          block_start = i;
+          out[i] = out[i + 1] = ' ';
+          ++i;
+        }
+        break;
+      case State::string:
+        if (c == '\\') ++i;  // skip the escaped character, which may be a quote
+        else if (c == '"') state = State::code;
+        break;
+      case State::line_comment:
+        if (c == '\n') state = State::code;
+        else out[i] = ' ';
+        break;
+      case State::block_comment:
+        if (c == '*' && next == '/') {
+          state = State::code;
+          out[i] = out[i + 1] = ' ';
+          ++i;
+        } else if (c != '\n' && c != '\r') {
+          out[i] = ' ';
+        }
+        break;
+    }
+  }
+  if (state == State::block_comment) {
+    throw Error(ExitCode::bad_input, location_of(text, block_start, file_for_messages),
+                "this /* comment is never closed", "end it with */");
+  }
+  return out;
+}
+
+nlohmann::json parse_jsonc(std::string_view text, const std::filesystem::path& file_for_messages) {
+  if (text.size() > max_jsonc_bytes) {
+    throw Error(ExitCode::bad_input, Location{file_for_messages.string(), {}},
+                fmt::format("the file is {} bytes; the limit is {} bytes (16 MiB)", text.size(), max_jsonc_bytes),
+                "scenario files are a few KiB; check that this is the right file");
+  }
+  const std::string json_text = strip_jsonc_comments(text, file_for_messages);
+  ProblemList duplicates;
+  ParseWatcher watcher(file_for_messages, duplicates);
+  nlohmann::json parsed;
+  try {
+    parsed = nlohmann::json::parse(
+        json_text, [&watcher](int depth, nlohmann::json::parse_event_t event, nlohmann::json& value) {
+          return watcher.on_event(depth, event, value);
+        });
+  } catch (const TooDeep&) {
+    throw Error(ExitCode::bad_input, location_of(text, offset_of_excess_nesting(json_text), file_for_messages),
+                fmt::format("objects and arrays are nested deeper than {} levels", max_jsonc_depth),
+                "a scenario needs only a few levels");
+  } catch (const nlohmann::json::parse_error& e) {
+    // e.byte is 1-based: the position of the last character read, where the error was noticed.
+    const std::size_t offset = e.byte > 0 ? e.byte - 1 : 0;
+    throw Error(ExitCode::bad_input, location_of(text, offset, file_for_messages), explanation_of(e));
+  }
+  duplicates.throw_if_any();
+  return parsed;
+}
+
+std::string read_text_file(const std::filesystem::path& file) {
+  const Location where{file.string(), {}};
+  std::error_code ec;
+  const auto status = std::filesystem::status(file, ec);
+  if (ec || !std::filesystem::exists(status)) throw Error(ExitCode::bad_input, where, "no such file");
+  if (std::filesystem::is_directory(status)) throw Error(ExitCode::bad_input, where, "this is a directory, not a file");
+  if (std::filesystem::is_regular_file(status)) {
+    const auto size = std::filesystem::file_size(file, ec);
+    if (!ec && size > max_jsonc_bytes) {
+      throw Error(ExitCode::bad_input, where,
+                  fmt::format("the file is {} bytes; the limit is {} bytes (16 MiB)", size, max_jsonc_bytes),
+                  "scenario files are a few KiB; check that this is the right file");
+    }
+  }
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw Error(ExitCode::bad_input, where, "cannot open the file for reading");
+  // Read in chunks and stop just past the limit, so that a pipe or special file cannot exhaust memory.
+  std::string text;
+  std::string chunk(64 * 1024, '\0');
+  while (in && text.size() <= max_jsonc_bytes) {
+    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    text.append(chunk.data(), static_cast<std::size_t>(in.gcount()));
+  }
+  if (in.bad()) throw Error(ExitCode::bad_input, where, "reading the file failed");
+  if (text.size() > max_jsonc_bytes) {
+    throw Error(ExitCode::bad_input, where, fmt::format("the input is larger than the limit of {} bytes (16 MiB)",
+                                                        max_jsonc_bytes));
+  }
+  return text;
+}
+
+nlohmann::json read_jsonc_file(const std::filesystem::path& file) { return parse_jsonc(read_text_file(file), file); }
+
+}  // namespace zb

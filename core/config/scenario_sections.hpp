@@ -1,0 +1,27 @@
+#pragma once
+// Internal to the scenario loader: one reader per section of the scenario file. Each reads what it can,
+// records every problem in the LoadContext and returns its best-effort result; the loader throws all
+// problems together at the end. Cross-section checks take what they need as arguments (world size,
+// labels), passed as nullopt/empty when that section was itself invalid, to avoid follow-on errors.
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/config/json_reader.hpp"
+#include "core/config/scenario.hpp"
+
+namespace zb::sections {
+
+// `root` is the top-level object; each reader looks up its own key. `ok` is set to whether the section
+// came out free of problems (so dependants know whether to rely on it).
+ClusterSpec read_cluster(const ObjectReader& root, bool& ok);
+ModelSpec read_model(const ObjectReader& root, bool& ok);
+WorkloadSpec read_workload(const ObjectReader& root, const std::filesystem::path& scenario_folder);
+// `world_size` is known when the cluster section was valid; it lets uniform-cp degrees be checked.
+std::vector<SystemSpec> read_systems(const ObjectReader& root, std::optional<int> world_size, bool& ok);
+// `labels` are the systems' labels; gate references are only checked when the systems were valid.
+std::vector<GateSpec> read_gates(const ObjectReader& root, const std::vector<std::string>& labels, bool check_labels);
+OutputSpec read_output(const ObjectReader& root, const std::string& scenario_name);
+
+}  // namespace zb::sections
