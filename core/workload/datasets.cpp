@@ -25,7 +25,9 @@ DistributionSpec lognormal_with_tail(double median, double sigma, double tail_al
 
 // The web body shared by `commoncrawl` and the short part of `prolong64k`: the Wikipedia shape (σ, tail)
 // scaled to Dolma Common Crawl's mean of 677 tokens per document.
-DistributionSpec web_body() { return lognormal_with_tail(223, 1.41, 1.55, 0.95); }
+DistributionSpec web_body() {
+  return lognormal_with_tail(223, 1.41, 1.55, 0.95);
+}
 
 std::vector<DatasetPreset> build_table() {
   std::vector<DatasetPreset> table;
@@ -41,7 +43,8 @@ std::vector<DatasetPreset> build_table() {
       .name = "wikipedia",
       .source = "Wikipedia document lengths from FlexSP (Hetu-Galvatron datasets/wikipedia.txt), "
                 "shared/data/wikipedia-doc-lengths.txt, 1M documents",
-      .assumptions = "lognormal body fitted at p50 and p90, Pareto tail from p95 with alpha near the Hill estimate",
+      .assumptions =
+          "lognormal body fitted at p50 and p90, Pareto tail from p95 with alpha near the Hill estimate",
       .shares_of = ShareOf::documents,
       .components = {{"Wikipedia articles", lognormal_with_tail(347, 1.41, 1.55, 0.95), 1.0}},
       .targets = {347, 2112, 10919},  // the real file's quantiles, not the fit's
@@ -55,8 +58,9 @@ std::vector<DatasetPreset> build_table() {
   table.push_back({
       .name = "commoncrawl",
       .source = "Dolma v1.6 data card, Common Crawl subset: mean 677 tokens per document (FineWeb-10BT ~700)",
-      .assumptions = "same shape as the wikipedia fit (sigma 1.41, Pareto alpha 1.55 from p95), median scaled "
-                     "so that the mean is 677",
+      .assumptions =
+          "same shape as the wikipedia fit (sigma 1.41, Pareto alpha 1.55 from p95), median scaled "
+          "so that the mean is 677",
       .shares_of = ShareOf::documents,
       .components = {{"web pages", web_body(), 1.0}},
       .targets = {223, 1359, 6405},
@@ -110,7 +114,8 @@ std::vector<DatasetPreset> build_table() {
       .shares_of = ShareOf::tokens,
       .components = {{"web (commoncrawl body)", web_body(), 0.40},
                      {"books (PG-19-like)", lognormal(90000, 0.6), 0.30},
-                     {"code repositories (The Stack by repo)", lognormal_with_tail(24000, 1.5, 1.2, 0.90), 0.30}},
+                     {"code repositories (The Stack by repo)", lognormal_with_tail(24000, 1.5, 1.2, 0.90),
+                      0.30}},
       .targets = {226, 1447, 14290},
       .tolerance = 0.05,
       .source_mean = std::nullopt,
@@ -164,8 +169,9 @@ std::vector<double> document_weights(const DatasetPreset& preset) {
   std::vector<double> weights;
   double total = 0;
   for (const auto& component : preset.components) {
-    const double w = preset.shares_of == ShareOf::tokens ? component.share / analytic_mean(component.distribution)
-                                                         : component.share;
+    const double w = preset.shares_of == ShareOf::tokens
+                         ? component.share / analytic_mean(component.distribution)
+                         : component.share;
     weights.push_back(w);
     total += w;
   }
@@ -176,7 +182,8 @@ std::vector<double> document_weights(const DatasetPreset& preset) {
 double analytic_mean(const DatasetPreset& preset) {
   const auto weights = document_weights(preset);
   double mean = 0;
-  for (std::size_t i = 0; i < weights.size(); ++i) mean += weights[i] * analytic_mean(preset.components[i].distribution);
+  for (std::size_t i = 0; i < weights.size(); ++i)
+    mean += weights[i] * analytic_mean(preset.components[i].distribution);
   return mean;
 }
 
@@ -195,14 +202,15 @@ std::string describe(const DatasetPreset& preset) {
   std::string text = preset.name + ": " + make_dataset_sampler(preset)->describe() + "\n";
   if (preset.shares_of == ShareOf::tokens) {
     text += "  token shares:";
-    for (const auto& c : preset.components) text += " " + c.label + " " + format(100.0 * c.share, "%.0f%%") + ";";
+    for (const auto& c : preset.components)
+      text += " " + c.label + " " + format(100.0 * c.share, "%.0f%%") + ";";
     text += "\n";
   }
   text += "  source: " + preset.source + "\n";
   text += "  assumed: " + preset.assumptions + "\n";
-  text += "  target quantiles: p50 " + format(preset.targets.p50, "%.0f") + ", p90 " + format(preset.targets.p90, "%.0f") +
-          ", p99 " + format(preset.targets.p99, "%.0f") + " tokens (tolerance " +
-          format(100.0 * preset.tolerance, "%.0f%%") + ")\n";
+  text += "  target quantiles: p50 " + format(preset.targets.p50, "%.0f") + ", p90 " +
+          format(preset.targets.p90, "%.0f") + ", p99 " + format(preset.targets.p99, "%.0f") +
+          " tokens (tolerance " + format(100.0 * preset.tolerance, "%.0f%%") + ")\n";
   text += "  mean: " + format(analytic_mean(preset), "%.0f") + " tokens (fit)";
   if (preset.source_mean) text += ", " + format(*preset.source_mean, "%.0f") + " (source)";
   text += "\n";

@@ -17,9 +17,9 @@ namespace zb {
 enum class ShareOf { documents, tokens };
 
 struct DatasetComponent {
-  std::string label;               // e.g. "books (PG-19-like)"
-  DistributionSpec distribution;   // kind "lognormal", optionally with a Pareto tail
-  double share = 1.0;              // of documents or of tokens, as the preset's shares_of says
+  std::string label;              // e.g. "books (PG-19-like)"
+  DistributionSpec distribution;  // kind "lognormal", optionally with a Pareto tail
+  double share = 1.0;             // of documents or of tokens, as the preset's shares_of says
 };
 
 // The quantiles of document length (tokens) that a preset is meant to reproduce; tests sample the preset

@@ -56,7 +56,8 @@ std::vector<std::int64_t> read_lengths_file(const std::filesystem::path& path) {
   while (std::getline(in, line)) {
     ++line_number;
     std::string_view content = line;
-    if (const auto hash = content.find('#'); hash != std::string_view::npos) content = content.substr(0, hash);
+    if (const auto hash = content.find('#'); hash != std::string_view::npos)
+      content = content.substr(0, hash);
     content = trim(content);
     if (content.empty()) continue;
 
@@ -66,15 +67,13 @@ std::vector<std::int64_t> read_lengths_file(const std::filesystem::path& path) {
     const auto [stop, parse_error] = std::from_chars(content.data(), end, value);
     const Location where = in_file(file, line_number);
     if (parse_error == std::errc::result_out_of_range) {
-      throw_input_error(where, "line " + std::to_string(line_number) + ": " + quote(content) + " is too large", kFormatHint);
+      throw_input_error(where, quote(content) + " is too large", kFormatHint);
     }
     if (parse_error != std::errc{} || stop != end) {
-      throw_input_error(where, "line " + std::to_string(line_number) + ": " + quote(content) + " is not an integer",
-                        kFormatHint);
+      throw_input_error(where, quote(content) + " is not an integer", kFormatHint);
     }
     if (value < 1) {
-      throw_input_error(where, "line " + std::to_string(line_number) + ": length " + std::to_string(value) +
-                                   " is not positive", kFormatHint);
+      throw_input_error(where, "length " + std::to_string(value) + " is not positive", kFormatHint);
     }
     lengths.push_back(value);
   }

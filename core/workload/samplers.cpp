@@ -17,16 +17,19 @@ Location distribution_key(const char* key) {
   return where;
 }
 
-// Short, fixed-precision formatting for describe(): std::to_string prints six decimals everywhere.
+// Short formatting for describe(): whole tokens for lengths, three significant digits for shapes
+// (std::to_string prints six decimals everywhere, %g prints 9e+04 for a 90K median).
 std::string number(double x) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.4g", x);
+  char buffer[48];
+  std::snprintf(buffer, sizeof buffer, std::fabs(x) >= 100.0 ? "%.0f" : "%.3g", x);
   return buffer;
 }
 
 }  // namespace
 
-double uniform_open01(Rng& rng) { return (static_cast<double>(rng.next_u64() >> 11) + 0.5) * 0x1.0p-53; }
+double uniform_open01(Rng& rng) {
+  return (static_cast<double>(rng.next_u64() >> 11) + 0.5) * 0x1.0p-53;
+}
 
 std::int64_t to_document_length(double x) {
   if (!(x >= 1.0)) return 1;  // also catches NaN
@@ -44,14 +47,18 @@ LognormalTailSampler::LognormalTailSampler(const DistributionSpec& spec)
       tail_from_(spec.tail_from),
       tail_start_(std::numeric_limits<double>::infinity()) {
   ProblemList problems;
-  if (!(median_ > 0.0) || !std::isfinite(median_)) problems.add(distribution_key("median"), "median must be a positive number of tokens");
-  if (!(sigma_ >= 0.0) || !std::isfinite(sigma_)) problems.add(distribution_key("sigma"), "sigma must be ≥ 0");
+  if (!(median_ > 0.0) || !std::isfinite(median_))
+    problems.add(distribution_key("median"), "median must be a positive number of tokens");
+  if (!(sigma_ >= 0.0) || !std::isfinite(sigma_))
+    problems.add(distribution_key("sigma"), "sigma must be ≥ 0");
   if (has_tail_) {
     if (!(tail_alpha_ > 0.0) || !std::isfinite(tail_alpha_)) {
-      problems.add(distribution_key("tail_alpha"), "tail_alpha must be > 0", "typical text tails have α between 1.2 and 2");
+      problems.add(distribution_key("tail_alpha"), "tail_alpha must be > 0",
+                   "typical text tails have α between 1.2 and 2");
     }
     if (!(tail_from_ > 0.0 && tail_from_ < 1.0)) {
-      problems.add(distribution_key("tail_from"), "tail_from must be a quantile strictly between 0 and 1", "e.g. 0.95");
+      problems.add(distribution_key("tail_from"), "tail_from must be a quantile strictly between 0 and 1",
+                   "e.g. 0.95");
     }
   }
   problems.throw_if_any();
@@ -64,7 +71,9 @@ double LognormalTailSampler::quantile(double u) const {
   return tail_start_ * std::pow(1.0 - v, -1.0 / tail_alpha_);
 }
 
-std::int64_t LognormalTailSampler::draw(Rng& rng) const { return to_document_length(quantile(uniform_open01(rng))); }
+std::int64_t LognormalTailSampler::draw(Rng& rng) const {
+  return to_document_length(quantile(uniform_open01(rng)));
+}
 
 double LognormalTailSampler::mean() const {
   const double full_body = median_ * std::exp(0.5 * sigma_ * sigma_);
@@ -91,7 +100,8 @@ std::string LognormalTailSampler::describe() const {
 UniformSampler::UniformSampler(std::int64_t min, std::int64_t max) : min_(min), max_(max) {
   ProblemList problems;
   if (min < 1) problems.add(distribution_key("min"), "min must be ≥ 1 token");
-  if (max < min) problems.add(distribution_key("max"), "max must be ≥ min", "set both min and max for kind \"uniform\"");
+  if (max < min)
+    problems.add(distribution_key("max"), "max must be ≥ min", "set both min and max for kind \"uniform\"");
   problems.throw_if_any();
 }
 
@@ -100,15 +110,22 @@ std::int64_t UniformSampler::draw(Rng& rng) const {
   return min_ + static_cast<std::int64_t>(rng.below(span));
 }
 
-std::string UniformSampler::describe() const { return "uniform[" + std::to_string(min_) + ", " + std::to_string(max_) + "]"; }
-
-FixedSampler::FixedSampler(std::int64_t value) : value_(value) {
-  if (value < 1) throw_input_error(distribution_key("value"), "value must be ≥ 1 token", "kind \"fixed\" needs \"value\"");
+std::string UniformSampler::describe() const {
+  return "uniform[" + std::to_string(min_) + ", " + std::to_string(max_) + "]";
 }
 
-std::int64_t FixedSampler::draw(Rng& /*rng*/) const { return value_; }
+FixedSampler::FixedSampler(std::int64_t value) : value_(value) {
+  if (value < 1)
+    throw_input_error(distribution_key("value"), "value must be ≥ 1 token", "kind \"fixed\" needs \"value\"");
+}
 
-std::string FixedSampler::describe() const { return "fixed(" + std::to_string(value_) + ")"; }
+std::int64_t FixedSampler::draw(Rng& /*rng*/) const {
+  return value_;
+}
+
+std::string FixedSampler::describe() const {
+  return "fixed(" + std::to_string(value_) + ")";
+}
 
 // --- mixture -------------------------------------------------------------------------------------------
 
@@ -156,7 +173,9 @@ EmpiricalSampler::EmpiricalSampler(std::vector<std::int64_t> lengths, std::strin
   }
 }
 
-std::int64_t EmpiricalSampler::draw(Rng& rng) const { return lengths_[rng.below(lengths_.size())]; }
+std::int64_t EmpiricalSampler::draw(Rng& rng) const {
+  return lengths_[rng.below(lengths_.size())];
+}
 
 std::string EmpiricalSampler::describe() const {
   return "lengths of " + std::to_string(lengths_.size()) + " documents from " + origin_ + ", drawn uniformly";

@@ -36,9 +36,9 @@ class LognormalTailSampler final : public LengthSampler {
   std::int64_t draw(Rng& rng) const override;
   [[nodiscard]] std::string describe() const override;
 
-  [[nodiscard]] double quantile(double u) const;     // continuous quantile function Q(u), 0 < u < 1
+  [[nodiscard]] double quantile(double u) const;  // continuous quantile function Q(u), 0 < u < 1
   [[nodiscard]] double tail_start() const { return tail_start_; }  // x_min (infinity without a tail)
-  [[nodiscard]] double mean() const;                 // analytic; infinity when α ≤ 1
+  [[nodiscard]] double mean() const;                               // analytic; infinity when α ≤ 1
 
  private:
   double median_;

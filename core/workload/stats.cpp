@@ -14,7 +14,8 @@ double quantile_of_sorted(std::span<const std::int64_t> sorted, double p) {
   return low + (h - static_cast<double>(below)) * (static_cast<double>(sorted[above]) - low);
 }
 
-LengthStats compute_length_stats(std::span<const std::int64_t> lengths, std::span<const std::int64_t> thresholds) {
+LengthStats compute_length_stats(std::span<const std::int64_t> lengths,
+                                 std::span<const std::int64_t> thresholds) {
   LengthStats stats;
   for (const auto t : thresholds) stats.above.push_back({.threshold = t});
   if (lengths.empty()) return stats;
@@ -72,12 +73,14 @@ std::string format_length_stats(const LengthStats& stats) {
                 static_cast<long long>(stats.min), static_cast<long long>(stats.max));
   text += line;
   const auto& q = stats.quantiles;
-  std::snprintf(line, sizeof line, "p10 %.0f  p25 %.0f  p50 %.0f  p75 %.0f  p90 %.0f  p95 %.0f  p99 %.0f  p99.9 %.0f\n",
-                q.p10, q.p25, q.p50, q.p75, q.p90, q.p95, q.p99, q.p999);
+  std::snprintf(line, sizeof line,
+                "p10 %.0f  p25 %.0f  p50 %.0f  p75 %.0f  p90 %.0f  p95 %.0f  p99 %.0f  p99.9 %.0f\n", q.p10,
+                q.p25, q.p50, q.p75, q.p90, q.p95, q.p99, q.p999);
   text += line;
   for (const auto& a : stats.above) {
     std::snprintf(line, sizeof line, "> %lld: %.2f%% of sequences, %.1f%% of tokens, %.1f%% of sum(s^2)\n",
-                  static_cast<long long>(a.threshold), 100.0 * a.sequences, 100.0 * a.tokens, 100.0 * a.attention);
+                  static_cast<long long>(a.threshold), 100.0 * a.sequences, 100.0 * a.tokens,
+                  100.0 * a.attention);
     text += line;
   }
   return text;

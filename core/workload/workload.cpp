@@ -39,7 +39,8 @@ std::shared_ptr<const LengthSampler> make_sampler(const WorkloadSpec& spec) {
     case WorkloadSource::distribution:
       return make_distribution_sampler(spec.distribution);
     case WorkloadSource::lengths_file:
-      return std::make_shared<EmpiricalSampler>(read_lengths_file(spec.lengths_file), spec.lengths_file.string());
+      return std::make_shared<EmpiricalSampler>(read_lengths_file(spec.lengths_file),
+                                                spec.lengths_file.string());
   }
   throw_input_error(workload_key("source"), "no workload source is set");
 }
@@ -54,7 +55,9 @@ bool append_within_budget(std::vector<std::int64_t>& lengths, std::int64_t piece
 
 }  // namespace
 
-std::int64_t Batch::total_tokens() const { return std::accumulate(lengths.begin(), lengths.end(), std::int64_t{0}); }
+std::int64_t Batch::total_tokens() const {
+  return std::accumulate(lengths.begin(), lengths.end(), std::int64_t{0});
+}
 
 Workload::Workload(const Scenario& scenario)
     : spec_(scenario.workload), seed_(scenario.seed), sampler_(nullptr) {
@@ -94,13 +97,20 @@ Batch Workload::batch(int iteration) const {
 std::string Workload::describe() const {
   std::string source;
   switch (spec_.source) {
-    case WorkloadSource::dataset: source = "dataset " + spec_.dataset + ": "; break;
-    case WorkloadSource::distribution: source = "distribution "; break;
-    case WorkloadSource::lengths_file: source = ""; break;
+    case WorkloadSource::dataset:
+      source = "dataset " + spec_.dataset + ": ";
+      break;
+    case WorkloadSource::distribution:
+      source = "distribution ";
+      break;
+    case WorkloadSource::lengths_file:
+      source = "";
+      break;
   }
   return source + sampler_->describe() + "\nmax_seq_len " + std::to_string(spec_.max_seq_len) + " (" +
          to_string(spec_.long_documents) + "), " + std::to_string(spec_.tokens_per_iteration) +
-         " tokens per iteration, " + std::to_string(spec_.iterations) + " iterations, seed " + std::to_string(seed_);
+         " tokens per iteration, " + std::to_string(spec_.iterations) + " iterations, seed " +
+         std::to_string(seed_);
 }
 
 }  // namespace zb

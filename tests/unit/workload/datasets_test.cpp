@@ -5,8 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <cmath>
+#include <filesystem>
 #include <iostream>
 #include <set>
 
@@ -27,7 +27,8 @@ LengthStats sample_preset(const DatasetPreset& preset, std::uint64_t seed = 17) 
 }
 
 void expect_within(double measured, double target, double tolerance, const std::string& what) {
-  EXPECT_NEAR(measured / target, 1.0, tolerance) << what << ": measured " << measured << ", target " << target;
+  EXPECT_NEAR(measured / target, 1.0, tolerance)
+      << what << ": measured " << measured << ", target " << target;
 }
 
 TEST(DatasetPresets, TableHasTheDocumentedPresetsWithUniqueNames) {
@@ -81,7 +82,8 @@ TEST(DatasetPresets, Prolong64kTakesItsTokenSharesFromTheTable) {
 TEST(DatasetPresets, BimodalLongMatchesByteScalesShares) {
   const auto lengths = draw_many(*make_dataset_sampler(*find_dataset("bimodal-long")), kDocuments, 23);
   const auto at_most_4k = std::count_if(lengths.begin(), lengths.end(), [](auto s) { return s <= 4096; });
-  const auto at_least_2m = std::count_if(lengths.begin(), lengths.end(), [](auto s) { return s >= (1 << 21); });
+  const auto at_least_2m =
+      std::count_if(lengths.begin(), lengths.end(), [](auto s) { return s >= (1 << 21); });
   EXPECT_NEAR(static_cast<double>(at_most_4k) / kDocuments, 0.80, 0.01);
   // 0.05% of 200K is 100 documents; ±40% covers four standard deviations of the count.
   EXPECT_NEAR(static_cast<double>(at_least_2m) / kDocuments, 0.0005, 0.0002);

@@ -31,14 +31,16 @@ Problem read_error(std::string_view name, std::string_view content) {
 }
 
 TEST(LengthsFile, ReadsIntegersCommentsAndBlankLines) {
-  const TempFile file("good.txt", "# lengths of a toy corpus\n100\n\n  200  \n300 # trailing comment\r\n\t4\n5");
+  const TempFile file("good.txt",
+                      "# lengths of a toy corpus\n100\n\n  200  \n300 # trailing comment\r\n\t4\n5");
   EXPECT_EQ(read_lengths_file(file.path()), (std::vector<std::int64_t>{100, 200, 300, 4, 5}));
 }
 
 TEST(LengthsFile, MalformedLineNamesFileAndLineNumber) {
   const Problem problem = read_error("letters.txt", "100\n200\n# comment\n\nabc\n300\n");
   EXPECT_EQ(problem.where.line, 5);
-  EXPECT_NE(problem.what.find("line 5"), std::string::npos) << problem.what;
+  // The message reads file:line: what, like a compiler's.
+  EXPECT_NE(problem.str().find(problem.where.file + ":5: "), std::string::npos) << problem.str();
   EXPECT_NE(problem.what.find("'abc'"), std::string::npos) << problem.what;
   EXPECT_FALSE(problem.hint.empty());
 }

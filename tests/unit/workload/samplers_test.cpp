@@ -18,7 +18,8 @@ namespace {
 
 using testing::draw_many;
 
-DistributionSpec lognormal_spec(double median, double sigma, std::optional<double> alpha = {}, double from = 0.95) {
+DistributionSpec lognormal_spec(double median, double sigma, std::optional<double> alpha = {},
+                                double from = 0.95) {
   DistributionSpec spec;
   spec.kind = "lognormal";
   spec.median = median;

@@ -23,10 +23,10 @@ TEST(LengthStats, CountMeanMinMax) {
 TEST(LengthStats, QuantilesInterpolateBetweenRanks) {
   // Sorted: 1 2 3 4 10000 40000; h = 5p; value = x[⌊h⌋] + frac(h)·(x[⌊h⌋+1] − x[⌊h⌋]).
   const auto q = compute_length_stats(kLengths).quantiles;
-  EXPECT_DOUBLE_EQ(q.p10, 1.5);     // h = 0.5
-  EXPECT_DOUBLE_EQ(q.p25, 2.25);    // h = 1.25
-  EXPECT_DOUBLE_EQ(q.p50, 3.5);     // h = 2.5
-  EXPECT_DOUBLE_EQ(q.p75, 7501.0);  // h = 3.75: 4 + 0.75·9996
+  EXPECT_DOUBLE_EQ(q.p10, 1.5);      // h = 0.5
+  EXPECT_DOUBLE_EQ(q.p25, 2.25);     // h = 1.25
+  EXPECT_DOUBLE_EQ(q.p50, 3.5);      // h = 2.5
+  EXPECT_DOUBLE_EQ(q.p75, 7501.0);   // h = 3.75: 4 + 0.75·9996
   EXPECT_DOUBLE_EQ(q.p90, 25000.0);  // h = 4.5: 10000 + 0.5·30000
   EXPECT_DOUBLE_EQ(q.p95, 32500.0);
   EXPECT_DOUBLE_EQ(q.p99, 38500.0);

@@ -1,14 +1,14 @@
 #pragma once
 // Helpers shared by the workload tests: scenarios built in code (the scenario parser is another module)
 // and temporary files that clean up after themselves.
+#include <unistd.h>
+
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <unistd.h>
 
 #include "core/common/rng.hpp"
 #include "core/config/scenario.hpp"

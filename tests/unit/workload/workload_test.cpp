@@ -44,7 +44,8 @@ TEST(WorkloadBatch, SameSeedGivesSameLengths) {
 }
 
 TEST(WorkloadBatch, DifferentSeedGivesDifferentLengths) {
-  EXPECT_NE(lengths_of(scenario_with_dataset("wikipedia", 1)), lengths_of(scenario_with_dataset("wikipedia", 2)));
+  EXPECT_NE(lengths_of(scenario_with_dataset("wikipedia", 1)),
+            lengths_of(scenario_with_dataset("wikipedia", 2)));
 }
 
 TEST(WorkloadBatch, IterationsAreIndependentStreams) {
