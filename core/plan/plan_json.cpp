@@ -39,7 +39,11 @@ ojson op_json(const Op& op) {
         j["zigzag"] = {{"kv_rank", op.zigzag_kv_rank}};
       } else if (op.blocks.size() == 1) {
         // The common single-block form is flat, as in DESIGN §5's example.
-        for (const auto& [k, v] : block_json(op.blocks.front()).items()) j[k] = v;
+        const AttentionBlock& b = op.blocks.front();
+        j["seq"] = b.seq;
+        j["q"] = {b.q0, b.q1};
+        j["k"] = {b.k0, b.k1};
+        j["mask"] = to_string(b.mask);
       } else {
         ojson blocks = ojson::array();
         for (const auto& b : op.blocks) blocks.push_back(block_json(b));

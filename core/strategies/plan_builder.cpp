@@ -216,7 +216,7 @@ int PlanBuilder::add_output_gemms(int rank, std::int64_t tokens, std::vector<int
 }
 
 std::vector<int> PlanBuilder::add_remap(const std::vector<plan::RemapMove>& moves, plan::RemapDirection direction,
-                                        const std::vector<int>& deps, double bytes_per_token, int micro_batch) {
+                                        const std::vector<std::vector<int>>& deps, double bytes_per_token, int micro_batch) {
   const auto n = static_cast<std::size_t>(plan_.world_size);
   std::vector<Op> ops(n);
   for (const auto& mv : moves) {
@@ -235,7 +235,7 @@ std::vector<int> PlanBuilder::add_remap(const std::vector<plan::RemapMove>& move
     ops[r].direction = direction;
     ops[r].micro_batch = micro_batch;
     ops[r].name = direction == plan::RemapDirection::to_linear ? "remap to linear" : "remap to attention";
-    if (deps[r] >= 0) ops[r].deps = {deps[r]};
+    ops[r].deps = deps[r];
     ids[r] = add_op(static_cast<int>(r), std::move(ops[r]));
   }
   return ids;

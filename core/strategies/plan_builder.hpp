@@ -41,7 +41,7 @@ class PlanBuilder {
 
   // The remap of one micro-batch: every rank gets one remap op with its moves; returns op ids per rank.
   std::vector<int> add_remap(const std::vector<plan::RemapMove>& moves, plan::RemapDirection direction,
-                             const std::vector<int>& deps, double bytes_per_token, int micro_batch);
+                             const std::vector<std::vector<int>>& deps, double bytes_per_token, int micro_batch);
 
   void set_linear_layout(std::vector<plan::RankLayout> layout);  // default: equal to the attention layout
   void set_remap(std::vector<plan::RemapMove> moves);

@@ -1,7 +1,16 @@
+#include <chrono>
+
 #include "core/common/error.hpp"
 #include "core/strategies/baselines.hpp"
 
 namespace zb {
+
+plan::Plan timed_plan(const Strategy& strategy, const Batch& batch) {
+  const auto t0 = std::chrono::steady_clock::now();
+  plan::Plan p = strategy.make_plan(batch);
+  p.planner_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return p;
+}
 
 std::vector<std::string> strategy_names() { return {"zeppelin", "ring-cp", "uniform-cp"}; }
 

@@ -24,6 +24,9 @@ class Strategy {
 [[nodiscard]] std::unique_ptr<Strategy> make_strategy(const SystemSpec& system, const Scenario& scenario,
                                                       const CostModel& cost);
 
+// Plans a batch and records the wall-clock planning time in plan.planner_seconds.
+[[nodiscard]] plan::Plan timed_plan(const Strategy& strategy, const Batch& batch);
+
 // The strategies this build knows, for `list systems` and error messages.
 [[nodiscard]] std::vector<std::string> strategy_names();
 

@@ -1,0 +1,249 @@
+#include "core/strategies/zeppelin/partitioner.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <numeric>
+#include <set>
+
+namespace zb::zeppelin {
+namespace {
+
+constexpr double balance_tolerance = 0.05;  // a GPU may exceed the mean load by 5 % before we split more
+
+struct Model {
+  const CostModel& cost;
+  PartitionOptions opt;
+  int world, gpn, nodes;
+  std::int64_t capacity;
+  LinkSpec inter;
+
+  Model(const CostModel& c, const PartitionOptions& o)
+      : cost(c), opt(o), world(c.cluster().world_size()), gpn(c.cluster().gpus_per_node), nodes(c.cluster().nodes),
+        capacity(c.token_capacity_per_gpu()), inter(o.routing ? c.routed_internode() : c.nic_per_gpu()) {}
+
+  double linear(double tokens) const { return opt.include_linear ? cost.linear_fwd_time(tokens) : 0.0; }
+
+  double local_seconds(double s) const {
+    return cost.attention_time(cost.attention_fwd_flops(s * (s + 1) / 2), s) + linear(s);
+  }
+
+  // One zigzag ring step with per-rank chunk c: compute of ≈ c²/2 pairs against the transfer of c tokens' KV.
+  double step_compute(double c) const { return cost.attention_time(cost.attention_fwd_flops(c * c / 2), c / 2); }
+  double step_transfer(double c, const LinkSpec& link) const { return cost.transfer_time(cost.kv_bytes(c), link); }
+
+  // Estimated per-rank seconds of a ring of p ranks over one sequence of s tokens.
+  double ring_seconds(double s, int p) const {
+    if (p <= 1) return local_seconds(s);
+    const double c = s / p;
+    const LinkSpec& link = p <= gpn ? cost.nvlink() : inter;
+    const double compute = step_compute(c), transfer = step_transfer(c, link);
+    return compute + (p - 1) * std::max(compute, transfer) + linear(c);
+  }
+
+  double hide_point(const LinkSpec& link) const {
+    double lo = 1, hi = 1 << 24;
+    if (step_compute(hi) < step_transfer(hi, link)) return std::numeric_limits<double>::infinity();
+    for (int i = 0; i < 60; ++i) {
+      const double mid = (lo + hi) / 2;
+      (step_compute(mid) >= step_transfer(mid, link) ? hi : lo) = mid;
+    }
+    return hi;
+  }
+
+  // Tokens a rank holds for one sequence in a zigzag ring of p (padded chunks, an upper bound).
+  static std::int64_t rank_tokens(std::int64_t s, int p) { return p <= 1 ? s : 2 * ((s + 2LL * p - 1) / (2LL * p)); }
+
+  int degree(std::int64_t s, double load_target) const {
+    const std::int64_t p_mem = capacity > 0 ? (s + capacity - 1) / capacity : std::numeric_limits<int>::max();
+    const double p_load = load_target > 0 ? local_seconds(static_cast<double>(s)) / (load_target * (1 + balance_tolerance)) : 1;
+    std::int64_t p = std::max<std::int64_t>({1, p_mem, static_cast<std::int64_t>(std::ceil(p_load - 1e-9))});
+    if (p > gpn) p = ((p + gpn - 1) / gpn) * gpn;  // inter-node rings take whole nodes
+    return static_cast<int>(std::min<std::int64_t>(p, std::numeric_limits<int>::max()));
+  }
+};
+
+std::int64_t first_length_with(const std::function<bool(std::int64_t)>& pred) {
+  std::int64_t lo = 1, hi = std::int64_t{1} << 40;
+  if (!pred(hi)) return 0;  // never
+  while (lo < hi) {
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    (pred(mid) ? hi : lo) = pred(mid) ? mid : mid + 1;
+  }
+  return lo;
+}
+
+}  // namespace
+
+Partition partition(const std::vector<std::int64_t>& lengths, const CostModel& cost, const PartitionOptions& options,
+                    int micro_batch) {
+  const Model m(cost, options);
+  Partition out;
+  out.gpu_load.assign(static_cast<std::size_t>(m.world), 0.0);
+  out.gpu_tokens.assign(static_cast<std::size_t>(m.world), 0);
+  auto& load = out.gpu_load;
+  auto& tokens = out.gpu_tokens;
+
+  double total = 0;
+  for (auto s : lengths) total += m.local_seconds(static_cast<double>(s));
+  const double target = total / m.world;
+  auto& th = out.thresholds;
+  th.hide_nvlink_tokens = m.hide_point(cost.nvlink());
+  th.hide_internode_tokens = m.hide_point(m.inter);
+  th.load_target_seconds = target;
+  th.local_below = first_length_with([&](std::int64_t s) { return m.degree(s, target) >= 2; });
+  th.inter_from = first_length_with([&](std::int64_t s) { return m.degree(s, target) > m.gpn; });
+
+  std::vector<int> order(lengths.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return lengths[static_cast<std::size_t>(a)] > lengths[static_cast<std::size_t>(b)]; });
+
+  auto add_oom = [&](int rank, std::int64_t need) {
+    out.oom.push_back({rank, micro_batch, need, m.capacity});
+  };
+
+  if (!options.hierarchical) {
+    GroupAssignment g;
+    g.level = m.nodes > 1 ? plan::Level::inter_node : (m.world > 1 ? plan::Level::intra_node : plan::Level::local);
+    for (int r = 0; r < m.world; ++r) g.ranks.push_back(r);
+    g.docs = order;
+    for (int d : order) {
+      const auto s = lengths[static_cast<std::size_t>(d)];
+      for (int r = 0; r < m.world; ++r) {
+        load[static_cast<std::size_t>(r)] += m.ring_seconds(static_cast<double>(s), m.world);
+        tokens[static_cast<std::size_t>(r)] += Model::rank_tokens(s, m.world);
+      }
+    }
+    for (int r = 0; r < m.world; ++r) {
+      if (tokens[static_cast<std::size_t>(r)] > m.capacity) add_oom(r, tokens[static_cast<std::size_t>(r)]);
+    }
+    out.groups.push_back(std::move(g));
+    return out;
+  }
+
+  std::vector<GroupAssignment> inter, intra;
+  std::vector<std::vector<int>> local(static_cast<std::size_t>(m.world));
+  std::map<std::vector<int>, std::size_t> inter_by_ranks, intra_by_ranks;
+  auto place_ring = [&](int doc, std::vector<int> ranks, plan::Level level) {
+    const auto s = lengths[static_cast<std::size_t>(doc)];
+    const int p = static_cast<int>(ranks.size());
+    for (int r : ranks) {
+      load[static_cast<std::size_t>(r)] += m.ring_seconds(static_cast<double>(s), p);
+      tokens[static_cast<std::size_t>(r)] += Model::rank_tokens(s, p);
+    }
+    auto& groups = level == plan::Level::inter_node ? inter : intra;
+    auto& index = level == plan::Level::inter_node ? inter_by_ranks : intra_by_ranks;
+    const auto it = index.find(ranks);
+    if (it != index.end()) {
+      groups[it->second].docs.push_back(doc);
+    } else {
+      index.emplace(ranks, groups.size());
+      groups.push_back({level, std::move(ranks), {doc}});
+    }
+  };
+  auto node_load = [&](int node) {
+    double l = 0;
+    for (int i = 0; i < m.gpn; ++i) l += load[static_cast<std::size_t>(node * m.gpn + i)];
+    return l;
+  };
+
+  for (int doc : order) {
+    const auto s = lengths[static_cast<std::size_t>(doc)];
+    const int p = m.degree(s, target);
+    if (p <= 1) continue;  // local, placed below
+    if (p > m.gpn) {
+      const int span = std::min(m.nodes, p / m.gpn);
+      if (Model::rank_tokens(s, span * m.gpn) > m.capacity) {
+        add_oom(0, Model::rank_tokens(s, span * m.gpn));
+        continue;
+      }
+      std::vector<int> nodes(static_cast<std::size_t>(m.nodes));
+      std::iota(nodes.begin(), nodes.end(), 0);
+      std::stable_sort(nodes.begin(), nodes.end(), [&](int a, int b) { return node_load(a) < node_load(b); });
+      nodes.resize(static_cast<std::size_t>(span));
+      std::sort(nodes.begin(), nodes.end());
+      std::vector<int> ranks;
+      for (int n : nodes) for (int i = 0; i < m.gpn; ++i) ranks.push_back(n * m.gpn + i);
+      place_ring(doc, std::move(ranks), span > 1 ? plan::Level::inter_node : plan::Level::intra_node);
+      continue;
+    }
+    // Intra-node ring of exactly p GPUs: the least-loaded node that has p GPUs with room.
+    const std::int64_t need = Model::rank_tokens(s, p);
+    int best_node = -1;
+    for (int n = 0; n < m.nodes; ++n) {
+      int with_room = 0;
+      for (int i = 0; i < m.gpn; ++i) with_room += tokens[static_cast<std::size_t>(n * m.gpn + i)] + need <= m.capacity;
+      if (with_room >= p && (best_node < 0 || node_load(n) < node_load(best_node))) best_node = n;
+    }
+    if (best_node < 0) {
+      add_oom(0, need);
+      continue;
+    }
+    std::vector<int> gpus;
+    for (int i = 0; i < m.gpn; ++i) {
+      const int r = best_node * m.gpn + i;
+      if (tokens[static_cast<std::size_t>(r)] + need <= m.capacity) gpus.push_back(r);
+    }
+    std::stable_sort(gpus.begin(), gpus.end(), [&](int a, int b) { return load[static_cast<std::size_t>(a)] < load[static_cast<std::size_t>(b)]; });
+    gpus.resize(static_cast<std::size_t>(p));
+    std::sort(gpus.begin(), gpus.end());
+    place_ring(doc, std::move(gpus), plan::Level::intra_node);
+  }
+
+  // Local sequences, longest first, to the least-loaded GPU with room (LPT).
+  std::set<std::pair<double, int>> by_load;
+  for (int r = 0; r < m.world; ++r) by_load.insert({load[static_cast<std::size_t>(r)], r});
+  for (int doc : order) {
+    const auto s = lengths[static_cast<std::size_t>(doc)];
+    if (m.degree(s, target) > 1) continue;
+    auto it = std::find_if(by_load.begin(), by_load.end(), [&](const auto& e) { return tokens[static_cast<std::size_t>(e.second)] + s <= m.capacity; });
+    if (it == by_load.end()) {
+      add_oom(by_load.begin()->second, tokens[static_cast<std::size_t>(by_load.begin()->second)] + s);
+      continue;
+    }
+    const int r = it->second;
+    by_load.erase(it);
+    load[static_cast<std::size_t>(r)] += m.local_seconds(static_cast<double>(s));
+    tokens[static_cast<std::size_t>(r)] += s;
+    local[static_cast<std::size_t>(r)].push_back(doc);
+    by_load.insert({load[static_cast<std::size_t>(r)], r});
+  }
+
+  // Refine: split the most loaded GPU's largest local sequence into a 2-GPU ring inside its node.
+  for (int iter = 0; iter < 2 * m.world && m.gpn >= 2; ++iter) {
+    const auto max_it = std::max_element(load.begin(), load.end());
+    const int r = static_cast<int>(max_it - load.begin());
+    const double mean = std::accumulate(load.begin(), load.end(), 0.0) / m.world;
+    auto& mine = local[static_cast<std::size_t>(r)];
+    if (*max_it <= mean * (1 + balance_tolerance) || mine.empty()) break;
+    const auto big = std::max_element(mine.begin(), mine.end(), [&](int a, int b) { return lengths[static_cast<std::size_t>(a)] < lengths[static_cast<std::size_t>(b)]; });
+    const auto s = lengths[static_cast<std::size_t>(*big)];
+    const int node = r / m.gpn;
+    int partner = -1;
+    for (int i = 0; i < m.gpn; ++i) {
+      const int q = node * m.gpn + i;
+      if (q == r || tokens[static_cast<std::size_t>(q)] + Model::rank_tokens(s, 2) > m.capacity) continue;
+      if (partner < 0 || load[static_cast<std::size_t>(q)] < load[static_cast<std::size_t>(partner)]) partner = q;
+    }
+    if (partner < 0) break;
+    const double ring = m.ring_seconds(static_cast<double>(s), 2);
+    const double new_r = load[static_cast<std::size_t>(r)] - m.local_seconds(static_cast<double>(s)) + ring;
+    const double new_p = load[static_cast<std::size_t>(partner)] + ring;
+    if (std::max(new_r, new_p) >= load[static_cast<std::size_t>(r)]) break;
+    const int doc = *big;
+    mine.erase(big);
+    load[static_cast<std::size_t>(r)] -= m.local_seconds(static_cast<double>(s));
+    tokens[static_cast<std::size_t>(r)] -= s;
+    place_ring(doc, {std::min(r, partner), std::max(r, partner)}, plan::Level::intra_node);
+  }
+
+  out.groups = std::move(inter);
+  for (auto& g : intra) out.groups.push_back(std::move(g));
+  for (int r = 0; r < m.world; ++r) {
+    if (!local[static_cast<std::size_t>(r)].empty()) out.groups.push_back({plan::Level::local, {r}, local[static_cast<std::size_t>(r)]});
+  }
+  return out;
+}
+
+}  // namespace zb::zeppelin

@@ -1,0 +1,56 @@
+#pragma once
+// Zeppelin's hierarchical sequence partitioner (docs/STRATEGIES.md § zeppelin).
+//
+// 1. Hide points: for each link (NVLink; the routed NIC aggregate, or one GPU's NIC without routing) the
+//    smallest per-rank chunk c = s/P at which one zigzag ring step's attention compute covers its KV
+//    transfer, solved on the cost model.
+// 2. Degree: each sequence needs P ≥ ⌈s/M⌉ ranks for memory and P ≥ cost(s)/L* for balance, where L* is
+//    the mean per-GPU load of the batch. P = 1 → local; 2 ≤ P ≤ G → an intra-node ring of exactly P GPUs
+//    (any P, not only the whole node); P > G → an inter-node ring over ⌈P/G⌉ whole nodes. A degree is
+//    raised while that lowers the sequence's estimated ring time (more ranks hide more compute) up to the
+//    level's limit.
+// 3. Balance: inter-node rings go to the least-loaded node sets, intra-node rings to the least-loaded
+//    node (on its P least-loaded GPUs), local sequences longest-first to the least-loaded GPU with room.
+// 4. Refine: while the most loaded GPU exceeds the mean by more than 5 %, split its largest local sequence
+//    into a 2-GPU intra-node ring when the estimate says the maximum load drops.
+#include <cstdint>
+#include <vector>
+
+#include "core/cost/cost_model.hpp"
+#include "core/plan/plan.hpp"
+
+namespace zb::zeppelin {
+
+struct PartitionOptions {
+  bool routing = true;       // inter-node bandwidth = the node's NIC aggregate
+  bool include_linear = false;  // without remap, linear work follows the attention layout
+  bool hierarchical = true;  // false = "flat": every sequence over all GPUs
+};
+
+// One CP group decided by the partitioner.
+struct GroupAssignment {
+  plan::Level level = plan::Level::local;
+  std::vector<int> ranks;
+  std::vector<int> docs;  // indices into the micro-batch's lengths
+};
+
+struct Thresholds {
+  double hide_nvlink_tokens = 0;   // per-rank chunk at which an NVLink ring step hides its transfer
+  double hide_internode_tokens = 0;  // same for the inter-node link the planner assumes
+  double load_target_seconds = 0;  // L*: mean per-GPU load
+  std::int64_t local_below = 0;    // sequences shorter than this stay on one GPU
+  std::int64_t inter_from = 0;     // sequences at least this long span nodes
+};
+
+struct Partition {
+  std::vector<GroupAssignment> groups;  // inter-node first, then intra-node, then local
+  Thresholds thresholds;
+  std::vector<double> gpu_load;  // estimated seconds per GPU
+  std::vector<std::int64_t> gpu_tokens;
+  std::vector<plan::OomReport> oom;
+};
+
+[[nodiscard]] Partition partition(const std::vector<std::int64_t>& lengths, const CostModel& cost,
+                                  const PartitionOptions& options, int micro_batch);
+
+}  // namespace zb::zeppelin

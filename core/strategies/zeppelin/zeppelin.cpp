@@ -1,0 +1,184 @@
+// zeppelin: hierarchical sequence partitioning, an attention engine running rings of different degrees
+// side by side (queues inter-node → intra-node → local), the routing layer for inter-node hops and the
+// remapping layer to a token-balanced linear layout. Options: routing, remap, partitioning
+// (hierarchical | flat) for ablations. See docs/STRATEGIES.md.
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "core/strategies/baselines.hpp"
+#include "core/strategies/plan_builder.hpp"
+#include "core/strategies/zeppelin/partitioner.hpp"
+#include "core/strategies/zeppelin/remap.hpp"
+#include "core/strategies/zeppelin/routing.hpp"
+
+namespace zb {
+namespace {
+
+constexpr double micro_batch_fill = 0.9;  // plan micro-batches to 90 % of memory: balancing needs slack
+
+class Zeppelin final : public Strategy {
+ public:
+  Zeppelin(const SystemSpec& system, const Scenario& scenario, const CostModel& cost)
+      : system_(system), passes_(scenario.passes), cost_(cost) {
+    const auto& o = system.options;
+    routing_ = o.value("routing", true);
+    remap_ = o.value("remap", true);
+    hierarchical_ = o.value("partitioning", std::string("hierarchical")) != "flat";
+  }
+
+  plan::Plan make_plan(const Batch& batch) const override;
+
+ private:
+  // Splits the batch into micro-batches that fit memory, balancing tokens (longest first).
+  std::vector<std::vector<std::int64_t>> split_micro_batches(const std::vector<std::int64_t>& lengths) const;
+  void plan_micro_batch(PlanBuilder& b, const std::vector<std::int64_t>& lengths, int mb, std::vector<int>& last_op,
+                        zeppelin::Router& router, nlohmann::json& facts) const;
+
+  SystemSpec system_;
+  Passes passes_;
+  const CostModel& cost_;
+  bool routing_ = true, remap_ = true, hierarchical_ = true;
+};
+
+std::vector<std::vector<std::int64_t>> Zeppelin::split_micro_batches(const std::vector<std::int64_t>& lengths) const {
+  const double capacity = static_cast<double>(cost_.token_capacity_per_gpu()) * cost_.cluster().world_size() * micro_batch_fill;
+  const double total = std::accumulate(lengths.begin(), lengths.end(), 0.0);
+  const auto k = static_cast<std::size_t>(std::max(1.0, std::ceil(total / std::max(1.0, capacity))));
+  std::vector<std::vector<std::int64_t>> mbs(k);
+  std::vector<std::int64_t> tokens(k, 0);
+  std::vector<std::size_t> order(lengths.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) { return lengths[a] > lengths[b]; });
+  for (auto d : order) {
+    const auto m = static_cast<std::size_t>(std::min_element(tokens.begin(), tokens.end()) - tokens.begin());
+    mbs[m].push_back(lengths[d]);
+    tokens[m] += lengths[d];
+  }
+  return mbs;
+}
+
+void Zeppelin::plan_micro_batch(PlanBuilder& b, const std::vector<std::int64_t>& lengths, int mb, std::vector<int>& last_op,
+                                zeppelin::Router& router, nlohmann::json& facts) const {
+  const int world = b.world_size();
+  zeppelin::PartitionOptions po;
+  po.routing = routing_;
+  po.include_linear = !remap_;
+  po.hierarchical = hierarchical_;
+  zeppelin::Partition part = zeppelin::partition(lengths, cost_, po, mb);
+  facts.push_back({{"micro_batch", mb},
+                   {"hide_nvlink_tokens", part.thresholds.hide_nvlink_tokens},
+                   {"hide_internode_tokens", part.thresholds.hide_internode_tokens},
+                   {"local_below", part.thresholds.local_below},
+                   {"inter_from", part.thresholds.inter_from},
+                   {"load_target_ms", part.thresholds.load_target_seconds * 1e3}});
+  if (!part.oom.empty()) throw part.oom;  // caught in make_plan: the whole batch is infeasible
+
+  std::vector<int> seq_of(lengths.size());
+  for (std::size_t d = 0; d < lengths.size(); ++d) seq_of[d] = b.add_sequence(lengths[d], mb);
+  std::vector<int> group_ids;
+  for (const auto& g : part.groups) {
+    std::vector<int> seqs;
+    for (int d : g.docs) seqs.push_back(seq_of[static_cast<std::size_t>(d)]);
+    group_ids.push_back(b.add_group(g.level, g.ranks, seqs, mb));
+  }
+
+  // This micro-batch's attention shards per rank, and the token-balanced linear layout.
+  std::vector<std::vector<plan::Shard>> attn(static_cast<std::size_t>(world));
+  for (int r = 0; r < world; ++r) {
+    for (const auto& s : b.plan().attention_layout[static_cast<std::size_t>(r)].shards) {
+      if (b.plan().sequences[static_cast<std::size_t>(s.seq)].micro_batch == mb) attn[static_cast<std::size_t>(r)].push_back(s);
+    }
+  }
+  const zeppelin::RemapPlan remap = remap_ ? zeppelin::balance_tokens(attn, b.plan().gpus_per_node) : zeppelin::RemapPlan{attn, {}};
+
+  auto tokens_of = [](const std::vector<plan::Shard>& v) {
+    std::int64_t t = 0;
+    for (const auto& s : v) t += s.size();
+    return t;
+  };
+  std::vector<int> ready(static_cast<std::size_t>(world), -1);
+  std::vector<std::vector<int>> after_qkv(static_cast<std::size_t>(world));
+  for (int r = 0; r < world; ++r) {
+    const auto prev = last_op[static_cast<std::size_t>(r)];
+    std::vector<int> deps = prev >= 0 ? std::vector<int>{prev} : std::vector<int>{};
+    const auto t = tokens_of(remap.linear[static_cast<std::size_t>(r)]);
+    ready[static_cast<std::size_t>(r)] = t > 0 ? b.add_qkv_gemm(r, t, deps, mb) : prev;
+    if (ready[static_cast<std::size_t>(r)] >= 0) after_qkv[static_cast<std::size_t>(r)] = {ready[static_cast<std::size_t>(r)]};
+  }
+  if (!remap.moves.empty()) {
+    const auto ids = b.add_remap(remap.moves, plan::RemapDirection::to_attention, after_qkv, cost_.qkv_bytes(1), mb);
+    for (int r = 0; r < world; ++r) {
+      if (ids[static_cast<std::size_t>(r)] >= 0) ready[static_cast<std::size_t>(r)] = ids[static_cast<std::size_t>(r)];
+    }
+  }
+  // Engine queues: the partition lists inter-node groups first, then intra-node, then local.
+  std::vector<std::vector<int>> attn_ops(static_cast<std::size_t>(world));
+  const auto route = [&](int src, int dst, std::int64_t bytes, int step) {
+    return routing_ ? router.route(src, dst, bytes, mb * 1'000'000 + step) : plan::Route{};
+  };
+  for (int gid : group_ids) {
+    const plan::Group g = b.plan().groups[static_cast<std::size_t>(gid)];
+    std::vector<int> group_ready;
+    for (int r : g.ranks) group_ready.push_back(ready[static_cast<std::size_t>(r)]);
+    const auto ids = b.add_attention(gid, group_ready, route);
+    for (std::size_t i = 0; i < g.ranks.size(); ++i) {
+      auto& mine = attn_ops[static_cast<std::size_t>(g.ranks[i])];
+      mine.insert(mine.end(), ids[i].begin(), ids[i].end());
+    }
+  }
+  std::vector<std::vector<int>> out_deps(static_cast<std::size_t>(world));
+  for (int r = 0; r < world; ++r) {
+    out_deps[static_cast<std::size_t>(r)] = attn_ops[static_cast<std::size_t>(r)];
+    if (ready[static_cast<std::size_t>(r)] >= 0) out_deps[static_cast<std::size_t>(r)].push_back(ready[static_cast<std::size_t>(r)]);
+  }
+  if (!remap.moves.empty()) {
+    const auto ids = b.add_remap(remap.moves, plan::RemapDirection::to_linear, out_deps, cost_.hidden_bytes(1), mb);
+    for (int r = 0; r < world; ++r) {
+      if (ids[static_cast<std::size_t>(r)] >= 0) out_deps[static_cast<std::size_t>(r)].push_back(ids[static_cast<std::size_t>(r)]);
+    }
+  }
+  for (int r = 0; r < world; ++r) {
+    const auto t = tokens_of(remap.linear[static_cast<std::size_t>(r)]);
+    if (t > 0) last_op[static_cast<std::size_t>(r)] = b.add_output_gemms(r, t, out_deps[static_cast<std::size_t>(r)], mb);
+    else if (!out_deps[static_cast<std::size_t>(r)].empty()) last_op[static_cast<std::size_t>(r)] = *std::max_element(out_deps[static_cast<std::size_t>(r)].begin(), out_deps[static_cast<std::size_t>(r)].end());
+  }
+  // Accumulate this micro-batch's linear layout and remap.
+  std::vector<plan::RankLayout> linear = b.plan().linear_layout;
+  for (int r = 0; r < world; ++r) {
+    auto& dst = linear[static_cast<std::size_t>(r)].shards;
+    dst.insert(dst.end(), remap.linear[static_cast<std::size_t>(r)].begin(), remap.linear[static_cast<std::size_t>(r)].end());
+  }
+  b.set_linear_layout(std::move(linear));
+  std::vector<plan::RemapMove> moves = b.plan().remap;
+  moves.insert(moves.end(), remap.moves.begin(), remap.moves.end());
+  b.set_remap(std::move(moves));
+}
+
+plan::Plan Zeppelin::make_plan(const Batch& batch) const {
+  PlanBuilder b(cost_, system_.label, system_.name);
+  b.set_passes(passes_);
+  zeppelin::Router router(cost_.cluster());
+  std::vector<int> last_op(static_cast<std::size_t>(cost_.cluster().world_size()), -1);
+  nlohmann::json facts = nlohmann::json::array();
+  const auto mbs = split_micro_batches(batch.lengths);
+  try {
+    for (std::size_t mb = 0; mb < mbs.size(); ++mb) plan_micro_batch(b, mbs[mb], static_cast<int>(mb), last_op, router, facts);
+  } catch (std::vector<plan::OomReport>& oom) {
+    return oom_plan(cost_, system_.label, system_.name, batch.lengths, std::move(oom));
+  }
+  b.set_micro_batches(static_cast<int>(mbs.size()));
+  b.add_info("routing", routing_);
+  b.add_info("remap", remap_);
+  b.add_info("partitioning", hierarchical_ ? "hierarchical" : "flat");
+  b.add_info("thresholds", facts);
+  return b.finish();
+}
+
+}  // namespace
+
+std::unique_ptr<Strategy> make_zeppelin(const SystemSpec& system, const Scenario& scenario, const CostModel& cost) {
+  return std::make_unique<Zeppelin>(system, scenario, cost);
+}
+
+}  // namespace zb
