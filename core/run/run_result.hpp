@@ -1,0 +1,40 @@
+#pragma once
+// What `zeppelin-bench run` produced: for every system of the scenario and every iteration, the plan's
+// facts, the executor's trace and the metrics derived from it. Reporters (JSON, HTML, Perfetto, console,
+// gbench) read only this struct.
+#include <string>
+#include <vector>
+
+#include "core/config/scenario.hpp"
+#include "core/exec/trace.hpp"
+#include "core/metrics/metrics.hpp"
+#include "core/plan/plan.hpp"
+
+namespace zb {
+
+struct IterationResult {
+  int iteration = 0;
+  bool feasible = true;
+  std::vector<plan::OomReport> oom;  // non-empty when the strategy could not fit the batch
+  double planner_seconds = 0;        // wall-clock, measured (not simulated)
+  double predicted_seconds = 0;      // the planner's own estimate of the iteration
+  RunMetrics metrics;                // valid when feasible
+  std::vector<std::string> verification;  // plan::verify problems (empty = verified)
+};
+
+struct SystemResult {
+  SystemSpec system;
+  std::vector<IterationResult> iterations;
+  Trace first_trace;          // the trace of the first feasible iteration (for timelines and Perfetto)
+  plan::Plan first_plan;      // the plan of that iteration (per-GPU load charts)
+  bool has_trace = false;
+};
+
+struct RunResult {
+  Scenario scenario;
+  std::string backend;                              // "sim", "reference", "cuda"
+  std::vector<std::vector<std::int64_t>> batches;   // document lengths per iteration
+  std::vector<SystemResult> systems;                // in scenario order
+};
+
+}  // namespace zb
