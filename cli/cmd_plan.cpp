@@ -1,0 +1,88 @@
+// `zeppelin-bench plan SCENARIO [--system LABEL] [--iteration I] [--format text|json] [--verify]`: prints
+// the Plan one strategy makes for one iteration's batch, as the JSON interface (docs/PLAN_FORMAT.md) or a
+// human summary. This is how a user sees what Zeppelin decided before running anything.
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "cli/commands.hpp"
+#include "core/config/scenario_loader.hpp"
+#include "core/cost/cost_model.hpp"
+#include "core/plan/plan_format.hpp"
+#include "core/plan/verify.hpp"
+#include "core/strategies/strategy.hpp"
+#include "core/workload/workload.hpp"
+
+namespace zb::cli {
+namespace {
+
+struct PlanOptions {
+  std::string scenario;
+  std::string system;
+  int iteration = 0;
+  std::string format = "text";
+  bool verify = false;
+};
+
+// An exact label wins; otherwise a strategy name that exactly one entry has.
+const SystemSpec& pick_system(const Scenario& s, const std::string& wanted) {
+  if (wanted.empty()) return s.systems.front();
+  for (const auto& sys : s.systems) {
+    if (sys.label == wanted) return sys;
+  }
+  const SystemSpec* by_name = nullptr;
+  int matches = 0;
+  for (const auto& sys : s.systems) {
+    if (sys.name == wanted) {
+      by_name = &sys;
+      ++matches;
+    }
+  }
+  if (matches == 1) return *by_name;
+  std::string labels;
+  for (const auto& sys : s.systems) labels += (labels.empty() ? "" : ", ") + sys.label;
+  throw_input_error({s.source_file.string(), "systems"},
+                    "--system " + wanted + (matches > 1 ? " matches several systems" : " names no system"),
+                    "use one of the labels: " + labels);
+}
+
+ExitCode run_plan(const PlanOptions& o) {
+  const Scenario scenario = load_scenario(o.scenario);
+  if (o.iteration < 0 || o.iteration >= scenario.workload.iterations) {
+    throw_input_error({o.scenario, "workload.iterations"},
+                      "--iteration " + std::to_string(o.iteration) + " is out of range",
+                      "the scenario has iterations 0.." + std::to_string(scenario.workload.iterations - 1));
+  }
+  const SystemSpec& system = pick_system(scenario, o.system);
+  const CostModel cost(scenario.cluster, scenario.model);
+  const Workload workload(scenario);
+  const auto strategy = make_strategy(system, scenario, cost);
+  const plan::Plan p = timed_plan(*strategy, workload.batch(o.iteration));
+  if (o.format == "json") {
+    std::fputs(plan::to_json(p).dump(1).c_str(), stdout);
+    std::fputc('\n', stdout);
+  } else {
+    std::fputs(plan::to_text(p).c_str(), stdout);
+  }
+  if (!o.verify) return ExitCode::ok;
+  const auto problems = plan::verify(p, {cost.token_capacity_per_gpu()});
+  for (const auto& problem : problems) std::fprintf(stderr, "verify: %s\n", problem.c_str());
+  if (problems.empty()) std::fprintf(stderr, "verify: ok (coverage, data, matching, remap, memory)\n");
+  return problems.empty() ? ExitCode::ok : ExitCode::runtime;
+}
+
+}  // namespace
+
+void add_plan_command(CLI::App& app, CommandStatus& status) {
+  CLI::App* command = app.add_subcommand("plan", "Print the plan a system makes for one iteration's batch");
+  auto o = std::make_shared<PlanOptions>();
+  command->add_option("SCENARIO", o->scenario, "Scenario file; required")->required()->type_name("FILE");
+  command->add_option("--system", o->system,
+                      "System label (or a strategy name only one entry has); default: the first system");
+  command->add_option("--iteration", o->iteration, "Iteration whose batch is planned")->capture_default_str();
+  command->add_option("--format", o->format, "Output form")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+  command->add_flag("--verify", o->verify, "Also check the plan (coverage, data, memory); exit 3 if it fails");
+  command->callback([o, &status] { status.code = run_plan(*o); });
+}
+
+}  // namespace zb::cli
