@@ -9,7 +9,7 @@
 // exact for it (docs/SIMULATOR.md). A forward-only run has layer.backward = 0 and no bwd events.
 //
 // Determinism: a backend that promises "same plan, same trace" fills every vector in a fixed order
-// (events by (pass, rank, stream, start, name); links in platform order), never from hash-map iteration.
+// (events by (pass, rank, stream, start, op index); links in platform order), never from hash-map iteration.
 #include <cstdint>
 #include <string>
 #include <vector>

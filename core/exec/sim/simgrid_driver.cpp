@@ -1,0 +1,207 @@
+// The SimGrid side: builds the platform with the s4u NetZone API and drives the task graph from maestro
+// (no actors): activities are started directly and Activity::on_completion releases their successors.
+// One actor per op would cost a context switch per op; one per rank would need its own scheduler; the
+// maestro-driven DAG is what SimGrid's own DAG examples use and it is the fastest of the three.
+#include <functional>
+#include <queue>
+#include <set>
+#include <stdexcept>
+#include <unordered_map>
+#include <utility>
+
+#include <simgrid/s4u.hpp>
+#include <simgrid/version.h>
+#include <xbt/log.h>
+
+#include "core/exec/sim/simulate.hpp"
+
+namespace zb::sim {
+
+namespace sg = simgrid::s4u;
+
+namespace {
+
+// Host speed in "flop/s": an exec of d seconds runs d·kHostSpeed flops. Large so that SimGrid's
+// work-amount precision (1e-5) stays far below a nanosecond.
+constexpr double kHostSpeed = 1e9;
+
+class Driver {
+ public:
+  Driver(const Platform& platform, const TaskGraph& graph, TaskTimes& times)
+      : platform_(platform), graph_(graph), times_(times) {}
+
+  void run() {
+    build_platform();
+    const auto& tasks = graph_.tasks();
+    pending_.resize(tasks.size());
+    for (std::size_t t = 0; t < tasks.size(); ++t) pending_[t] = tasks[t].predecessors;
+    times_.start.assign(tasks.size(), -1.0);
+    times_.end.assign(tasks.size(), -1.0);
+    ready_compute_.resize(static_cast<std::size_t>(graph_.world_size()));
+    stream_busy_.assign(static_cast<std::size_t>(graph_.world_size()), false);
+
+    sg::Activity::on_completion_cb([this](const sg::Activity& activity) { on_completion(activity); });
+    for (std::size_t t = 0; t < tasks.size(); ++t) {
+      if (pending_[t] == 0) become_ready(static_cast<int>(t));
+    }
+    settle();
+    engine_->run();
+    for (std::size_t t = 0; t < tasks.size(); ++t) {
+      if (times_.end[t] < 0) {
+        throw std::runtime_error("the simulation stopped with task " + std::to_string(t) +
+                                 " never run: the plan's dependencies cannot all be met");
+      }
+    }
+  }
+
+  void set_engine(sg::Engine* engine) { engine_ = engine; }
+
+ private:
+  void build_platform() {
+    auto* zone = sg::create_full_zone("cluster");
+    for (int r = 0; r < graph_.world_size(); ++r) hosts_.push_back(zone->create_host(platform_.host_name(r), kHostSpeed)->seal());
+    for (const auto& l : platform_.links()) {
+      links_.push_back(zone->create_link(l.name, l.bandwidth)->set_latency(l.latency)->seal());
+    }
+    // A full zone holds one route per ordered pair; only the pairs the plan uses are declared, which keeps
+    // a 1024-GPU platform small. std::set: a deterministic declaration order.
+    std::set<std::pair<int, int>> pairs;
+    for (const auto& f : graph_.flows()) {
+      const Task& t = graph_.tasks()[static_cast<std::size_t>(f.task)];
+      pairs.emplace(t.rank, t.dst);
+    }
+    for (const auto& [src, dst] : pairs) {
+      std::vector<sg::LinkInRoute> route;
+      for (int l : platform_.route(src, dst)) route.emplace_back(links_[static_cast<std::size_t>(l)]);
+      zone->add_route(hosts_[static_cast<std::size_t>(src)]->get_netpoint(),
+                      hosts_[static_cast<std::size_t>(dst)]->get_netpoint(), nullptr, nullptr, route, false);
+    }
+    zone->seal();
+  }
+
+  void become_ready(int task) {
+    const Task& t = graph_.tasks()[static_cast<std::size_t>(task)];
+    switch (t.kind) {
+      case TaskKind::join:
+        times_.start[static_cast<std::size_t>(task)] = sg::Engine::get_clock();
+        finished_now_.push_back(task);
+        break;
+      case TaskKind::compute:
+        ready_compute_[static_cast<std::size_t>(t.rank)].emplace(t.order, task);
+        dirty_ranks_.push_back(t.rank);
+        break;
+      case TaskKind::flow: {
+        times_.start[static_cast<std::size_t>(task)] = sg::Engine::get_clock();
+        sg::CommPtr comm = sg::Comm::sendto_init(hosts_[static_cast<std::size_t>(t.rank)], hosts_[static_cast<std::size_t>(t.dst)]);
+        comm->set_payload_size(static_cast<std::uint64_t>(t.amount + 0.5));
+        comm->start();
+        running_.emplace(comm.get(), Running{task, comm});
+        break;
+      }
+    }
+  }
+
+  // The compute stream of `rank` takes the ready op with the lowest index whenever it is idle.
+  void start_compute(int rank) {
+    const auto r = static_cast<std::size_t>(rank);
+    auto& queue = ready_compute_[r];
+    while (!stream_busy_[r] && !queue.empty()) {
+      const int task = queue.top().second;
+      queue.pop();
+      const Task& t = graph_.tasks()[static_cast<std::size_t>(task)];
+      times_.start[static_cast<std::size_t>(task)] = sg::Engine::get_clock();
+      if (t.amount <= 0) {
+        finished_now_.push_back(task);
+        continue;
+      }
+      sg::ExecPtr exec = sg::Exec::init();
+      exec->set_flops_amount(t.amount * kHostSpeed);
+      exec->set_host(hosts_[r]);
+      exec->start();
+      running_.emplace(exec.get(), Running{task, exec});
+      stream_busy_[r] = true;
+    }
+  }
+
+  // Releases successors of everything finished at this instant; idle streams pick their next op only
+  // once all releases of the instant are known, so "lowest ready index" sees every candidate.
+  void settle() {
+    while (!finished_now_.empty() || !dirty_ranks_.empty()) {
+      while (!finished_now_.empty()) {
+        const int task = finished_now_.back();
+        finished_now_.pop_back();
+        times_.end[static_cast<std::size_t>(task)] = sg::Engine::get_clock();
+        for (int s : graph_.successors()[static_cast<std::size_t>(task)]) {
+          if (--pending_[static_cast<std::size_t>(s)] == 0) become_ready(s);
+        }
+      }
+      std::vector<int> ranks;
+      ranks.swap(dirty_ranks_);
+      for (int rank : ranks) start_compute(rank);
+    }
+  }
+
+  void on_completion(const sg::Activity& activity) {
+    graveyard_.clear();  // activities completed earlier: their callbacks have returned, release them
+    const auto it = running_.find(&activity);
+    if (it == running_.end()) return;
+    const int task = it->second.task;
+    // Keep the reference alive until the next callback; dropping it inside its own callback would free
+    // the activity SimGrid is still completing.
+    graveyard_.push_back(std::move(it->second.keep));
+    running_.erase(it);
+    const Task& t = graph_.tasks()[static_cast<std::size_t>(task)];
+    if (t.kind == TaskKind::compute) {
+      stream_busy_[static_cast<std::size_t>(t.rank)] = false;
+      dirty_ranks_.push_back(t.rank);
+    }
+    finished_now_.push_back(task);
+    settle();
+  }
+
+  const Platform& platform_;
+  const TaskGraph& graph_;
+  TaskTimes& times_;
+  sg::Engine* engine_ = nullptr;
+  std::vector<sg::Host*> hosts_;
+  std::vector<sg::Link*> links_;
+  std::vector<int> pending_;
+  using ReadyQueue = std::priority_queue<std::pair<int, int>, std::vector<std::pair<int, int>>, std::greater<>>;
+  std::vector<ReadyQueue> ready_compute_;
+  std::vector<bool> stream_busy_;
+  std::vector<int> finished_now_;
+  std::vector<int> dirty_ranks_;
+  struct Running {
+    int task;
+    sg::ActivityPtr keep;
+  };
+  std::unordered_map<const sg::Activity*, Running> running_;  // looked up only, never iterated
+  std::vector<sg::ActivityPtr> graveyard_;
+};
+
+}  // namespace
+
+TaskTimes simulate_in_this_process(const Platform& platform, const TaskGraph& graph) {
+  // Silence SimGrid before it parses anything; CM02 is the plain max-min flow model (no TCP slow-start
+  // factors), TCP-gamma 0 removes the window bound and crosstraffic 0 the 5 % reverse-path load, so a
+  // lone flow takes exactly latency + bytes / bandwidth and flows on one link share it equally.
+  xbt_log_control_set("root.thresh:critical");
+  std::vector<std::string> args = {"zeppelin-bench-sim", "--log=root.thresh:critical", "--cfg=network/model:CM02",
+                                    "--cfg=network/TCP-gamma:0", "--cfg=network/crosstraffic:0"};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  int argc = static_cast<int>(argv.size());
+  sg::Engine engine(&argc, argv.data());
+  TaskTimes times;
+  Driver driver(platform, graph, times);
+  driver.set_engine(&engine);
+  driver.run();
+  return times;
+}
+
+std::string simgrid_version() {
+  return "SimGrid " + std::to_string(SIMGRID_VERSION_MAJOR) + "." + std::to_string(SIMGRID_VERSION_MINOR) + "." +
+         std::to_string(SIMGRID_VERSION_PATCH);
+}
+
+}  // namespace zb::sim
