@@ -85,10 +85,13 @@ std::string check_option_value(const SystemOption& option, const nlohmann::json&
       return value.is_boolean() ? "" : "expected true or false";
     case OptionType::positive_int_or_auto:
       if (value.is_string() && value.get<std::string>() == "auto") return "";
-      if (value.is_number_unsigned() && value.get<std::uint64_t>() >= 1 && value.get<std::uint64_t>() <= 1'000'000) {
-        return "";
+      if (value.is_number_integer()) {
+        // Parsed non-negative numbers are stored unsigned, literals in code signed: accept both.
+        const bool in_range = value.is_number_unsigned()
+                                  ? value.get<std::uint64_t>() >= 1 && value.get<std::uint64_t>() <= 1'000'000
+                                  : value.get<std::int64_t>() >= 1 && value.get<std::int64_t>() <= 1'000'000;
+        if (in_range) return "";
       }
-      if (value.is_number_integer() && !value.is_number_unsigned()) return "expected an integer >= 1 or \"auto\"";
       return "expected an integer >= 1 (at most 1000000) or \"auto\"";
     case OptionType::choice:
       if (value.is_string()) {

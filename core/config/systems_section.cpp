@@ -59,7 +59,7 @@ std::optional<SystemSpec> read_system(const nlohmann::json& entry, const std::st
     if (value == nullptr) continue;
     if (std::string problem = check_option_value(option, *value); !problem.empty()) {
       context.add(reader.path_of(option.name), fmt::format("{}, got {}", problem, describe_json(*value)),
-                  option.description);
+                  "default: " + format_option_value(option.default_value));
       options_ok = false;
       continue;
     }
