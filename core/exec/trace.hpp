@@ -60,12 +60,16 @@ struct LinkLoad {
   double busy_seconds = 0;  // time with a non-zero rate
 };
 
-// One ring step's KV transfer of one CP group: from the first byte the sender puts out to the last byte
-// the receiver gets, routing legs (dispatch, NIC, combine) included.
+// One ring-step KV transfer (one hop: a group member passing KV to its neighbour at one step): from
+// the first byte the sender puts out to the last byte the receiver gets, routing legs (dispatch, NIC,
+// combine) included. `level` is what the hop itself crosses (inter_node when sender and receiver are
+// on different nodes, intra_node otherwise), so a ring over two nodes has mostly intra-node hops and
+// two inter-node ones per step; `group_level` is the level of the CP group it belongs to.
 struct RingStepTransfer {
   int group = -1;
   int step = -1;
   plan::Level level = plan::Level::intra_node;
+  plan::Level group_level = plan::Level::intra_node;
   Pass pass = Pass::fwd;
   int micro_batch = 0;
   int src = -1;
@@ -76,7 +80,7 @@ struct RingStepTransfer {
   [[nodiscard]] double seconds() const { return end - start; }
 };
 
-// Statistics of RingStepTransfer::seconds() over every transfer of one level and pass.
+// Statistics of RingStepTransfer::seconds() over every transfer of one (hop) level and pass.
 struct RingStepStats {
   plan::Level level = plan::Level::intra_node;
   Pass pass = Pass::fwd;

@@ -185,7 +185,8 @@ Trace build_trace(const plan::Plan& plan, const Platform& platform, const TaskGr
     RingStepTransfer r;
     r.group = t.group;
     r.step = t.step;
-    r.level = plan.groups.at(static_cast<std::size_t>(t.group)).level;
+    r.group_level = plan.groups.at(static_cast<std::size_t>(t.group)).level;
+    r.level = t.src / plan.gpus_per_node == t.dst / plan.gpus_per_node ? plan::Level::intra_node : plan::Level::inter_node;
     r.pass = t.pass;
     r.micro_batch = t.micro_batch;
     r.src = t.src;

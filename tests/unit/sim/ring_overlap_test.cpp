@@ -56,7 +56,7 @@ TEST(SimRing, ComputeBoundRingTakesTheComputeTime) {
   EXPECT_NEAR(t.layer.forward, 4 * step, 1e-9);
   ASSERT_FALSE(t.ring_step_stats.empty());
   EXPECT_EQ(t.ring_step_stats[0].level, plan::Level::intra_node);
-  EXPECT_EQ(t.ring_step_stats[0].count, 12);
+  EXPECT_EQ(t.ring_step_stats[0].count, 12);  // steps 1..3, four hops each
   EXPECT_NEAR(t.ring_step_stats[0].max_seconds, c.nvlink.latency + bytes / (c.nvlink.bandwidth * 0.9), 1e-9);
 }
 

@@ -1,0 +1,184 @@
+#include "core/metrics/metrics.hpp"
+
+#include <algorithm>
+#include <cstddef>
+
+namespace zb {
+
+namespace {
+
+enum class Activity { compute_attention, compute_linear, remap, comm };
+
+struct Interval {
+  double start;
+  double end;
+  Activity what;
+};
+
+// Time of [t0, t1) split by precedence: compute, then remap, then communication, else idle. A sweep
+// over interval ends with one counter per activity: O(n log n) in the rank's events.
+void sweep(const std::vector<Interval>& intervals, double t0, double t1, TimeBreakdown& out) {
+  struct Edge {
+    double t;
+    int what;
+    int delta;
+  };
+  std::vector<Edge> edges;
+  for (const auto& i : intervals) {
+    const double a = std::clamp(i.start, t0, t1), b = std::clamp(i.end, t0, t1);
+    if (!(b > a)) continue;
+    edges.push_back({a, static_cast<int>(i.what), +1});
+    edges.push_back({b, static_cast<int>(i.what), -1});
+  }
+  std::sort(edges.begin(), edges.end(), [](const Edge& x, const Edge& y) { return x.t < y.t; });
+  int active[4] = {0, 0, 0, 0};
+  double now = t0;
+  auto account = [&](double until) {
+    const double d = until - now;
+    if (d <= 0) return;
+    if (active[static_cast<int>(Activity::compute_attention)] > 0) out.attention += d;
+    else if (active[static_cast<int>(Activity::compute_linear)] > 0) out.linear += d;
+    else if (active[static_cast<int>(Activity::remap)] > 0) out.remap += d;
+    else if (active[static_cast<int>(Activity::comm)] > 0) out.exposed_communication += d;
+    else out.idle += d;
+  };
+  for (const auto& e : edges) {
+    account(e.t);
+    now = std::max(now, e.t);
+    active[e.what] += e.delta;
+  }
+  account(t1);
+}
+
+TimeBreakdown scaled(TimeBreakdown b, double f) {
+  b.attention *= f;
+  b.linear *= f;
+  b.remap *= f;
+  b.exposed_communication *= f;
+  b.idle *= f;
+  return b;
+}
+
+double max_over_mean(const std::vector<double>& v) {
+  if (v.empty()) return 1.0;
+  double sum = 0, top = 0;
+  for (double x : v) {
+    sum += x;
+    top = std::max(top, x);
+  }
+  return sum > 0 ? top / (sum / static_cast<double>(v.size())) : 1.0;
+}
+
+}  // namespace
+
+std::vector<TimeBreakdown> rank_breakdowns(const Trace& trace) {
+  std::vector<TimeBreakdown> out(static_cast<std::size_t>(trace.world_size));
+  // Each pass is swept over its own window, so a rank that finishes early is idle until the pass ends.
+  const struct {
+    Pass pass;
+    double t0, t1;
+  } windows[] = {{Pass::fwd, 0.0, trace.layer.forward},
+                 {Pass::bwd, trace.layer.forward, trace.layer.forward + trace.layer.backward}};
+  std::vector<std::vector<Interval>> per_rank(out.size());
+  for (const auto& w : windows) {
+    if (!(w.t1 > w.t0)) continue;
+    for (auto& v : per_rank) v.clear();
+    for (const auto& e : trace.events) {
+      if (e.pass != w.pass || e.stream == Stream::nic) continue;  // relay legs are other ranks' transfers
+      Activity what = Activity::comm;
+      if (e.category == EventCategory::attention) what = Activity::compute_attention;
+      else if (e.category == EventCategory::gemm) what = Activity::compute_linear;
+      else if (e.category == EventCategory::remap) what = Activity::remap;
+      per_rank[static_cast<std::size_t>(e.rank)].push_back({e.start, e.end, what});
+    }
+    for (std::size_t r = 0; r < out.size(); ++r) sweep(per_rank[r], w.t0, w.t1, out[r]);
+  }
+  for (auto& b : out) b = scaled(b, trace.layers);
+  return out;
+}
+
+RunMetrics compute_run_metrics(const plan::Plan& plan, const Trace& trace, const CostModel& cost,
+                               const Scenario& scenario, int timeline_bins) {
+  RunMetrics m;
+  const double n = std::max(1, plan.world_size);
+  const double layers = cost.model().layers;
+  m.iteration_seconds = trace.iteration_seconds;
+  for (const auto& s : plan.sequences) {
+    const double len = static_cast<double>(s.length);
+    const double pairs = len * (len + 1) / 2;
+    double flops = cost.attention_fwd_flops(pairs) + cost.linear_fwd_flops(len);
+    if (trace.backward) flops += cost.attention_bwd_flops(pairs) + cost.linear_bwd_flops(len);
+    m.useful_flops += layers * flops;
+    m.tokens += len;
+  }
+  if (m.iteration_seconds > 0) {
+    m.tokens_per_second = m.tokens / m.iteration_seconds;
+    m.model_tflops_per_gpu = m.useful_flops / m.iteration_seconds / n / 1e12;
+    m.mfu = m.useful_flops / m.iteration_seconds / n / scenario.cluster.gpu.peak_flops;
+  }
+
+  const std::vector<TimeBreakdown> per_rank = rank_breakdowns(trace);
+  for (std::size_t r = 0; r < per_rank.size(); ++r) {
+    const TimeBreakdown& b = per_rank[r];
+    m.mean_breakdown.attention += b.attention / n;
+    m.mean_breakdown.linear += b.linear / n;
+    m.mean_breakdown.remap += b.remap / n;
+    m.mean_breakdown.exposed_communication += b.exposed_communication / n;
+    m.mean_breakdown.idle += b.idle / n;
+    if (b.idle < per_rank[static_cast<std::size_t>(m.critical_rank)].idle) m.critical_rank = static_cast<int>(r);
+  }
+  if (!per_rank.empty()) m.critical_rank_breakdown = per_rank[static_cast<std::size_t>(m.critical_rank)];
+
+  std::vector<double> attention(static_cast<std::size_t>(plan.world_size), 0.0);
+  for (const auto& r : plan.ranks) {
+    for (const auto& op : r.ops) {
+      if (op.kind == plan::OpKind::attention) attention[static_cast<std::size_t>(r.rank)] += cost.attention_fwd_flops(op.pairs);
+    }
+  }
+  m.attention_imbalance = max_over_mean(attention);
+  std::vector<double> tokens;
+  for (const auto& l : plan.linear_layout) tokens.push_back(static_cast<double>(l.tokens()));
+  m.token_imbalance = max_over_mean(tokens);
+
+  // NICs: tx and rx links of the trace, paired by (node, index); the trace is one layer of each pass, so
+  // utilisation over it equals utilisation over the iteration (every layer moves the same bytes).
+  const double window = trace.trace_seconds();
+  m.timeline_bins = timeline_bins;
+  m.timeline_bin_seconds = timeline_bins > 0 ? window / timeline_bins : 0.0;
+  for (const auto& l : trace.links) {
+    if (l.kind != LinkKind::nic_tx) continue;
+    NicMetrics nic;
+    nic.node = l.node;
+    nic.nic = l.index;
+    nic.bandwidth = l.bandwidth;
+    for (const auto& rx : trace.links) {
+      if (rx.kind != LinkKind::nic_rx || rx.node != l.node || rx.index != l.index) continue;
+      const double capacity = l.bandwidth * window;
+      nic.tx_bytes = l.bytes * trace.layers;
+      nic.rx_bytes = rx.bytes * trace.layers;
+      nic.tx_utilisation = capacity > 0 ? l.bytes / capacity : 0.0;
+      nic.rx_utilisation = capacity > 0 ? rx.bytes / capacity : 0.0;
+      nic.busy_share = window > 0 ? std::max(l.busy_seconds, rx.busy_seconds) / window : 0.0;
+      const double bin_capacity = l.bandwidth * m.timeline_bin_seconds;
+      for (double b : binned_bytes(l, 0.0, window, timeline_bins)) nic.tx_timeline.push_back(bin_capacity > 0 ? b / bin_capacity : 0.0);
+      for (double b : binned_bytes(rx, 0.0, window, timeline_bins)) nic.rx_timeline.push_back(bin_capacity > 0 ? b / bin_capacity : 0.0);
+      break;
+    }
+    m.nics.push_back(std::move(nic));
+  }
+  if (!m.nics.empty()) {
+    for (const auto& nic : m.nics) {
+      m.nic_utilisation_mean += (nic.tx_utilisation + nic.rx_utilisation) / (2.0 * static_cast<double>(m.nics.size()));
+      m.nic_utilisation_max = std::max({m.nic_utilisation_max, nic.tx_utilisation, nic.rx_utilisation});
+      m.nic_busy_share_mean += nic.busy_share / static_cast<double>(m.nics.size());
+      m.nic_busy_share_max = std::max(m.nic_busy_share_max, nic.busy_share);
+    }
+  }
+
+  m.ring_steps = trace.ring_step_stats;
+  m.predicted_seconds = plan.predicted.iteration_seconds;
+  if (m.predicted_seconds > 0 && m.iteration_seconds > 0) m.prediction_ratio = m.predicted_seconds / m.iteration_seconds;
+  return m;
+}
+
+}  // namespace zb

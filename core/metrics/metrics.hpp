@@ -1,0 +1,73 @@
+#pragma once
+// Run metrics: the figures reports print, computed from a Plan and the Trace an executor returned.
+// Every formula is in docs/METRICS.md, section "Run metrics"; the names below follow it.
+#include <vector>
+
+#include "core/config/scenario.hpp"
+#include "core/cost/cost_model.hpp"
+#include "core/exec/trace.hpp"
+#include "core/plan/plan.hpp"
+
+namespace zb {
+
+// Where one rank's time goes in one iteration (seconds, all layers, both passes). Each instant of the
+// rank's timeline counts once, in this order of precedence: compute (attention or linear, whichever
+// kernel runs), then remap in flight, then a send/recv in flight (exposed communication), else idle.
+struct TimeBreakdown {
+  double attention = 0;
+  double linear = 0;
+  double remap = 0;               // remap all-to-all in flight, compute stream idle
+  double exposed_communication = 0;  // ring send/recv in flight, compute idle, no remap in flight
+  double idle = 0;                // nothing of this rank running (waiting on other ranks, or done early)
+};
+
+struct NicMetrics {
+  int node = 0;
+  int nic = 0;  // local NIC index
+  double bandwidth = 0;  // nominal bytes/s per direction
+  double tx_bytes = 0;   // whole iteration
+  double rx_bytes = 0;
+  double tx_utilisation = 0;  // bytes / (bandwidth · iteration time)
+  double rx_utilisation = 0;
+  double busy_share = 0;      // max over the two directions of (time with a flow on it / trace time)
+  std::vector<double> tx_timeline;  // utilisation per bin of the trace (one layer fwd + bwd)
+  std::vector<double> rx_timeline;
+};
+
+struct RunMetrics {
+  double iteration_seconds = 0;
+  double tokens = 0;  // real tokens of the batch
+  double tokens_per_second = 0;
+  double useful_flops = 0;  // whole iteration, all ranks (docs/METRICS.md)
+  double model_tflops_per_gpu = 0;
+  double mfu = 0;
+
+  TimeBreakdown critical_rank_breakdown;  // the rank with the least idle time (the one everybody waits for)
+  int critical_rank = 0;
+  TimeBreakdown mean_breakdown;  // mean over ranks
+
+  double attention_imbalance = 1;  // max/mean of per-rank attention FLOPs
+  double token_imbalance = 1;      // max/mean of per-rank tokens in the linear layout
+
+  std::vector<NicMetrics> nics;  // node-major
+  double nic_utilisation_mean = 0;  // over every NIC and both directions
+  double nic_utilisation_max = 0;
+  double nic_busy_share_mean = 0;
+  double nic_busy_share_max = 0;
+  int timeline_bins = 0;
+  double timeline_bin_seconds = 0;
+
+  std::vector<RingStepStats> ring_steps;
+
+  double predicted_seconds = 0;  // the planner's estimate of the iteration
+  double prediction_ratio = 0;   // predicted / simulated; 0 when either is missing
+};
+
+// `timeline_bins` bins over the trace (one layer forward + backward) for the NIC timelines.
+[[nodiscard]] RunMetrics compute_run_metrics(const plan::Plan& plan, const Trace& trace, const CostModel& cost,
+                                             const Scenario& scenario, int timeline_bins = 50);
+
+// Per-rank breakdown of one iteration (index = rank), the building block of the figures above.
+[[nodiscard]] std::vector<TimeBreakdown> rank_breakdowns(const Trace& trace);
+
+}  // namespace zb
