@@ -1,13 +1,13 @@
 // `zeppelin-bench list [systems|clusters|models|datasets|scenarios]`: what the tool knows, printed from
 // the same tables the scenario loader validates against, so the listing cannot drift from the checks.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "cli/commands.hpp"
 #include "cli/table.hpp"
@@ -29,8 +29,8 @@ void list_systems() {
   for (const SystemInfo& system : system_catalog()) {
     rows.push_back({system.name, "", "", system.description});
     for (const SystemOption& option : system.options) {
-      rows.push_back({"  " + option.name, describe_option_type(option), format_option_value(option.default_value),
-                      option.description});
+      rows.push_back({"  " + option.name, describe_option_type(option),
+                      format_option_value(option.default_value), option.description});
     }
   }
   print_table(stdout, {"SYSTEM / OPTION", "TYPE", "DEFAULT", "DESCRIPTION"}, rows);
@@ -46,12 +46,14 @@ void list_clusters() {
   std::vector<TableRow> rows;
   for (const ClusterPreset& preset : cluster_presets()) {
     const ClusterSpec& c = preset.spec;
-    rows.push_back({preset.name, fmt::format("{} \u00d7 {}", c.gpus_per_node, c.gpu.name), format_flops(c.gpu.peak_flops),
-                    format_bytes(c.gpu.memory_bytes), format_bandwidth(c.nvlink.bandwidth),
+    rows.push_back({preset.name, fmt::format("{} \u00d7 {}", c.gpus_per_node, c.gpu.name),
+                    format_flops(c.gpu.peak_flops), format_bytes(c.gpu.memory_bytes),
+                    format_bandwidth(c.nvlink.bandwidth),
                     fmt::format("{} \u00d7 {}", c.nics_per_node, format_bitrate(c.nic.bandwidth)),
                     "[" + join_ints(c.gpu_to_nic) + "]"});
   }
-  print_table(stdout, {"PRESET", "GPUS/NODE", "PEAK BF16", "MEMORY", "NVLINK/DIR", "NICS/NODE", "GPU_TO_NIC"}, rows);
+  print_table(stdout, {"PRESET", "GPUS/NODE", "PEAK BF16", "MEMORY", "NVLINK/DIR", "NICS/NODE", "GPU_TO_NIC"},
+              rows);
   std::printf("\nA preset describes one node; set \"nodes\" in the scenario. Sources: docs/SCENARIOS.md.\n");
 }
 
@@ -60,15 +62,18 @@ void list_models() {
   for (const ModelPreset& preset : model_presets()) {
     const ModelSpec& m = preset.spec;
     rows.push_back({preset.name, std::to_string(m.layers), std::to_string(m.hidden), std::to_string(m.heads),
-                    std::to_string(m.kv_heads), std::to_string(m.ffn_hidden), std::to_string(m.vocab), preset.summary});
+                    std::to_string(m.kv_heads), std::to_string(m.ffn_hidden), std::to_string(m.vocab),
+                    preset.summary});
   }
   print_table(stdout, {"PRESET", "LAYERS", "HIDDEN", "HEADS", "KV_HEADS", "FFN", "VOCAB", "MODEL"}, rows);
 }
 
 void list_datasets() {
-  for (std::string_view name : known_datasets) std::printf("%.*s\n", static_cast<int>(name.size()), name.data());
-  std::printf("\nEach dataset is a fitted length distribution defined by the workload module (core/workload);\n"
-              "use one as \"workload\": {\"dataset\": \"NAME\"}.\n");
+  for (std::string_view name : known_datasets)
+    std::printf("%.*s\n", static_cast<int>(name.size()), name.data());
+  std::printf(
+      "\nEach dataset is a fitted length distribution defined by the workload module (core/workload);\n"
+      "use one as \"workload\": {\"dataset\": \"NAME\"}.\n");
 }
 
 // A scenario's name and description, read leniently: a broken file is listed, not fatal.
@@ -77,11 +82,13 @@ TableRow describe_scenario_file(const std::filesystem::path& file, const std::fi
   try {
     const nlohmann::json json = read_jsonc_file(file);
     auto text = [&json](const char* key) {
-      return json.is_object() && json.contains(key) && json[key].is_string() ? json[key].get<std::string>() : "";
+      return json.is_object() && json.contains(key) && json[key].is_string() ? json[key].get<std::string>()
+                                                                             : "";
     };
     return {shown, text("name"), text("description")};
   } catch (const Error& e) {
-    return {shown, "?", "cannot be read: " + (e.problems().empty() ? std::string(e.what()) : e.problems().front().what)};
+    return {shown, "?",
+            "cannot be read: " + (e.problems().empty() ? std::string(e.what()) : e.problems().front().what)};
   }
 }
 
@@ -108,8 +115,11 @@ struct Listing {
   const char* name;
   void (*print)();
 };
-constexpr Listing listings[] = {{"systems", list_systems}, {"clusters", list_clusters}, {"models", list_models},
-                                {"datasets", list_datasets}, {"scenarios", list_scenarios}};
+constexpr Listing listings[] = {{"systems", list_systems},
+                                {"clusters", list_clusters},
+                                {"models", list_models},
+                                {"datasets", list_datasets},
+                                {"scenarios", list_scenarios}};
 
 void list(const std::string& what) {
   const bool all = what == "all";
@@ -126,7 +136,8 @@ void list(const std::string& what) {
 }  // namespace
 
 void add_list_command(CLI::App& app, CommandStatus& status) {
-  CLI::App* command = app.add_subcommand("list", "List the systems, cluster and model presets, datasets or scenarios");
+  CLI::App* command =
+      app.add_subcommand("list", "List the systems, cluster and model presets, datasets or scenarios");
   auto what = std::make_shared<std::string>("all");
   command->add_option("WHAT", *what, "What to list: systems, clusters, models, datasets, scenarios or all")
       ->check(CLI::IsMember({"systems", "clusters", "models", "datasets", "scenarios", "all"}))

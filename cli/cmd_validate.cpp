@@ -1,11 +1,11 @@
 // `zeppelin-bench validate SCENARIO...`: checks scenario files without running anything, reporting every
 // problem of every file, so a user can fix them all in one go and CI can check the scenario library.
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "cli/commands.hpp"
 #include "core/config/scenario_loader.hpp"

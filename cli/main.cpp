@@ -1,11 +1,11 @@
 // zeppelin-bench: the command-line entry point. It builds the CLI11 app from the subcommands listed in
 // commands.hpp and maps every failure to the exit codes of DESIGN §8, so scripts and CI can rely on them:
 // 0 ok, 1 a gate or comparison failed, 2 bad input (scenario, file, flag), 3 runtime failure.
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <exception>
 #include <string>
-
-#include <fmt/format.h>
 
 #include "cli/commands.hpp"
 #include "zb/build_info.hpp"
@@ -15,24 +15,28 @@ namespace {
 std::string version_text() {
   return fmt::format("zeppelin-bench {} (git {}, {} build, SimGrid {}, CUDA {}, MPI {})", zb::build::version,
                      zb::build::git_sha, zb::build::build_type, zb::build::simgrid_version,
-                     zb::build::have_cuda ? zb::build::cuda_version : "off", zb::build::have_mpi ? "on" : "off");
+                     zb::build::have_cuda ? zb::build::cuda_version : "off",
+                     zb::build::have_mpi ? "on" : "off");
 }
 
 int print_error(const zb::Error& error) {
-  for (const zb::Problem& problem : error.problems()) std::fprintf(stderr, "error: %s\n", problem.str().c_str());
+  for (const zb::Problem& problem : error.problems())
+    std::fprintf(stderr, "error: %s\n", problem.str().c_str());
   return static_cast<int>(error.code());
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Benchmark and profile distributed attention for LLM training on variable-length data:\n"
-               "Zeppelin against context-parallel baselines, on the embedded simulator or real GPUs.",
-               "zeppelin-bench"};
+  CLI::App app{
+      "Benchmark and profile distributed attention for LLM training on variable-length data:\n"
+      "Zeppelin against context-parallel baselines, on the embedded simulator or real GPUs.",
+      "zeppelin-bench"};
   app.set_version_flag("--version", version_text(), "Print the version and git revision, then exit");
   app.require_subcommand(1);
-  app.footer("Exit codes: 0 ok, 1 a gate or comparison failed, 2 bad input, 3 runtime failure.\n"
-             "Scenario file reference: docs/SCENARIOS.md");
+  app.footer(
+      "Exit codes: 0 ok, 1 a gate or comparison failed, 2 bad input, 3 runtime failure.\n"
+      "Scenario file reference: docs/SCENARIOS.md");
 
   zb::cli::CommandStatus status;
   for (const zb::cli::AddCommand add_command : zb::cli::all_commands) add_command(app, status);

@@ -16,7 +16,8 @@ std::size_t display_width(const std::string& text) {
 void print_table(std::FILE* out, const TableRow& header, const std::vector<TableRow>& rows) {
   std::vector<std::size_t> widths(header.size(), 0);
   auto measure = [&widths](const TableRow& row) {
-    for (std::size_t i = 0; i < row.size() && i < widths.size(); ++i) widths[i] = std::max(widths[i], display_width(row[i]));
+    for (std::size_t i = 0; i < row.size() && i < widths.size(); ++i)
+      widths[i] = std::max(widths[i], display_width(row[i]));
   };
   measure(header);
   for (const TableRow& row : rows) measure(row);

@@ -8,8 +8,8 @@
 namespace zb::sections {
 namespace {
 
-constexpr int max_nodes = 100000;        // keeps nodes × GPUs well inside int
-constexpr int max_per_node = 1024;       // GPUs or NICs in one node
+constexpr int max_nodes = 100000;   // keeps nodes × GPUs well inside int
+constexpr int max_per_node = 1024;  // GPUs or NICs in one node
 constexpr double max_oversubscription = 1000;
 
 std::string preset_list() {
@@ -22,7 +22,8 @@ void read_link(const ObjectReader& cluster, std::string_view key, LinkSpec& link
   const auto section = cluster.object(key, {"bandwidth", "latency"});
   if (!section) return;
   has_bandwidth = section->has("bandwidth");
-  if (auto bandwidth = section->quantity("bandwidth", QuantityKind::bandwidth, true)) link.bandwidth = *bandwidth;
+  if (auto bandwidth = section->quantity("bandwidth", QuantityKind::bandwidth, true))
+    link.bandwidth = *bandwidth;
   if (auto latency = section->quantity("latency", QuantityKind::latency, false)) link.latency = *latency;
 }
 
@@ -36,7 +37,8 @@ void read_gpu_to_nic(const ObjectReader& cluster, ClusterSpec& spec, bool derive
       // NICs in contiguous blocks, which is how PCIe switches pair them on common 8-GPU boards.
       spec.gpu_to_nic.clear();
       for (int gpu = 0; gpu < spec.gpus_per_node; ++gpu) {
-        spec.gpu_to_nic.push_back(static_cast<int>(static_cast<long long>(gpu) * spec.nics_per_node / spec.gpus_per_node));
+        spec.gpu_to_nic.push_back(
+            static_cast<int>(static_cast<long long>(gpu) * spec.nics_per_node / spec.gpus_per_node));
       }
     }
     return;
@@ -46,7 +48,8 @@ void read_gpu_to_nic(const ObjectReader& cluster, ClusterSpec& spec, bool derive
   bool all_integers = true;
   for (std::size_t i = 0; i < map->size(); ++i) {
     const nlohmann::json& entry = (*map)[i];
-    if (!entry.is_number_integer() || entry.get<std::int64_t>() < 0 || entry.get<std::int64_t>() >= max_per_node) {
+    if (!entry.is_number_integer() || entry.get<std::int64_t>() < 0 ||
+        entry.get<std::int64_t>() >= max_per_node) {
       context.add(index_path(path, i), "expected a NIC index (an integer >= 0), got " + describe_json(entry));
       all_integers = false;
       continue;
@@ -55,14 +58,16 @@ void read_gpu_to_nic(const ObjectReader& cluster, ClusterSpec& spec, bool derive
   }
   if (!all_integers) return;
   if (indices.size() != static_cast<std::size_t>(spec.gpus_per_node)) {
-    context.add(path, fmt::format("has {} entries but gpus_per_node is {}", indices.size(), spec.gpus_per_node),
+    context.add(path,
+                fmt::format("has {} entries but gpus_per_node is {}", indices.size(), spec.gpus_per_node),
                 "give the NIC index of every GPU of a node");
   }
   for (std::size_t i = 0; i < indices.size(); ++i) {
     if (indices[i] >= spec.nics_per_node) {
-      context.add(index_path(path, i),
-                  fmt::format("NIC index {} does not exist: nics_per_node is {}", indices[i], spec.nics_per_node),
-                  fmt::format("NIC indices run from 0 to {}", spec.nics_per_node - 1));
+      context.add(
+          index_path(path, i),
+          fmt::format("NIC index {} does not exist: nics_per_node is {}", indices[i], spec.nics_per_node),
+          fmt::format("NIC indices run from 0 to {}", spec.nics_per_node - 1));
     }
   }
   spec.gpu_to_nic = std::move(indices);
@@ -76,8 +81,9 @@ ClusterSpec read_cluster(const ObjectReader& root, bool& ok) {
   ok = false;
   ClusterSpec spec;
   if (!root.require("cluster", "for example {\"preset\": \"dgx-h200\", \"nodes\": 2}")) return spec;
-  const auto cluster = root.object("cluster", {"preset", "nodes", "gpus_per_node", "gpu", "nvlink", "nics_per_node",
-                                               "nic", "gpu_to_nic", "pcie", "oversubscription"});
+  const auto cluster =
+      root.object("cluster", {"preset", "nodes", "gpus_per_node", "gpu", "nvlink", "nics_per_node", "nic",
+                              "gpu_to_nic", "pcie", "oversubscription"});
   if (!cluster) return spec;
 
   bool from_preset = false;
@@ -88,9 +94,10 @@ ClusterSpec read_cluster(const ObjectReader& root, bool& ok) {
       from_preset = true;
     } else {
       unknown_preset = true;
-      context.add(cluster->path_of("preset"),
-                  fmt::format("unknown cluster preset \"{}\"; the presets are {}", printable(*preset), preset_list()),
-                  did_you_mean(*preset, cluster_preset_names()));
+      context.add(
+          cluster->path_of("preset"),
+          fmt::format("unknown cluster preset \"{}\"; the presets are {}", printable(*preset), preset_list()),
+          did_you_mean(*preset, cluster_preset_names()));
     }
   } else if (!cluster->has("preset")) {
     spec.gpu.name = "custom";
@@ -123,7 +130,8 @@ ClusterSpec read_cluster(const ObjectReader& root, bool& ok) {
       }
     }
   }
-  if (auto over = cluster->number("oversubscription", 1.0, max_oversubscription)) spec.oversubscription = *over;
+  if (auto over = cluster->number("oversubscription", 1.0, max_oversubscription))
+    spec.oversubscription = *over;
 
   if (!from_preset && !unknown_preset) {
     const std::string hint = "required when the cluster names no preset (presets: " + preset_list() + ")";
@@ -135,7 +143,8 @@ ClusterSpec read_cluster(const ObjectReader& root, bool& ok) {
   }
   // The preset's GPU→NIC map only fits the preset's counts; when either count changes, derive a new one.
   const bool counts_changed = cluster->has("gpus_per_node") || cluster->has("nics_per_node");
-  if (gpus.has_value() == cluster->has("gpus_per_node") && nics.has_value() == cluster->has("nics_per_node")) {
+  if (gpus.has_value() == cluster->has("gpus_per_node") &&
+      nics.has_value() == cluster->has("nics_per_node")) {
     read_gpu_to_nic(*cluster, spec, !from_preset || counts_changed);
   }
   ok = context.problems.size() == problems_before;

@@ -20,7 +20,8 @@ namespace zb {
 [[nodiscard]] std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates);
 
 // `did you mean "x"?` when there is a close candidate, otherwise `expected one of: "a", "b", "c"`.
-[[nodiscard]] std::string suggestion_hint(std::string_view word, std::span<const std::string_view> candidates);
+[[nodiscard]] std::string suggestion_hint(std::string_view word,
+                                          std::span<const std::string_view> candidates);
 [[nodiscard]] std::string suggestion_hint(std::string_view word, const std::vector<std::string>& candidates);
 
 // `"a", "b", "c"`, for messages.

@@ -1,10 +1,10 @@
 #include "core/config/json_reader.hpp"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <limits>
 #include <utility>
-
-#include <fmt/format.h>
 
 #include "core/config/did_you_mean.hpp"
 
@@ -32,20 +32,28 @@ std::string child_path(std::string_view parent, std::string_view key) {
   return parent.empty() ? safe_key : fmt::format("{}.{}", parent, safe_key);
 }
 
-std::string index_path(std::string_view parent, std::size_t index) { return fmt::format("{}[{}]", parent, index); }
+std::string index_path(std::string_view parent, std::size_t index) {
+  return fmt::format("{}[{}]", parent, index);
+}
 
 std::string describe_json(const nlohmann::json& value) {
   switch (value.type()) {
-    case nlohmann::json::value_t::null: return "null";
-    case nlohmann::json::value_t::boolean: return fmt::format("a boolean ({})", value.get<bool>());
+    case nlohmann::json::value_t::null:
+      return "null";
+    case nlohmann::json::value_t::boolean:
+      return fmt::format("a boolean ({})", value.get<bool>());
     case nlohmann::json::value_t::string:
       return fmt::format("a string (\"{}\")", printable(value.get_ref<const std::string&>()));
     case nlohmann::json::value_t::number_integer:
     case nlohmann::json::value_t::number_unsigned:
-    case nlohmann::json::value_t::number_float: return fmt::format("a number ({})", value.dump());
-    case nlohmann::json::value_t::object: return "an object";
-    case nlohmann::json::value_t::array: return "an array";
-    default: return "an unsupported value";
+    case nlohmann::json::value_t::number_float:
+      return fmt::format("a number ({})", value.dump());
+    case nlohmann::json::value_t::object:
+      return "an object";
+    case nlohmann::json::value_t::array:
+      return "an array";
+    default:
+      return "an unsupported value";
   }
 }
 
@@ -62,12 +70,15 @@ ObjectReader::ObjectReader(const nlohmann::json& object, std::string path, LoadC
     for (std::string_view a : allowed) known = known || a == key;
     if (known) continue;
     const std::string best = closest_match(key, allowed);
-    context_.add(path_of(key), "unknown key",
-                 best.empty() ? "allowed keys here: " + quoted_list(allowed) : "did you mean \"" + best + "\"?");
+    context_.add(
+        path_of(key), "unknown key",
+        best.empty() ? "allowed keys here: " + quoted_list(allowed) : "did you mean \"" + best + "\"?");
   }
 }
 
-bool ObjectReader::has(std::string_view key) const { return get(key) != nullptr; }
+bool ObjectReader::has(std::string_view key) const {
+  return get(key) != nullptr;
+}
 
 const nlohmann::json* ObjectReader::get(std::string_view key) const {
   if (object_ == nullptr) return nullptr;
@@ -82,7 +93,8 @@ bool ObjectReader::require(std::string_view key, std::string_view hint) const {
   return false;
 }
 
-void ObjectReader::wrong_type(std::string_view key, const nlohmann::json& value, std::string_view expected) const {
+void ObjectReader::wrong_type(std::string_view key, const nlohmann::json& value,
+                              std::string_view expected) const {
   context_.add(path_of(key), fmt::format("expected {}, got {}", expected, describe_json(value)));
 }
 
@@ -127,15 +139,17 @@ std::optional<bool> ObjectReader::boolean(std::string_view key) const {
   return value->get<bool>();
 }
 
-std::optional<std::int64_t> ObjectReader::integer(std::string_view key, std::int64_t min, std::int64_t max) const {
+std::optional<std::int64_t> ObjectReader::integer(std::string_view key, std::int64_t min,
+                                                  std::int64_t max) const {
   const nlohmann::json* value = get(key);
   if (value == nullptr) return std::nullopt;
   if (!value->is_number_integer()) {
     wrong_type(key, *value, "an integer");
     return std::nullopt;
   }
-  const bool too_big = value->is_number_unsigned() &&
-                       value->get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+  const bool too_big =
+      value->is_number_unsigned() &&
+      value->get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
   const std::int64_t n = too_big ? std::numeric_limits<std::int64_t>::max() : value->get<std::int64_t>();
   if (n < min || n > max) {
     context_.add(path_of(key), fmt::format("must be between {} and {}, got {}", min, max, value->dump()));
@@ -158,7 +172,8 @@ std::optional<std::uint64_t> ObjectReader::unsigned_integer(std::string_view key
   return value->get<std::uint64_t>();
 }
 
-std::optional<double> ObjectReader::number(std::string_view key, double min, double max, bool min_exclusive) const {
+std::optional<double> ObjectReader::number(std::string_view key, double min, double max,
+                                           bool min_exclusive) const {
   const nlohmann::json* value = get(key);
   if (value == nullptr) return std::nullopt;
   if (!value->is_number()) {
@@ -196,7 +211,8 @@ std::optional<double> ObjectReader::quantity(std::string_view key, QuantityKind 
   return parsed.value;
 }
 
-std::optional<ObjectReader> ObjectReader::object(std::string_view key, std::vector<std::string_view> allowed) const {
+std::optional<ObjectReader> ObjectReader::object(std::string_view key,
+                                                 std::vector<std::string_view> allowed) const {
   const nlohmann::json* value = get(key);
   if (value == nullptr) return std::nullopt;
   if (!value->is_object()) {

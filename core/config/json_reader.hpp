@@ -6,13 +6,12 @@
 #include <cstdint>
 #include <filesystem>
 #include <initializer_list>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/common/error.hpp"
 #include "core/config/units.hpp"
@@ -58,7 +57,8 @@ class ObjectReader {
   [[nodiscard]] std::optional<std::string> choice(std::string_view key,
                                                   std::span<const std::string_view> choices) const;
   [[nodiscard]] std::optional<bool> boolean(std::string_view key) const;
-  [[nodiscard]] std::optional<std::int64_t> integer(std::string_view key, std::int64_t min, std::int64_t max) const;
+  [[nodiscard]] std::optional<std::int64_t> integer(std::string_view key, std::int64_t min,
+                                                    std::int64_t max) const;
   [[nodiscard]] std::optional<std::uint64_t> unsigned_integer(std::string_view key) const;
   // A finite number in [min, max]; with `min_exclusive`, in (min, max].
   [[nodiscard]] std::optional<double> number(std::string_view key, double min, double max,
@@ -66,7 +66,8 @@ class ObjectReader {
   // A quantity string with a unit; `positive` rejects zero (a bandwidth of 0 is meaningless).
   [[nodiscard]] std::optional<double> quantity(std::string_view key, QuantityKind kind, bool positive) const;
   // The nested object at `key`, or nullopt (reported) when it is not an object. Absent → nullopt, silent.
-  [[nodiscard]] std::optional<ObjectReader> object(std::string_view key, std::vector<std::string_view> allowed) const;
+  [[nodiscard]] std::optional<ObjectReader> object(std::string_view key,
+                                                   std::vector<std::string_view> allowed) const;
   // The array at `key`, or nullptr (reported) when it is not an array. Absent → nullptr, silent.
   [[nodiscard]] const nlohmann::json* array(std::string_view key) const;
 

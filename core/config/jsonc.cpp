@@ -1,11 +1,11 @@
 #include "core/config/jsonc.hpp"
 
+#include <fmt/format.h>
+
 #include <fstream>
 #include <set>
 #include <system_error>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "core/common/error.hpp"
 
@@ -36,8 +36,10 @@ std::size_t offset_of_excess_nesting(std::string_view text) {
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
     } else if (c == '"') {
       in_string = true;
     } else if (c == '{' || c == '[') {
@@ -53,7 +55,8 @@ std::size_t offset_of_excess_nesting(std::string_view text) {
 // the position is reported separately (from the byte offset), so keep only the explanation.
 std::string explanation_of(const nlohmann::json::parse_error& e) {
   std::string_view message = e.what();
-  if (const auto colon = message.find(": "); colon != std::string_view::npos) message.remove_prefix(colon + 2);
+  if (const auto colon = message.find(": "); colon != std::string_view::npos)
+    message.remove_prefix(colon + 2);
   return std::string(message);
 }
 
@@ -78,8 +81,8 @@ class ParseWatcher {
         Frame& top = frames_.back();
         top.key = parsed.get<std::string>();
         if (!top.keys.insert(top.key).second) {
-          problems_.add(Location{file_.string(), path(), 0, 0}, "this key appears more than once in its object",
-                        "remove one of them");
+          problems_.add(Location{file_.string(), path(), 0, 0},
+                        "this key appears more than once in its object", "remove one of them");
         }
         break;
       }
@@ -98,8 +101,8 @@ class ParseWatcher {
  private:
   struct Frame {
     bool is_array;
-    std::string key;      // objects: the key being read
-    std::size_t index;    // arrays: the element being read
+    std::string key;    // objects: the key being read
+    std::size_t index;  // arrays: the element being read
     std::set<std::string> keys;
   };
 
@@ -150,12 +153,16 @@ std::string strip_jsonc_comments(std::string_view text, const std::filesystem::p
         }
         break;
       case State::string:
-        if (c == '\\') ++i;  // skip the escaped character, which may be a quote
-        else if (c == '"') state = State::code;
+        if (c == '\\')
+          ++i;  // skip the escaped character, which may be a quote
+        else if (c == '"')
+          state = State::code;
         break;
       case State::line_comment:
-        if (c == '\n') state = State::code;
-        else out[i] = ' ';
+        if (c == '\n')
+          state = State::code;
+        else
+          out[i] = ' ';
         break;
       case State::block_comment:
         if (c == '*' && next == '/') {
@@ -177,9 +184,10 @@ std::string strip_jsonc_comments(std::string_view text, const std::filesystem::p
 
 nlohmann::json parse_jsonc(std::string_view text, const std::filesystem::path& file_for_messages) {
   if (text.size() > max_jsonc_bytes) {
-    throw Error(ExitCode::bad_input, Location{file_for_messages.string(), {}},
-                fmt::format("the file is {} bytes; the limit is {} bytes (16 MiB)", text.size(), max_jsonc_bytes),
-                "scenario files are a few KiB; check that this is the right file");
+    throw Error(
+        ExitCode::bad_input, Location{file_for_messages.string(), {}},
+        fmt::format("the file is {} bytes; the limit is {} bytes (16 MiB)", text.size(), max_jsonc_bytes),
+        "scenario files are a few KiB; check that this is the right file");
   }
   const std::string json_text = strip_jsonc_comments(text, file_for_messages);
   ProblemList duplicates;
@@ -191,7 +199,8 @@ nlohmann::json parse_jsonc(std::string_view text, const std::filesystem::path& f
           return watcher.on_event(depth, event, value);
         });
   } catch (const TooDeep&) {
-    throw Error(ExitCode::bad_input, location_of(text, offset_of_excess_nesting(json_text), file_for_messages),
+    throw Error(ExitCode::bad_input,
+                location_of(text, offset_of_excess_nesting(json_text), file_for_messages),
                 fmt::format("objects and arrays are nested deeper than {} levels", max_jsonc_depth),
                 "a scenario needs only a few levels");
   } catch (const nlohmann::json::parse_error& e) {
@@ -208,7 +217,8 @@ std::string read_text_file(const std::filesystem::path& file) {
   std::error_code ec;
   const auto status = std::filesystem::status(file, ec);
   if (ec || !std::filesystem::exists(status)) throw Error(ExitCode::bad_input, where, "no such file");
-  if (std::filesystem::is_directory(status)) throw Error(ExitCode::bad_input, where, "this is a directory, not a file");
+  if (std::filesystem::is_directory(status))
+    throw Error(ExitCode::bad_input, where, "this is a directory, not a file");
   if (std::filesystem::is_regular_file(status)) {
     const auto size = std::filesystem::file_size(file, ec);
     if (!ec && size > max_jsonc_bytes) {
@@ -228,12 +238,14 @@ std::string read_text_file(const std::filesystem::path& file) {
   }
   if (in.bad()) throw Error(ExitCode::bad_input, where, "reading the file failed");
   if (text.size() > max_jsonc_bytes) {
-    throw Error(ExitCode::bad_input, where, fmt::format("the input is larger than the limit of {} bytes (16 MiB)",
-                                                        max_jsonc_bytes));
+    throw Error(ExitCode::bad_input, where,
+                fmt::format("the input is larger than the limit of {} bytes (16 MiB)", max_jsonc_bytes));
   }
   return text;
 }
 
-nlohmann::json read_jsonc_file(const std::filesystem::path& file) { return parse_jsonc(read_text_file(file), file); }
+nlohmann::json read_jsonc_file(const std::filesystem::path& file) {
+  return parse_jsonc(read_text_file(file), file);
+}
 
 }  // namespace zb

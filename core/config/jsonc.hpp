@@ -4,10 +4,9 @@
 // into the file as the user wrote it. Input that could exhaust memory or the stack is refused up front.
 #include <cstddef>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 namespace zb {
 
@@ -22,7 +21,8 @@ inline constexpr int max_jsonc_depth = 64;  // nesting of objects and arrays; sc
 
 // Parses JSONC. Throws zb::Error (exit 2) naming the file, line and column for a syntax error, and for
 // input over max_jsonc_bytes, nesting deeper than max_jsonc_depth, or a key repeated in one object.
-[[nodiscard]] nlohmann::json parse_jsonc(std::string_view text, const std::filesystem::path& file_for_messages);
+[[nodiscard]] nlohmann::json parse_jsonc(std::string_view text,
+                                         const std::filesystem::path& file_for_messages);
 
 // Reads a file (refusing files over max_jsonc_bytes before reading them) and parses it as JSONC.
 [[nodiscard]] nlohmann::json read_jsonc_file(const std::filesystem::path& file);

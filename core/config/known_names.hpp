@@ -8,8 +8,8 @@
 
 namespace zb {
 
-inline constexpr std::array<std::string_view, 6> known_datasets{
-    "wikipedia", "commoncrawl", "github", "arxiv", "prolong64k", "bimodal-long"};
+inline constexpr std::array<std::string_view, 6> known_datasets{"wikipedia", "commoncrawl", "github",
+                                                                "arxiv",     "prolong64k",  "bimodal-long"};
 
 inline constexpr std::array<std::string_view, 3> known_distribution_kinds{"lognormal", "uniform", "fixed"};
 
@@ -28,8 +28,12 @@ inline constexpr std::array<std::string_view, 3> known_dtypes{"bf16", "fp16", "f
 inline constexpr std::array<std::string_view, 6> known_gate_metrics{
     "speedup", "iteration_seconds", "tokens_per_second", "mfu", "attention_imbalance", "nic_utilization"};
 
-[[nodiscard]] constexpr bool gate_metric_needs_baseline(std::string_view metric) { return metric == "speedup"; }
+[[nodiscard]] constexpr bool gate_metric_needs_baseline(std::string_view metric) {
+  return metric == "speedup";
+}
 
-[[nodiscard]] constexpr int dtype_bytes(std::string_view dtype) { return dtype == "fp32" ? 4 : 2; }
+[[nodiscard]] constexpr int dtype_bytes(std::string_view dtype) {
+  return dtype == "fp32" ? 4 : 2;
+}
 
 }  // namespace zb

@@ -29,8 +29,8 @@ ModelSpec read_model(const ObjectReader& root, bool& ok) {
   ok = false;
   ModelSpec spec;
   if (!root.require("model", "for example {\"preset\": \"llama-7b\"}")) return spec;
-  const auto model = root.object("model", {"preset", "layers", "hidden", "heads", "kv_heads", "ffn_hidden",
-                                           "vocab", "dtype"});
+  const auto model = root.object(
+      "model", {"preset", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "dtype"});
   if (!model) return spec;
 
   bool from_preset = false;
@@ -41,9 +41,10 @@ ModelSpec read_model(const ObjectReader& root, bool& ok) {
       from_preset = true;
     } else {
       unknown_preset = true;
-      context.add(model->path_of("preset"),
-                  fmt::format("unknown model preset \"{}\"; the presets are {}", printable(*preset), preset_list()),
-                  did_you_mean(*preset, model_preset_names()));
+      context.add(
+          model->path_of("preset"),
+          fmt::format("unknown model preset \"{}\"; the presets are {}", printable(*preset), preset_list()),
+          did_you_mean(*preset, model_preset_names()));
     }
   }
 
@@ -72,13 +73,15 @@ ModelSpec read_model(const ObjectReader& root, bool& ok) {
   // Shape checks only when both sides are known, so a missing key is not reported twice.
   if (spec.heads > 0 && spec.hidden > 0 && spec.hidden % spec.heads != 0) {
     context.add(model->path_of("heads"),
-                fmt::format("heads ({}) must divide hidden ({}) into equal head dimensions", spec.heads, spec.hidden));
+                fmt::format("heads ({}) must divide hidden ({}) into equal head dimensions", spec.heads,
+                            spec.hidden));
   }
   if (spec.kv_heads > 0 && spec.heads > 0 && spec.heads % spec.kv_heads != 0) {
-    context.add(model->path_of("kv_heads"),
-                fmt::format("kv_heads ({}) must divide heads ({}) for grouped-query attention", spec.kv_heads,
-                            spec.heads),
-                from_preset && has_heads && !has_kv_heads ? "the preset's kv_heads is kept; set kv_heads too" : "");
+    context.add(
+        model->path_of("kv_heads"),
+        fmt::format("kv_heads ({}) must divide heads ({}) for grouped-query attention", spec.kv_heads,
+                    spec.heads),
+        from_preset && has_heads && !has_kv_heads ? "the preset's kv_heads is kept; set kv_heads too" : "");
   }
   ok = context.problems.size() == problems_before;
   return spec;

@@ -34,18 +34,19 @@ struct ClusterRow {
   const char* name;
   const char* summary;
   const char* gpu_name;
-  const char* peak_bf16;       // dense
+  const char* peak_bf16;  // dense
   const char* memory;
   const char* nvlink_bandwidth;  // per GPU, per direction
   const char* nvlink_latency;
   int nics_per_node;
-  const char* nic_bandwidth;     // per NIC, per direction
+  const char* nic_bandwidth;  // per NIC, per direction
   const char* nic_latency;
   std::vector<int> gpu_to_nic;
   const char* pcie_bandwidth;
 };
 
 std::vector<ClusterRow> cluster_rows() {
+  // clang-format off
   return {
       //  name         summary
       //  GPU     peak [H*/A800]  memory   NVLink/dir  lat [LAT]  NICs  NIC rate [DGX]  lat [LAT]
@@ -62,6 +63,7 @@ std::vector<ClusterRow> cluster_rows() {
        "A800", "312 TFLOP/s", "80 GiB", "200 GB/s", "2 us", 4, "200 Gbit/s", "5 us",
        {0, 0, 1, 1, 2, 2, 3, 3}, "32 GB/s"},
   };
+  // clang-format on
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -80,6 +82,7 @@ struct ModelRow {
   int layers, hidden, heads, kv_heads, ffn_hidden, vocab;
 };
 
+// clang-format off
 constexpr ModelRow model_rows[] = {
     //  name         summary                                   layers hidden heads kv  ffn    vocab
     {"llama-3b", "OpenLLaMA 3B (openlm-research/open_llama_3b)", 26, 3200, 32, 32, 8640, 32000},
@@ -88,6 +91,7 @@ constexpr ModelRow model_rows[] = {
     {"llama-30b", "LLaMA 30B (huggyllama/llama-30b)", 60, 6656, 52, 52, 17920, 32000},
     {"llama3-8b", "Llama 3 8B, GQA (meta-llama/Meta-Llama-3-8B)", 32, 4096, 32, 8, 14336, 128256},
 };
+// clang-format on
 
 std::vector<ClusterPreset> build_cluster_presets() {
   std::vector<ClusterPreset> out;

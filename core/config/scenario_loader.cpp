@@ -1,8 +1,8 @@
 #include "core/config/scenario_loader.hpp"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "core/config/did_you_mean.hpp"
 #include "core/config/jsonc.hpp"
@@ -49,7 +49,8 @@ OutputSpec read_output(const ObjectReader& root, const std::string& scenario_nam
       continue;
     }
     const std::string name = format.get<std::string>();
-    if (std::find(known_output_formats.begin(), known_output_formats.end(), name) == known_output_formats.end()) {
+    if (std::find(known_output_formats.begin(), known_output_formats.end(), name) ==
+        known_output_formats.end()) {
       root.context().add(path, fmt::format("unknown output format \"{}\"", printable(name)),
                          suggestion_hint(name, known_output_formats));
     } else if (std::find(spec.formats.begin(), spec.formats.end(), name) != spec.formats.end()) {
@@ -64,8 +65,8 @@ OutputSpec read_output(const ObjectReader& root, const std::string& scenario_nam
 }  // namespace sections
 
 std::vector<std::string_view> scenario_top_level_keys() {
-  return {"name", "description", "seed", "cluster", "model", "workload", "systems", "backend", "passes", "output",
-          "gates"};
+  return {"name",    "description", "seed",   "cluster", "model", "workload",
+          "systems", "backend",     "passes", "output",  "gates"};
 }
 
 Scenario parse_scenario(std::string_view text, const std::filesystem::path& file_for_messages) {
@@ -78,8 +79,10 @@ Scenario parse_scenario(std::string_view text, const std::filesystem::path& file
   Scenario scenario;
   if (root.require("name", "letters, digits, '.', '_' and '-', e.g. \"quickstart\"")) {
     if (auto name = root.string("name")) {
-      if (std::string problem = name_problem(*name); !problem.empty()) context.add(root.path_of("name"), problem);
-      else scenario.name = *name;
+      if (std::string problem = name_problem(*name); !problem.empty())
+        context.add(root.path_of("name"), problem);
+      else
+        scenario.name = *name;
     }
   }
   if (auto description = root.string("description")) scenario.description = *description;
@@ -98,7 +101,9 @@ Scenario parse_scenario(std::string_view text, const std::filesystem::path& file
   scenario.gates = sections::read_gates(root, labels, systems_ok);
 
   if (auto backend = root.choice("backend", known_backends)) {
-    scenario.backend = *backend == "reference" ? Backend::reference : *backend == "cuda" ? Backend::cuda : Backend::sim;
+    scenario.backend = *backend == "reference" ? Backend::reference
+                       : *backend == "cuda"    ? Backend::cuda
+                                               : Backend::sim;
   }
   if (auto passes = root.choice("passes", known_passes)) {
     scenario.passes = *passes == "fwd" ? Passes::fwd : Passes::fwd_bwd;
@@ -111,6 +116,8 @@ Scenario parse_scenario(std::string_view text, const std::filesystem::path& file
   return scenario;
 }
 
-Scenario load_scenario(const std::filesystem::path& file) { return parse_scenario(read_text_file(file), file); }
+Scenario load_scenario(const std::filesystem::path& file) {
+  return parse_scenario(read_text_file(file), file);
+}
 
 }  // namespace zb

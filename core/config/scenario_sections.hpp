@@ -21,7 +21,8 @@ WorkloadSpec read_workload(const ObjectReader& root, const std::filesystem::path
 // `world_size` is known when the cluster section was valid; it lets uniform-cp degrees be checked.
 std::vector<SystemSpec> read_systems(const ObjectReader& root, std::optional<int> world_size, bool& ok);
 // `labels` are the systems' labels; gate references are only checked when the systems were valid.
-std::vector<GateSpec> read_gates(const ObjectReader& root, const std::vector<std::string>& labels, bool check_labels);
+std::vector<GateSpec> read_gates(const ObjectReader& root, const std::vector<std::string>& labels,
+                                 bool check_labels);
 OutputSpec read_output(const ObjectReader& root, const std::string& scenario_name);
 
 }  // namespace zb::sections

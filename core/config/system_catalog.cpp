@@ -9,22 +9,34 @@ std::vector<SystemInfo> build_catalog() {
       "zeppelin",
       "Zeppelin: hierarchical sequence partitioning, NIC routing layer, token remapping (EuroSys 2026)",
       {
-          SystemOption{"routing", OptionType::boolean, true, {},
+          SystemOption{"routing",
+                       OptionType::boolean,
+                       true,
+                       {},
                        "spread inter-node transfers over every NIC of the node through proxy GPUs"},
-          SystemOption{"remap", OptionType::boolean, true, {},
+          SystemOption{"remap",
+                       OptionType::boolean,
+                       true,
+                       {},
                        "move tokens to a token-balanced layout for the linear modules"},
-          SystemOption{"partitioning", OptionType::choice, "hierarchical", {"hierarchical", "flat"},
+          SystemOption{"partitioning",
+                       OptionType::choice,
+                       "hierarchical",
+                       {"hierarchical", "flat"},
                        "hierarchical: local / intra-node / inter-node classes; flat: one level (ablation)"},
       }});
-  catalog.push_back(SystemInfo{
-      "ring-cp",
-      "Ring context parallelism over all GPUs (TransformerEngine-style P2P, per-document zigzag)",
-      {}});
+  catalog.push_back(
+      SystemInfo{"ring-cp",
+                 "Ring context parallelism over all GPUs (TransformerEngine-style P2P, per-document zigzag)",
+                 {}});
   catalog.push_back(SystemInfo{
       "uniform-cp",
       "Uniform context parallelism: fixed degree C, N/C data-parallel groups, packs dealt round-robin",
       {
-          SystemOption{"degree", OptionType::positive_int_or_auto, "auto", {},
+          SystemOption{"degree",
+                       OptionType::positive_int_or_auto,
+                       "auto",
+                       {},
                        "CP degree C; must divide the world size; auto = the best feasible C"},
       }});
   return catalog;
@@ -65,8 +77,10 @@ std::vector<std::string> system_names() {
 
 std::string describe_option_type(const SystemOption& option) {
   switch (option.type) {
-    case OptionType::boolean: return "bool";
-    case OptionType::positive_int_or_auto: return "int >= 1 or \"auto\"";
+    case OptionType::boolean:
+      return "bool";
+    case OptionType::positive_int_or_auto:
+      return "int >= 1 or \"auto\"";
     case OptionType::choice: {
       std::string out;
       for (const std::string& choice : option.choices) {

@@ -2,11 +2,10 @@
 // The systems (strategies) a scenario can name in "systems", with their options, types and defaults.
 // The loader validates system entries against this catalog and fills in defaults, so each strategy reads
 // a complete options object; `zeppelin-bench list systems` prints it. A new strategy adds one entry here.
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace zb {
 

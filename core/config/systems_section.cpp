@@ -1,8 +1,8 @@
 // The "systems" and "gates" sections: which strategies to compare, under which labels, and the pass/fail
 // conditions on their results.
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "core/config/did_you_mean.hpp"
 #include "core/config/known_names.hpp"
@@ -25,16 +25,19 @@ std::string label_problem(const std::string& label) {
 }
 
 // Reads one entry of "systems": a bare name, or an object with "name", an optional "label" and options.
-std::optional<SystemSpec> read_system(const nlohmann::json& entry, const std::string& path, LoadContext& context,
-                                      std::optional<int> world_size) {
+std::optional<SystemSpec> read_system(const nlohmann::json& entry, const std::string& path,
+                                      LoadContext& context, std::optional<int> world_size) {
   const std::string name_path = entry.is_object() ? child_path(path, "name") : path;
-  const nlohmann::json* name_json = entry.is_object() ? (entry.contains("name") ? &entry["name"] : nullptr) : &entry;
+  const nlohmann::json* name_json =
+      entry.is_object() ? (entry.contains("name") ? &entry["name"] : nullptr) : &entry;
   if (name_json == nullptr) {
-    context.add(name_path, "missing required key", "every system object names its strategy: {\"name\": \"zeppelin\"}");
+    context.add(name_path, "missing required key",
+                "every system object names its strategy: {\"name\": \"zeppelin\"}");
     return std::nullopt;
   }
   if (!name_json->is_string()) {
-    context.add(name_path, "expected a system name (a string) or an object with \"name\", got " + describe_json(*name_json));
+    context.add(name_path, "expected a system name (a string) or an object with \"name\", got " +
+                               describe_json(*name_json));
     return std::nullopt;
   }
   const std::string name = name_json->get<std::string>();
@@ -42,7 +45,8 @@ std::optional<SystemSpec> read_system(const nlohmann::json& entry, const std::st
   if (info == nullptr) {
     const std::vector<std::string> names = system_names();
     std::vector<std::string_view> views(names.begin(), names.end());
-    context.add(name_path, fmt::format("unknown system \"{}\"; the systems are {}", printable(name), quoted_list(views)),
+    context.add(name_path,
+                fmt::format("unknown system \"{}\"; the systems are {}", printable(name), quoted_list(views)),
                 did_you_mean(name, names));
     return std::nullopt;
   }
@@ -69,7 +73,8 @@ std::optional<SystemSpec> read_system(const nlohmann::json& entry, const std::st
     const auto degree = spec.options["degree"].get<std::int64_t>();
     if (*world_size % degree != 0) {
       context.add(reader.path_of("degree"),
-                  fmt::format("degree {} does not divide the world size {} (nodes x gpus_per_node)", degree, *world_size),
+                  fmt::format("degree {} does not divide the world size {} (nodes x gpus_per_node)", degree,
+                              *world_size),
                   "choose a divisor of the world size, or \"auto\"");
       options_ok = false;
     }
@@ -123,7 +128,8 @@ std::vector<SystemSpec> read_systems(const ObjectReader& root, std::optional<int
   return systems;
 }
 
-std::vector<GateSpec> read_gates(const ObjectReader& root, const std::vector<std::string>& labels, bool check_labels) {
+std::vector<GateSpec> read_gates(const ObjectReader& root, const std::vector<std::string>& labels,
+                                 bool check_labels) {
   LoadContext& context = root.context();
   std::vector<GateSpec> gates;
   const nlohmann::json* list = root.array("gates");
@@ -152,10 +158,12 @@ std::vector<GateSpec> read_gates(const ObjectReader& root, const std::vector<std
     if (relative && gate.require("baseline", "speedup is measured against a baseline system's label")) {
       check_label("baseline", spec.baseline);
       if (!spec.baseline.empty() && spec.baseline == spec.system) {
-        context.add(gate.path_of("baseline"), "the baseline is the system itself", "compare against another system");
+        context.add(gate.path_of("baseline"), "the baseline is the system itself",
+                    "compare against another system");
       }
     } else if (!relative && !spec.metric.empty() && gate.has("baseline")) {
-      context.add(gate.path_of("baseline"), fmt::format("\"{}\" is an absolute metric and takes no baseline", spec.metric),
+      context.add(gate.path_of("baseline"),
+                  fmt::format("\"{}\" is an absolute metric and takes no baseline", spec.metric),
                   "only \"speedup\" compares two systems");
     }
     spec.min = gate.number("min", -1e300, 1e300);
@@ -163,7 +171,8 @@ std::vector<GateSpec> read_gates(const ObjectReader& root, const std::vector<std
     if (!gate.has("min") && !gate.has("max")) {
       context.add(gate.path(), "a gate needs \"min\", \"max\" or both");
     } else if (spec.min && spec.max && *spec.min > *spec.max) {
-      context.add(gate.path_of("min"), fmt::format("min ({}) is greater than max ({})", *spec.min, *spec.max));
+      context.add(gate.path_of("min"),
+                  fmt::format("min ({}) is greater than max ({})", *spec.min, *spec.max));
     }
     gates.push_back(std::move(spec));
   }

@@ -1,12 +1,12 @@
 #include "core/config/units.hpp"
 
+#include <fmt/format.h>
+
 #include <array>
 #include <charconv>
 #include <cmath>
 #include <span>
 #include <system_error>
-
-#include <fmt/format.h>
 
 #include "core/common/error.hpp"
 
@@ -21,20 +21,24 @@ struct Unit {
 // Decimal prefixes follow SI (1 GB = 1e9 bytes, 1 Gbit = 1e9 bits) because vendor datasheets quote link
 // rates that way; binary prefixes (GiB) are accepted too because HBM capacity is quoted in GiB.
 constexpr std::array bandwidth_units{
-    Unit{"B/s", 1.0},         Unit{"KB/s", 1e3},        Unit{"MB/s", 1e6},          Unit{"GB/s", 1e9},
-    Unit{"TB/s", 1e12},       Unit{"KiB/s", 1024.0},    Unit{"MiB/s", 1048576.0},   Unit{"GiB/s", 1073741824.0},
-    Unit{"TiB/s", 1099511627776.0},
-    Unit{"bit/s", 1.0 / 8},   Unit{"Kbit/s", 1e3 / 8},  Unit{"Mbit/s", 1e6 / 8},    Unit{"Gbit/s", 1e9 / 8},
-    Unit{"Tbit/s", 1e12 / 8},
+    Unit{"B/s", 1.0},         Unit{"KB/s", 1e3},           Unit{"MB/s", 1e6},
+    Unit{"GB/s", 1e9},        Unit{"TB/s", 1e12},          Unit{"KiB/s", 1024.0},
+    Unit{"MiB/s", 1048576.0}, Unit{"GiB/s", 1073741824.0}, Unit{"TiB/s", 1099511627776.0},
+    Unit{"bit/s", 1.0 / 8},   Unit{"Kbit/s", 1e3 / 8},     Unit{"Mbit/s", 1e6 / 8},
+    Unit{"Gbit/s", 1e9 / 8},  Unit{"Tbit/s", 1e12 / 8},
 };
 constexpr std::array latency_units{
-    Unit{"s", 1.0}, Unit{"ms", 1e-3}, Unit{"us", 1e-6}, Unit{"\u00b5s", 1e-6} /* micro sign */,
-    Unit{"\u03bcs", 1e-6} /* Greek mu */, Unit{"ns", 1e-9},
+    Unit{"s", 1.0},
+    Unit{"ms", 1e-3},
+    Unit{"us", 1e-6},
+    Unit{"\u00b5s", 1e-6} /* micro sign */,
+    Unit{"\u03bcs", 1e-6} /* Greek mu */,
+    Unit{"ns", 1e-9},
 };
 constexpr std::array memory_units{
-    Unit{"B", 1.0},          Unit{"KB", 1e3},           Unit{"MB", 1e6},           Unit{"GB", 1e9},
-    Unit{"TB", 1e12},        Unit{"KiB", 1024.0},       Unit{"MiB", 1048576.0},    Unit{"GiB", 1073741824.0},
-    Unit{"TiB", 1099511627776.0},
+    Unit{"B", 1.0},         Unit{"KB", 1e3},           Unit{"MB", 1e6},
+    Unit{"GB", 1e9},        Unit{"TB", 1e12},          Unit{"KiB", 1024.0},
+    Unit{"MiB", 1048576.0}, Unit{"GiB", 1073741824.0}, Unit{"TiB", 1099511627776.0},
 };
 constexpr std::array compute_units{
     Unit{"FLOP/s", 1.0},   Unit{"MFLOP/s", 1e6},  Unit{"GFLOP/s", 1e9},
@@ -43,25 +47,35 @@ constexpr std::array compute_units{
 
 std::span<const Unit> units_of(QuantityKind kind) {
   switch (kind) {
-    case QuantityKind::bandwidth: return bandwidth_units;
-    case QuantityKind::latency: return latency_units;
-    case QuantityKind::memory: return memory_units;
-    case QuantityKind::compute: return compute_units;
+    case QuantityKind::bandwidth:
+      return bandwidth_units;
+    case QuantityKind::latency:
+      return latency_units;
+    case QuantityKind::memory:
+      return memory_units;
+    case QuantityKind::compute:
+      return compute_units;
   }
   return {};
 }
 
 const char* kind_name(QuantityKind kind) {
   switch (kind) {
-    case QuantityKind::bandwidth: return "bandwidth";
-    case QuantityKind::latency: return "latency";
-    case QuantityKind::memory: return "memory";
-    case QuantityKind::compute: return "compute";
+    case QuantityKind::bandwidth:
+      return "bandwidth";
+    case QuantityKind::latency:
+      return "latency";
+    case QuantityKind::memory:
+      return "memory";
+    case QuantityKind::compute:
+      return "compute";
   }
   return "?";
 }
 
-bool is_space(char c) { return c == ' ' || c == '\t'; }
+bool is_space(char c) {
+  return c == ' ' || c == '\t';
+}
 
 bool equal_ignoring_case(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
@@ -85,8 +99,8 @@ std::string unit_hint(std::string_view unit, QuantityKind kind) {
   for (const Unit& u : units_of(kind)) {
     if (equal_ignoring_case(u.symbol, unit)) return fmt::format("did you mean \"{}\"?", u.symbol);
   }
-  for (QuantityKind other : {QuantityKind::bandwidth, QuantityKind::latency, QuantityKind::memory,
-                             QuantityKind::compute}) {
+  for (QuantityKind other :
+       {QuantityKind::bandwidth, QuantityKind::latency, QuantityKind::memory, QuantityKind::compute}) {
     if (other == kind) continue;
     for (const Unit& u : units_of(other)) {
       if (u.symbol == unit) return fmt::format("\"{}\" is a {} unit", unit, kind_name(other));
@@ -105,10 +119,14 @@ std::string trim(std::string_view text) {
 
 std::string expected_form(QuantityKind kind) {
   switch (kind) {
-    case QuantityKind::bandwidth: return "expected a bandwidth such as \"400 Gbit/s\" or \"450 GB/s\"";
-    case QuantityKind::latency: return "expected a latency such as \"2 us\", \"5 ns\" or \"1 ms\"";
-    case QuantityKind::memory: return "expected a memory size such as \"141 GiB\" or \"80 GB\"";
-    case QuantityKind::compute: return "expected a compute rate such as \"989 TFLOP/s\"";
+    case QuantityKind::bandwidth:
+      return "expected a bandwidth such as \"400 Gbit/s\" or \"450 GB/s\"";
+    case QuantityKind::latency:
+      return "expected a latency such as \"2 us\", \"5 ns\" or \"1 ms\"";
+    case QuantityKind::memory:
+      return "expected a memory size such as \"141 GiB\" or \"80 GB\"";
+    case QuantityKind::compute:
+      return "expected a compute rate such as \"989 TFLOP/s\"";
   }
   return "expected a quantity with a unit";
 }
@@ -135,8 +153,8 @@ QuantityParse parse_quantity(std::string_view raw, QuantityKind kind) {
   for (const Unit& u : units_of(kind)) {
     if (u.symbol == unit) return {number * u.factor, {}};
   }
-  std::string message = fmt::format("\"{}\": unknown {} unit \"{}\": {}", text, kind_name(kind), unit,
-                                    expected_form(kind));
+  std::string message =
+      fmt::format("\"{}\": unknown {} unit \"{}\": {}", text, kind_name(kind), unit, expected_form(kind));
   if (const std::string hint = unit_hint(unit, kind); !hint.empty()) message += " (" + hint + ")";
   return {std::nullopt, message};
 }
@@ -147,10 +165,18 @@ static double parse_or_throw(std::string_view text, QuantityKind kind) {
   return *parsed.value;
 }
 
-double parse_bandwidth(std::string_view text) { return parse_or_throw(text, QuantityKind::bandwidth); }
-double parse_latency(std::string_view text) { return parse_or_throw(text, QuantityKind::latency); }
-double parse_memory(std::string_view text) { return parse_or_throw(text, QuantityKind::memory); }
-double parse_compute(std::string_view text) { return parse_or_throw(text, QuantityKind::compute); }
+double parse_bandwidth(std::string_view text) {
+  return parse_or_throw(text, QuantityKind::bandwidth);
+}
+double parse_latency(std::string_view text) {
+  return parse_or_throw(text, QuantityKind::latency);
+}
+double parse_memory(std::string_view text) {
+  return parse_or_throw(text, QuantityKind::memory);
+}
+double parse_compute(std::string_view text) {
+  return parse_or_throw(text, QuantityKind::compute);
+}
 
 // Picks the largest unit (ordered small to large) in which |value| ≥ 1, so the number shown is short.
 static std::string format_scaled(double value, std::span<const Unit> ascending_units) {
@@ -163,20 +189,24 @@ static std::string format_scaled(double value, std::span<const Unit> ascending_u
 }
 
 std::string format_bandwidth(double bytes_per_second) {
-  constexpr std::array units{Unit{"B/s", 1.0}, Unit{"KB/s", 1e3}, Unit{"MB/s", 1e6}, Unit{"GB/s", 1e9},
-                             Unit{"TB/s", 1e12}, Unit{"PB/s", 1e15}};
+  constexpr std::array units{Unit{"B/s", 1.0},  Unit{"KB/s", 1e3},  Unit{"MB/s", 1e6},
+                             Unit{"GB/s", 1e9}, Unit{"TB/s", 1e12}, Unit{"PB/s", 1e15}};
   return format_scaled(bytes_per_second, units);
 }
 
 std::string format_bitrate(double bytes_per_second) {
-  constexpr std::array units{Unit{"bit/s", 1.0}, Unit{"Kbit/s", 1e3}, Unit{"Mbit/s", 1e6}, Unit{"Gbit/s", 1e9},
-                             Unit{"Tbit/s", 1e12}};
+  constexpr std::array units{Unit{"bit/s", 1.0}, Unit{"Kbit/s", 1e3}, Unit{"Mbit/s", 1e6},
+                             Unit{"Gbit/s", 1e9}, Unit{"Tbit/s", 1e12}};
   return format_scaled(bytes_per_second * 8, units);
 }
 
 std::string format_bytes(double bytes) {
-  constexpr std::array units{Unit{"B", 1.0},           Unit{"KiB", 1024.0},          Unit{"MiB", 1048576.0},
-                             Unit{"GiB", 1073741824.0}, Unit{"TiB", 1099511627776.0}, Unit{"PiB", 1125899906842624.0}};
+  constexpr std::array units{Unit{"B", 1.0},
+                             Unit{"KiB", 1024.0},
+                             Unit{"MiB", 1048576.0},
+                             Unit{"GiB", 1073741824.0},
+                             Unit{"TiB", 1099511627776.0},
+                             Unit{"PiB", 1125899906842624.0}};
   return format_scaled(bytes, units);
 }
 

@@ -25,7 +25,8 @@ DistributionSpec read_distribution(const ObjectReader& workload) {
   const nlohmann::json* raw = workload.get("distribution");
   if (raw == nullptr) return spec;
   std::string kind = spec.kind;
-  if (raw->is_object() && raw->contains("kind") && (*raw)["kind"].is_string()) kind = (*raw)["kind"].get<std::string>();
+  if (raw->is_object() && raw->contains("kind") && (*raw)["kind"].is_string())
+    kind = (*raw)["kind"].get<std::string>();
   const auto section = workload.object("distribution", distribution_keys(kind));
   if (!section) return spec;
   if (auto checked = section->choice("kind", known_distribution_kinds)) spec.kind = *checked;
@@ -35,8 +36,10 @@ DistributionSpec read_distribution(const ObjectReader& workload) {
     if (auto sigma = section->number("sigma", 0, 100, true)) spec.sigma = *sigma;
     if (auto alpha = section->number("tail_alpha", 0, 100, true)) spec.tail_alpha = *alpha;
     if (auto from = section->number("tail_from", 0, 1, true)) {
-      if (*from >= 1) section->context().add(section->path_of("tail_from"), "must be below 1 (a quantile)");
-      else spec.tail_from = *from;
+      if (*from >= 1)
+        section->context().add(section->path_of("tail_from"), "must be below 1 (a quantile)");
+      else
+        spec.tail_from = *from;
     }
   } else if (spec.kind == "uniform") {
     section->require("max", "the largest document length");
@@ -45,7 +48,8 @@ DistributionSpec read_distribution(const ObjectReader& workload) {
     if (min) spec.min = *min;
     if (max) spec.max = *max;
     if (min && max && *min > *max) {
-      section->context().add(section->path_of("min"), fmt::format("min ({}) is greater than max ({})", *min, *max));
+      section->context().add(section->path_of("min"),
+                             fmt::format("min ({}) is greater than max ({})", *min, *max));
     }
   } else if (spec.kind == "fixed") {
     section->require("value", "the length of every document");
@@ -96,12 +100,14 @@ WorkloadSpec read_workload(const ObjectReader& root, const std::filesystem::path
 
   if (auto value = workload->integer("max_seq_len", 1, max_tokens)) spec.max_seq_len = *value;
   if (auto value = workload->choice("long_documents", known_long_document_policies)) {
-    spec.long_documents = *value == "split" ? LongDocuments::split
+    spec.long_documents = *value == "split"  ? LongDocuments::split
                           : *value == "keep" ? LongDocuments::keep
                                              : LongDocuments::truncate;
   }
-  if (auto value = workload->integer("tokens_per_iteration", 1, max_tokens)) spec.tokens_per_iteration = *value;
-  if (auto value = workload->integer("iterations", 1, max_iterations)) spec.iterations = static_cast<int>(*value);
+  if (auto value = workload->integer("tokens_per_iteration", 1, max_tokens))
+    spec.tokens_per_iteration = *value;
+  if (auto value = workload->integer("iterations", 1, max_iterations))
+    spec.iterations = static_cast<int>(*value);
   return spec;
 }
 

@@ -18,9 +18,9 @@ using Mutation = std::function<void(json&)>;
 
 struct BadCase {
   const char* id;
-  Mutation mutate;            // applied to the base scenario; ignored when `raw_text` is set
-  const char* path;           // the JSON path a problem must name exactly ("" = the whole file)
-  const char* message_part;   // a part of that problem's text (what + hint)
+  Mutation mutate;                 // applied to the base scenario; ignored when `raw_text` is set
+  const char* path;                // the JSON path a problem must name exactly ("" = the whole file)
+  const char* message_part;        // a part of that problem's text (what + hint)
   const char* raw_text = nullptr;  // a whole file, for syntax errors
   int line = 0;                    // expected line:column for syntax errors
   int column = 0;
@@ -36,7 +36,10 @@ Mutation erase(const char* pointer) {
   };
 }
 Mutation both(Mutation a, Mutation b) {
-  return [a, b](json& j) { a(j); b(j); };
+  return [a, b](json& j) {
+    a(j);
+    b(j);
+  };
 }
 
 const BadCase cases[] = {
@@ -52,28 +55,42 @@ const BadCase cases[] = {
     {"unknown_passes", set("/passes", "bwd"), "passes", "\"fwd+bwd\""},
     // cluster
     {"missing_cluster", erase("/cluster"), "cluster", "missing required key"},
-    {"unknown_cluster_preset", set("/cluster/preset", "dgx-h300"), "cluster.preset", "dgx-h100, dgx-h200, h800-8nic, a800-4nic"},
+    {"unknown_cluster_preset", set("/cluster/preset", "dgx-h300"), "cluster.preset",
+     "dgx-h100, dgx-h200, h800-8nic, a800-4nic"},
     {"zero_nodes", set("/cluster/nodes", 0), "cluster.nodes", "between 1 and"},
-    {"nodes_as_string", set("/cluster/nodes", "2"), "cluster.nodes", "expected an integer, got a string (\"2\")"},
+    {"nodes_as_string", set("/cluster/nodes", "2"), "cluster.nodes",
+     "expected an integer, got a string (\"2\")"},
     {"nic_bandwidth_bare_number", set("/cluster/nic/bandwidth", 400), "cluster.nic.bandwidth",
      "expected a bandwidth such as \"400 Gbit/s\" or \"450 GB/s\""},
-    {"nic_bandwidth_ambiguous_bits", set("/cluster/nic/bandwidth", "400 Gb/s"), "cluster.nic.bandwidth", "\"Gbit/s\" for bits"},
-    {"zero_nic_bandwidth", set("/cluster/nic/bandwidth", "0 GB/s"), "cluster.nic.bandwidth", "greater than zero"},
-    {"nvlink_latency_bad_unit", set("/cluster/nvlink/latency", "2 parsecs"), "cluster.nvlink.latency", "expected a latency"},
-    {"memory_with_bandwidth_unit", set("/cluster/gpu/memory", "141 GB/s"), "cluster.gpu.memory", "expected a memory size"},
-    {"peak_with_wrong_unit", set("/cluster/gpu/peak_bf16", "989 TFLOPS"), "cluster.gpu.peak_bf16", "989 TFLOP/s"},
-    {"misspelt_nic_key", set("/cluster/nic/bandwith", "1 GB/s"), "cluster.nic.bandwith", "did you mean \"bandwidth\"?"},
-    {"gpu_to_nic_too_short", set("/cluster/gpu_to_nic", json{0, 1, 2, 3}), "cluster.gpu_to_nic", "gpus_per_node is 8"},
-    {"gpu_to_nic_index_too_big", set("/cluster/gpu_to_nic", json{0, 1, 2, 8, 4, 5, 6, 7}), "cluster.gpu_to_nic[3]",
-     "nics_per_node is 8"},
-    {"gpu_to_nic_not_integer", set("/cluster/gpu_to_nic", json{0, 1, 2, "3", 4, 5, 6, 7}), "cluster.gpu_to_nic[3]",
-     "expected a NIC index"},
-    {"oversubscription_below_one", set("/cluster/oversubscription", 0.5), "cluster.oversubscription", "must be in [1"},
-    {"custom_cluster_without_nic", [](json& j) {
-       j["cluster"] = {{"nodes", 1}, {"gpu", {{"peak_bf16", "100 TFLOP/s"}, {"memory", "40 GiB"}}},
+    {"nic_bandwidth_ambiguous_bits", set("/cluster/nic/bandwidth", "400 Gb/s"), "cluster.nic.bandwidth",
+     "\"Gbit/s\" for bits"},
+    {"zero_nic_bandwidth", set("/cluster/nic/bandwidth", "0 GB/s"), "cluster.nic.bandwidth",
+     "greater than zero"},
+    {"nvlink_latency_bad_unit", set("/cluster/nvlink/latency", "2 parsecs"), "cluster.nvlink.latency",
+     "expected a latency"},
+    {"memory_with_bandwidth_unit", set("/cluster/gpu/memory", "141 GB/s"), "cluster.gpu.memory",
+     "expected a memory size"},
+    {"peak_with_wrong_unit", set("/cluster/gpu/peak_bf16", "989 TFLOPS"), "cluster.gpu.peak_bf16",
+     "989 TFLOP/s"},
+    {"misspelt_nic_key", set("/cluster/nic/bandwith", "1 GB/s"), "cluster.nic.bandwith",
+     "did you mean \"bandwidth\"?"},
+    {"gpu_to_nic_too_short", set("/cluster/gpu_to_nic", json{0, 1, 2, 3}), "cluster.gpu_to_nic",
+     "gpus_per_node is 8"},
+    {"gpu_to_nic_index_too_big", set("/cluster/gpu_to_nic", json{0, 1, 2, 8, 4, 5, 6, 7}),
+     "cluster.gpu_to_nic[3]", "nics_per_node is 8"},
+    {"gpu_to_nic_not_integer", set("/cluster/gpu_to_nic", json{0, 1, 2, "3", 4, 5, 6, 7}),
+     "cluster.gpu_to_nic[3]", "expected a NIC index"},
+    {"oversubscription_below_one", set("/cluster/oversubscription", 0.5), "cluster.oversubscription",
+     "must be in [1"},
+    {"custom_cluster_without_nic",
+     [](json& j) {
+       j["cluster"] = {{"nodes", 1},
+                       {"gpu", {{"peak_bf16", "100 TFLOP/s"}, {"memory", "40 GiB"}}},
                        {"nvlink", {{"bandwidth", "100 GB/s"}}}};
-     }, "cluster.nic.bandwidth", "required when the cluster names no preset"},
-    {"pcie_without_bandwidth", set("/cluster/pcie", json::object()), "cluster.pcie.bandwidth", "missing required key"},
+     },
+     "cluster.nic.bandwidth", "required when the cluster names no preset"},
+    {"pcie_without_bandwidth", set("/cluster/pcie", json::object()), "cluster.pcie.bandwidth",
+     "missing required key"},
     {"cluster_not_object", set("/cluster", "dgx-h200"), "cluster", "expected an object"},
     // model
     {"unknown_model_preset", set("/model/preset", "llama-70b"), "model.preset", "llama-3b, llama-7b"},
@@ -81,41 +98,52 @@ const BadCase cases[] = {
     {"kv_heads_not_dividing_heads", set("/model/kv_heads", 5), "model.kv_heads", "must divide heads (32)"},
     {"unknown_dtype", set("/model/dtype", "fp8"), "model.dtype", "\"fp8\" is not one of"},
     {"zero_layers", set("/model/layers", 0), "model.layers", "between 1 and"},
-    {"custom_model_missing_vocab", set("/model", json{{"layers", 2}, {"hidden", 256}, {"heads", 4}, {"ffn_hidden", 512}}),
-     "model.vocab", "missing required key"},
+    {"custom_model_missing_vocab",
+     set("/model", json{{"layers", 2}, {"hidden", 256}, {"heads", 4}, {"ffn_hidden", 512}}), "model.vocab",
+     "missing required key"},
     // workload
     {"no_workload_source", erase("/workload/dataset"), "workload", "exactly one of"},
-    {"two_workload_sources", set("/workload/lengths_file", "lengths.txt"), "workload", "more than one source"},
-    {"misspelt_dataset", set("/workload/dataset", "wikipeda"), "workload.dataset", "did you mean \"wikipedia\"?"},
-    {"empty_lengths_file", both(erase("/workload/dataset"), set("/workload/lengths_file", "")), "workload.lengths_file",
-     "must not be empty"},
+    {"two_workload_sources", set("/workload/lengths_file", "lengths.txt"), "workload",
+     "more than one source"},
+    {"misspelt_dataset", set("/workload/dataset", "wikipeda"), "workload.dataset",
+     "did you mean \"wikipedia\"?"},
+    {"empty_lengths_file", both(erase("/workload/dataset"), set("/workload/lengths_file", "")),
+     "workload.lengths_file", "must not be empty"},
     {"zero_max_seq_len", set("/workload/max_seq_len", 0), "workload.max_seq_len", "between 1 and"},
-    {"negative_token_budget", set("/workload/tokens_per_iteration", -5), "workload.tokens_per_iteration", "between 1 and"},
+    {"negative_token_budget", set("/workload/tokens_per_iteration", -5), "workload.tokens_per_iteration",
+     "between 1 and"},
     {"zero_iterations", set("/workload/iterations", 0), "workload.iterations", "between 1 and"},
-    {"unknown_long_document_policy", set("/workload/long_documents", "drop"), "workload.long_documents", "\"truncate\""},
+    {"unknown_long_document_policy", set("/workload/long_documents", "drop"), "workload.long_documents",
+     "\"truncate\""},
     {"negative_sigma", both(erase("/workload/dataset"), set("/workload/distribution", json{{"sigma", -1}})),
      "workload.distribution.sigma", "must be in (0"},
-    {"unknown_distribution_kind", both(erase("/workload/dataset"), set("/workload/distribution", json{{"kind", "gamma"}})),
+    {"unknown_distribution_kind",
+     both(erase("/workload/dataset"), set("/workload/distribution", json{{"kind", "gamma"}})),
      "workload.distribution.kind", "\"lognormal\""},
     {"key_of_another_distribution_kind",
-     both(erase("/workload/dataset"), set("/workload/distribution", json{{"kind", "uniform"}, {"max", 100}, {"sigma", 1}})),
+     both(erase("/workload/dataset"),
+          set("/workload/distribution", json{{"kind", "uniform"}, {"max", 100}, {"sigma", 1}})),
      "workload.distribution.sigma", "unknown key"},
     {"uniform_min_above_max",
-     both(erase("/workload/dataset"), set("/workload/distribution", json{{"kind", "uniform"}, {"min", 10}, {"max", 5}})),
+     both(erase("/workload/dataset"),
+          set("/workload/distribution", json{{"kind", "uniform"}, {"min", 10}, {"max", 5}})),
      "workload.distribution.min", "greater than max"},
     // systems
     {"no_systems", set("/systems", json::array()), "systems", "at least one"},
     {"unknown_system", set("/systems/0", "zepelin"), "systems[0]", "did you mean \"zeppelin\"?"},
-    {"degree_not_dividing_world", set("/systems/2/degree", 3), "systems[2].degree", "does not divide the world size 16"},
+    {"degree_not_dividing_world", set("/systems/2/degree", 3), "systems[2].degree",
+     "does not divide the world size 16"},
     {"zero_degree", set("/systems/2/degree", 0), "systems[2].degree", "expected an integer >= 1"},
-    {"routing_not_bool", set("/systems/0", json{{"name", "zeppelin"}, {"routing", "no"}}), "systems[0].routing",
-     "expected true or false"},
+    {"routing_not_bool", set("/systems/0", json{{"name", "zeppelin"}, {"routing", "no"}}),
+     "systems[0].routing", "expected true or false"},
     {"misspelt_option", set("/systems/0", json{{"name", "zeppelin"}, {"routng", false}}), "systems[0].routng",
      "did you mean \"routing\"?"},
     {"duplicate_default_labels", set("/systems", json{"zeppelin", "ring-cp", "zeppelin"}), "systems[2]",
      "already used by systems[0]"},
-    {"duplicate_explicit_label", set("/systems/2/label", "ring-cp"), "systems[2]", "already used by systems[1]"},
-    {"system_object_without_name", set("/systems/0", json{{"routing", false}}), "systems[0].name", "missing required key"},
+    {"duplicate_explicit_label", set("/systems/2/label", "ring-cp"), "systems[2]",
+     "already used by systems[1]"},
+    {"system_object_without_name", set("/systems/0", json{{"routing", false}}), "systems[0].name",
+     "missing required key"},
     // gates
     {"gate_names_unknown_system", set("/gates/0/system", "zeppelin[routing=false]"), "gates[0].system",
      "not the label of a system"},
@@ -130,8 +158,7 @@ const BadCase cases[] = {
     {"trailing_comma", nullptr, "", "syntax error", "{\n  \"name\": \"x\",\n}\n", 3, 1},
     {"unclosed_object", nullptr, "", "syntax error", "{\n  \"name\": \"x\"\n", 3, 1},
     {"unterminated_block_comment", nullptr, "", "never closed", "{ \"name\": \"x\" }\n  /* oops", 2, 3},
-    {"repeated_key", nullptr, "cluster.nodes", "more than once",
-     R"({"cluster": {"nodes": 1, "nodes": 2}})"},
+    {"repeated_key", nullptr, "cluster.nodes", "more than once", R"({"cluster": {"nodes": 1, "nodes": 2}})"},
 };
 
 class BadScenario : public testing::TestWithParam<BadCase> {};
@@ -162,18 +189,24 @@ TEST_P(BadScenario, FailsWithExitCode2NamingThePath) {
       if (c.line > 0) {
         EXPECT_EQ(problem.where.line, c.line) << all;
         EXPECT_EQ(problem.where.column, c.column) << all;
-        EXPECT_NE(all.find(":" + std::to_string(c.line) + ":" + std::to_string(c.column)), std::string::npos) << all;
+        EXPECT_NE(all.find(":" + std::to_string(c.line) + ":" + std::to_string(c.column)), std::string::npos)
+            << all;
       }
     }
-    EXPECT_TRUE(found) << "no problem at path \"" << c.path << "\" containing \"" << c.message_part << "\"; got:\n"
+    EXPECT_TRUE(found) << "no problem at path \"" << c.path << "\" containing \"" << c.message_part
+                       << "\"; got:\n"
                        << all;
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(Table, BadScenario, testing::ValuesIn(cases),
-                         [](const testing::TestParamInfo<BadCase>& param_info) { return std::string(param_info.param.id); });
+                         [](const testing::TestParamInfo<BadCase>& param_info) {
+                           return std::string(param_info.param.id);
+                         });
 
-TEST(BadScenarioTable, HasAtLeastThirtyCases) { EXPECT_GE(std::size(cases), 30u); }
+TEST(BadScenarioTable, HasAtLeastThirtyCases) {
+  EXPECT_GE(std::size(cases), 30u);
+}
 
 }  // namespace
 }  // namespace zb

@@ -1,9 +1,10 @@
+#include "core/config/jsonc.hpp"
+
 #include <gtest/gtest.h>
 
 #include <string>
 
 #include "core/common/error.hpp"
-#include "core/config/jsonc.hpp"
 
 namespace zb {
 namespace {
@@ -90,7 +91,8 @@ TEST(Jsonc, HugeInputIsRejectedBeforeParsing) {
 }
 
 TEST(Jsonc, RepeatedKeyIsReportedWithItsPath) {
-  const Error e = error_of(R"({"cluster": {"nic": {"bandwidth": "1 GB/s", "bandwidth": "2 GB/s"}}, "s": [{}, {"a":1,"a":2}]})");
+  const Error e = error_of(
+      R"({"cluster": {"nic": {"bandwidth": "1 GB/s", "bandwidth": "2 GB/s"}}, "s": [{}, {"a":1,"a":2}]})");
   ASSERT_EQ(e.problems().size(), 2u);
   EXPECT_EQ(e.problems()[0].where.json_path, "cluster.nic.bandwidth");
   EXPECT_EQ(e.problems()[1].where.json_path, "s[1].a");

@@ -1,6 +1,6 @@
-#include <gtest/gtest.h>
-
 #include "core/config/presets.hpp"
+
+#include <gtest/gtest.h>
 
 namespace zb {
 namespace {
@@ -55,7 +55,8 @@ TEST(ClusterPresets, A800SharesEachNicBetweenTwoGpus) {
 }
 
 TEST(ClusterPresets, EveryPresetIsConsistent) {
-  EXPECT_EQ(cluster_preset_names(), (std::vector<std::string>{"dgx-h100", "dgx-h200", "h800-8nic", "a800-4nic"}));
+  EXPECT_EQ(cluster_preset_names(),
+            (std::vector<std::string>{"dgx-h100", "dgx-h200", "h800-8nic", "a800-4nic"}));
   for (const ClusterPreset& p : cluster_presets()) {
     SCOPED_TRACE(p.name);
     ASSERT_EQ(p.spec.gpu_to_nic.size(), static_cast<std::size_t>(p.spec.gpus_per_node));

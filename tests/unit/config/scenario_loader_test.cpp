@@ -1,10 +1,11 @@
+#include "core/config/scenario_loader.hpp"
+
 #include <gtest/gtest.h>
 
 #include <string>
 
 #include "core/common/error.hpp"
 #include "core/config/jsonc.hpp"
-#include "core/config/scenario_loader.hpp"
 #include "tests/unit/config/base_scenario.hpp"
 
 namespace zb {
@@ -16,7 +17,9 @@ Scenario parse_json(const json& j, const std::filesystem::path& file = "dir/scen
   return parse_scenario(j.dump(), file);
 }
 
-json base_json() { return parse_jsonc(test::base_scenario_text, "base.json"); }
+json base_json() {
+  return parse_jsonc(test::base_scenario_text, "base.json");
+}
 
 TEST(ScenarioLoader, BaseScenarioTakesPresetValues) {
   const Scenario s = parse_scenario(test::base_scenario_text, "dir/base.json");
@@ -37,7 +40,8 @@ TEST(ScenarioLoader, BaseScenarioTakesPresetValues) {
   EXPECT_EQ(s.workload.iterations, 3);
   ASSERT_EQ(s.systems.size(), 3u);
   EXPECT_EQ(s.systems[0].label, "zeppelin");
-  EXPECT_EQ(s.systems[0].options, (json{{"routing", true}, {"remap", true}, {"partitioning", "hierarchical"}}));
+  EXPECT_EQ(s.systems[0].options,
+            (json{{"routing", true}, {"remap", true}, {"partitioning", "hierarchical"}}));
   EXPECT_EQ(s.systems[1].label, "ring-cp");
   EXPECT_EQ(s.systems[2].label, "uniform-cp[degree=8]");
   EXPECT_EQ(s.systems[2].options, (json{{"degree", 8}}));
@@ -64,16 +68,17 @@ TEST(ScenarioLoader, ExplicitKeysOverrideThePreset) {
   j["cluster"]["oversubscription"] = 2;
   j["model"]["layers"] = 2;
   j["model"]["dtype"] = "fp32";
-  j["systems"] = {"zeppelin", {{"name", "zeppelin"}, {"routing", false}, {"partitioning", "flat"}},
+  j["systems"] = {"zeppelin",
+                  {{"name", "zeppelin"}, {"routing", false}, {"partitioning", "flat"}},
                   {{"name", "uniform-cp"}, {"degree", 4}, {"label", "ucp4"}}};
   j["gates"] = {{{"metric", "mfu"}, {"system", "ucp4"}, {"min", 0.1}, {"max", 0.9}}};
   const Scenario s = parse_json(j);
   EXPECT_EQ(s.cluster.preset, "dgx-h200");
-  EXPECT_EQ(s.cluster.gpu.name, "H200");                   // kept from the preset
-  EXPECT_DOUBLE_EQ(s.cluster.gpu.peak_flops, 989e12);      // kept
-  EXPECT_DOUBLE_EQ(s.cluster.gpu.memory_bytes, 80e9);      // overridden
-  EXPECT_DOUBLE_EQ(s.cluster.nic.bandwidth, 25e9);         // overridden
-  EXPECT_DOUBLE_EQ(s.cluster.nic.latency, 5e-6);           // kept
+  EXPECT_EQ(s.cluster.gpu.name, "H200");                            // kept from the preset
+  EXPECT_DOUBLE_EQ(s.cluster.gpu.peak_flops, 989e12);               // kept
+  EXPECT_DOUBLE_EQ(s.cluster.gpu.memory_bytes, 80e9);               // overridden
+  EXPECT_DOUBLE_EQ(s.cluster.nic.bandwidth, 25e9);                  // overridden
+  EXPECT_DOUBLE_EQ(s.cluster.nic.latency, 5e-6);                    // kept
   EXPECT_EQ(s.cluster.gpu_to_nic, (std::vector<int>{0, 0, 1, 1}));  // derived for the new counts
   EXPECT_FALSE(s.cluster.pcie_bandwidth);
   EXPECT_DOUBLE_EQ(s.cluster.oversubscription, 2.0);
@@ -88,9 +93,12 @@ TEST(ScenarioLoader, ExplicitKeysOverrideThePreset) {
 
 TEST(ScenarioLoader, CustomClusterAndModelWithoutPresets) {
   json j = base_json();
-  j["cluster"] = {{"nodes", 3}, {"gpus_per_node", 4}, {"nics_per_node", 1},
+  j["cluster"] = {{"nodes", 3},
+                  {"gpus_per_node", 4},
+                  {"nics_per_node", 1},
                   {"gpu", {{"name", "X1"}, {"peak_bf16", "100 TFLOP/s"}, {"memory", "48 GiB"}}},
-                  {"nvlink", {{"bandwidth", "100 GB/s"}}}, {"nic", {{"bandwidth", "100 Gbit/s"}, {"latency", "8 us"}}}};
+                  {"nvlink", {{"bandwidth", "100 GB/s"}}},
+                  {"nic", {{"bandwidth", "100 Gbit/s"}, {"latency", "8 us"}}}};
   j["model"] = {{"layers", 4}, {"hidden", 512}, {"heads", 8}, {"ffn_hidden", 2048}, {"vocab", 1000}};
   j["systems"] = {"ring-cp", {{"name", "uniform-cp"}, {"degree", 6}}};
   j["gates"] = json::array();
@@ -132,8 +140,9 @@ TEST(ScenarioLoader, DefaultsApplyWhenKeysAreOmitted) {
 
 TEST(ScenarioLoader, LognormalDistributionWithTail) {
   json j = base_json();
-  j["workload"] = {{"distribution", {{"median", 900}, {"sigma", 1.3}, {"tail_alpha", 1.5}, {"tail_from", 0.9}}},
-                   {"long_documents", "split"}};
+  j["workload"] = {
+      {"distribution", {{"median", 900}, {"sigma", 1.3}, {"tail_alpha", 1.5}, {"tail_from", 0.9}}},
+      {"long_documents", "split"}};
   const Scenario s = parse_json(j);
   EXPECT_EQ(s.workload.distribution.kind, "lognormal");
   EXPECT_DOUBLE_EQ(s.workload.distribution.median, 900);
@@ -147,7 +156,8 @@ TEST(ScenarioLoader, LengthsFileIsRelativeToTheScenarioFolder) {
   json j = base_json();
   j["workload"].erase("dataset");
   j["workload"]["lengths_file"] = "data/../lengths.txt";
-  EXPECT_EQ(parse_json(j, "/srv/scenarios/s.json").workload.lengths_file, std::filesystem::path("/srv/scenarios/lengths.txt"));
+  EXPECT_EQ(parse_json(j, "/srv/scenarios/s.json").workload.lengths_file,
+            std::filesystem::path("/srv/scenarios/lengths.txt"));
   EXPECT_EQ(parse_json(j, "s.json").workload.lengths_file, std::filesystem::path("lengths.txt"));
   j["workload"]["lengths_file"] = "/abs/lengths.txt";
   EXPECT_EQ(parse_json(j, "/srv/s.json").workload.lengths_file, std::filesystem::path("/abs/lengths.txt"));

@@ -1,7 +1,8 @@
+#include "core/config/system_catalog.hpp"
+
 #include <gtest/gtest.h>
 
 #include "core/config/did_you_mean.hpp"
-#include "core/config/system_catalog.hpp"
 
 namespace zb {
 namespace {
@@ -28,8 +29,9 @@ TEST(SystemCatalog, DefaultLabelIsTheNameWhenEveryOptionIsDefault) {
 TEST(SystemCatalog, DefaultLabelListsChangedOptionsInCatalogOrder) {
   const SystemInfo& zeppelin = *find_system("zeppelin");
   EXPECT_EQ(default_label(zeppelin, nlohmann::json{{"routing", false}}), "zeppelin[routing=false]");
-  EXPECT_EQ(default_label(zeppelin, nlohmann::json{{"partitioning", "flat"}, {"routing", false}, {"remap", true}}),
-            "zeppelin[routing=false,partitioning=flat]");
+  EXPECT_EQ(
+      default_label(zeppelin, nlohmann::json{{"partitioning", "flat"}, {"routing", false}, {"remap", true}}),
+      "zeppelin[routing=false,partitioning=flat]");
   EXPECT_EQ(default_label(*find_system("uniform-cp"), nlohmann::json{{"degree", 8}}), "uniform-cp[degree=8]");
 }
 

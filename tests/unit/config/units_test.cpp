@@ -1,7 +1,8 @@
+#include "core/config/units.hpp"
+
 #include <gtest/gtest.h>
 
 #include "core/common/error.hpp"
-#include "core/config/units.hpp"
 
 namespace zb {
 namespace {
@@ -42,7 +43,8 @@ TEST(Units, BareNumberShowsTheExpectedForm) {
   const QuantityParse parsed = parse_quantity("400", QuantityKind::bandwidth);
   EXPECT_FALSE(parsed.value);
   EXPECT_NE(parsed.error.find("has no unit"), std::string::npos);
-  EXPECT_NE(parsed.error.find("expected a bandwidth such as \"400 Gbit/s\" or \"450 GB/s\""), std::string::npos);
+  EXPECT_NE(parsed.error.find("expected a bandwidth such as \"400 Gbit/s\" or \"450 GB/s\""),
+            std::string::npos);
 }
 
 TEST(Units, ErrorsExplainWhatIsWrong) {
@@ -85,10 +87,11 @@ TEST(Units, Formatting) {
 TEST(Units, FormattingRoundTrips) {
   for (const char* text : {"450 GB/s", "64 GB/s", "2 us", "141 GiB", "989 TFLOP/s"}) {
     SCOPED_TRACE(text);
-    const QuantityKind kind = std::string_view(text).find("FLOP") != std::string_view::npos ? QuantityKind::compute
-                              : std::string_view(text).find("/s") != std::string_view::npos ? QuantityKind::bandwidth
-                              : std::string_view(text).find("iB") != std::string_view::npos ? QuantityKind::memory
-                                                                                             : QuantityKind::latency;
+    const QuantityKind kind =
+        std::string_view(text).find("FLOP") != std::string_view::npos ? QuantityKind::compute
+        : std::string_view(text).find("/s") != std::string_view::npos ? QuantityKind::bandwidth
+        : std::string_view(text).find("iB") != std::string_view::npos ? QuantityKind::memory
+                                                                      : QuantityKind::latency;
     const double value = *parse_quantity(text, kind).value;
     const std::string shown = kind == QuantityKind::compute     ? format_flops(value)
                               : kind == QuantityKind::bandwidth ? format_bandwidth(value)
