@@ -108,7 +108,8 @@ struct Op {
   OpKind kind = OpKind::attention;
   std::vector<int> deps;  // ids of earlier ops of the same rank
   int micro_batch = 0;
-  std::string name;       // short label for traces: "attn g3 s2", "qkv", ...
+  std::string name;       // short kind label for traces: "attn", "kv", "qkv", "mlp_up", ... (group and
+                          // step are separate fields, so names stay short and allocation-free)
   int group = -1;         // CP group (attention, send, recv)
   int step = -1;          // ring step (attention, send, recv)
 

@@ -116,7 +116,7 @@ std::vector<std::vector<int>> PlanBuilder::add_attention(int group, const std::v
     op.kind = OpKind::attention;
     op.group = group;
     op.micro_batch = g.micro_batch;
-    op.name = "attn g" + std::to_string(group);
+    op.name = "attn";
     for (int seq : g.sequences) {
       const auto len = plan_.sequences[static_cast<std::size_t>(seq)].length;
       op.blocks.push_back({seq, 0, len, 0, len, plan::Mask::causal});
@@ -137,7 +137,7 @@ std::vector<std::vector<int>> PlanBuilder::add_attention(int group, const std::v
     op.group = group;
     op.step = step;
     op.micro_batch = g.micro_batch;
-    op.name = "attn g" + std::to_string(group) + " s" + std::to_string(step);
+    op.name = "attn";
     op.zigzag_kv_rank = rank_at(kv_pos);
     op.pairs = zigzag_step_pairs(g, pos, kv_pos);
     op.q_tokens = static_cast<double>(zigzag_rank_tokens(g, pos)) / (2 * nseq);
@@ -160,7 +160,7 @@ std::vector<std::vector<int>> PlanBuilder::add_attention(int group, const std::v
       send.group = group;
       send.step = step;
       send.micro_batch = g.micro_batch;
-      send.name = "kv g" + std::to_string(group) + " s" + std::to_string(step);
+      send.name = "kv";
       send.peer = dst;
       send.tag = tag;
       send.bytes = bytes;

@@ -1,8 +1,8 @@
 #include "core/strategies/predict.hpp"
 
 #include <algorithm>
-#include <map>
-#include <tuple>
+#include <cmath>
+#include <limits>
 
 namespace zb {
 
@@ -53,8 +53,14 @@ LayerEstimate estimate_layer(const plan::Plan& plan, const CostModel& cost, bool
   std::vector<std::vector<double>> finish(n), start(n);
   std::vector<std::size_t> next(n, 0);
   std::vector<double> stream_free(n, 0.0);
-  std::map<std::tuple<int, int, int>, double> send_start;  // (src, dst, tag) -> start time
-  std::map<std::tuple<int, int, int>, double> send_time;   // its duration (route known at the sender)
+  // Tags are unique in a plan and dense, so a send's start and duration are indexed by tag; a NaN start
+  // means "not yet issued".
+  int max_tag = -1;
+  for (const auto& r : plan.ranks) {
+    for (const auto& op : r.ops) max_tag = std::max(max_tag, op.tag);
+  }
+  std::vector<double> send_start(static_cast<std::size_t>(max_tag + 1), std::numeric_limits<double>::quiet_NaN());
+  std::vector<double> send_time(static_cast<std::size_t>(max_tag + 1), 0.0);
   for (std::size_t r = 0; r < n; ++r) {
     finish[r].assign(plan.ranks[r].ops.size(), 0.0);
     start[r].assign(plan.ranks[r].ops.size(), 0.0);
@@ -70,20 +76,25 @@ LayerEstimate estimate_layer(const plan::Plan& plan, const CostModel& cost, bool
         double ready = 0;
         for (int d : op.deps) ready = std::max(ready, finish[r][static_cast<std::size_t>(d)]);
         const int rank = static_cast<int>(r);
-        const double dur = op_seconds(plan, rank, op, cost, backward);
-        double s = ready, f = ready + dur;
-        if (op.kind == OpKind::attention || op.kind == OpKind::gemm) {
-          s = std::max(ready, stream_free[r]);
+        double sent = 0;
+        if (op.kind == OpKind::recv) {
+          sent = send_start[static_cast<std::size_t>(op.tag)];
+          if (std::isnan(sent)) break;  // wait for the sender
+        }
+        double s = ready, f = ready;
+        if (op.kind == OpKind::recv) {
+          s = std::max(ready, sent);
+          f = s + send_time[static_cast<std::size_t>(op.tag)];
+        } else {
+          const double dur = op_seconds(plan, rank, op, cost, backward);
+          if (op.kind == OpKind::attention || op.kind == OpKind::gemm) {
+            s = std::max(ready, stream_free[r]);
+            stream_free[r] = s + dur;
+          } else if (op.kind == OpKind::send) {
+            send_start[static_cast<std::size_t>(op.tag)] = s;
+            send_time[static_cast<std::size_t>(op.tag)] = dur;
+          }
           f = s + dur;
-          stream_free[r] = f;
-        } else if (op.kind == OpKind::send) {
-          send_start[{rank, op.peer, op.tag}] = s;
-          send_time[{rank, op.peer, op.tag}] = dur;
-        } else if (op.kind == OpKind::recv) {
-          const auto it = send_start.find({op.peer, rank, op.tag});
-          if (it == send_start.end()) break;  // wait for the sender
-          s = std::max(ready, it->second);
-          f = s + send_time[{op.peer, rank, op.tag}];
         }
         start[r][next[r]] = s;
         finish[r][next[r]] = f;
