@@ -53,11 +53,24 @@ std::size_t offset_of_excess_nesting(std::string_view text) {
 
 // nlohmann's messages start with "[json.exception.parse_error.101] parse error at line L, column C: ";
 // the position is reported separately (from the byte offset), so keep only the explanation.
-std::string explanation_of(const nlohmann::json::parse_error& e) {
+std::string explanation_of(const nlohmann::json::exception& e) {
   std::string_view message = e.what();
-  if (const auto colon = message.find(": "); colon != std::string_view::npos)
-    message.remove_prefix(colon + 2);
+  if (const auto tag_end = message.find("] "); tag_end != std::string_view::npos)
+    message.remove_prefix(tag_end + 2);
+  if (message.starts_with("parse error")) {
+    if (const auto colon = message.find(": "); colon != std::string_view::npos)
+      message.remove_prefix(colon + 2);
+  }
   return std::string(message);
+}
+
+// Where the literal quoted in a message such as "number overflow parsing '1e400'" first occurs.
+std::size_t offset_of_literal(std::string_view text, std::string_view message) {
+  const auto open = message.find('\'');
+  const auto close = message.rfind('\'');
+  if (open == std::string_view::npos || close <= open + 1) return text.size();
+  const auto at = text.find(message.substr(open + 1, close - open - 1));
+  return at == std::string_view::npos ? text.size() : at;
 }
 
 struct TooDeep {};
@@ -207,6 +220,11 @@ nlohmann::json parse_jsonc(std::string_view text, const std::filesystem::path& f
     // e.byte is 1-based: the position of the last character read, where the error was noticed.
     const std::size_t offset = e.byte > 0 ? e.byte - 1 : 0;
     throw Error(ExitCode::bad_input, location_of(text, offset, file_for_messages), explanation_of(e));
+  } catch (const nlohmann::json::out_of_range& e) {
+    // A number literal too large for a double ("1e400"): nlohmann names the literal but not its position.
+    throw Error(ExitCode::bad_input,
+                location_of(text, offset_of_literal(json_text, e.what()), file_for_messages),
+                explanation_of(e));
   }
   duplicates.throw_if_any();
   return parsed;

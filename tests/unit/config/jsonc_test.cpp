@@ -98,6 +98,14 @@ TEST(Jsonc, RepeatedKeyIsReportedWithItsPath) {
   EXPECT_EQ(e.problems()[1].where.json_path, "s[1].a");
 }
 
+TEST(Jsonc, NumberTooLargeForADoubleIsBadInputWithItsPosition) {
+  const Error e = error_of("{\n  \"seed\": 1e400\n}");
+  EXPECT_EQ(e.code(), ExitCode::bad_input);
+  EXPECT_EQ(e.problems()[0].where.line, 2);
+  EXPECT_EQ(e.problems()[0].where.column, 11);
+  EXPECT_NE(e.problems()[0].what.find("1e400"), std::string::npos);
+}
+
 TEST(Jsonc, MissingFileIsBadInput) {
   try {
     (void)read_jsonc_file("/nonexistent/zeppelin/scenario.json");
