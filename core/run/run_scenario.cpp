@@ -1,0 +1,90 @@
+#include "core/run/run_scenario.hpp"
+
+#include "core/common/error.hpp"
+#include "core/cost/cost_model.hpp"
+#include "core/exec/executor.hpp"
+#include "core/plan/verify.hpp"
+#include "core/strategies/strategy.hpp"
+#include "core/workload/workload.hpp"
+
+namespace zb {
+namespace {
+
+// Where a command-line flag's problem is: the flag stands in for the JSON path.
+Location flag(const char* name) {
+  Location where;
+  where.json_path = name;
+  return where;
+}
+
+}  // namespace
+
+void apply_overrides(Scenario& scenario, std::optional<Backend> backend, std::optional<int> iterations,
+                     std::optional<std::uint64_t> seed, std::optional<std::string> out_dir) {
+  if (backend) scenario.backend = *backend;
+  if (iterations) {
+    if (*iterations < 1) throw_input_error(flag("--iterations"), "must be at least 1, got " + std::to_string(*iterations));
+    scenario.workload.iterations = *iterations;
+  }
+  if (seed) scenario.seed = *seed;
+  if (out_dir) {
+    if (out_dir->empty()) throw_input_error(flag("--out"), "must name a directory");
+    scenario.output.dir = *out_dir;
+  }
+}
+
+RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
+  RunResult result;
+  result.scenario = scenario;
+  const CostModel cost(scenario.cluster, scenario.model);
+  const Workload workload(scenario);
+  const auto executor = make_executor(scenario.backend);
+  result.backend = executor->backend();
+  const int iterations = scenario.workload.iterations;
+  for (int i = 0; i < iterations; ++i) result.batches.push_back(workload.batch(i).lengths);
+
+  const RunContext context{scenario, cost};
+  const int systems = static_cast<int>(scenario.systems.size());
+  for (int si = 0; si < systems; ++si) {
+    const SystemSpec& system = scenario.systems[static_cast<std::size_t>(si)];
+    SystemResult sr;
+    sr.system = system;
+    const auto strategy = make_strategy(system, scenario, cost);
+    for (int i = 0; i < iterations; ++i) {
+      if (options.on_progress) options.on_progress({system.label, si, systems, i, iterations});
+      Batch batch;
+      batch.iteration = i;
+      batch.lengths = result.batches[static_cast<std::size_t>(i)];
+      plan::Plan p = timed_plan(*strategy, batch);
+      IterationResult it;
+      it.iteration = i;
+      it.feasible = p.feasible();
+      it.oom = p.oom;
+      it.planner_seconds = p.planner_seconds;
+      it.predicted_seconds = p.predicted.iteration_seconds;
+      if (options.verify_plans && p.world_size <= options.verify_max_ranks) {
+        it.verification = plan::verify(p, {cost.token_capacity_per_gpu()});
+        if (!it.verification.empty()) {
+          throw_runtime_error(Location{scenario.source_file.string(), "systems", 0, 0, -1},
+                              "the plan of " + system.label + " for iteration " + std::to_string(i) +
+                                  " is invalid: " + it.verification.front(),
+                              "this is a bug in the strategy; please report it with the scenario");
+        }
+      }
+      if (it.feasible) {
+        Trace trace = executor->run(p, context);
+        it.metrics = compute_run_metrics(p, trace, cost, scenario);
+        if (!sr.has_trace) {
+          sr.first_trace = std::move(trace);
+          sr.first_plan = std::move(p);
+          sr.has_trace = true;
+        }
+      }
+      sr.iterations.push_back(std::move(it));
+    }
+    result.systems.push_back(std::move(sr));
+  }
+  return result;
+}
+
+}  // namespace zb

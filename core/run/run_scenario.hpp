@@ -1,0 +1,33 @@
+#pragma once
+// The pipeline of `zeppelin-bench run`, in one direction: scenario → workload → strategy → plan →
+// executor → trace → metrics, for every system and iteration. Reporting is the caller's job.
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "core/run/run_result.hpp"
+
+namespace zb {
+
+struct RunProgress {
+  std::string system;
+  int system_index = 0;
+  int systems = 0;
+  int iteration = 0;
+  int iterations = 0;
+};
+
+struct RunOptions {
+  std::function<void(const RunProgress&)> on_progress;  // called before each (system, iteration)
+  bool verify_plans = true;  // run plan::verify on every plan up to verify_max_ranks ranks
+  int verify_max_ranks = 64;
+};
+
+// Applies command-line overrides to a loaded scenario (each one validated: bad values are exit 2).
+void apply_overrides(Scenario& scenario, std::optional<Backend> backend, std::optional<int> iterations,
+                     std::optional<std::uint64_t> seed, std::optional<std::string> out_dir);
+
+[[nodiscard]] RunResult run_scenario(const Scenario& scenario, const RunOptions& options = {});
+
+}  // namespace zb
