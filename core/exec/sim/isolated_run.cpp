@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <exception>
 #include <string>
@@ -73,6 +74,8 @@ Error simulation_error(const std::string& what) {
 }  // namespace
 
 TaskTimes simulate_isolated(const Platform& platform, const TaskGraph& graph) {
+  // Unflushed stdio output would be inherited by the child and could be written twice.
+  std::fflush(nullptr);
   int fds[2];
   if (::pipe(fds) != 0) throw simulation_error(std::string("pipe: ") + std::strerror(errno));
   const pid_t pid = ::fork();
