@@ -1,0 +1,105 @@
+// The three forms of a comparison: text for a terminal, Markdown for a pull-request comment, JSON for
+// scripts. All three carry the same rows, warnings and verdict.
+#include <fmt/format.h>
+
+#include "reports/compare.hpp"
+#include "reports/number_format.hpp"
+#include "reports/text_table.hpp"
+
+namespace zb::reports {
+namespace {
+
+std::string value_text(const std::string& metric, const SampleAggregates& samples) {
+  if (samples.count == 0) return "n/a";
+  if (metric == "iteration_seconds") return format_seconds(samples.mean);
+  if (metric == "mfu") return format_percent(samples.mean);
+  return format_si(samples.mean);
+}
+
+std::string spread_text(const std::string& metric, const SampleAggregates& samples) {
+  if (samples.count < 2) return "";
+  if (metric == "iteration_seconds") return " \u00b1 " + format_seconds(samples.sd);
+  if (metric == "mfu") return " \u00b1 " + format_percent(samples.sd);
+  return " \u00b1 " + format_si(samples.sd);
+}
+
+TextTable comparison_table(const ComparisonReport& report) {
+  TextTable table;
+  table.header = {"system", "metric", "base (mean \u00b1 sd)", "candidate", "n", "change", "p (U test)", "verdict"};
+  table.align = {Align::left, Align::left, Align::right, Align::right, Align::right, Align::right, Align::right, Align::left};
+  for (const MetricComparison& m : report.metrics) {
+    const bool counted = m.base.count > 0 && m.candidate.count > 0;
+    table.rows.push_back({m.system, m.metric, value_text(m.metric, m.base) + spread_text(m.metric, m.base),
+                          value_text(m.metric, m.candidate) + spread_text(m.metric, m.candidate),
+                          fmt::format("{}/{}", m.base.count, m.candidate.count),
+                          counted ? format_change(m.change) : "n/a",
+                          counted ? format_p_value(m.test.p_value) : "n/a", to_string(m.verdict)});
+  }
+  return table;
+}
+
+std::string settings_line(const ComparisonReport& report) {
+  return fmt::format("threshold {}, alpha {}, two-sided Mann\u2013Whitney U over per-iteration samples",
+                     format_percent(report.options.threshold), report.options.alpha);
+}
+
+std::string result_line(const ComparisonReport& report) {
+  const int regressions = report.regressions();
+  if (regressions == 0) return "result: no regression (exit 0)";
+  return fmt::format("result: {} regression{} (exit 1)", regressions, regressions == 1 ? "" : "s");
+}
+
+}  // namespace
+
+std::string format_comparison_text(const ComparisonReport& report) {
+  std::string out = fmt::format("compare: base {}\n         candidate {}\n         {}\n\n", report.base_file,
+                                report.candidate_file, settings_line(report));
+  out += render_text(comparison_table(report));
+  if (!report.warnings.empty()) out += "\n";
+  for (const std::string& warning : report.warnings) out += "WARNING: " + warning + "\n";
+  out += "\n" + result_line(report) + "\n";
+  return out;
+}
+
+std::string format_comparison_markdown(const ComparisonReport& report) {
+  std::string out = fmt::format("### zeppelin-bench compare\n\nBase `{}`, candidate `{}`; {}.\n\n", report.base_file,
+                                report.candidate_file, settings_line(report));
+  out += render_markdown(comparison_table(report));
+  if (!report.warnings.empty()) out += "\n";
+  for (const std::string& warning : report.warnings) out += "> **Warning:** " + warning + "\n";
+  out += "\n**" + result_line(report) + "**\n";
+  return out;
+}
+
+nlohmann::ordered_json comparison_to_json(const ComparisonReport& report) {
+  auto aggregates_json = [](const SampleAggregates& a) {
+    return nlohmann::ordered_json{{"count", a.count}, {"mean", a.mean}, {"sd", a.sd}, {"median", a.median}};
+  };
+  nlohmann::ordered_json out;
+  out["base"] = report.base_file;
+  out["candidate"] = report.candidate_file;
+  out["threshold"] = report.options.threshold;
+  out["alpha"] = report.options.alpha;
+  out["results"] = nlohmann::ordered_json::array();
+  for (const MetricComparison& m : report.metrics) {
+    nlohmann::ordered_json row;
+    row["system"] = m.system;
+    row["metric"] = m.metric;
+    row["higher_is_better"] = m.higher_is_better;
+    row["base"] = aggregates_json(m.base);
+    row["candidate"] = aggregates_json(m.candidate);
+    row["change"] = m.change;
+    row["u"] = m.test.u;
+    row["p_value"] = m.test.p_value;
+    row["test_method"] = to_string(m.test.method);
+    row["verdict"] = to_string(m.verdict);
+    if (!m.warning.empty()) row["warning"] = m.warning;
+    out["results"].push_back(std::move(row));
+  }
+  out["warnings"] = report.warnings;
+  out["regressions"] = report.regressions();
+  out["exit_code"] = static_cast<int>(exit_code_of(report));
+  return out;
+}
+
+}  // namespace zb::reports

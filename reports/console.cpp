@@ -1,0 +1,109 @@
+#include "reports/console.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "reports/number_format.hpp"
+#include "reports/text_table.hpp"
+
+namespace zb::reports {
+namespace {
+
+// Baselines in scenario order: the columns of the speed-up part of the table.
+std::vector<const SystemSummary*> baselines_of(const RunSummary& summary) {
+  std::vector<const SystemSummary*> out;
+  for (const SystemSummary& s : summary.systems) {
+    if (s.is_baseline) out.push_back(&s);
+  }
+  return out;
+}
+
+std::string time_with_spread(const SampleAggregates& a) {
+  if (a.count < 2) return format_seconds(a.mean);
+  return format_seconds(a.mean) + " \u00b1 " + format_seconds(a.sd);
+}
+
+std::vector<std::string> system_row(const RunSummary& summary, const SystemSummary& s,
+                                    const std::vector<const SystemSummary*>& baselines) {
+  std::vector<std::string> row{s.label};
+  if (!s.feasible()) {
+    row.push_back(fmt::format("OOM ({} of {} iterations)", s.iterations - s.feasible_iterations, s.iterations));
+    return row;
+  }
+  row.push_back(time_with_spread(s.iteration_time));
+  row.push_back(format_si(s.throughput.mean));
+  row.push_back(fmt::format("{:.1f}", s.tflops_per_gpu.mean));
+  row.push_back(format_percent(s.mfu_aggregate.mean));
+  for (const SystemSummary* baseline : baselines) {
+    if (baseline == &s) {
+      row.push_back("\u2014");
+      continue;
+    }
+    const auto speedup = summary.speedup(s.label, baseline->label);
+    row.push_back(speedup ? format_ratio(*speedup) : "n/a");
+  }
+  row.push_back(fmt::format("{:.2f}", s.attention_imbalance.mean));
+  row.push_back(format_percent(s.nic_utilization_mean.mean) + " / " + format_percent(s.nic_utilization_max.mean));
+  row.push_back(format_seconds(s.planner_time.mean));
+  if (s.feasible_iterations < s.iterations) {
+    row.back() += fmt::format("  ({} OOM iteration{})", s.iterations - s.feasible_iterations,
+                              s.iterations - s.feasible_iterations == 1 ? "" : "s");
+  }
+  return row;
+}
+
+std::string gates_text(const RunSummary& summary) {
+  if (summary.gates.empty()) return "gates: none in the scenario\n";
+  std::string out = "gates:\n";
+  for (const GateResult& g : summary.gates) {
+    const std::string observed = g.observed ? fmt::format("observed {:.4g}", *g.observed) : "no value";
+    out += fmt::format("  {}  {}  ({})", g.passed ? "PASS" : "FAIL", g.description, observed);
+    if (!g.passed) out += ": " + g.reason;
+    out += "\n";
+  }
+  const std::size_t failed = static_cast<std::size_t>(
+      std::count_if(summary.gates.begin(), summary.gates.end(), [](const GateResult& g) { return !g.passed; }));
+  out += failed == 0 ? "all gates passed\n" : fmt::format("{} of {} gates FAILED (exit 1)\n", failed, summary.gates.size());
+  return out;
+}
+
+}  // namespace
+
+std::string backend_statement(const RunSummary& summary) {
+  std::string out = "backend: " + summary.backend;
+  if (!summary.backend_note.empty()) out += " (" + summary.backend_note + ")";
+  if (summary.simulated) return out + " \u2014 figures are SIMULATED, not measured";
+  if (summary.backend == "cuda") return out + " \u2014 figures are measured on GPUs";
+  return out + " \u2014 figures are MODELLED, not measured";
+}
+
+std::string console_summary(const RunSummary& summary) {
+  const std::vector<const SystemSummary*> baselines = baselines_of(summary);
+  TextTable table;
+  table.header = {"system", "iteration time", "tokens/s", "TFLOP/s/GPU", "MFU"};
+  for (const SystemSummary* baseline : baselines) table.header.push_back("vs " + baseline->label);
+  for (const char* title : {"attn imbalance", "NIC util mean/max", "planner"}) table.header.emplace_back(title);
+  table.align.assign(table.header.size(), Align::right);
+  table.align.front() = Align::left;
+  table.align.back() = Align::left;
+  for (const SystemSummary& s : summary.systems) table.rows.push_back(system_row(summary, s, baselines));
+
+  const int iterations = summary.systems.empty() ? 0 : summary.systems.front().iterations;
+  std::string out = fmt::format("{} \u2014 {}, {}, {} iteration{}\n", summary.scenario, summary.cluster, summary.model,
+                                iterations, iterations == 1 ? "" : "s");
+  out += backend_statement(summary) + "\n\n";
+  out += render_text(table);
+  out += "speed-up = baseline mean iteration time / system mean iteration time; "
+         "NIC util = bytes / (NIC bandwidth \u00b7 iteration time)\n\n";
+  out += gates_text(summary);
+  return out;
+}
+
+void print_console_summary(std::FILE* out, const RunSummary& summary) {
+  const std::string text = console_summary(summary);
+  std::fwrite(text.data(), 1, text.size(), out);
+  std::fflush(out);
+}
+
+}  // namespace zb::reports

@@ -1,0 +1,19 @@
+#pragma once
+// The summary `zeppelin-bench run` prints when it finishes: which backend produced the figures (and
+// whether they are simulated), one row per system, the speed-ups against every baseline, then the gates.
+#include <cstdio>
+#include <string>
+
+#include "reports/summary.hpp"
+
+namespace zb::reports {
+
+// One line saying what produced the numbers, e.g. "backend: sim (simulated by SimGrid 3.32 ...) — figures
+// are SIMULATED, not measured". Shared by the console and the HTML header.
+[[nodiscard]] std::string backend_statement(const RunSummary& summary);
+
+[[nodiscard]] std::string console_summary(const RunSummary& summary);
+
+void print_console_summary(std::FILE* out, const RunSummary& summary);
+
+}  // namespace zb::reports

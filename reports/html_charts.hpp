@@ -1,0 +1,39 @@
+#pragma once
+// The charts of the HTML report, each returned as one inline <svg> element (or a short note when there is
+// nothing to draw). They read the same RunSummary as every other reporter plus, for the timeline and the
+// per-GPU load, the trace of each system's first feasible iteration.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/exec/trace.hpp"
+#include "reports/summary.hpp"
+
+namespace zb::reports {
+
+// Above this many GPUs the per-GPU load is a node × GPU heatmap instead of one bar per GPU.
+inline constexpr int gpu_bar_chart_limit = 64;
+// Above this many NICs the NIC utilisation is a NIC × time heatmap instead of small multiples.
+inline constexpr int nic_small_multiples_limit = 32;
+// The timeline shows this many ranks from rank 0.
+inline constexpr int timeline_ranks = 4;
+
+// Stacked horizontal bar per system: where the critical rank's iteration time goes.
+[[nodiscard]] std::string breakdown_chart(const RunSummary& summary);
+// Compute time per GPU (attention and linear) of one system's first feasible iteration.
+[[nodiscard]] std::string gpu_load_chart(const SystemSummary& system, const Trace& trace);
+// NIC utilisation over time (one layer, forward then backward) per NIC, transmit and receive.
+[[nodiscard]] std::string nic_utilisation_chart(const SystemSummary& system, const Trace& trace);
+// Document lengths of every iteration on a log₂ axis.
+[[nodiscard]] std::string length_histogram_chart(const std::vector<std::vector<std::int64_t>>& batches);
+// Gantt chart of the first ranks' compute and communication streams.
+[[nodiscard]] std::string timeline_chart(const SystemSummary& system, const Trace& trace);
+
+// The unit a time axis uses for values up to `max_seconds`.
+struct TimeUnit {
+  double per_second = 1;  // multiply seconds by this
+  const char* symbol = "s";
+};
+[[nodiscard]] TimeUnit time_unit_for(double max_seconds);
+
+}  // namespace zb::reports

@@ -1,0 +1,164 @@
+#include "reports/html_report.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "reports/atomic_write.hpp"
+#include "reports/console.hpp"
+#include "reports/html_charts.hpp"
+#include "reports/html_style.hpp"
+#include "reports/number_format.hpp"
+#include "reports/svg.hpp"
+
+namespace zb::reports {
+namespace {
+
+std::string verdict_badges(const RunSummary& summary) {
+  std::string out = R"(<div class="badges">)";
+  const auto failed = std::count_if(summary.gates.begin(), summary.gates.end(), [](const GateResult& g) { return !g.passed; });
+  if (summary.gates.empty()) {
+    out += R"(<span class="badge neutral">no gates</span>)";
+  } else if (failed == 0) {
+    out += fmt::format(R"(<span class="badge pass">PASS &#8212; all {} gate{} passed</span>)", summary.gates.size(),
+                       summary.gates.size() == 1 ? "" : "s");
+  } else {
+    out += fmt::format(R"(<span class="badge fail">FAIL &#8212; {} of {} gates failed</span>)", failed, summary.gates.size());
+  }
+  if (summary.simulated) {
+    out += fmt::format(R"(<span class="badge sim">SIMULATED{}</span>)",
+                       summary.simulator_version.empty() ? "" : " &#8212; " + html_escape(summary.simulator_version));
+  } else {
+    out += fmt::format(R"(<span class="badge neutral">backend: {}</span>)", html_escape(summary.backend));
+  }
+  return out + "</div>";
+}
+
+std::string header_html(const RunResult& run, const RunSummary& summary, const RunContext& context) {
+  std::string out = R"(<header class="verdict">)";
+  out += fmt::format("<h1>{}</h1>", html_escape(summary.scenario));
+  if (!run.scenario.description.empty()) out += fmt::format(R"(<p class="description">{}</p>)", html_escape(run.scenario.description));
+  out += verdict_badges(summary);
+  out += fmt::format("<div>{}</div>", html_escape(backend_statement(summary)));
+  const int iterations = summary.systems.empty() ? 0 : summary.systems.front().iterations;
+  out += fmt::format(
+      R"(<p class="facts"><span>{}</span><span>{}</span><span>{} iteration{}</span><span>{}</span><span>{} tokens per iteration</span><span>zeppelin-bench {} (git {})</span><span>{}</span></p>)",
+      html_escape(summary.cluster), html_escape(summary.model), iterations, iterations == 1 ? "" : "s",
+      to_string(run.scenario.passes), format_si(static_cast<double>(run.scenario.workload.tokens_per_iteration)),
+      html_escape(context.tool_version), html_escape(context.git_sha), html_escape(context.date_utc));
+  return out + "</header>";
+}
+
+std::string summary_table(const RunSummary& summary) {
+  std::vector<const SystemSummary*> baselines;
+  for (const SystemSummary& s : summary.systems) {
+    if (s.is_baseline) baselines.push_back(&s);
+  }
+  double fastest = 0;
+  for (const SystemSummary& s : summary.systems) {
+    if (s.feasible() && (fastest == 0 || s.iteration_time.mean < fastest)) fastest = s.iteration_time.mean;
+  }
+  std::string out = "<table><thead><tr><th>system</th><th>iteration time</th><th>tokens/s</th><th>TFLOP/s per GPU</th><th>MFU</th>";
+  for (const SystemSummary* b : baselines) out += fmt::format("<th>vs {}</th>", html_escape(b->label));
+  out += "<th>attention imbalance</th><th>NIC util. mean / max</th><th>planner time</th></tr></thead><tbody>";
+  for (const SystemSummary& s : summary.systems) {
+    out += fmt::format(R"(<tr><td><span class="swatch" style="background:{}"></span>{} <code>{}</code></td>)",
+                       system_colour(s.index), html_escape(s.label), html_escape(s.strategy));
+    if (!s.feasible()) {
+      out += fmt::format(R"(<td class="oom" colspan="{}">out of memory in all {} iterations</td></tr>)", 7 + baselines.size(),
+                         s.iterations);
+      continue;
+    }
+    const bool best = s.iteration_time.mean == fastest;
+    out += fmt::format("<td{}>{} &#177; {}</td><td>{}</td><td>{:.1f}</td><td>{}</td>", best ? R"( class="best")" : "",
+                       format_seconds(s.iteration_time.mean), format_seconds(s.iteration_time.sd),
+                       format_si(s.throughput.mean), s.tflops_per_gpu.mean, format_percent(s.mfu_aggregate.mean));
+    for (const SystemSummary* b : baselines) {
+      const auto speedup = b == &s ? std::nullopt : summary.speedup(s.label, b->label);
+      out += fmt::format("<td>{}</td>", b == &s ? "&#8212;" : speedup ? format_ratio(*speedup) : "n/a");
+    }
+    out += fmt::format("<td>{:.2f}</td><td>{} / {}</td><td>{}{}</td></tr>", s.attention_imbalance.mean,
+                       format_percent(s.nic_utilization_mean.mean), format_percent(s.nic_utilization_max.mean),
+                       format_seconds(s.planner_time.mean),
+                       s.feasible_iterations < s.iterations
+                           ? fmt::format(" ({} OOM)", s.iterations - s.feasible_iterations)
+                           : "");
+  }
+  return out + "</tbody></table>";
+}
+
+std::string gates_table(const RunSummary& summary) {
+  if (summary.gates.empty()) return R"(<p class="note">The scenario defines no gates.</p>)";
+  std::string out = "<table><thead><tr><th>gate</th><th>observed</th><th>result</th><th>reason</th></tr></thead><tbody>";
+  for (const GateResult& g : summary.gates) {
+    out += fmt::format(R"(<tr class="gate {}"><td>{}</td><td>{}</td><td class="result">{}</td><td>{}</td></tr>)",
+                       g.passed ? "pass" : "fail", html_escape(g.description),
+                       g.observed ? fmt::format("{:.4g}", *g.observed) : "&#8212;", g.passed ? "PASS" : "FAIL",
+                       html_escape(g.reason));
+  }
+  return out + "</tbody></table>";
+}
+
+std::string section(const std::string& title, const std::string& lead, const std::string& body) {
+  return fmt::format(R"(<section><h2>{}</h2><p class="lead">{}</p>{}</section>)", title, lead, body);
+}
+
+// One sub-chart per system that has a trace, under an <h3> naming the system.
+template <typename Chart>
+std::string per_system(const RunResult& run, const RunSummary& summary, Chart chart, bool two_columns) {
+  std::string out = two_columns ? R"(<div class="grid2">)" : "<div>";
+  for (std::size_t i = 0; i < run.systems.size() && i < summary.systems.size(); ++i) {
+    const SystemSummary& s = summary.systems[i];
+    out += fmt::format(R"(<div><h3><span class="swatch" style="background:{}"></span>{}</h3>)", system_colour(s.index),
+                       html_escape(s.label));
+    out += run.systems[i].has_trace ? chart(s, run.systems[i].first_trace)
+                                    : std::string(R"(<p class="note">Out of memory: no trace.</p>)");
+    out += "</div>";
+  }
+  return out + "</div>";
+}
+
+std::string problems_section(const RunSummary& summary) {
+  std::string items;
+  for (const SystemSummary& s : summary.systems) {
+    for (const std::string& line : s.oom) items += fmt::format("<li>{}: OOM, {}</li>", html_escape(s.label), html_escape(line));
+    for (const std::string& line : s.verification) items += fmt::format("<li>{}: plan verification, {}</li>", html_escape(s.label), html_escape(line));
+  }
+  if (items.empty()) return "";
+  return section("Problems", "Out-of-memory reports and plan verification problems.", R"(<ul class="problems">)" + items + "</ul>");
+}
+
+}  // namespace
+
+std::string html_report(const RunResult& run, const RunSummary& summary, const RunContext& context) {
+  std::string page = R"(<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">)";
+  page += R"(<meta name="viewport" content="width=device-width, initial-scale=1">)";
+  page += fmt::format("<title>zeppelin-bench: {}</title><style>{}</style></head><body><main>", html_escape(summary.scenario),
+                      html_report_style);
+  page += header_html(run, summary, context);
+  page += section("Summary", "Mean over feasible iterations. Speed-up = baseline mean iteration time / system mean iteration time.",
+                  summary_table(summary));
+  page += section("Gates", "Pass/fail checks from the scenario; any failure makes <code>run</code> exit with 1.", gates_table(summary));
+  page += section("Where the time goes", "Critical (slowest) rank, mean per iteration; each instant counted once: compute, then remap, then waiting on a transfer, else idle.",
+                  breakdown_chart(summary));
+  page += section("Per-GPU load", "Compute-stream time per GPU in the first feasible iteration; a balanced plan has level bars.",
+                  per_system(run, summary, gpu_load_chart, true));
+  page += section("NIC utilisation over time", "Bytes through each NIC per time bin / NIC bandwidth, first feasible iteration.",
+                  per_system(run, summary, nic_utilisation_chart, false));
+  page += section("Document lengths", "Every document of every iteration's batch.", length_histogram_chart(run.batches));
+  page += section("Timeline", fmt::format("Ranks 0\u2013{} of the first feasible iteration: one representative layer, forward then backward. Hover for details.",
+                                          timeline_ranks - 1),
+                  per_system(run, summary, timeline_chart, false));
+  page += problems_section(summary);
+  page += R"(<footer>Generated by zeppelin-bench. Definitions of every figure: docs/METRICS.md. )"
+          R"(Open the trace-*.json files in ui.perfetto.dev for the full timeline.</footer>)";
+  page += "</main></body></html>\n";
+  return page;
+}
+
+void write_html_report(const RunResult& run, const RunSummary& summary, const RunContext& context,
+                       const std::filesystem::path& path) {
+  write_file_atomically(path, html_report(run, summary, context));
+}
+
+}  // namespace zb::reports

@@ -1,0 +1,241 @@
+#include "reports/json_report.hpp"
+
+#include <algorithm>
+#include <string_view>
+
+#include "reports/atomic_write.hpp"
+
+namespace zb::reports {
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+ojson aggregates_json(const SampleAggregates& a) {
+  return ojson{{"count", a.count}, {"mean", a.mean}, {"sd", a.sd}, {"min", a.min}, {"max", a.max}, {"median", a.median}};
+}
+
+ojson breakdown_json(const TimeBreakdown& b) {
+  return ojson{{"attention_seconds", b.attention},
+               {"linear_seconds", b.linear},
+               {"remap_seconds", b.remap},
+               {"exposed_communication_seconds", b.exposed_communication},
+               {"idle_seconds", b.idle}};
+}
+
+ojson nics_json(const std::vector<NicMetrics>& nics) {
+  ojson out = ojson::array();
+  for (const NicMetrics& nic : nics) {
+    out.push_back(ojson{{"node", nic.node},
+                        {"nic", nic.nic},
+                        {"bandwidth", nic.bandwidth},
+                        {"tx_bytes", nic.tx_bytes},
+                        {"rx_bytes", nic.rx_bytes},
+                        {"tx_utilization", nic.tx_utilisation},
+                        {"rx_utilization", nic.rx_utilisation},
+                        {"busy_share", nic.busy_share}});
+  }
+  return out;
+}
+
+ojson figures_json(const RunMetrics& m) {
+  ojson out;
+  out["iteration_seconds"] = m.iteration_seconds;
+  out["tokens"] = m.tokens;
+  out["tokens_per_second"] = m.tokens_per_second;
+  out["useful_flops"] = m.useful_flops;
+  out["model_tflops_per_gpu"] = m.model_tflops_per_gpu;
+  out["mfu"] = m.mfu;
+  out["attention_imbalance"] = m.attention_imbalance;
+  out["token_imbalance"] = m.token_imbalance;
+  out["nic_utilization_mean"] = m.nic_utilisation_mean;
+  out["nic_utilization_max"] = m.nic_utilisation_max;
+  out["nic_busy_share_mean"] = m.nic_busy_share_mean;
+  out["nic_busy_share_max"] = m.nic_busy_share_max;
+  out["prediction_ratio"] = m.prediction_ratio;
+  out["critical_rank"] = m.critical_rank;
+  out["breakdown"] = ojson{{"critical_rank", breakdown_json(m.critical_rank_breakdown)},
+                           {"mean_rank", breakdown_json(m.mean_breakdown)}};
+  return out;
+}
+
+ojson oom_json(const IterationResult& iteration) {
+  ojson out = ojson::array();
+  for (const plan::OomReport& oom : iteration.oom) {
+    out.push_back(ojson{{"iteration", iteration.iteration},
+                        {"rank", oom.rank},
+                        {"micro_batch", oom.micro_batch},
+                        {"tokens_needed", oom.tokens_needed},
+                        {"token_capacity", oom.token_capacity}});
+  }
+  return out;
+}
+
+ojson ring_steps_json(const SystemResult& result) {
+  ojson out = ojson::array();
+  if (!result.has_trace) return out;
+  for (const RingStepStats& s : result.first_trace.ring_step_stats) {
+    out.push_back(ojson{{"level", plan::to_string(s.level)},
+                        {"pass", to_string(s.pass)},
+                        {"count", s.count},
+                        {"mean_seconds", s.mean_seconds},
+                        {"p50_seconds", s.p50_seconds},
+                        {"max_seconds", s.max_seconds}});
+  }
+  return out;
+}
+
+ojson iterations_json(const SystemResult& result, const SystemSummary& summary) {
+  ojson out = ojson::array();
+  std::size_t feasible_index = 0;
+  for (const IterationResult& it : result.iterations) {
+    ojson entry;
+    entry["iteration"] = it.iteration;
+    entry["feasible"] = it.feasible;
+    entry["planner_seconds"] = it.planner_seconds;
+    entry["predicted_seconds"] = it.feasible ? ojson(it.predicted_seconds) : ojson();
+    entry["metrics"] = it.feasible && feasible_index < summary.per_iteration.size()
+                           ? figures_json(summary.per_iteration[feasible_index++])
+                           : ojson();
+    entry["oom"] = oom_json(it);
+    entry["verification_problems"] = it.verification.size();
+    out.push_back(std::move(entry));
+  }
+  return out;
+}
+
+ojson system_json(const SystemResult& result, const SystemSummary& s) {
+  ojson out;
+  out["label"] = s.label;
+  out["strategy"] = s.strategy;
+  out["options"] = ojson::parse(result.system.options.dump());
+  out["baseline"] = s.is_baseline;
+  out["iterations"] = s.iterations;
+  out["feasible_iterations"] = s.feasible_iterations;
+  out["samples"] = ojson{{"iteration_seconds", s.iteration_seconds},
+                         {"tokens_per_second", s.tokens_per_second},
+                         {"mfu", s.mfu},
+                         {"predicted_seconds", s.predicted_seconds},
+                         {"planner_seconds", s.planner_seconds}};
+  out["aggregates"] = ojson{{"iteration_seconds", aggregates_json(s.iteration_time)},
+                            {"tokens_per_second", aggregates_json(s.throughput)},
+                            {"model_tflops_per_gpu", aggregates_json(s.tflops_per_gpu)},
+                            {"mfu", aggregates_json(s.mfu_aggregate)},
+                            {"prediction_ratio", aggregates_json(s.prediction_ratio)},
+                            {"planner_seconds", aggregates_json(s.planner_time)}};
+  out["breakdown"] = ojson{{"critical_rank", breakdown_json(s.critical_rank)}, {"mean_rank", breakdown_json(s.mean_rank)}};
+  out["balance"] = ojson{{"attention_imbalance", aggregates_json(s.attention_imbalance)},
+                         {"token_imbalance", aggregates_json(s.token_imbalance)}};
+  out["nic"] = ojson{{"utilization_mean", aggregates_json(s.nic_utilization_mean)},
+                     {"utilization_max", aggregates_json(s.nic_utilization_max)},
+                     {"busy_share_mean", aggregates_json(s.nic_busy_share_mean)},
+                     {"busy_share_max", aggregates_json(s.nic_busy_share_max)},
+                     {"per_nic", nics_json(s.nics)}};
+  out["ring_steps"] = ring_steps_json(result);
+  ojson oom = ojson::array();
+  for (const IterationResult& it : result.iterations) {
+    for (ojson& entry : oom_json(it)) oom.push_back(std::move(entry));
+  }
+  out["memory"] = ojson{{"oom_iterations", s.iterations - s.feasible_iterations}, {"oom", std::move(oom)}};
+  out["verification"] = ojson{{"verified", s.verification_problems == 0},
+                              {"problems", s.verification_problems},
+                              {"first_problems", s.verification}};
+  out["per_iteration"] = iterations_json(result, s);
+  return out;
+}
+
+ojson workload_json(const RunResult& run) {
+  ojson batches = ojson::array();
+  for (std::size_t i = 0; i < run.batches.size(); ++i) {
+    const auto& lengths = run.batches[i];
+    std::int64_t tokens = 0;
+    for (const std::int64_t length : lengths) tokens += length;
+    const auto longest = lengths.empty() ? std::int64_t{0} : *std::max_element(lengths.begin(), lengths.end());
+    batches.push_back(ojson{{"iteration", i}, {"documents", lengths.size()}, {"tokens", tokens}, {"longest", longest}});
+  }
+  return ojson{{"iterations", run.batches.size()}, {"batches", std::move(batches)}};
+}
+
+ojson gates_json(const RunSummary& summary) {
+  ojson out = ojson::array();
+  for (const GateResult& g : summary.gates) {
+    out.push_back(ojson{{"metric", g.gate.metric},
+                        {"system", g.gate.system},
+                        {"baseline", g.gate.baseline.empty() ? ojson() : ojson(g.gate.baseline)},
+                        {"min", g.gate.min ? ojson(*g.gate.min) : ojson()},
+                        {"max", g.gate.max ? ojson(*g.gate.max) : ojson()},
+                        {"observed", g.observed ? ojson(*g.observed) : ojson()},
+                        {"passed", g.passed},
+                        {"reason", g.reason}});
+  }
+  return out;
+}
+
+// Sets the value at `pointer` (with "*" wildcards over arrays) to null wherever it exists.
+void null_out(ojson& node, std::string_view pointer) {
+  if (pointer.empty()) {
+    node = nullptr;
+    return;
+  }
+  const std::size_t next = pointer.find('/', 1);
+  const std::string key(pointer.substr(1, next == std::string_view::npos ? std::string_view::npos : next - 1));
+  const std::string_view rest = next == std::string_view::npos ? std::string_view{} : pointer.substr(next);
+  if (key == "*" && node.is_array()) {
+    for (ojson& element : node) null_out(element, rest);
+  } else if (node.is_object() && node.contains(key)) {
+    null_out(node[key], rest);
+  }
+}
+
+}  // namespace
+
+ojson report_json(const RunResult& run, const RunSummary& summary, const RunContext& context) {
+  ojson out;
+  out["schema_version"] = report_schema_version;
+  out["context"] = context_to_json(context);
+  out["context"]["backend_note"] = summary.backend_note;
+  out["context"]["simulator"] = summary.simulator_version;
+  out["context"]["scenario"] = ojson::parse(run.scenario.source_json.dump());
+  out["scenario"] = ojson{{"name", summary.scenario}, {"model", summary.model}, {"cluster", summary.cluster},
+                          {"passes", to_string(run.scenario.passes)}};
+  out["verdict"] = ojson{{"gates_passed", summary.gates_passed()},
+                         {"gates", summary.gates.size()},
+                         {"gates_failed", std::count_if(summary.gates.begin(), summary.gates.end(),
+                                                        [](const GateResult& g) { return !g.passed; })}};
+  out["workload"] = workload_json(run);
+  out["systems"] = ojson::array();
+  for (std::size_t i = 0; i < run.systems.size() && i < summary.systems.size(); ++i) {
+    out["systems"].push_back(system_json(run.systems[i], summary.systems[i]));
+  }
+  out["comparisons"] = ojson::array();
+  for (const Speedup& s : summary.speedups) {
+    out["comparisons"].push_back(ojson{{"system", s.system}, {"baseline", s.baseline}, {"speedup", s.value}});
+  }
+  out["gates"] = gates_json(summary);
+  return out;
+}
+
+const std::vector<std::string>& volatile_report_fields() {
+  static const std::vector<std::string> fields{
+      "/context/tool_version",     "/context/git_sha",          "/context/build_type",
+      "/context/host",             "/context/date",             "/context/simgrid_version",
+      "/context/cuda_version",     "/context/nccl_version",     "/context/nccl_environment",
+      "/systems/*/samples/planner_seconds", "/systems/*/aggregates/planner_seconds",
+      "/systems/*/per_iteration/*/planner_seconds"};
+  return fields;
+}
+
+ojson without_volatile_fields(ojson report) {
+  for (const std::string& pointer : volatile_report_fields()) null_out(report, pointer);
+  return report;
+}
+
+std::string dump_report(const ojson& report) {
+  return report.dump(2, ' ', false, ojson::error_handler_t::replace) + "\n";
+}
+
+void write_json_report(const RunResult& run, const RunSummary& summary, const RunContext& context,
+                       const std::filesystem::path& path) {
+  write_file_atomically(path, dump_report(report_json(run, summary, context)));
+}
+
+}  // namespace zb::reports

@@ -1,0 +1,206 @@
+#include "reports/summary.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace zb::reports {
+namespace {
+
+// How many verification problems a summary keeps verbatim; the count is always exact.
+constexpr std::size_t verification_lines_kept = 20;
+
+std::string model_text(const ModelSpec& model) {
+  if (!model.preset.empty()) return model.preset;
+  return fmt::format("custom ({} layers, hidden {})", model.layers, model.hidden);
+}
+
+std::string cluster_text(const ClusterSpec& cluster) {
+  const std::string name = cluster.preset.empty() ? cluster.gpu.name : cluster.preset;
+  return fmt::format("{} \u00d7 {} ({} GPUs)", cluster.nodes, name, cluster.world_size());
+}
+
+SampleAggregates aggregate_of(const std::vector<RunMetrics>& metrics, double RunMetrics::*field) {
+  std::vector<double> values;
+  values.reserve(metrics.size());
+  for (const RunMetrics& m : metrics) values.push_back(m.*field);
+  return aggregate(values);
+}
+
+TimeBreakdown mean_breakdown(const std::vector<RunMetrics>& metrics, TimeBreakdown RunMetrics::*field) {
+  TimeBreakdown sum;
+  for (const RunMetrics& m : metrics) {
+    const TimeBreakdown& b = m.*field;
+    sum.attention += b.attention;
+    sum.linear += b.linear;
+    sum.remap += b.remap;
+    sum.exposed_communication += b.exposed_communication;
+    sum.idle += b.idle;
+  }
+  if (metrics.empty()) return sum;
+  const auto n = static_cast<double>(metrics.size());
+  return TimeBreakdown{sum.attention / n, sum.linear / n, sum.remap / n, sum.exposed_communication / n, sum.idle / n};
+}
+
+void add_scaled(std::vector<double>& into, const std::vector<double>& values, double scale) {
+  if (into.size() < values.size()) into.resize(values.size(), 0.0);
+  for (std::size_t i = 0; i < values.size(); ++i) into[i] += values[i] * scale;
+}
+
+// NIC figures averaged per NIC over iterations; every feasible iteration lists the same NICs, node-major.
+std::vector<NicMetrics> mean_nics(const std::vector<RunMetrics>& metrics) {
+  if (metrics.empty()) return {};
+  const auto n = static_cast<double>(metrics.size());
+  std::vector<NicMetrics> out = metrics.front().nics;
+  for (NicMetrics& nic : out) {
+    nic.tx_bytes = nic.rx_bytes = nic.tx_utilisation = nic.rx_utilisation = nic.busy_share = 0;
+    nic.tx_timeline.assign(nic.tx_timeline.size(), 0.0);
+    nic.rx_timeline.assign(nic.rx_timeline.size(), 0.0);
+  }
+  for (const RunMetrics& m : metrics) {
+    for (std::size_t k = 0; k < out.size() && k < m.nics.size(); ++k) {
+      out[k].tx_bytes += m.nics[k].tx_bytes / n;
+      out[k].rx_bytes += m.nics[k].rx_bytes / n;
+      out[k].tx_utilisation += m.nics[k].tx_utilisation / n;
+      out[k].rx_utilisation += m.nics[k].rx_utilisation / n;
+      out[k].busy_share += m.nics[k].busy_share / n;
+      add_scaled(out[k].tx_timeline, m.nics[k].tx_timeline, 1 / n);
+      add_scaled(out[k].rx_timeline, m.nics[k].rx_timeline, 1 / n);
+    }
+  }
+  return out;
+}
+
+SystemSummary summarize_system(const SystemResult& result, std::size_t index) {
+  SystemSummary s;
+  s.index = index;
+  s.label = result.system.label;
+  s.strategy = result.system.name;
+  s.is_baseline = result.system.name != "zeppelin";
+  s.iterations = static_cast<int>(result.iterations.size());
+  for (const IterationResult& it : result.iterations) {
+    s.planner_seconds.push_back(it.planner_seconds);
+    for (const plan::OomReport& oom : it.oom) s.oom.push_back(fmt::format("iteration {}: {}", it.iteration, oom.str()));
+    s.verification_problems += static_cast<int>(it.verification.size());
+    for (const std::string& problem : it.verification) {
+      if (s.verification.size() < verification_lines_kept) s.verification.push_back(fmt::format("iteration {}: {}", it.iteration, problem));
+    }
+    if (!it.feasible) continue;
+    ++s.feasible_iterations;
+    s.iteration_seconds.push_back(it.metrics.iteration_seconds);
+    s.tokens_per_second.push_back(it.metrics.tokens_per_second);
+    s.mfu.push_back(it.metrics.mfu);
+    s.predicted_seconds.push_back(it.predicted_seconds);
+    s.per_iteration.push_back(it.metrics);
+  }
+  s.iteration_time = aggregate(s.iteration_seconds);
+  s.throughput = aggregate(s.tokens_per_second);
+  s.mfu_aggregate = aggregate(s.mfu);
+  s.tflops_per_gpu = aggregate_of(s.per_iteration, &RunMetrics::model_tflops_per_gpu);
+  s.planner_time = aggregate(s.planner_seconds);
+  s.attention_imbalance = aggregate_of(s.per_iteration, &RunMetrics::attention_imbalance);
+  s.token_imbalance = aggregate_of(s.per_iteration, &RunMetrics::token_imbalance);
+  s.nic_utilization_mean = aggregate_of(s.per_iteration, &RunMetrics::nic_utilisation_mean);
+  s.nic_utilization_max = aggregate_of(s.per_iteration, &RunMetrics::nic_utilisation_max);
+  s.prediction_ratio = aggregate_of(s.per_iteration, &RunMetrics::prediction_ratio);
+  s.nic_busy_share_mean = aggregate_of(s.per_iteration, &RunMetrics::nic_busy_share_mean);
+  s.nic_busy_share_max = aggregate_of(s.per_iteration, &RunMetrics::nic_busy_share_max);
+  s.critical_rank = mean_breakdown(s.per_iteration, &RunMetrics::critical_rank_breakdown);
+  s.mean_rank = mean_breakdown(s.per_iteration, &RunMetrics::mean_breakdown);
+  s.nics = mean_nics(s.per_iteration);
+  return s;
+}
+
+std::string gate_description(const GateSpec& gate) {
+  std::string bounds;
+  if (gate.min) bounds += fmt::format(" \u2265 {}", *gate.min);
+  if (gate.min && gate.max) bounds += " and";
+  if (gate.max) bounds += fmt::format(" \u2264 {}", *gate.max);
+  if (gate.baseline.empty()) return fmt::format("{} of {}{}", gate.metric, gate.system, bounds);
+  return fmt::format("{} of {} vs {}{}", gate.metric, gate.system, gate.baseline, bounds);
+}
+
+GateResult evaluate_gate(const RunSummary& summary, const GateSpec& gate) {
+  GateResult result;
+  result.gate = gate;
+  result.description = gate_description(gate);
+  result.observed = gate_observed_value(summary, gate);
+  if (!result.observed) {
+    result.reason = "no value: the system (or its baseline) had no feasible iteration";
+    return result;
+  }
+  const double value = *result.observed;
+  if (gate.min && !(value >= *gate.min)) {
+    result.reason = fmt::format("observed {:.4g} is below the minimum {}", value, *gate.min);
+  } else if (gate.max && !(value <= *gate.max)) {
+    result.reason = fmt::format("observed {:.4g} is above the maximum {}", value, *gate.max);
+  } else {
+    result.passed = true;
+  }
+  return result;
+}
+
+}  // namespace
+
+bool RunSummary::gates_passed() const {
+  return std::all_of(gates.begin(), gates.end(), [](const GateResult& g) { return g.passed; });
+}
+
+const SystemSummary* RunSummary::find(const std::string& label) const {
+  for (const SystemSummary& s : systems) {
+    if (s.label == label) return &s;
+  }
+  return nullptr;
+}
+
+std::optional<double> RunSummary::speedup(const std::string& system, const std::string& baseline) const {
+  for (const Speedup& s : speedups) {
+    if (s.system == system && s.baseline == baseline) return s.value;
+  }
+  // Gates may name any pair, not only (system, baseline strategy) pairs listed in the tables.
+  const SystemSummary* a = find(system);
+  const SystemSummary* b = find(baseline);
+  if (a == nullptr || b == nullptr || !a->feasible() || !b->feasible() || a->iteration_time.mean <= 0) return std::nullopt;
+  return b->iteration_time.mean / a->iteration_time.mean;
+}
+
+std::optional<double> gate_observed_value(const RunSummary& summary, const GateSpec& gate) {
+  if (gate.metric == "speedup") return summary.speedup(gate.system, gate.baseline);
+  const SystemSummary* system = summary.find(gate.system);
+  if (system == nullptr || !system->feasible()) return std::nullopt;
+  if (gate.metric == "iteration_seconds") return system->iteration_time.mean;
+  if (gate.metric == "tokens_per_second") return system->throughput.mean;
+  if (gate.metric == "mfu") return system->mfu_aggregate.mean;
+  if (gate.metric == "attention_imbalance") return system->attention_imbalance.mean;
+  if (gate.metric == "nic_utilization") return system->nic_utilization_mean.mean;
+  return std::nullopt;
+}
+
+RunSummary summarize_run(const RunResult& run) {
+  RunSummary summary;
+  summary.scenario = run.scenario.name;
+  summary.backend = run.backend;
+  summary.simulated = run.backend == "sim";
+  summary.model = model_text(run.scenario.model);
+  summary.cluster = cluster_text(run.scenario.cluster);
+  for (std::size_t i = 0; i < run.systems.size(); ++i) {
+    const SystemResult& result = run.systems[i];
+    summary.systems.push_back(summarize_system(result, i));
+    if (result.has_trace && summary.backend_note.empty()) {
+      summary.backend_note = result.first_trace.model_note;
+      summary.simulator_version = result.first_trace.simulator_version;
+    }
+  }
+  for (const SystemSummary& system : summary.systems) {
+    for (const SystemSummary& baseline : summary.systems) {
+      if (&system == &baseline || !baseline.is_baseline || !system.feasible() || !baseline.feasible()) continue;
+      if (system.iteration_time.mean <= 0) continue;
+      summary.speedups.push_back({system.label, baseline.label, baseline.iteration_time.mean / system.iteration_time.mean});
+    }
+  }
+  for (const GateSpec& gate : run.scenario.gates) summary.gates.push_back(evaluate_gate(summary, gate));
+  return summary;
+}
+
+}  // namespace zb::reports

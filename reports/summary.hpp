@@ -1,0 +1,91 @@
+#pragma once
+// The figures every reporter shows, computed once from a RunResult: per system the aggregates over
+// iterations, the speed-ups against the baselines, and the gate results. The console table, the JSON
+// report, the HTML report and the gbench file all read this struct, so they cannot disagree.
+// Definitions: docs/METRICS.md ("Run metrics" and "Report figures").
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/config/scenario.hpp"
+#include "core/metrics/metrics.hpp"
+#include "core/run/run_result.hpp"
+#include "reports/sample_statistics.hpp"
+
+namespace zb::reports {
+
+struct SystemSummary {
+  std::size_t index = 0;  // position in the scenario (picks the system's colour)
+  std::string label;
+  std::string strategy;
+  bool is_baseline = false;  // every strategy other than zeppelin
+  int iterations = 0;
+  int feasible_iterations = 0;
+  std::vector<std::string> oom;           // one line per OOM report, "iteration 2: rank 5 ..."
+  int verification_problems = 0;
+  std::vector<std::string> verification;  // the first problems, "iteration 0: ..."
+
+  // Per feasible iteration, in iteration order (the samples `compare` tests).
+  std::vector<RunMetrics> per_iteration;
+  std::vector<double> iteration_seconds;
+  std::vector<double> tokens_per_second;
+  std::vector<double> mfu;
+  std::vector<double> planner_seconds;    // every iteration, feasible or not
+  std::vector<double> predicted_seconds;  // feasible iterations
+
+  SampleAggregates iteration_time;
+  SampleAggregates throughput;  // tokens/s
+  SampleAggregates tflops_per_gpu;
+  SampleAggregates mfu_aggregate;
+  SampleAggregates planner_time;
+  SampleAggregates attention_imbalance;
+  SampleAggregates token_imbalance;
+  SampleAggregates nic_utilization_mean;
+  SampleAggregates nic_utilization_max;
+  SampleAggregates prediction_ratio;
+  SampleAggregates nic_busy_share_mean;
+  SampleAggregates nic_busy_share_max;
+  TimeBreakdown critical_rank;  // mean over feasible iterations (seconds per iteration)
+  TimeBreakdown mean_rank;
+  std::vector<NicMetrics> nics;  // mean over feasible iterations (timelines too), node-major
+
+  [[nodiscard]] bool feasible() const { return feasible_iterations > 0; }
+};
+
+struct Speedup {
+  std::string system;
+  std::string baseline;
+  double value = 0;  // baseline mean iteration time / system mean iteration time
+};
+
+struct GateResult {
+  GateSpec gate;
+  std::optional<double> observed;  // none when the system had no feasible iteration
+  bool passed = false;
+  std::string description;  // "speedup zeppelin vs ring-cp ≥ 1.2"
+  std::string reason;       // why it failed, or empty
+};
+
+struct RunSummary {
+  std::string scenario;
+  std::string backend;
+  bool simulated = false;
+  std::string simulator_version;  // "SimGrid 3.32" when simulated
+  std::string backend_note;       // the executor's one-line account of how times were obtained
+  std::string model;              // "llama-7b" or "custom (32 layers, hidden 4096)"
+  std::string cluster;            // "2 × dgx-h200 (16 GPUs)"
+  std::vector<SystemSummary> systems;
+  std::vector<Speedup> speedups;
+  std::vector<GateResult> gates;
+
+  [[nodiscard]] bool gates_passed() const;
+  [[nodiscard]] const SystemSummary* find(const std::string& label) const;
+  [[nodiscard]] std::optional<double> speedup(const std::string& system, const std::string& baseline) const;
+};
+
+[[nodiscard]] RunSummary summarize_run(const RunResult& run);
+
+// The observed value a gate judges (mean over feasible iterations; see docs/METRICS.md, "Report figures").
+[[nodiscard]] std::optional<double> gate_observed_value(const RunSummary& summary, const GateSpec& gate);
+
+}  // namespace zb::reports
