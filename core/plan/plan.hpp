@@ -24,8 +24,9 @@
 // What an executor may assume: the above; ops of one rank may run in any order that respects deps;
 // attention and GEMM ops share the rank's compute stream; send/recv/remap ops run on communication
 // streams and overlap compute. Routed sends are relayed by the executor through the listed proxies
-// (the proxies' own op lists do not mention the relay). The backward pass is derived by
-// plan::backward_ops (same blocks, reversed ring, dK/dV travelling back).
+// (the proxies' own op lists do not mention the relay). The backward pass is derived by the executor
+// from the same DAG: same blocks at backward cost, and each KV transfer also carries dK/dV
+// (docs/SIMULATOR.md).
 #include <cstdint>
 #include <string>
 #include <vector>

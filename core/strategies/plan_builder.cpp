@@ -147,6 +147,7 @@ std::vector<std::vector<int>> PlanBuilder::add_attention(int group, const std::v
 
   for (int pos = 0; pos < p; ++pos) add_step(pos, 0, ready_deps(pos));
   std::vector<int> last_recv(static_cast<std::size_t>(p), -1);
+  std::vector<int> last_send(static_cast<std::size_t>(p), -1);
   for (int step = 1; step < p; ++step) {
     std::vector<int> recv_now(static_cast<std::size_t>(p), -1);
     for (int pos = 0; pos < p; ++pos) {
@@ -165,7 +166,10 @@ std::vector<std::vector<int>> PlanBuilder::add_attention(int group, const std::v
       send.tag = tag;
       send.bytes = bytes;
       send.kv_owner = rank_at(owner_pos);
-      send.deps = step == 1 ? ready_deps(pos) : std::vector<int>{last_recv[static_cast<std::size_t>(pos)]};
+      // Like TransformerEngine, step t's send starts once step t−1's send and recv have both completed
+      // (one KV buffer in flight per direction).
+      send.deps = step == 1 ? ready_deps(pos)
+                            : std::vector<int>{last_send[static_cast<std::size_t>(pos)], last_recv[static_cast<std::size_t>(pos)]};
       if (route && src / plan_.gpus_per_node != dst / plan_.gpus_per_node) send.route = route(src, dst, bytes, step);
       Op recv = send;
       recv.kind = OpKind::recv;
@@ -173,7 +177,7 @@ std::vector<std::vector<int>> PlanBuilder::add_attention(int group, const std::v
       recv.route = {};
       const int next_pos = (pos + 1) % p;
       recv.deps = ready_deps(next_pos);
-      add_op(src, std::move(send));
+      last_send[static_cast<std::size_t>(pos)] = add_op(src, std::move(send));
       recv_now[static_cast<std::size_t>(next_pos)] = add_op(dst, std::move(recv));
     }
     for (int pos = 0; pos < p; ++pos) add_step(pos, step, {recv_now[static_cast<std::size_t>(pos)]});
