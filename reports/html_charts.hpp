@@ -20,14 +20,18 @@ inline constexpr int timeline_ranks = 4;
 
 // Stacked horizontal bar per system: where the critical rank's iteration time goes.
 [[nodiscard]] std::string breakdown_chart(const RunSummary& summary);
-// Compute time per GPU (attention and linear) of one system's first feasible iteration.
-[[nodiscard]] std::string gpu_load_chart(const SystemSummary& system, const Trace& trace);
+// Compute time per GPU (attention and linear) of one system's first feasible iteration. A positive
+// `axis_max_seconds` fixes the top of the y axis, so several systems can share one scale.
+[[nodiscard]] std::string gpu_load_chart(const SystemSummary& system, const Trace& trace, double axis_max_seconds = 0);
+// The busiest GPU's compute time in `trace` (what gpu_load_chart's axis must reach).
+[[nodiscard]] double busiest_gpu_compute_seconds(const Trace& trace);
 // NIC utilisation over time (one layer, forward then backward) per NIC, transmit and receive.
 [[nodiscard]] std::string nic_utilisation_chart(const SystemSummary& system, const Trace& trace);
 // Document lengths of every iteration on a log₂ axis.
 [[nodiscard]] std::string length_histogram_chart(const std::vector<std::vector<std::int64_t>>& batches);
-// Gantt chart of the first ranks' compute and communication streams.
-[[nodiscard]] std::string timeline_chart(const SystemSummary& system, const Trace& trace);
+// Gantt chart of the first ranks' compute and communication streams. A positive `axis_span_seconds`
+// fixes the length of the time axis, so several systems can share one scale.
+[[nodiscard]] std::string timeline_chart(const SystemSummary& system, const Trace& trace, double axis_span_seconds = 0);
 
 // The unit a time axis uses for values up to `max_seconds`.
 struct TimeUnit {

@@ -63,21 +63,27 @@ std::string heatmap(const SystemSummary& system, const Trace& trace, const std::
 
 }  // namespace
 
-std::string gpu_load_chart(const SystemSummary& system, const Trace& trace) {
+double busiest_gpu_compute_seconds(const Trace& trace) {
+  double busiest = 0;
+  for (const RankCompute& r : compute_per_rank(trace)) busiest = std::max(busiest, r.attention + r.linear);
+  return busiest;
+}
+
+std::string gpu_load_chart(const SystemSummary& system, const Trace& trace, double axis_max_seconds) {
   if (trace.world_size <= 0 || trace.events.empty()) return R"(<p class="note">No trace for this system.</p>)";
   const std::vector<RankCompute> per_rank = compute_per_rank(trace);
   if (trace.world_size > gpu_bar_chart_limit) return heatmap(system, trace, per_rank);
 
-  const double width = chart_width / 2 - 10, left = 64, right = 10, top = 30, plot_h = 150;
+  const double width = chart_width / 2 - 10, left = 64, right = 36, top = 30, plot_h = 150;
   SvgCanvas canvas(width, top + plot_h + 48, "Compute time per GPU, " + system.label);
   double busiest = 0, total = 0;
   for (const RankCompute& r : per_rank) {
     busiest = std::max(busiest, r.attention + r.linear);
     total += r.attention + r.linear;
   }
-  if (!(busiest > 0)) busiest = 1;
-  const TimeUnit unit = time_unit_for(busiest);
-  const std::vector<double> ticks = nice_ticks(0, busiest * unit.per_second, 4);
+  const double axis_top = std::max({busiest, axis_max_seconds, 1e-9});
+  const TimeUnit unit = time_unit_for(axis_top);
+  const std::vector<double> ticks = nice_ticks(0, axis_top * unit.per_second, 4);
   const LinearScale y{0, ticks.back() / unit.per_second, top + plot_h, top};
   const LinearScale x{0, static_cast<double>(trace.world_size), left, width - right};
   std::vector<double> tick_seconds;
@@ -98,7 +104,7 @@ std::string gpu_load_chart(const SystemSummary& system, const Trace& trace) {
   }
   const double mean = total / trace.world_size;
   canvas.line(left, y(mean), width - right, y(mean), "#333A44", 1, true);
-  canvas.text(width - right, y(mean) - 4, "mean", "end", "tick");
+  canvas.text(width - right + 4, y(mean) + 4, "mean", "start", "tick");
   canvas.text(0.5 * (left + width - right), top + plot_h + 34, "GPU (rank)", "middle", "axis-title");
   return canvas.str();
 }

@@ -34,7 +34,7 @@ void legend(SvgCanvas& canvas, double x, double y, const std::vector<std::pair<s
   for (const auto& [colour, title] : entries) {
     canvas.rect(x, y - 10, 12, 12, colour);
     canvas.text(x + 17, y, title, "start", "legend");
-    x += 30 + 7.0 * static_cast<double>(title.size());
+    x += 34 + 7.6 * static_cast<double>(title.size());
   }
 }
 
@@ -167,9 +167,9 @@ std::string nic_utilisation_chart(const SystemSummary& system, const Trace& trac
   return canvas.str();
 }
 
-std::string timeline_chart(const SystemSummary& system, const Trace& trace) {
+std::string timeline_chart(const SystemSummary& system, const Trace& trace, double axis_span_seconds) {
   const int ranks = std::min(timeline_ranks, trace.world_size);
-  const double span = trace.trace_seconds();
+  const double span = std::max(trace.trace_seconds(), axis_span_seconds);
   if (ranks <= 0 || !(span > 0)) return R"(<p class="note">No trace for this system.</p>)";
   const std::array<Stream, 3> streams{Stream::compute, Stream::comm, Stream::nic};
   const double left = 120, lane = 14, lane_gap = 3, rank_gap = 10, top = 46;

@@ -9,7 +9,7 @@ inline constexpr const char* html_report_style = R"css(
 * { box-sizing: border-box; }
 body { margin:0; background:var(--page); color:var(--ink);
        font: 14px/1.5 -apple-system, "Segoe UI", "Helvetica Neue", Helvetica, Arial, "Noto Sans", "DejaVu Sans", sans-serif; }
-main { max-width: 1120px; margin: 0 auto; padding: 28px 24px 48px; }
+main { max-width: 1200px; margin: 0 auto; padding: 28px 24px 48px; }
 header.verdict { background:var(--panel); border:1px solid var(--rule); border-radius:10px; padding:20px 24px; margin-bottom:20px; }
 header h1 { font-size: 22px; margin: 0 0 4px; font-weight: 650; letter-spacing: -0.01em; }
 header .description { color: var(--muted); margin: 0 0 12px; }
@@ -20,13 +20,15 @@ header .description { color: var(--muted); margin: 0 0 12px; }
 .badge.neutral { color:var(--muted); background:#EEF1F4; border-color:var(--rule); }
 .badge.sim { color:var(--warn); background:var(--warn-bg); border-color:#F2D48A; }
 .facts { color: var(--muted); font-size: 12.5px; margin: 6px 0 0; }
-.facts span + span::before { content: " \00B7 "; }
+.facts span + span::before { content: " \00B7  "; }
 section { background:var(--panel); border:1px solid var(--rule); border-radius:10px; padding:18px 22px; margin-bottom:20px; }
 section h2 { font-size: 16px; margin: 0 0 4px; font-weight: 650; }
 section p.lead { color: var(--muted); margin: 0 0 12px; font-size: 13px; }
 table { border-collapse: collapse; width: 100%; font-variant-numeric: tabular-nums; }
 th, td { padding: 7px 10px; border-bottom: 1px solid var(--rule); text-align: right; white-space: nowrap; }
-th { font-size: 12px; text-transform: uppercase; letter-spacing: .04em; color: var(--muted); font-weight: 600; }
+th.text, td.text { text-align: left; white-space: normal; }
+.table-scroll { overflow-x: auto; }
+th { white-space: normal; vertical-align: bottom; font-size: 11.5px; text-transform: uppercase; letter-spacing: .04em; color: var(--muted); font-weight: 600; }
 th:first-child, td:first-child { text-align: left; }
 td.oom { color: var(--fail); font-weight: 600; text-align: left; }
 td.best { font-weight: 700; }

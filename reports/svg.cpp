@@ -47,13 +47,13 @@ std::vector<double> nice_ticks(double low, double high, int target) {
   }
   const double raw_step = (high - low) / target;
   const double power = std::pow(10.0, std::floor(std::log10(raw_step)));
-  double step = power;
-  for (const double factor : {1.0, 2.0, 5.0, 10.0}) {
-    step = factor * power;
-    if (step >= raw_step) break;
-  }
-  const double first = std::ceil(low / step - 1e-9) * step;
-  for (double tick = first; tick <= high + step * 1e-9; tick += step) ticks.push_back(std::fabs(tick) < step * 1e-9 ? 0.0 : tick);
+  const double normalized = raw_step / power;
+  const double step = power * (normalized < 1.5 ? 1 : normalized < 3 ? 2 : normalized < 7 ? 5 : 10);
+  // Ticks by index, not by repeated addition, so rounding errors do not accumulate; the last tick is at or
+  // above `high`, so an axis drawn to it always covers the data.
+  const double first_index = std::ceil(low / step - 1e-9);
+  const double last_index = std::ceil(high / step - 1e-9);
+  for (double i = first_index; i <= last_index; i += 1) ticks.push_back(i == 0 ? 0.0 : i * step);
   return ticks;
 }
 
@@ -121,7 +121,9 @@ double LinearScale::operator()(double value) const {
 
 void draw_x_axis(SvgCanvas& canvas, const LinearScale& x, const std::vector<double>& ticks, double y, double grid_to,
                  double label_scale, std::string_view title) {
+  const double slack = 1e-9 * std::fabs(x.domain_high - x.domain_low);
   for (const double tick : ticks) {
+    if (tick < x.domain_low - slack || tick > x.domain_high + slack) continue;  // never draw outside the plot
     const double px = x(tick);
     canvas.line(px, grid_to, px, y, "#E3E6EA");
     canvas.line(px, y, px, y + 4, "#8A9099");
@@ -133,7 +135,9 @@ void draw_x_axis(SvgCanvas& canvas, const LinearScale& x, const std::vector<doub
 
 void draw_y_axis(SvgCanvas& canvas, const LinearScale& y, const std::vector<double>& ticks, double x, double grid_to,
                  double label_scale, std::string_view title) {
+  const double slack = 1e-9 * std::fabs(y.domain_high - y.domain_low);
   for (const double tick : ticks) {
+    if (tick < y.domain_low - slack || tick > y.domain_high + slack) continue;
     const double py = y(tick);
     canvas.line(x, py, grid_to, py, "#E3E6EA");
     canvas.line(x - 4, py, x, py, "#8A9099");

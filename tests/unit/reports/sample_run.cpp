@@ -1,0 +1,240 @@
+#include "tests/unit/reports/sample_run.hpp"
+
+#include <fmt/format.h>
+
+namespace zb::test {
+namespace {
+
+constexpr int nodes = 2;
+constexpr int gpus_per_node = 4;
+constexpr int nics_per_node = 2;
+constexpr int world = nodes * gpus_per_node;
+constexpr int bins = 10;
+
+Scenario sample_scenario(const SampleOptions& options) {
+  Scenario s;
+  s.name = options.scenario_name;
+  s.description = "Hand-built sample for reporter tests & <markup> checks";
+  s.cluster.preset = "test-node";
+  s.cluster.nodes = nodes;
+  s.cluster.gpus_per_node = gpus_per_node;
+  s.cluster.gpu = GpuSpec{"H200", 989e12, 141.0 * (1ULL << 30)};
+  s.cluster.nics_per_node = nics_per_node;
+  s.cluster.nic = LinkSpec{50e9, 5e-6};
+  s.cluster.gpu_to_nic = {0, 0, 1, 1};
+  s.model.preset = "llama-7b";
+  s.model.layers = 32;
+  s.model.hidden = 4096;
+  s.model.heads = 32;
+  s.model.kv_heads = 32;
+  s.workload.iterations = options.iterations;
+  s.workload.tokens_per_iteration = 65536;
+  s.systems = {SystemSpec{"zeppelin", "zeppelin", nlohmann::json::object()},
+               SystemSpec{"ring-cp", "ring-cp", nlohmann::json::object()},
+               SystemSpec{"uniform-cp", "uniform-cp", nlohmann::json{{"degree", 8}}}};
+  s.gates = {GateSpec{"speedup", "zeppelin", "ring-cp", 1.2, std::nullopt},
+             GateSpec{"mfu", "ring-cp", "", 0.9, std::nullopt}};
+  s.source_json = nlohmann::json{{"name", options.scenario_name},
+                                 {"cluster", {{"preset", "test-node"}, {"nodes", nodes}}},
+                                 {"systems", {"zeppelin", "ring-cp", {{"name", "uniform-cp"}, {"degree", 8}}}}};
+  return s;
+}
+
+TraceEvent event(int rank, Stream stream, std::string name, EventCategory category, Pass pass, double start, double end) {
+  TraceEvent e;
+  e.rank = rank;
+  e.stream = stream;
+  e.name = std::move(name);
+  e.category = category;
+  e.pass = pass;
+  e.start = start;
+  e.end = end;
+  return e;
+}
+
+RingStepTransfer ring_step(int step, int src, int dst, double start, double end) {
+  RingStepTransfer r;
+  r.group = 0;
+  r.step = step;
+  r.level = plan::Level::inter_node;
+  r.group_level = plan::Level::inter_node;
+  r.src = src;
+  r.dst = dst;
+  r.bytes = 64e6;
+  r.start = start;
+  r.end = end;
+  return r;
+}
+
+// A trace whose shape depends on `skew`: rank r's attention takes (1 + skew · r / world) units.
+Trace sample_trace(double layer_seconds, double skew) {
+  Trace t;
+  t.backend = "sim";
+  t.simulator_version = "SimGrid 3.32";
+  t.model_note = "simulated by SimGrid 3.32 flow model; compute from the cost model";
+  t.world_size = world;
+  t.gpus_per_node = gpus_per_node;
+  t.nics_per_node = nics_per_node;
+  t.layers = 32;
+  t.backward = true;
+  t.layer.forward = layer_seconds / 3;
+  t.layer.backward = 2 * layer_seconds / 3;
+  t.iteration_seconds = t.layers * layer_seconds;
+  for (const Pass pass : {Pass::fwd, Pass::bwd}) {
+    const double origin = pass == Pass::fwd ? 0 : t.layer.forward;
+    const double span = pass == Pass::fwd ? t.layer.forward : t.layer.backward;
+    for (int rank = 0; rank < world; ++rank) {
+      const double attention = span * 0.5 * (1 + skew * rank / world) / (1 + skew);
+      TraceEvent attention_event = event(rank, Stream::compute, "attn g0 s0", EventCategory::attention, pass, origin, origin + attention);
+      attention_event.flops = 1e12;
+      attention_event.group = 0;
+      attention_event.step = 0;
+      t.events.push_back(attention_event);
+      TraceEvent gemm = event(rank, Stream::compute, "qkv", EventCategory::gemm, pass, origin + attention,
+                              origin + attention + span * 0.3);
+      gemm.flops = 5e11;
+      t.events.push_back(gemm);
+      TraceEvent send = event(rank, Stream::comm, fmt::format("send g0 s0 \u2192 {}", (rank + 1) % world),
+                              EventCategory::send, pass, origin, origin + span * 0.4);
+      send.bytes = 64e6;
+      send.peer = (rank + 1) % world;
+      t.events.push_back(send);
+      if (rank % gpus_per_node == 0) {
+        TraceEvent relay = event(rank, Stream::nic, "relay", EventCategory::route_nic, pass, origin + span * 0.1, origin + span * 0.3);
+        relay.bytes = 32e6;
+        relay.peer = (rank + gpus_per_node) % world;
+        t.events.push_back(relay);
+      }
+    }
+  }
+  for (int node = 0; node < nodes; ++node) {
+    for (int nic = 0; nic < nics_per_node; ++nic) {
+      for (const LinkKind kind : {LinkKind::nic_tx, LinkKind::nic_rx}) {
+        LinkLoad link;
+        link.name = fmt::format("n{}-nic{}-{}", node, nic, kind == LinkKind::nic_tx ? "tx" : "rx");
+        link.kind = kind;
+        link.node = node;
+        link.index = nic;
+        link.bandwidth = 50e9;
+        link.series = {{0, 0}, {layer_seconds * 0.1, 30e9}, {layer_seconds * 0.4, 10e9}, {layer_seconds * 0.8, 0}};
+        link.bytes = 30e9 * layer_seconds * 0.3 + 10e9 * layer_seconds * 0.4;
+        link.busy_seconds = layer_seconds * 0.7;
+        t.links.push_back(link);
+      }
+    }
+  }
+  t.ring_steps = {ring_step(0, 0, 4, 0, layer_seconds * 0.1), ring_step(1, 4, 0, layer_seconds * 0.1, layer_seconds * 0.25)};
+  t.ring_step_stats = ring_step_statistics(t.ring_steps);
+  return t;
+}
+
+RunMetrics sample_metrics(double iteration_seconds, double skew, double predicted_seconds) {
+  RunMetrics m;
+  m.iteration_seconds = iteration_seconds;
+  m.tokens = 65536;
+  m.tokens_per_second = m.tokens / iteration_seconds;
+  m.useful_flops = 2.4e15;  // MFU ≈ 30 % at 1 s on 8 GPUs
+  m.model_tflops_per_gpu = m.useful_flops / iteration_seconds / world / 1e12;
+  m.mfu = m.model_tflops_per_gpu * 1e12 / 989e12;
+  m.critical_rank = world - 1;
+  m.critical_rank_breakdown = {iteration_seconds * 0.45, iteration_seconds * 0.25, iteration_seconds * 0.1,
+                               iteration_seconds * 0.15, iteration_seconds * 0.05};
+  m.mean_breakdown = {iteration_seconds * 0.35, iteration_seconds * 0.25, iteration_seconds * 0.1,
+                      iteration_seconds * 0.15, iteration_seconds * 0.15};
+  m.attention_imbalance = 1 + skew / 2;
+  m.token_imbalance = 1.0;
+  for (int node = 0; node < nodes; ++node) {
+    for (int nic = 0; nic < nics_per_node; ++nic) {
+      NicMetrics n;
+      n.node = node;
+      n.nic = nic;
+      n.bandwidth = 50e9;
+      n.tx_bytes = 4e9 * (1 + nic);
+      n.rx_bytes = 3e9 * (1 + nic);
+      n.tx_utilisation = n.tx_bytes / (n.bandwidth * iteration_seconds);
+      n.rx_utilisation = n.rx_bytes / (n.bandwidth * iteration_seconds);
+      n.busy_share = 0.7;
+      for (int b = 0; b < bins; ++b) {
+        n.tx_timeline.push_back(b >= 1 && b < 8 ? (b < 4 ? 0.6 : 0.2) * (1 + 0.2 * nic) : 0.0);
+        n.rx_timeline.push_back(b >= 2 && b < 8 ? 0.4 : 0.0);
+      }
+      m.nics.push_back(n);
+    }
+  }
+  m.nic_utilisation_mean = 0.12;
+  m.nic_utilisation_max = 0.31;
+  m.nic_busy_share_mean = 0.7;
+  m.nic_busy_share_max = 0.7;
+  m.timeline_bins = bins;
+  m.timeline_bin_seconds = iteration_seconds / 32 / bins;
+  m.predicted_seconds = predicted_seconds;
+  m.prediction_ratio = predicted_seconds / iteration_seconds;
+  return m;
+}
+
+SystemResult feasible_system(const SystemSpec& spec, const std::vector<double>& times, double skew) {
+  SystemResult result;
+  result.system = spec;
+  for (std::size_t i = 0; i < times.size(); ++i) {
+    IterationResult it;
+    it.iteration = static_cast<int>(i);
+    it.planner_seconds = 0.010 + 0.001 * static_cast<double>(i);
+    it.predicted_seconds = times[i] * 0.95;
+    it.metrics = sample_metrics(times[i], skew, it.predicted_seconds);
+    result.iterations.push_back(it);
+  }
+  result.first_trace = sample_trace(times.front() / 32, skew);
+  result.has_trace = true;
+  return result;
+}
+
+SystemResult oom_system(const SystemSpec& spec, int iterations) {
+  SystemResult result;
+  result.system = spec;
+  for (int i = 0; i < iterations; ++i) {
+    IterationResult it;
+    it.iteration = i;
+    it.feasible = false;
+    it.planner_seconds = 0.002;
+    it.oom = {plan::OomReport{3, 0, 40000, 23393}};
+    result.iterations.push_back(it);
+  }
+  return result;
+}
+
+}  // namespace
+
+RunResult sample_run(const SampleOptions& options) {
+  RunResult run;
+  run.scenario = sample_scenario(options);
+  run.backend = "sim";
+  std::vector<double> zeppelin_times, ring_times;
+  for (int i = 0; i < options.iterations; ++i) {
+    // Distinct values (up to 10 iterations) so U tests on them have no ties.
+    zeppelin_times.push_back(options.time_scale * (1.00 + 0.013 * ((i * 7) % 5) + 0.002 * (i / 5)));
+    ring_times.push_back(options.time_scale * (1.50 + 0.017 * ((i * 3) % 5) + 0.003 * (i / 5)));
+    std::vector<std::int64_t> batch;
+    for (int d = 0; d < 40; ++d) batch.push_back(64 + (d * d * 37 + i * 101) % 16000);
+    run.batches.push_back(batch);
+  }
+  run.systems.push_back(feasible_system(run.scenario.systems[0], zeppelin_times, 0.05));
+  run.systems.push_back(feasible_system(run.scenario.systems[1], ring_times, 0.6));
+  run.systems.push_back(oom_system(run.scenario.systems[2], options.iterations));
+  return run;
+}
+
+reports::RunContext fixed_context() {
+  reports::RunContext c;
+  c.tool_version = "0.1.0";
+  c.git_sha = "0123456789ab";
+  c.build_type = "RelWithDebInfo";
+  c.host = "test-host";
+  c.date_utc = "2026-01-01T00:00:00Z";
+  c.backend = "sim";
+  c.simulated = true;
+  c.simgrid_version = "3.32";
+  c.nccl_environment = {{"NCCL_IB_HCA", "mlx5"}};
+  return c;
+}
+
+}  // namespace zb::test

@@ -1,0 +1,87 @@
+// Structure of the Perfetto trace and of the Google Benchmark JSON (what ui.perfetto.dev and
+// github-action-benchmark's "googlecpp" reader rely on).
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "reports/gbench_report.hpp"
+#include "reports/perfetto_trace.hpp"
+#include "tests/unit/reports/sample_run.hpp"
+
+namespace zb::reports {
+namespace {
+
+TEST(PerfettoTrace, OneTrackPerRankStreamCountersPerNic) {
+  const RunResult run = test::sample_run();
+  const Trace& trace = run.systems[0].first_trace;
+  const nlohmann::ordered_json json = perfetto_trace_json(trace, {"sample", "zeppelin"});
+  ASSERT_TRUE(json["traceEvents"].is_array());
+  EXPECT_EQ(json["displayTimeUnit"], "ns");
+  EXPECT_EQ(json["otherData"]["system"], "zeppelin");
+
+  std::set<std::string> thread_names, process_names, counters;
+  std::set<std::pair<int, int>> tracks_with_events;
+  int complete = 0;
+  for (const auto& event : json["traceEvents"]) {
+    const std::string phase = event["ph"];
+    ASSERT_TRUE(event.contains("pid"));
+    if (phase == "M" && event["name"] == "thread_name") thread_names.insert(event["args"]["name"].get<std::string>());
+    if (phase == "M" && event["name"] == "process_name") process_names.insert(event["args"]["name"].get<std::string>());
+    if (phase == "X") {
+      ++complete;
+      EXPECT_GE(event["dur"].get<double>(), 0.0);
+      EXPECT_GE(event["ts"].get<double>(), 0.0);
+      tracks_with_events.insert({event["pid"].get<int>(), event["tid"].get<int>()});
+    }
+    if (phase == "C") {
+      counters.insert(event["name"].get<std::string>());
+      EXPECT_TRUE(event["args"].contains("GB/s"));
+    }
+  }
+  EXPECT_EQ(complete, static_cast<int>(trace.events.size()));
+  EXPECT_EQ(process_names, (std::set<std::string>{"node 0", "node 1"}));
+  EXPECT_EQ(thread_names.size(), 8U * 3U);  // compute, comm, relay per rank
+  EXPECT_TRUE(thread_names.count("rank 5 comm"));
+  EXPECT_EQ(counters.size(), 8U);  // 2 nodes × 2 NICs × tx/rx
+  EXPECT_TRUE(counters.count("n1-nic0-rx GB/s"));
+  // Events of different streams never share a track (Perfetto mis-draws overlapping slices on one track).
+  EXPECT_EQ(tracks_with_events.size(), 8U * 2U + 2U);  // compute + comm per rank, relay on ranks 0 and 4
+}
+
+TEST(PerfettoTrace, TimesAreMicroseconds) {
+  const RunResult run = test::sample_run();
+  const Trace& trace = run.systems[0].first_trace;
+  const nlohmann::ordered_json json = perfetto_trace_json(trace, {"sample", "zeppelin"});
+  for (const auto& event : json["traceEvents"]) {
+    if (event["ph"] != "X") continue;
+    EXPECT_NEAR(event["dur"].get<double>(), (trace.events[0].end - trace.events[0].start) * 1e6, 1e-6);
+    break;
+  }
+}
+
+TEST(GbenchReport, GoogleBenchmarkShape) {
+  const RunResult run = test::sample_run();
+  const nlohmann::ordered_json json = gbench_json(summarize_run(run), test::fixed_context());
+  EXPECT_EQ(json["context"]["json_schema_version"], 1);
+  EXPECT_EQ(json["context"]["host_name"], "test-host");
+  const auto& benchmarks = json["benchmarks"];
+  ASSERT_EQ(benchmarks.size(), 2U * 5U);  // two feasible systems: iteration + mean, median, stddev, cv
+  const auto& main = benchmarks[0];
+  EXPECT_EQ(main["name"], "sample/zeppelin/iteration_time");
+  EXPECT_EQ(main["run_type"], "iteration");
+  EXPECT_EQ(main["time_unit"], "ms");
+  EXPECT_EQ(main["iterations"], 3);
+  EXPECT_NEAR(main["real_time"].get<double>(), 1e3 * (1.0 + 1.026 + 1.052) / 3, 1e-9);
+  EXPECT_TRUE(main.contains("tokens_per_second"));
+  EXPECT_EQ(benchmarks[1]["name"], "sample/zeppelin/iteration_time_mean");
+  EXPECT_EQ(benchmarks[1]["run_type"], "aggregate");
+  EXPECT_EQ(benchmarks[4]["aggregate_name"], "cv");
+  EXPECT_EQ(benchmarks[5]["name"], "sample/ring-cp/iteration_time");
+  for (const auto& b : benchmarks) {
+    EXPECT_TRUE(b["real_time"].is_number());  // github-action-benchmark reads real_time + time_unit
+    EXPECT_TRUE(b["name"].is_string());
+  }
+}
+
+}  // namespace
+}  // namespace zb::reports
