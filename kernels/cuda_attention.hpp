@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
-#include <string>
+#include <string_view>
 
 #include "kernels/attention.hpp"
 #include "kernels/pack.hpp"
