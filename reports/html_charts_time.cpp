@@ -34,7 +34,7 @@ void legend(SvgCanvas& canvas, double x, double y, const std::vector<std::pair<s
   for (const auto& [colour, title] : entries) {
     canvas.rect(x, y - 10, 12, 12, colour);
     canvas.text(x + 17, y, title, "start", "legend");
-    x += 34 + 7.6 * static_cast<double>(title.size());
+    x += 44 + 7.6 * static_cast<double>(title.size());
   }
 }
 
@@ -90,8 +90,10 @@ std::string breakdown_chart(const RunSummary& summary) {
 std::string nic_utilisation_chart(const SystemSummary& system, const Trace& trace) {
   if (system.per_iteration.empty()) return R"(<p class="note">No feasible iteration: nothing to show.</p>)";
   const RunMetrics& metrics = system.per_iteration.front();  // the iteration the trace shows
-  if (metrics.nics.empty() || metrics.timeline_bins <= 0) {
-    return R"(<p class="note">No NIC in this cluster carried traffic (single node).</p>)";
+  double nic_bytes = 0;
+  for (const NicMetrics& nic : metrics.nics) nic_bytes += nic.tx_bytes + nic.rx_bytes;
+  if (metrics.nics.empty() || metrics.timeline_bins <= 0 || !(nic_bytes > 0)) {
+    return R"(<p class="note">No traffic crossed a NIC: every transfer of this system stayed inside a node.</p>)";
   }
   const double span = metrics.timeline_bin_seconds * metrics.timeline_bins;
   const TimeUnit unit = time_unit_for(span);
@@ -142,7 +144,8 @@ std::string nic_utilisation_chart(const SystemSummary& system, const Trace& trac
     const double px = left + (k % columns) * panel_w, py = top + (k / columns) * (panel_h + gap) + 14;
     const double w = panel_w - 12;
     canvas.rect(px, py, w, panel_h, "#F6F7F9");
-    canvas.text(px, py - 4, fmt::format("node {} \u00b7 NIC {}  ({} tx)", nic.node, nic.nic, format_percent(nic.tx_utilisation)), "start", "panel");
+    canvas.text(px, py - 4, fmt::format("n{} nic{} \u00b7 tx {}", nic.node, nic.nic, format_percent(nic.tx_utilisation)),
+                "start", "panel");
     const LinearScale x{0, static_cast<double>(metrics.timeline_bins), px, px + w};
     const LinearScale y{0, 1, py + panel_h, py};
     std::vector<std::pair<double, double>> area{{x(0), y(0)}};
@@ -172,8 +175,13 @@ std::string timeline_chart(const SystemSummary& system, const Trace& trace, doub
   const double span = std::max(trace.trace_seconds(), axis_span_seconds);
   if (ranks <= 0 || !(span > 0)) return R"(<p class="note">No trace for this system.</p>)";
   const std::array<Stream, 3> streams{Stream::compute, Stream::comm, Stream::nic};
+  // The relay lane (routing legs carried for other ranks) only when some shown rank carries any.
+  const bool relays = std::any_of(trace.events.begin(), trace.events.end(),
+                                  [&](const TraceEvent& e) { return e.stream == Stream::nic && e.rank < ranks; });
+  const int lanes = relays ? 3 : 2;
   const double left = 120, lane = 14, lane_gap = 3, rank_gap = 10, top = 46;
-  const double height = top + ranks * (3 * (lane + lane_gap) + rank_gap) + 44;
+  const double rank_height = lanes * (lane + lane_gap) + rank_gap;
+  const double height = top + ranks * rank_height + 44;
   SvgCanvas canvas(chart_width, height, "Timeline of the first ranks, " + system.label);
   const TimeUnit unit = time_unit_for(span);
   const LinearScale x{0, span, left, chart_width - 20};
@@ -182,12 +190,15 @@ std::string timeline_chart(const SystemSummary& system, const Trace& trace, doub
   const double axis_y = height - 44;
   draw_x_axis(canvas, x, ticks, axis_y, top - 4, unit.per_second,
               fmt::format("time within one layer, forward then backward ({})", unit.symbol));
-  legend(canvas, left, 14,
-         {{part_colour("attention"), "attention"}, {part_colour("gemm"), "GEMM"}, {part_colour("send"), "send / recv"},
-          {part_colour("remap"), "remap"}, {part_colour("route"), "routed relay legs"}});
+  std::vector<std::pair<std::string, std::string>> entries{{part_colour("attention"), "attention"},
+                                                            {part_colour("gemm"), "GEMM"},
+                                                            {part_colour("send"), "send / recv"},
+                                                            {part_colour("remap"), "remap"}};
+  if (relays) entries.emplace_back(part_colour("route"), "routed relay legs");
+  legend(canvas, left, 14, entries);
   for (int rank = 0; rank < ranks; ++rank) {
-    const double rank_y = top + rank * (3 * (lane + lane_gap) + rank_gap);
-    for (std::size_t s = 0; s < streams.size(); ++s) {
+    const double rank_y = top + rank * rank_height;
+    for (std::size_t s = 0; s < static_cast<std::size_t>(lanes); ++s) {
       const double y = rank_y + static_cast<double>(s) * (lane + lane_gap);
       canvas.rect(left, y, x.range_high - left, lane, "#F6F7F9");
       canvas.text(left - 8, y + 11, fmt::format("rank {} {}", rank, s == 2 ? "relay" : to_string(streams[s])), "end", "tick");
@@ -196,7 +207,7 @@ std::string timeline_chart(const SystemSummary& system, const Trace& trace, doub
   for (const TraceEvent& event : trace.events) {
     if (event.rank >= ranks) continue;
     const std::size_t s = event.stream == Stream::compute ? 0 : event.stream == Stream::comm ? 1 : 2;
-    const double y = top + event.rank * (3 * (lane + lane_gap) + rank_gap) + static_cast<double>(s) * (lane + lane_gap);
+    const double y = top + event.rank * rank_height + static_cast<double>(s) * (lane + lane_gap);
     const double width = std::max(0.6, x(event.end) - x(event.start));  // keep very short kernels visible
     canvas.rect(x(event.start), y, width, lane, part_colour(to_string(event.category)),
                 fmt::format("rank {} {}: {} ({}, {})", event.rank, to_string(event.pass), event.name,

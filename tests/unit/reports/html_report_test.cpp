@@ -73,6 +73,19 @@ TEST(HtmlCharts, ManyGpusBecomeAHeatmap) {
   EXPECT_NE(chart.find("heatmap"), std::string::npos);
 }
 
+TEST(HtmlCharts, ManyNicsBecomeAHeatmap) {
+  const RunResult run = test::sample_run();
+  RunSummary summary = summarize_run(run);
+  RunMetrics& metrics = summary.systems[0].per_iteration.front();
+  const std::vector<NicMetrics> four = metrics.nics;
+  while (static_cast<int>(metrics.nics.size()) <= nic_small_multiples_limit) {
+    metrics.nics.insert(metrics.nics.end(), four.begin(), four.end());
+  }
+  const std::string chart = nic_utilisation_chart(summary.systems[0], run.systems[0].first_trace);
+  EXPECT_NE(chart.find("NIC utilisation heatmap"), std::string::npos);
+  EXPECT_NE(chart.find("colour = max(tx, rx) utilisation"), std::string::npos);
+}
+
 TEST(HtmlCharts, TimeUnitFollowsTheRange) {
   EXPECT_STREQ(time_unit_for(2.0).symbol, "s");
   EXPECT_STREQ(time_unit_for(0.02).symbol, "ms");
