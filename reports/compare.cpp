@@ -99,8 +99,9 @@ MetricComparison compare_metric(const std::string& label, const ComparedMetric& 
                               metric.key, out.base.count, out.candidate.count, minimum_samples_for_verdict);
     return out;
   }
-  if (out.test.method == UTestMethod::exact &&
-      smallest_exact_p_value(out.base.count, out.candidate.count) >= options.alpha) {
+  // Whatever method computed p, these sizes cannot support significance at alpha: even fully separated
+  // samples give p ≥ 2 / C(n₁+n₂, n₁) (ties only raise it).
+  if (smallest_exact_p_value(out.base.count, out.candidate.count) >= options.alpha) {
     out.verdict = Verdict::inconclusive;
     out.warning = fmt::format("{} / {}: with {} and {} samples the U test cannot reach p < {} (smallest p = {:.3g}); "
                               "run more iterations",
