@@ -1,0 +1,101 @@
+#include "core/exec/reference/attention_op.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include "core/exec/reference/rank_location.hpp"
+#include "kernels/attention.hpp"
+
+namespace zb::reference {
+namespace {
+
+[[noreturn]] void fail(const RankState& state, const plan::Op& op, const std::string& what) {
+  throw Error(ExitCode::runtime, rank_location(state.rank), state.where(op) + ": " + what);
+}
+
+// Causal pairs of a block: queries [q0, q1) against keys [k0, k1) with k ≤ q.
+double causal_pairs(const plan::AttentionBlock& b) {
+  double pairs = 0;
+  for (std::int64_t q = b.q0; q < b.q1; ++q) pairs += static_cast<double>(std::clamp<std::int64_t>(q + 1 - b.k0, 0, b.k1 - b.k0));
+  return pairs;
+}
+
+}  // namespace
+
+double run_attention_op(RankState& state, const plan::Op& op) {
+  const std::vector<plan::AttentionBlock> blocks = plan::expand_blocks(state.in.plan, state.rank, op);
+  const AttentionDims& d = state.dims;
+  const auto q_width = static_cast<std::size_t>(d.q_width());
+  const auto kv_width = static_cast<std::size_t>(d.kv_width());
+
+  kernels::AttentionShape shape{d.heads, d.kv_heads, d.head_dim, 0, 0, 0};
+  std::vector<kernels::AttentionBlockDesc> descs;
+  descs.reserve(blocks.size());
+  double pairs = 0;
+  for (const auto& b : blocks) {
+    kernels::AttentionBlockDesc desc;
+    desc.q_row = shape.q_tokens;
+    desc.q_count = b.q1 - b.q0;
+    desc.kv_row = shape.kv_tokens;
+    desc.kv_count = b.k1 - b.k0;
+    desc.q_position = b.q0;
+    desc.kv_position = b.k0;
+    desc.mask = b.mask == plan::Mask::causal ? kernels::AttentionMask::causal : kernels::AttentionMask::full;
+    desc.out_row = desc.q_row;
+    descs.push_back(desc);
+    shape.q_tokens += desc.q_count;
+    shape.kv_tokens += desc.kv_count;
+    pairs += b.mask == plan::Mask::causal ? causal_pairs(b) : static_cast<double>(desc.q_count * desc.kv_count);
+  }
+  shape.out_rows = shape.q_tokens;
+
+  // Pack the inputs: Q from the rank's own rows (queries never travel), K|V from own rows or parcels.
+  std::vector<float> q(static_cast<std::size_t>(shape.q_tokens) * q_width);
+  std::vector<float> k(static_cast<std::size_t>(shape.kv_tokens) * kv_width), v(k.size());
+  const std::vector<int>& recvs = state.sources[static_cast<std::size_t>(op.id)];
+  for (std::size_t i = 0; i < blocks.size(); ++i) {
+    const auto& b = blocks[i];
+    const auto& desc = descs[i];
+    if (const auto missing = state.q.first_missing(b.seq, b.q0, b.q1)) {
+      fail(state, op, "the query row of sequence " + std::to_string(b.seq) + " token " + std::to_string(*missing) +
+                          " is not on this rank (the attention layout does not give it this token)");
+    }
+    const auto q_rows = state.q.rows(b.seq, b.q0, b.q1);
+    std::copy(q_rows.begin(), q_rows.end(), q.begin() + desc.q_row * static_cast<std::ptrdiff_t>(q_width));
+    std::vector<float> kv_rows(static_cast<std::size_t>(desc.kv_count) * 2 * kv_width);
+    if (const auto missing = gather_kv(state, recvs, b.seq, b.k0, b.k1, kv_rows)) {
+      fail(state, op, "the K/V row of sequence " + std::to_string(b.seq) + " token " + std::to_string(*missing) +
+                          " is neither on this rank nor brought by a recv this op depends on");
+    }
+    for (std::int64_t r = 0; r < desc.kv_count; ++r) {  // split each K|V row into the K and V tensors
+      const auto from = kv_rows.begin() + r * 2 * static_cast<std::ptrdiff_t>(kv_width);
+      const auto to = (desc.kv_row + r) * static_cast<std::ptrdiff_t>(kv_width);
+      std::copy_n(from, kv_width, k.begin() + to);
+      std::copy_n(from + static_cast<std::ptrdiff_t>(kv_width), kv_width, v.begin() + to);
+    }
+  }
+
+  std::vector<float> o(q.size()), lse(static_cast<std::size_t>(shape.out_rows) * static_cast<std::size_t>(d.heads));
+  kernels::throw_if_error(kernels::attention_forward(shape, descs, q, k, v, o, lse), state.where(op));
+
+  const auto heads = static_cast<std::size_t>(d.heads);
+  for (std::size_t i = 0; i < blocks.size(); ++i) {
+    const auto& b = blocks[i];
+    const auto& desc = descs[i];
+    if (desc.q_count == 0) continue;
+    state.out.reserve(b.seq, state.length_of(b.seq));
+    state.lse.reserve(b.seq, state.length_of(b.seq), -std::numeric_limits<float>::infinity());
+    const auto rows = static_cast<std::size_t>(desc.q_count);
+    const auto first = static_cast<std::size_t>(desc.out_row);
+    kernels::throw_if_error(
+        kernels::merge_partials(d.heads, d.head_dim, state.out.rows(b.seq, b.q0, b.q1), state.lse.rows(b.seq, b.q0, b.q1),
+                                std::span<const float>(o).subspan(first * q_width, rows * q_width),
+                                std::span<const float>(lse).subspan(first * heads, rows * heads)),
+        state.where(op));
+    state.out.mark_present(b.seq, b.q0, b.q1);
+    state.lse.mark_present(b.seq, b.q0, b.q1);
+  }
+  return 4.0 * pairs * d.heads * d.head_dim;
+}
+
+}  // namespace zb::reference

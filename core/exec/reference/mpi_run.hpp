@@ -1,0 +1,17 @@
+#pragma once
+// The MPI side of a reference run (built only with ZEPPELIN_HAVE_MPI): this process runs its own rank,
+// then every rank sends its result to every other, so each process returns all ranks' results.
+#include <vector>
+
+#include "core/exec/reference/rank_runner.hpp"
+
+namespace zb::reference {
+
+// The MPI world's size (initialises MPI on first use).
+[[nodiscard]] int mpi_world_size();
+
+// Runs this process's rank of the plan and gathers every rank's result. On failure it tells the other
+// ranks (so they stop at once instead of timing out) and rethrows.
+[[nodiscard]] std::vector<RankResult> run_mpi_rank(const RunInputs& inputs);
+
+}  // namespace zb::reference

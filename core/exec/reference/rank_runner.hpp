@@ -1,0 +1,71 @@
+#pragma once
+// RankRunner: one rank of a reference run. It executes ONLY its own op list, like a GPU would:
+//   * compute ops (attention, GEMM) run one at a time in list order — the compute stream — as soon as
+//     their deps are done, so partial results merge in a fixed order;
+//   * communication ops (send, recv, remap) progress as soon as their deps allow, in any order — the
+//     communication streams — so a recv listed before a compute op never blocks it needlessly;
+//   * between ops it serves the relay station (routed pieces it forwards for others);
+//   * when idle it sleeps until a message arrives; nothing arriving for the receive timeout is an error
+//     that lists what the rank was waiting for, so a wrong plan never hangs.
+// After its ops it tells every rank it is done and keeps relaying until all are, then checks that no
+// message was left unreceived, and verifies its outputs.
+#include <vector>
+
+#include "core/exec/reference/rank_location.hpp"
+#include "core/exec/reference/rank_state.hpp"
+#include "core/exec/reference/relay_station.hpp"
+#include "core/exec/reference/remap_exchange.hpp"
+#include "core/exec/reference/transport.hpp"
+#include "core/exec/reference/verification.hpp"
+
+namespace zb::reference {
+
+struct RankResult {
+  int rank = 0;
+  std::vector<TraceEvent> events;
+  RankVerification verification;
+};
+
+// Raised on a rank that stopped because another rank failed: the executor reports the other rank's
+// error, which says what went wrong, rather than this one.
+class PeerFailed : public Error {
+ public:
+  using Error::Error;
+};
+
+class RankRunner {
+ public:
+  RankRunner(const RunInputs& inputs, int rank, Transport& transport);
+  // Runs the layer and the check. Throws zb::Error (runtime) on a broken plan or a failed transfer.
+  RankResult run();
+
+ private:
+  enum class OpStatus : unsigned char { waiting, started, done };
+  struct RemapProgress {
+    RemapTraffic traffic;
+    std::vector<int> waiting;  // peers whose rows have not arrived
+    Tag tag;
+    std::int64_t bytes = 0;
+  };
+
+  bool deps_done(const plan::Op& op) const;
+  bool advance_comm(const plan::Op& op);  // true when it made progress
+  void run_compute(const plan::Op& op);
+  void start_remap(const plan::Op& op);
+  void say_finished_and_wait_for_all();
+  void check_aborted();
+  void check_no_strays();
+  [[noreturn]] void stalled() const;
+
+  RankState state_;
+  Transport& transport_;
+  RelayStation relay_;
+  std::vector<OpStatus> status_;
+  std::vector<double> started_at_;
+  std::vector<RemapProgress> remaps_;      // indexed by remap_index_[op]
+  std::vector<int> remap_index_;
+  std::size_t next_compute_ = 0;           // first compute op not yet run
+  std::vector<int> unfinished_peers_;      // in the finishing phase
+};
+
+}  // namespace zb::reference

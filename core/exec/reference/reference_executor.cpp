@@ -1,0 +1,167 @@
+#include "core/exec/reference/reference_executor.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <optional>
+#include <thread>
+#include <tuple>
+
+#include "core/exec/reference/rank_location.hpp"
+#include "core/exec/reference/in_process_transport.hpp"
+#include "core/exec/reference/launcher.hpp"
+#ifdef ZEPPELIN_HAVE_MPI
+#include "core/exec/reference/mpi_run.hpp"
+#endif
+
+namespace zb::reference {
+namespace {
+
+struct RankFailure {
+  std::optional<Error> error;  // the rank's own failure
+  bool secondary = false;      // it stopped because another rank failed
+};
+
+std::vector<RankResult> run_in_process(const RunInputs& inputs, int ranks) {
+  InProcessFabric fabric(ranks);
+  std::vector<RankResult> results(static_cast<std::size_t>(ranks));
+  std::vector<RankFailure> failures(static_cast<std::size_t>(ranks));
+  {
+    std::vector<std::jthread> threads;
+    threads.reserve(static_cast<std::size_t>(ranks));
+    for (int r = 0; r < ranks; ++r) {
+      threads.emplace_back([&, r] {
+        InProcessTransport transport(fabric, r);
+        RankFailure& failure = failures[static_cast<std::size_t>(r)];
+        try {
+          results[static_cast<std::size_t>(r)] = RankRunner(inputs, r, transport).run();
+          return;
+        } catch (const PeerFailed& e) {
+          failure = {e, true};
+          return;
+        } catch (const Error& e) {
+          failure = {e, false};
+        } catch (const std::exception& e) {
+          failure = {Error(ExitCode::runtime, rank_location(r), "rank " + std::to_string(r) + ": " + e.what()), false};
+        }
+        // Tell the others, so they stop now instead of waiting for the receive timeout.
+        const std::string reason = failure.error->problems().front().what;
+        Bytes payload(reason.size());
+        std::memcpy(payload.data(), reason.data(), reason.size());
+        for (int other = 0; other < ranks; ++other)
+          if (other != r) transport.send(other, Tag::make(MessageKind::abort, 0), payload);
+      });
+    }
+  }  // jthreads join here
+  std::vector<Problem> root_causes, secondary;
+  for (const RankFailure& f : failures) {
+    if (!f.error) continue;
+    auto& into = f.secondary ? secondary : root_causes;
+    into.insert(into.end(), f.error->problems().begin(), f.error->problems().end());
+  }
+  if (!root_causes.empty()) throw Error(ExitCode::runtime, std::move(root_causes));
+  if (!secondary.empty()) throw Error(ExitCode::runtime, std::move(secondary));
+  return results;
+}
+
+std::string format_error(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2g", value);
+  return text;
+}
+
+}  // namespace
+
+TransportChoice resolve_transport(TransportChoice wanted, int plan_world_size) {
+  const int launched = launcher_world_size();
+  TransportChoice choice = wanted;
+  if (choice == TransportChoice::automatic)
+    choice = launched > 0 && mpi_built() ? TransportChoice::mpi : TransportChoice::in_process;
+  if (choice == TransportChoice::mpi && !mpi_built()) {
+    throw Error(ExitCode::bad_input, Location{}, "the reference backend was asked for MPI but this build has no MPI",
+                "install MPI (libopenmpi-dev) and reconfigure, or run without mpirun");
+  }
+  if (choice == TransportChoice::in_process && launched > 1) {
+    throw Error(ExitCode::bad_input, Location{},
+                "this process is one of " + std::to_string(launched) +
+                    " started by an MPI launcher, but the reference backend would run every rank in each of them (" +
+                    (mpi_built() ? "ZB_REF_TRANSPORT asks for threads" : "this build has no MPI") + ")",
+                "run zeppelin-bench without mpirun, or use a build with MPI");
+  }
+  if (choice == TransportChoice::mpi) {
+#ifdef ZEPPELIN_HAVE_MPI
+    const int world = mpi_world_size();
+    if (launched > 1 && world == 1) {
+      throw Error(ExitCode::bad_input, Location{},
+                  "the launcher started " + std::to_string(launched) +
+                      " processes but MPI sees a world of 1: this binary's MPI is not the launcher's",
+                  "use the mpirun of the MPI this build was linked against");
+    }
+    if (world != plan_world_size) {
+      throw Error(ExitCode::bad_input, Location{},
+                  "the MPI world has " + std::to_string(world) + " processes but the scenario has " +
+                      std::to_string(plan_world_size) + " GPUs",
+                  "run mpirun -np " + std::to_string(plan_world_size));
+    }
+#endif
+  }
+  return choice;
+}
+
+Trace ReferenceExecutor::run(const plan::Plan& plan, const RunContext& context) {
+  options_.validate();
+  const ClusterSpec& cluster = context.scenario.cluster;
+  if (plan.world_size != cluster.world_size() || plan.ranks.size() != static_cast<std::size_t>(plan.world_size)) {
+    throw Error(ExitCode::runtime, Location{},
+                "the plan is for " + std::to_string(plan.world_size) + " ranks but the cluster has " +
+                    std::to_string(cluster.world_size()) + " GPUs");
+  }
+  Trace trace;
+  trace.backend = "reference";
+  trace.world_size = plan.world_size;
+  trace.gpus_per_node = plan.gpus_per_node;
+  trace.nics_per_node = cluster.nics_per_node;
+  trace.layers = context.cost.model().layers;
+  trace.backward = false;
+  if (!plan.feasible()) {
+    trace.model_note = "not run: the plan does not fit in GPU memory";
+    return trace;
+  }
+  const TransportChoice transport = resolve_transport(options_.transport, plan.world_size);
+  const RunInputs inputs{plan, options_, QkvGenerator(context.scenario.seed, {options_.heads, options_.kv_heads, options_.head_dim}),
+                         Clock::now()};
+#ifdef ZEPPELIN_HAVE_MPI
+  last_results_ = transport == TransportChoice::mpi ? run_mpi_rank(inputs) : run_in_process(inputs, plan.world_size);
+#else
+  last_results_ = run_in_process(inputs, plan.world_size);
+#endif
+
+  double max_error = 0;
+  std::int64_t rows = 0;
+  std::vector<Problem> failures;
+  for (RankResult& r : last_results_) {
+    max_error = std::max(max_error, r.verification.max_rel_error);
+    rows += r.verification.rows_checked;
+    if (!r.verification.failure.empty()) failures.push_back({rank_location(r.rank), r.verification.failure, ""});
+    trace.events.insert(trace.events.end(), r.events.begin(), r.events.end());
+  }
+  if (!failures.empty()) {
+    failures.front().hint = "the plan of " + plan.system + " computes wrong attention outputs (tolerance " +
+                            format_error(options_.tolerance) + ")";
+    throw Error(ExitCode::runtime, std::move(failures));
+  }
+  std::stable_sort(trace.events.begin(), trace.events.end(), [](const TraceEvent& a, const TraceEvent& b) {
+    return std::tie(a.pass, a.rank, a.stream, a.start, a.op) < std::tie(b.pass, b.rank, b.stream, b.start, b.op);
+  });
+  for (const TraceEvent& e : trace.events) trace.layer.forward = std::max(trace.layer.forward, e.end);
+  trace.iteration_seconds = trace.layers * trace.layer.forward;
+  trace.model_note = "verified: max rel error " + format_error(max_error) + " over " + std::to_string(rows) +
+                     " output rows (token, head) of " + std::to_string(plan.world_size) + " ranks (tolerance " +
+                     format_error(options_.tolerance) + "); CPU reference, " +
+                     (transport == TransportChoice::mpi ? "MPI" : "threads") + ", heads " + std::to_string(options_.heads) +
+                     ", kv_heads " + std::to_string(options_.kv_heads) + ", head_dim " + std::to_string(options_.head_dim) +
+                     ", one layer forward, wall-clock";
+  return trace;
+}
+
+}  // namespace zb::reference

@@ -1,0 +1,33 @@
+#pragma once
+// The `reference` backend: runs a Plan on real numbers on the CPU and proves it correct (docs/REFERENCE.md).
+// Each rank runs only its own op list (RankRunner) over a Transport: one thread per rank in this
+// process, or one process per rank under mpirun. After the layer every rank checks its output rows
+// against a float64 reference; the Trace carries wall-clock events and the verdict in model_note, and a
+// failed check is a zb::Error with exit code 3 naming the rank, the sequence and the first wrong token.
+#include "core/exec/executor.hpp"
+#include "core/exec/reference/rank_runner.hpp"
+#include "core/exec/reference/reference_options.hpp"
+
+namespace zb::reference {
+
+class ReferenceExecutor final : public Executor {
+ public:
+  explicit ReferenceExecutor(ReferenceOptions options = {}) : options_(std::move(options)) {}
+  [[nodiscard]] std::string backend() const override { return "reference"; }
+  // One layer forward (the backward pass is not computed: layer.backward = 0 and backward = false).
+  [[nodiscard]] Trace run(const plan::Plan& plan, const RunContext& context) override;
+
+  // The per-rank results of the last run (verification figures, checksums), for tests.
+  [[nodiscard]] const std::vector<RankResult>& last_results() const { return last_results_; }
+
+ private:
+  ReferenceOptions options_;
+  std::vector<RankResult> last_results_;
+};
+
+// The transport a run will use, after checking the launcher: exit 2 when a multi-process launch cannot
+// be honoured (no MPI in this build, or an MPI world of one), or when the MPI world size is not the
+// plan's world size (both numbers in the message).
+[[nodiscard]] TransportChoice resolve_transport(TransportChoice wanted, int plan_world_size);
+
+}  // namespace zb::reference

@@ -1,0 +1,68 @@
+#include "core/exec/reference/reference_options.hpp"
+
+#include <cstdlib>
+#include <string>
+
+#include "core/common/error.hpp"
+
+namespace zb::reference {
+namespace {
+
+Location env_location(const char* name) {
+  Location where;
+  where.json_path = std::string("environment ") + name;
+  return where;
+}
+
+template <typename T>
+void read_number(const char* name, T& into) {
+  const char* text = std::getenv(name);
+  if (text == nullptr) return;
+  try {
+    std::size_t used = 0;
+    const double value = std::stod(text, &used);
+    if (used != std::string(text).size()) throw std::invalid_argument(text);
+    into = static_cast<T>(value);
+    if (static_cast<double>(into) != value) throw std::invalid_argument(text);
+  } catch (const std::logic_error&) {
+    throw_input_error(env_location(name), std::string("'") + text + "' is not a valid number");
+  }
+}
+
+}  // namespace
+
+ReferenceOptions ReferenceOptions::from_environment() {
+  ReferenceOptions o;
+  read_number("ZB_REF_HEADS", o.heads);
+  read_number("ZB_REF_KV_HEADS", o.kv_heads);
+  read_number("ZB_REF_HEAD_DIM", o.head_dim);
+  read_number("ZB_REF_TOLERANCE", o.tolerance);
+  double timeout_seconds = static_cast<double>(o.receive_timeout.count()) / 1000.0;
+  read_number("ZB_REF_TIMEOUT_S", timeout_seconds);
+  o.receive_timeout = std::chrono::milliseconds(static_cast<long long>(timeout_seconds * 1000.0));
+  if (const char* transport = std::getenv("ZB_REF_TRANSPORT")) {
+    const std::string t = transport;
+    if (t == "auto") o.transport = TransportChoice::automatic;
+    else if (t == "threads") o.transport = TransportChoice::in_process;
+    else if (t == "mpi") o.transport = TransportChoice::mpi;
+    else throw_input_error(env_location("ZB_REF_TRANSPORT"), "'" + t + "' is not one of auto, threads, mpi");
+  }
+  if (const char* dir = std::getenv("ZB_REF_DUMP_DIR")) o.dump_dir = dir;
+  o.validate();
+  return o;
+}
+
+void ReferenceOptions::validate() const {
+  ProblemList problems;
+  if (heads < 1) problems.add(env_location("ZB_REF_HEADS"), "must be at least 1, got " + std::to_string(heads));
+  if (kv_heads < 1 || (heads >= 1 && heads % kv_heads != 0))
+    problems.add(env_location("ZB_REF_KV_HEADS"),
+                 "must divide the number of heads (" + std::to_string(heads) + "), got " + std::to_string(kv_heads));
+  if (head_dim < 1) problems.add(env_location("ZB_REF_HEAD_DIM"), "must be at least 1, got " + std::to_string(head_dim));
+  if (!(tolerance > 0)) problems.add(env_location("ZB_REF_TOLERANCE"), "must be positive");
+  if (receive_timeout.count() < 1) problems.add(env_location("ZB_REF_TIMEOUT_S"), "must be at least 1 ms");
+  if (gemm_max_dim < 1) problems.add(Location{}, "gemm_max_dim must be at least 1");
+  problems.throw_if_any();
+}
+
+}  // namespace zb::reference

@@ -1,0 +1,44 @@
+#pragma once
+// Settings of the reference executor that the scenario does not carry: the small attention dimensions
+// it computes with (the plan's shapes come from the scenario's model, but real numerics at those sizes
+// would be slow on a CPU and prove nothing more), the verification tolerance, the receive timeout and
+// the transport. RunContext has no place for them, so make_executor uses the defaults below overridden
+// by ZB_REF_* environment variables (docs/REFERENCE.md lists them); tests construct them directly.
+#include <chrono>
+#include <filesystem>
+
+namespace zb::reference {
+
+enum class TransportChoice {
+  automatic,   // MPI when launched by mpirun/srun and built with MPI, otherwise in-process threads
+  in_process,  // one thread per rank in this process
+  mpi,         // one process per rank; fails when this build has no MPI
+};
+
+struct ReferenceOptions {
+  int heads = 2;
+  int kv_heads = 2;  // heads % kv_heads == 0; fewer than heads is the GQA case
+  int head_dim = 16;
+  // Largest accepted error of an output row, relative to that row's largest reference value. Float32
+  // blockwise attention over ≤ 4096 keys stays near 1e-6; a missing or doubled block is off by O(1).
+  double tolerance = 1e-4;
+  // How long a rank waits without any message arriving before it reports what it was waiting for. A
+  // wrong plan (a send to the wrong peer) must end in a clear error, never a hang.
+  std::chrono::milliseconds receive_timeout{10000};
+  TransportChoice transport = TransportChoice::automatic;
+  // When set, every rank writes its verified output rows as hex (rank-<r>.hex) into this folder, so two
+  // runs (in-process and MPI) can be compared byte for byte.
+  std::filesystem::path dump_dir;
+  // GEMM ops run the CPU GEMM on at most this many rows and columns: they stand in for the projections,
+  // their timing is not meant to be realistic.
+  int gemm_max_dim = 32;
+
+  // The defaults, overridden by ZB_REF_HEADS, ZB_REF_KV_HEADS, ZB_REF_HEAD_DIM, ZB_REF_TOLERANCE,
+  // ZB_REF_TIMEOUT_S, ZB_REF_TRANSPORT (auto|threads|mpi) and ZB_REF_DUMP_DIR. A malformed value is bad
+  // input (exit 2) naming the variable.
+  [[nodiscard]] static ReferenceOptions from_environment();
+  // Exit 2 when the dimensions are unusable (non-positive, heads not a multiple of kv_heads).
+  void validate() const;
+};
+
+}  // namespace zb::reference

@@ -1,0 +1,63 @@
+#include "core/exec/reference/result_codec.hpp"
+
+#include "core/exec/reference/wire.hpp"
+
+namespace zb::reference {
+
+Bytes encode_result(const RankResult& result) {
+  ByteWriter w;
+  w.put<std::int32_t>(result.rank);
+  w.put<double>(result.verification.max_rel_error);
+  w.put<std::int64_t>(result.verification.rows_checked);
+  w.put<std::uint64_t>(result.verification.checksum);
+  w.put_string(result.verification.failure);
+  w.put<std::uint64_t>(result.events.size());
+  for (const TraceEvent& e : result.events) {
+    w.put<std::int32_t>(e.rank);
+    w.put(e.stream);
+    w.put_string(e.name);
+    w.put(e.category);
+    w.put(e.pass);
+    w.put<std::int32_t>(e.micro_batch);
+    w.put(e.start);
+    w.put(e.end);
+    w.put(e.bytes);
+    w.put(e.flops);
+    w.put<std::int32_t>(e.op);
+    w.put<std::int32_t>(e.peer);
+    w.put<std::int32_t>(e.group);
+    w.put<std::int32_t>(e.step);
+  }
+  return w.take();
+}
+
+RankResult decode_result(const Bytes& bytes) {
+  ByteReader r(bytes);
+  RankResult result;
+  result.rank = r.get<std::int32_t>();
+  result.verification.max_rel_error = r.get<double>();
+  result.verification.rows_checked = r.get<std::int64_t>();
+  result.verification.checksum = r.get<std::uint64_t>();
+  result.verification.failure = r.get_string();
+  const auto count = r.get<std::uint64_t>();
+  result.events.resize(count);
+  for (TraceEvent& e : result.events) {
+    e.rank = r.get<std::int32_t>();
+    e.stream = r.get<Stream>();
+    e.name = r.get_string();
+    e.category = r.get<EventCategory>();
+    e.pass = r.get<Pass>();
+    e.micro_batch = r.get<std::int32_t>();
+    e.start = r.get<double>();
+    e.end = r.get<double>();
+    e.bytes = r.get<double>();
+    e.flops = r.get<double>();
+    e.op = r.get<std::int32_t>();
+    e.peer = r.get<std::int32_t>();
+    e.group = r.get<std::int32_t>();
+    e.step = r.get<std::int32_t>();
+  }
+  return result;
+}
+
+}  // namespace zb::reference

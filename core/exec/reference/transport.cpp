@@ -1,0 +1,44 @@
+#include "core/exec/reference/transport.hpp"
+
+#include <string>
+
+#include "core/exec/reference/rank_location.hpp"
+
+namespace zb::reference {
+
+std::string describe(Tag tag) {
+  const std::string id = std::to_string(tag.id());
+  switch (tag.kind()) {
+    case MessageKind::kv: return "KV transfer tag " + id;
+    case MessageKind::relay: return "relay piece " + id;
+    case MessageKind::remap: return "remap message " + id;
+    case MessageKind::finished: return "end-of-layer notice";
+    case MessageKind::result: return "result record";
+    case MessageKind::abort: return "abort notice";
+  }
+  return "message " + std::to_string(tag.value);
+}
+
+Bytes Transport::recv(int src, Tag tag, std::chrono::milliseconds timeout) {
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = Clock::now() + timeout;
+  for (;;) {
+    if (auto payload = try_recv(src, tag)) return std::move(*payload);
+    if (auto aborted = try_recv_kind(MessageKind::abort)) {
+      throw Error(ExitCode::runtime, rank_location(rank()),
+                  "rank " + std::to_string(rank()) + " stopped waiting for " + describe(tag) + " from rank " +
+                      std::to_string(src) + ": rank " + std::to_string(aborted->src) + " failed: " +
+                      std::string(reinterpret_cast<const char*>(aborted->payload.data()), aborted->payload.size()));
+    }
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0 || !wait_for_message(left)) {
+      if (auto payload = try_recv(src, tag)) return std::move(*payload);
+      throw Error(ExitCode::runtime, rank_location(rank()),
+                  "rank " + std::to_string(rank()) + " waited " + std::to_string(timeout.count()) + " ms for " +
+                      describe(tag) + " from rank " + std::to_string(src) + " and nothing came",
+                  "the sender never sent it: a send to the wrong peer or a missing send in the plan");
+    }
+  }
+}
+
+}  // namespace zb::reference

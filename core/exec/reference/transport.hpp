@@ -1,0 +1,68 @@
+#pragma once
+// Transport: tagged byte messages between the ranks of one reference run. Sends are buffered (they
+// return at once and never wait for the receiver), so a ring where every rank sends before it receives
+// cannot deadlock; receives match on (source, tag) in arrival order. Two implementations: in-process
+// (one thread per rank, in_process_transport.hpp) and MPI (one process per rank, mpi_transport.hpp).
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace zb::reference {
+
+using Bytes = std::vector<std::byte>;
+
+// What a message is for. The kind sits in the tag's top byte so that a rank can ask for "any relay
+// message" without knowing its source or number (relays are not listed in the proxies' op lists).
+enum class MessageKind : std::uint8_t {
+  kv = 1,        // a direct send of the plan: id = the plan tag
+  relay = 2,     // one piece of a routed send on one leg: id = a running number of the source
+  remap = 3,     // one rank's rows for another in one remap op: id = (micro-batch, direction, ordinal)
+  finished = 4,  // "my op list is done"; relays stop when every rank has said it
+  result = 5,    // a rank's verification record and trace events (MPI only)
+  abort = 6,     // "I failed": payload is the reason; the receiver stops waiting at once
+};
+
+struct Tag {
+  std::uint64_t value = 0;
+  static Tag make(MessageKind kind, std::uint64_t id) {
+    return Tag{(static_cast<std::uint64_t>(kind) << 56) | (id & ((std::uint64_t{1} << 56) - 1))};
+  }
+  [[nodiscard]] MessageKind kind() const { return static_cast<MessageKind>(value >> 56); }
+  [[nodiscard]] std::uint64_t id() const { return value & ((std::uint64_t{1} << 56) - 1); }
+  auto operator<=>(const Tag&) const = default;
+};
+
+struct Message {
+  int src = -1;
+  Tag tag;
+  Bytes payload;
+};
+
+[[nodiscard]] std::string describe(Tag tag);  // "kv tag 17", "remap 0x…", for error messages
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  [[nodiscard]] virtual int rank() const = 0;
+  [[nodiscard]] virtual int size() const = 0;
+  // "threads" or "MPI", for the trace's model note.
+  [[nodiscard]] virtual std::string name() const = 0;
+
+  // Buffered: returns at once; the payload is delivered to `dst` even if it never receives it.
+  virtual void send(int dst, Tag tag, Bytes payload) = 0;
+  // The oldest message from `src` with `tag`, if one has arrived.
+  [[nodiscard]] virtual std::optional<Bytes> try_recv(int src, Tag tag) = 0;
+  // The oldest message of `kind` from any source (smallest tag first, then source), if any.
+  [[nodiscard]] virtual std::optional<Message> try_recv_kind(MessageKind kind) = 0;
+  // Blocks until a message arrived since the previous call, or `timeout` passed (returns false).
+  virtual bool wait_for_message(std::chrono::milliseconds timeout) = 0;
+
+  // Blocking receive with a deadline: throws zb::Error (runtime) naming this rank, `src` and the tag,
+  // or the reason another rank gave when it aborted the run.
+  Bytes recv(int src, Tag tag, std::chrono::milliseconds timeout);
+};
+
+}  // namespace zb::reference
