@@ -94,12 +94,12 @@ Timing time_causal_forward(std::int64_t sequence_length, int heads, int head_dim
   // Two warm-up runs, then up to 20 timed runs or about one second, whichever comes first.
   double spent_ms = 0;
   for (int i = 0; i < 22 && (i < 5 || spent_ms < 1000.0); ++i) {
-    static_cast<void>(cudaEventRecord(start, nullptr));
+    if (cudaEventRecord(start, nullptr) != cudaSuccess) return {0, 0, "cudaEventRecord(start) failed"};
     if (Status st = cuda::attention_forward(schedule, tensors, nullptr); !st) return {0, 0, st.message()};
-    static_cast<void>(cudaEventRecord(stop, nullptr));
+    if (cudaEventRecord(stop, nullptr) != cudaSuccess) return {0, 0, "cudaEventRecord(stop) failed"};
     if (Status st = cuda::synchronize(nullptr, "time_causal_forward"); !st) return {0, 0, st.message()};
     float ms = 0;
-    static_cast<void>(cudaEventElapsedTime(&ms, start, stop));
+    if (cudaEventElapsedTime(&ms, start, stop) != cudaSuccess) return {0, 0, "cudaEventElapsedTime failed"};
     spent_ms += ms;
     if (i >= 2) runs.push_back(ms);
   }
