@@ -24,6 +24,7 @@ PlanBuilder::PlanBuilder(const CostModel& cost, std::string system, std::string 
     plan_.attention_layout[static_cast<std::size_t>(r)].rank = r;
     plan_.linear_layout[static_cast<std::size_t>(r)].rank = r;
     plan_.ranks[static_cast<std::size_t>(r)].rank = r;
+    plan_.ranks[static_cast<std::size_t>(r)].ops.reserve(64);  // typical layer: tens of ops per rank
   }
 }
 
@@ -102,7 +103,7 @@ std::int64_t PlanBuilder::zigzag_rank_tokens(const plan::Group& g, int pos) cons
 }
 
 std::vector<std::vector<int>> PlanBuilder::add_attention(int group, const std::vector<int>& ready, const RouteFn& route) {
-  const plan::Group g = plan_.groups[static_cast<std::size_t>(group)];
+  const plan::Group& g = plan_.groups[static_cast<std::size_t>(group)];  // add_op never touches groups
   const int p = static_cast<int>(g.ranks.size());
   std::vector<std::vector<int>> attn(static_cast<std::size_t>(p));
   auto ready_deps = [&](int pos) {

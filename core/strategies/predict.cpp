@@ -65,42 +65,46 @@ LayerEstimate estimate_layer(const plan::Plan& plan, const CostModel& cost, bool
     finish[r].assign(plan.ranks[r].ops.size(), 0.0);
     start[r].assign(plan.ranks[r].ops.size(), 0.0);
   }
-  // Rounds of in-order issue: a rank stops at a recv whose send is not yet issued.
-  bool progress = true;
-  while (progress) {
-    progress = false;
-    for (std::size_t r = 0; r < n; ++r) {
-      const auto& ops = plan.ranks[r].ops;
-      while (next[r] < ops.size()) {
-        const Op& op = ops[next[r]];
-        double ready = 0;
-        for (int d : op.deps) ready = std::max(ready, finish[r][static_cast<std::size_t>(d)]);
-        const int rank = static_cast<int>(r);
-        double sent = 0;
-        if (op.kind == OpKind::recv) {
-          sent = send_start[static_cast<std::size_t>(op.tag)];
-          if (std::isnan(sent)) break;  // wait for the sender
-        }
-        double s = ready, f = ready;
-        if (op.kind == OpKind::recv) {
-          s = std::max(ready, sent);
-          f = s + send_time[static_cast<std::size_t>(op.tag)];
-        } else {
-          const double dur = op_seconds(plan, rank, op, cost, backward);
-          if (op.kind == OpKind::attention || op.kind == OpKind::gemm) {
-            s = std::max(ready, stream_free[r]);
-            stream_free[r] = s + dur;
-          } else if (op.kind == OpKind::send) {
-            send_start[static_cast<std::size_t>(op.tag)] = s;
-            send_time[static_cast<std::size_t>(op.tag)] = dur;
-          }
-          f = s + dur;
-        }
-        start[r][next[r]] = s;
-        finish[r][next[r]] = f;
-        ++next[r];
-        progress = true;
+  // In-order issue per rank, event-driven: a rank that reaches a recv whose send is not issued yet parks
+  // on that tag and is resumed when the send is issued, so every op is visited once.
+  std::vector<int> waiting_on_tag(static_cast<std::size_t>(max_tag + 1), -1);
+  std::vector<std::size_t> runnable(n);
+  for (std::size_t r = 0; r < n; ++r) runnable[r] = n - 1 - r;  // pop_back order: rank 0 first
+  while (!runnable.empty()) {
+    const std::size_t r = runnable.back();
+    runnable.pop_back();
+    const auto& ops = plan.ranks[r].ops;
+    while (next[r] < ops.size()) {
+      const Op& op = ops[next[r]];
+      double ready = 0;
+      for (int d : op.deps) ready = std::max(ready, finish[r][static_cast<std::size_t>(d)]);
+      const auto tag = static_cast<std::size_t>(std::max(op.tag, 0));
+      if (op.kind == OpKind::recv && std::isnan(send_start[tag])) {
+        waiting_on_tag[tag] = static_cast<int>(r);  // resumed when the sender issues this tag
+        break;
       }
+      double s = ready, f = ready;
+      if (op.kind == OpKind::recv) {
+        s = std::max(ready, send_start[tag]);
+        f = s + send_time[tag];
+      } else {
+        const double dur = op_seconds(plan, static_cast<int>(r), op, cost, backward);
+        if (op.kind == OpKind::attention || op.kind == OpKind::gemm) {
+          s = std::max(ready, stream_free[r]);
+          stream_free[r] = s + dur;
+        } else if (op.kind == OpKind::send) {
+          send_start[tag] = s;
+          send_time[tag] = dur;
+          if (waiting_on_tag[tag] >= 0) {
+            runnable.push_back(static_cast<std::size_t>(waiting_on_tag[tag]));
+            waiting_on_tag[tag] = -1;
+          }
+        }
+        f = s + dur;
+      }
+      start[r][next[r]] = s;
+      finish[r][next[r]] = f;
+      ++next[r];
     }
   }
   LayerEstimate e;

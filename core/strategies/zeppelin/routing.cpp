@@ -12,16 +12,12 @@ int chunks_for(std::int64_t part_bytes) {
 
 double Router::tx_load(int step, int nic) const {
   const auto s = tx_.find(step);
-  if (s == tx_.end()) return 0;
-  const auto n = s->second.find(nic);
-  return n == s->second.end() ? 0 : n->second;
+  return s == tx_.end() ? 0 : s->second[static_cast<std::size_t>(nic)];
 }
 
 double Router::rx_load(int step, int nic) const {
   const auto s = rx_.find(step);
-  if (s == rx_.end()) return 0;
-  const auto n = s->second.find(nic);
-  return n == s->second.end() ? 0 : n->second;
+  return s == rx_.end() ? 0 : s->second[static_cast<std::size_t>(nic)];
 }
 
 int Router::gpu_on_nic(int node, int nic, int prefer) const {
@@ -75,8 +71,13 @@ plan::Route Router::route(int src, int dst, std::int64_t bytes, int step) {
     r.peer_proxies.push_back(gpu_on_nic(dst_node, j, dst));
     r.part_bytes.push_back(b);
     largest = std::max(largest, b);
-    tx_[step][src_node * k + j] += static_cast<double>(b);
-    rx_[step][dst_node * k + j] += static_cast<double>(b);
+    const auto nics = static_cast<std::size_t>(cluster_.nodes * k);
+    auto& tx = tx_[step];
+    auto& rx = rx_[step];
+    if (tx.empty()) tx.assign(nics, 0.0);
+    if (rx.empty()) rx.assign(nics, 0.0);
+    tx[static_cast<std::size_t>(src_node * k + j)] += static_cast<double>(b);
+    rx[static_cast<std::size_t>(dst_node * k + j)] += static_cast<double>(b);
   }
   r.chunks = chunks_for(largest);
   if (r.part_bytes.empty()) {  // zero bytes: keep one direct-equivalent part on the source's own rail

@@ -28,7 +28,7 @@ class Router {
   [[nodiscard]] int gpu_on_nic(int node, int nic, int prefer) const;
 
   ClusterSpec cluster_;
-  std::map<int, std::map<int, double>> tx_, rx_;  // step -> global NIC -> bytes
+  std::map<int, std::vector<double>> tx_, rx_;  // step -> bytes per global NIC id
 };
 
 // Chunks per part: about 1 MiB pieces, between 1 and 8, so legs pipeline without tiny messages.
