@@ -31,18 +31,15 @@ double op_seconds(const plan::Plan& plan, int rank, const Op& op, const CostMode
       return cost.transfer_time(bytes, op.route.kind == plan::RouteKind::routed ? cost.routed_internode() : cost.nic_per_gpu());
     }
     case OpKind::remap: {
-      double intra = 0, inter = 0;
-      const double per_token = static_cast<double>(op.bytes_out + op.bytes_in) /
-                               std::max<double>(1.0, [&] {
-                                 double t = 0;
-                                 for (const auto& m : op.moves) t += static_cast<double>(m.range.size());
-                                 return t;
-                               }());
-      for (const auto& m : op.moves) {
-        (m.src / g == m.dst / g ? intra : inter) += per_token * static_cast<double>(m.range.size());
-      }
-      // Sends and receives share the links in both directions; the slower side sets the time.
-      return cost.transfer_time(intra / 2, cost.nvlink()) + cost.transfer_time(inter / 2, cost.nic_per_gpu());
+      // Bytes split between NVLink and NIC in proportion to the tokens of same-node and cross-node moves.
+      double intra_tokens = 0, inter_tokens = 0;
+      for (const auto& m : op.moves) (m.src / g == m.dst / g ? intra_tokens : inter_tokens) += static_cast<double>(m.range.size());
+      const double tokens = std::max(1.0, intra_tokens + inter_tokens);
+      // Backward moves the gradients of the same rows: the same bytes.
+      const double bytes = static_cast<double>(op.bytes_out + op.bytes_in);
+      // Sends and receives use the two directions of the links, so each direction carries half.
+      return cost.transfer_time(bytes * intra_tokens / tokens / 2, cost.nvlink()) +
+             cost.transfer_time(bytes * inter_tokens / tokens / 2, cost.nic_per_gpu());
     }
   }
   return 0;

@@ -32,8 +32,10 @@ class Zeppelin final : public Strategy {
  private:
   // Splits the batch into micro-batches that fit memory, balancing tokens (longest first).
   std::vector<std::vector<std::int64_t>> split_micro_batches(const std::vector<std::int64_t>& lengths) const;
-  void plan_micro_batch(PlanBuilder& b, const std::vector<std::int64_t>& lengths, int mb, std::vector<int>& last_op,
-                        zeppelin::Router& router, nlohmann::json& facts) const;
+  // Appends one micro-batch to the plan; returns its OOM reports (empty = it fits).
+  std::vector<plan::OomReport> plan_micro_batch(PlanBuilder& b, const std::vector<std::int64_t>& lengths, int mb,
+                                                std::vector<int>& last_op, zeppelin::Router& router,
+                                                nlohmann::json& facts) const;
 
   SystemSpec system_;
   Passes passes_;
@@ -58,8 +60,9 @@ std::vector<std::vector<std::int64_t>> Zeppelin::split_micro_batches(const std::
   return mbs;
 }
 
-void Zeppelin::plan_micro_batch(PlanBuilder& b, const std::vector<std::int64_t>& lengths, int mb, std::vector<int>& last_op,
-                                zeppelin::Router& router, nlohmann::json& facts) const {
+std::vector<plan::OomReport> Zeppelin::plan_micro_batch(PlanBuilder& b, const std::vector<std::int64_t>& lengths,
+                                                        int mb, std::vector<int>& last_op, zeppelin::Router& router,
+                                                        nlohmann::json& facts) const {
   const int world = b.world_size();
   zeppelin::PartitionOptions po;
   po.routing = routing_;
@@ -72,7 +75,7 @@ void Zeppelin::plan_micro_batch(PlanBuilder& b, const std::vector<std::int64_t>&
                    {"local_below", part.thresholds.local_below},
                    {"inter_from", part.thresholds.inter_from},
                    {"load_target_ms", part.thresholds.load_target_seconds * 1e3}});
-  if (!part.oom.empty()) throw part.oom;  // caught in make_plan: the whole batch is infeasible
+  if (!part.oom.empty()) return part.oom;
 
   std::vector<int> seq_of(lengths.size());
   for (std::size_t d = 0; d < lengths.size(); ++d) seq_of[d] = b.add_sequence(lengths[d], mb);
@@ -153,6 +156,7 @@ void Zeppelin::plan_micro_batch(PlanBuilder& b, const std::vector<std::int64_t>&
   std::vector<plan::RemapMove> moves = b.plan().remap;
   moves.insert(moves.end(), remap.moves.begin(), remap.moves.end());
   b.set_remap(std::move(moves));
+  return {};
 }
 
 plan::Plan Zeppelin::make_plan(const Batch& batch) const {
@@ -162,10 +166,9 @@ plan::Plan Zeppelin::make_plan(const Batch& batch) const {
   std::vector<int> last_op(static_cast<std::size_t>(cost_.cluster().world_size()), -1);
   nlohmann::json facts = nlohmann::json::array();
   const auto mbs = split_micro_batches(batch.lengths);
-  try {
-    for (std::size_t mb = 0; mb < mbs.size(); ++mb) plan_micro_batch(b, mbs[mb], static_cast<int>(mb), last_op, router, facts);
-  } catch (std::vector<plan::OomReport>& oom) {
-    return oom_plan(cost_, system_.label, system_.name, batch.lengths, std::move(oom));
+  for (std::size_t mb = 0; mb < mbs.size(); ++mb) {
+    auto oom = plan_micro_batch(b, mbs[mb], static_cast<int>(mb), last_op, router, facts);
+    if (!oom.empty()) return oom_plan(cost_, system_.label, system_.name, batch.lengths, std::move(oom));
   }
   b.set_micro_batches(static_cast<int>(mbs.size()));
   b.add_info("routing", routing_);
