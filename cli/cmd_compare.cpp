@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "cli/cmd_compare.hpp"
+#include "cli/commands.hpp"
 #include "reports/compare.hpp"
 
 namespace zb::cli {

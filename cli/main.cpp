@@ -7,7 +7,6 @@
 #include <exception>
 #include <string>
 
-#include "cli/cmd_compare.hpp"
 #include "cli/commands.hpp"
 #include "zb/build_info.hpp"
 
@@ -41,7 +40,6 @@ int main(int argc, char** argv) {
 
   zb::cli::CommandStatus status;
   for (const zb::cli::AddCommand add_command : zb::cli::all_commands) add_command(app, status);
-  zb::cli::add_compare_command(app, status);
 
   try {
     app.parse(argc, argv);  // runs the chosen subcommand's callback
