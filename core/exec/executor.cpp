@@ -1,6 +1,7 @@
 #include "core/exec/executor.hpp"
 
 #include "core/common/error.hpp"
+#include "core/exec/reference/reference_executor.hpp"
 #include "core/exec/sim/sim_executor.hpp"
 
 namespace zb {
@@ -10,8 +11,7 @@ std::unique_ptr<Executor> make_executor(Backend backend) {
     case Backend::sim:
       return std::make_unique<sim::SimExecutor>();
     case Backend::reference:
-      throw Error(ExitCode::bad_input, Location{}, "backend reference is not available in this build yet",
-                  "use --backend sim");
+      return std::make_unique<reference::ReferenceExecutor>(reference::ReferenceOptions::from_environment());
     case Backend::cuda: {
 #ifdef ZEPPELIN_HAVE_CUDA
       const char* found = "CUDA was found";

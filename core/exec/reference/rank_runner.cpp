@@ -35,6 +35,8 @@ RankRunner::RankRunner(const RunInputs& inputs, int rank, Transport& transport)
         (op.peer < 0 || op.peer >= transport.size() || op.peer == rank)) {
       bad("its peer is not another rank of the world of " + std::to_string(transport.size()));
     }
+    if (op.kind == plan::OpKind::recv && !recv_op_of_.try_emplace({op.peer, op.tag}, op.id).second)
+      bad("another recv of this rank has the same peer and tag");
   }
 }
 
@@ -50,6 +52,7 @@ RankResult RankRunner::run() {
   while (first_open < ops.size()) {
     bool progress = relay_.pump(transport_);
     check_aborted();
+    progress |= collect_kv_messages();
     for (std::size_t i = first_open; i < ops.size(); ++i)
       if (status_[i] != OpStatus::done && !is_compute(ops[i]) && deps_done(ops[i])) progress |= advance_comm(ops[i]);
     while (next_compute_ < ops.size() && (!is_compute(ops[next_compute_]) || status_[next_compute_] == OpStatus::done))
@@ -65,7 +68,7 @@ RankResult RankRunner::run() {
   check_no_strays();
   if (const std::string left = relay_.leftovers(); !left.empty()) {
     throw Error(ExitCode::runtime, rank_location(state_.rank),
-                "rank " + std::to_string(state_.rank) + " received routed data no recv op took: " + left);
+                "received routed data no recv op took: " + left);
   }
   RankResult result;
   result.rank = state_.rank;
@@ -94,8 +97,13 @@ bool RankRunner::advance_comm(const plan::Op& op) {
       return true;
     }
     case plan::OpKind::recv: {
-      std::optional<Bytes> payload = transport_.try_recv(op.peer, Tag::make(MessageKind::kv, static_cast<std::uint64_t>(op.tag)));
-      if (!payload) payload = relay_.take_assembled(op.peer, op.tag);
+      std::optional<Bytes> payload;
+      if (const auto it = arrived_.find(op.id); it != arrived_.end()) {
+        payload = std::move(it->second);
+        arrived_.erase(it);
+      } else {
+        payload = relay_.take_assembled(op.peer, op.tag);
+      }
       if (!payload) return false;
       unpack_kv_parcel(state_, op, *payload);
       state_.record(op, Stream::comm, EventCategory::recv, started_at_[i], static_cast<double>(payload->size()));
@@ -125,6 +133,24 @@ bool RankRunner::advance_comm(const plan::Op& op) {
     default:
       return false;
   }
+}
+
+bool RankRunner::collect_kv_messages() {
+  bool any = false;
+  while (std::optional<Message> m = transport_.try_recv_kind(MessageKind::kv)) {
+    any = true;
+    const auto it = recv_op_of_.find({m->src, static_cast<int>(m->tag.id())});
+    const bool expected = it != recv_op_of_.end() && status_[static_cast<std::size_t>(it->second)] != OpStatus::done &&
+                          !arrived_.contains(it->second);
+    if (!expected) {
+      throw Error(ExitCode::runtime, rank_location(state_.rank),
+                  "received " + describe(m->tag) + " from rank " + std::to_string(m->src) +
+                      ", but none of its recv ops expects it (or it came twice)",
+                  "a send to the wrong peer or a duplicate tag in the plan");
+    }
+    arrived_.emplace(it->second, std::move(m->payload));
+  }
+  return any;
 }
 
 void RankRunner::start_remap(const plan::Op& op) {
@@ -187,7 +213,7 @@ void RankRunner::say_finished_and_wait_for_all() {
     check_no_strays();
     if (!unfinished_peers_.empty() && !progress && !transport_.wait_for_message(state_.in.options.receive_timeout)) {
       throw Error(ExitCode::runtime, rank_location(state_.rank),
-                  "rank " + std::to_string(state_.rank) + " finished its ops, but ranks " + rank_list(unfinished_peers_) +
+                  "finished its ops, but ranks " + rank_list(unfinished_peers_) +
                       " did not finish within " + std::to_string(state_.in.options.receive_timeout.count()) + " ms");
     }
   }
@@ -196,7 +222,7 @@ void RankRunner::say_finished_and_wait_for_all() {
 void RankRunner::check_aborted() {
   if (std::optional<Message> m = transport_.try_recv_kind(MessageKind::abort)) {
     throw PeerFailed(ExitCode::runtime, rank_location(state_.rank),
-                     "rank " + std::to_string(state_.rank) + " stopped because rank " + std::to_string(m->src) +
+                     "stopped because rank " + std::to_string(m->src) +
                          " failed: " + std::string(reinterpret_cast<const char*>(m->payload.data()), m->payload.size()));
   }
 }
@@ -204,13 +230,12 @@ void RankRunner::check_aborted() {
 void RankRunner::check_no_strays() {
   // Called once every recv and remap of this rank is done: anything of those kinds that still arrives
   // was sent to the wrong rank, or twice.
-  for (const MessageKind kind : {MessageKind::kv, MessageKind::remap}) {
-    if (std::optional<Message> m = transport_.try_recv_kind(kind)) {
-      throw Error(ExitCode::runtime, rank_location(state_.rank),
-                  "rank " + std::to_string(state_.rank) + " received " + describe(m->tag) + " from rank " +
-                      std::to_string(m->src) + ", but none of its ops takes it",
-                  "a send to the wrong peer or a duplicate tag in the plan");
-    }
+  collect_kv_messages();
+  if (std::optional<Message> m = transport_.try_recv_kind(MessageKind::remap)) {
+    throw Error(ExitCode::runtime, rank_location(state_.rank),
+                "received " + describe(m->tag) + " from rank " + std::to_string(m->src) +
+                    " after its remaps were done, so none of its ops takes it",
+                "remap moves that the two ranks' remap ops disagree on");
   }
 }
 
@@ -228,7 +253,7 @@ void RankRunner::stalled() const {
   }
   if (waits.empty()) waits = "nothing it can name (a dependency that cannot complete)";
   throw Error(ExitCode::runtime, rank_location(state_.rank),
-              "rank " + std::to_string(state_.rank) + " waited " + std::to_string(state_.in.options.receive_timeout.count()) +
+              "waited " + std::to_string(state_.in.options.receive_timeout.count()) +
                   " ms and nothing arrived; it still waits for: " + waits,
               "a send to the wrong peer, a missing send, or a dependency cycle across ranks");
 }

@@ -7,8 +7,12 @@
 //   * between ops it serves the relay station (routed pieces it forwards for others);
 //   * when idle it sleeps until a message arrives; nothing arriving for the receive timeout is an error
 //     that lists what the rank was waiting for, so a wrong plan never hangs.
+// Direct KV messages are taken as soon as they arrive: one that no recv op of this rank expects is
+// reported at once (a send to the wrong peer), instead of after a timeout on the starved receiver.
 // After its ops it tells every rank it is done and keeps relaying until all are, then checks that no
 // message was left unreceived, and verifies its outputs.
+#include <map>
+#include <utility>
 #include <vector>
 
 #include "core/exec/reference/rank_location.hpp"
@@ -49,6 +53,7 @@ class RankRunner {
   };
 
   bool deps_done(const plan::Op& op) const;
+  bool collect_kv_messages();             // true when any arrived
   bool advance_comm(const plan::Op& op);  // true when it made progress
   void run_compute(const plan::Op& op);
   void start_remap(const plan::Op& op);
@@ -66,6 +71,8 @@ class RankRunner {
   std::vector<int> remap_index_;
   std::size_t next_compute_ = 0;           // first compute op not yet run
   std::vector<int> unfinished_peers_;      // in the finishing phase
+  std::map<std::pair<int, int>, int> recv_op_of_;  // (peer, plan tag) → this rank's recv op
+  std::map<int, Bytes> arrived_;                   // recv op → its direct message, taken early
 };
 
 }  // namespace zb::reference

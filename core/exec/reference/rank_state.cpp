@@ -55,7 +55,7 @@ RankState::RankState(const RunInputs& inputs, int rank_id)
 }
 
 std::string RankState::where(const plan::Op& op) const {
-  std::string text = "rank " + std::to_string(rank) + " op " + std::to_string(op.id) + " (" + plan::to_string(op.kind);
+  std::string text = "op " + std::to_string(op.id) + " (" + plan::to_string(op.kind);
   if (op.group >= 0) text += ", group " + std::to_string(op.group);
   if (op.step >= 0) text += ", step " + std::to_string(op.step);
   if (op.kind == plan::OpKind::send || op.kind == plan::OpKind::recv)

@@ -50,7 +50,8 @@ struct RankState {
   [[nodiscard]] double seconds_since_start() const {
     return std::chrono::duration<double>(Clock::now() - in.start).count();
   }
-  // "rank 3 op 12 (attn, group 2, step 1)": the prefix of every error about an op.
+  // "op 12 (attention, group 2, step 1)": the start of every error about an op (the rank is in the
+  // error's Location).
   [[nodiscard]] std::string where(const plan::Op& op) const;
   // Appends an event for `op` of this rank from `start` to now.
   void record(const plan::Op& op, Stream stream, EventCategory category, double start, double bytes = 0,

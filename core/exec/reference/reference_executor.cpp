@@ -42,10 +42,10 @@ std::vector<RankResult> run_in_process(const RunInputs& inputs, int ranks) {
         } catch (const Error& e) {
           failure = {e, false};
         } catch (const std::exception& e) {
-          failure = {Error(ExitCode::runtime, rank_location(r), "rank " + std::to_string(r) + ": " + e.what()), false};
+          failure = {Error(ExitCode::runtime, rank_location(r), e.what()), false};
         }
         // Tell the others, so they stop now instead of waiting for the receive timeout.
-        const std::string reason = failure.error->problems().front().what;
+        const std::string reason = failure.error->problems().front().str();
         Bytes payload(reason.size());
         std::memcpy(payload.data(), reason.data(), reason.size());
         for (int other = 0; other < ranks; ++other)

@@ -79,7 +79,7 @@ bool RelayStation::pump(Transport& transport) {
     const auto hop = static_cast<std::size_t>(header.hop);
     if (hop >= path.size() || path[hop] != state_.rank) {
       throw Error(ExitCode::runtime, rank_location(state_.rank),
-                  "rank " + std::to_string(state_.rank) + " got a relay piece of routed transfer tag " +
+                  "got a relay piece of routed transfer tag " +
                       std::to_string(header.plan_tag) + " from rank " + std::to_string(message->src) +
                       " that is not addressed to it");
     }
@@ -104,7 +104,7 @@ bool RelayStation::pump(Transport& transport) {
     if (a.bytes.empty()) a.bytes.resize(header.total);
     if (a.bytes.size() != header.total || header.offset + data.size() > header.total) {
       throw Error(ExitCode::runtime, rank_location(state_.rank),
-                  "rank " + std::to_string(state_.rank) + ": relay pieces of routed transfer tag " +
+                  "relay pieces of routed transfer tag " +
                       std::to_string(header.plan_tag) + " from rank " + std::to_string(header.origin) +
                       " disagree on its size (two routed sends with one tag?)");
     }

@@ -26,7 +26,7 @@ Bytes Transport::recv(int src, Tag tag, std::chrono::milliseconds timeout) {
     if (auto payload = try_recv(src, tag)) return std::move(*payload);
     if (auto aborted = try_recv_kind(MessageKind::abort)) {
       throw Error(ExitCode::runtime, rank_location(rank()),
-                  "rank " + std::to_string(rank()) + " stopped waiting for " + describe(tag) + " from rank " +
+                  "stopped waiting for " + describe(tag) + " from rank " +
                       std::to_string(src) + ": rank " + std::to_string(aborted->src) + " failed: " +
                       std::string(reinterpret_cast<const char*>(aborted->payload.data()), aborted->payload.size()));
     }
@@ -34,7 +34,7 @@ Bytes Transport::recv(int src, Tag tag, std::chrono::milliseconds timeout) {
     if (left.count() <= 0 || !wait_for_message(left)) {
       if (auto payload = try_recv(src, tag)) return std::move(*payload);
       throw Error(ExitCode::runtime, rank_location(rank()),
-                  "rank " + std::to_string(rank()) + " waited " + std::to_string(timeout.count()) + " ms for " +
+                  "waited " + std::to_string(timeout.count()) + " ms for " +
                       describe(tag) + " from rank " + std::to_string(src) + " and nothing came",
                   "the sender never sent it: a send to the wrong peer or a missing send in the plan");
     }

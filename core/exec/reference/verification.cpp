@@ -56,7 +56,7 @@ RankVerification verify_outputs(const RankState& state, double tolerance) {
     if (shard.size() <= 0) continue;
     if (const auto missing = state.out.first_missing(shard.seq, shard.begin, shard.end)) {
       if (result.failure.empty()) {
-        result.failure = "rank " + std::to_string(state.rank) + ": sequence " + std::to_string(shard.seq) + " token " +
+        result.failure = "sequence " + std::to_string(shard.seq) + " token " +
                          std::to_string(*missing) +
                          " has no attention output on this rank, which holds it in the linear layout "
                          "(no attention block computed it, or a remap move did not bring it)";
@@ -80,7 +80,7 @@ RankVerification verify_outputs(const RankState& state, double tolerance) {
         if (!(rel <= tolerance) && result.failure.empty()) {
           char figures[96];
           std::snprintf(figures, sizeof figures, "relative error %.3g > tolerance %.3g", rel, tolerance);
-          result.failure = "rank " + std::to_string(state.rank) + ": sequence " + std::to_string(shard.seq) +
+          result.failure = "sequence " + std::to_string(shard.seq) +
                            " token " + std::to_string(shard.begin + t) + " head " + std::to_string(h) +
                            ": output differs from the float64 reference (" + figures +
                            "; a missing or doubled attention block, or KV from the wrong rank)";

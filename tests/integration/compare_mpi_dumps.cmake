@@ -1,0 +1,28 @@
+# CTest script: the reference backend under `mpirun -np 4` must write output rows identical bit for bit
+# to the in-process run of the same scenario. Variables: DRIVER, MPIEXEC, MPIEXEC_FLAGS (a ;-list),
+# WORK_DIR.
+file(REMOVE_RECURSE "${WORK_DIR}")
+execute_process(COMMAND "${DRIVER}" "${WORK_DIR}/threads" threads RESULT_VARIABLE threads_rc)
+if(NOT threads_rc EQUAL 0)
+  message(FATAL_ERROR "the in-process run failed (exit ${threads_rc})")
+endif()
+execute_process(COMMAND "${MPIEXEC}" ${MPIEXEC_FLAGS} -np 4 "${DRIVER}" "${WORK_DIR}/mpi" mpi RESULT_VARIABLE mpi_rc)
+if(NOT mpi_rc EQUAL 0)
+  message(FATAL_ERROR "the MPI run failed (exit ${mpi_rc})")
+endif()
+file(GLOB_RECURSE threads_files RELATIVE "${WORK_DIR}/threads" "${WORK_DIR}/threads/*.hex")
+file(GLOB_RECURSE mpi_files RELATIVE "${WORK_DIR}/mpi" "${WORK_DIR}/mpi/*.hex")
+list(SORT threads_files)
+list(SORT mpi_files)
+if(NOT threads_files STREQUAL mpi_files OR threads_files STREQUAL "")
+  message(FATAL_ERROR "the runs dumped different files:\n  threads: ${threads_files}\n  mpi: ${mpi_files}")
+endif()
+list(LENGTH threads_files count)
+foreach(f IN LISTS threads_files)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files "${WORK_DIR}/threads/${f}" "${WORK_DIR}/mpi/${f}"
+                  RESULT_VARIABLE differ)
+  if(NOT differ EQUAL 0)
+    message(FATAL_ERROR "${f}: the MPI run's output rows differ from the in-process run's")
+  endif()
+endforeach()
+message(STATUS "${count} rank dumps identical bit for bit between threads and MPI")

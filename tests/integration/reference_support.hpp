@@ -1,0 +1,61 @@
+#pragma once
+// Builders shared by the reference-executor integration tests and the MPI comparison driver: small
+// clusters from presets, planning one batch with one system, and running the reference backend.
+#include <string>
+#include <vector>
+
+#include "core/cost/cost_model.hpp"
+#include "core/exec/reference/reference_executor.hpp"
+#include "core/strategies/strategy.hpp"
+#include "tests/unit/strategies/support.hpp"
+
+namespace zb::test {
+
+// `nodes` × `gpus_per_node` DGX H200-like GPUs with the small model; with shared_nics two GPUs share a
+// NIC (A800-like), so routing has fewer rails than GPUs.
+inline Scenario small_cluster(int nodes, int gpus_per_node, bool shared_nics, std::uint64_t seed = 1) {
+  Scenario s = preset_scenario("dgx-h200", nodes, "llama-7b");
+  s.model = small_model();
+  s.seed = seed;
+  s.passes = Passes::fwd;
+  ClusterSpec& c = s.cluster;
+  c.gpus_per_node = gpus_per_node;
+  shared_nics = shared_nics && gpus_per_node >= 2;
+  c.nics_per_node = shared_nics ? gpus_per_node / 2 : gpus_per_node;
+  c.gpu_to_nic.clear();
+  for (int i = 0; i < gpus_per_node; ++i) c.gpu_to_nic.push_back(shared_nics ? i / 2 : i);
+  return s;
+}
+
+struct ReferenceRun {
+  plan::Plan plan;
+  Trace trace;
+  std::vector<reference::RankResult> results;
+};
+
+// Plans `lengths` with `system` on `scenario` and runs the plan on the reference backend. Throws what
+// the executor throws (zb::Error) when verification or a transfer fails.
+inline ReferenceRun run_reference(const Scenario& scenario, const SystemSpec& system,
+                                  const std::vector<std::int64_t>& lengths, const reference::ReferenceOptions& options) {
+  const CostModel cost(scenario.cluster, scenario.model);
+  ReferenceRun run;
+  run.plan = make_strategy(system, scenario, cost)->make_plan(batch_of(lengths));
+  reference::ReferenceExecutor executor(options);
+  run.trace = executor.run(run.plan, RunContext{scenario, cost});
+  run.results = executor.last_results();
+  return run;
+}
+
+// The systems every integration test runs; uniform-cp degree 2 only where 2 divides the world.
+inline std::vector<SystemSpec> reference_systems(int world_size) {
+  std::vector<SystemSpec> systems{system("zeppelin"),
+                                  system("zeppelin", {{"routing", false}}),
+                                  system("zeppelin", {{"remap", false}}),
+                                  system("zeppelin", {{"partitioning", "flat"}}),
+                                  system("ring-cp"),
+                                  system("uniform-cp")};
+  if (world_size % 2 == 0) systems.push_back(system("uniform-cp", {{"degree", 2}}));
+  return systems;
+}
+
+}  // namespace zb::test

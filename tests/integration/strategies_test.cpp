@@ -1,0 +1,121 @@
+// Every strategy's plans, run on real numbers: random small scenarios (up to 16 ranks, lengths 1 to
+// 4096, odd lengths, lengths below 2P, single tokens, shared NICs), one process, verification must pass.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "core/common/rng.hpp"
+#include "tests/integration/reference_support.hpp"
+
+namespace zb {
+namespace {
+
+struct RandomCase {
+  Scenario scenario;
+  std::vector<std::int64_t> lengths;
+};
+
+// Sum of squared lengths is what the kernel and the float64 check cost; the budget keeps the whole
+// suite within its time while most cases still hold a sequence of a few thousand tokens.
+constexpr double kSquaredLengthBudget = 6.0e6;
+
+RandomCase random_case(std::uint64_t seed) {
+  Rng rng(seed, 29);
+  const int gpn_choices[] = {1, 2, 4, 8};
+  const int gpus_per_node = gpn_choices[rng.below(4)];
+  const int nodes = 1 + static_cast<int>(rng.below(static_cast<std::uint64_t>(16 / gpus_per_node)));
+  RandomCase c{test::small_cluster(nodes, gpus_per_node, rng.below(2) == 0, seed), {}};
+  const int world = c.scenario.cluster.world_size();
+  const int documents = 1 + static_cast<int>(rng.below(10));
+  double squared = 0;
+  for (int i = 0; i < documents; ++i) {
+    std::int64_t length = 1;
+    switch (rng.below(5)) {
+      case 0: length = 1; break;                                                           // single token
+      case 1: length = 1 + static_cast<std::int64_t>(rng.below(2ULL * world)); break;      // below 2P
+      case 2: length = 2 * static_cast<std::int64_t>(rng.below(2048)) + 1; break;          // odd
+      default: length = 1 + static_cast<std::int64_t>(rng.below(4096)); break;             // up to 4096
+    }
+    if (squared + static_cast<double>(length * length) > kSquaredLengthBudget) length = 1 + length % 97;
+    squared += static_cast<double>(length * length);
+    c.lengths.push_back(length);
+  }
+  return c;
+}
+
+std::string describe(const RandomCase& c) {
+  std::string text = std::to_string(c.scenario.cluster.nodes) + "x" + std::to_string(c.scenario.cluster.gpus_per_node) +
+                     " GPUs, " + std::to_string(c.scenario.cluster.nics_per_node) + " NICs/node, lengths";
+  for (const auto l : c.lengths) text += " " + std::to_string(l);
+  return text;
+}
+
+class RandomScenarios : public ::testing::TestWithParam<int> {};
+
+TEST_P(RandomScenarios, EveryStrategyVerifies) {
+  const RandomCase c = random_case(1000 + static_cast<std::uint64_t>(GetParam()));
+  reference::ReferenceOptions options;
+  options.transport = reference::TransportChoice::in_process;
+  if (GetParam() % 3 == 0) {  // the GQA case on a third of the scenarios
+    options.heads = 4;
+    options.kv_heads = 2;
+  }
+  for (const SystemSpec& system : test::reference_systems(c.scenario.cluster.world_size())) {
+    SCOPED_TRACE(system.label + " on " + describe(c));
+    try {
+      const test::ReferenceRun run = test::run_reference(c.scenario, system, c.lengths, options);
+      if (!run.plan.feasible()) continue;
+      EXPECT_NE(run.trace.model_note.find("verified"), std::string::npos) << run.trace.model_note;
+      double worst = 0;
+      for (const auto& r : run.results) worst = std::max(worst, r.verification.max_rel_error);
+      EXPECT_LE(worst, options.tolerance);
+      RecordProperty(system.label, run.trace.model_note);
+    } catch (const Error& e) {
+      ADD_FAILURE() << e.what();
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Reference, RandomScenarios, ::testing::Range(0, 24));
+
+TEST(ReferenceNamedCases, RoutedTransfersAreRelayedThroughProxies) {
+  // Two nodes of 8 GPUs with one long sequence: Zeppelin's inter-node ring routes its KV over every
+  // NIC, so proxies that list no op for it must relay pieces.
+  const Scenario s = test::small_cluster(2, 8, false);
+  reference::ReferenceOptions options;
+  options.transport = reference::TransportChoice::in_process;
+  const auto run = test::run_reference(s, test::system("zeppelin"), {4096}, options);
+  std::size_t routed = 0;
+  for (const auto& r : run.plan.ranks)
+    for (const auto& op : r.ops) routed += op.kind == plan::OpKind::send && op.route.kind == plan::RouteKind::routed;
+  ASSERT_GT(routed, 0u) << "the plan has no routed send; the case no longer tests relaying";
+  const auto relays = std::count_if(run.trace.events.begin(), run.trace.events.end(),
+                                    [](const TraceEvent& e) { return e.stream == Stream::nic; });
+  EXPECT_GT(relays, 0);
+  EXPECT_NE(run.trace.model_note.find("verified"), std::string::npos);
+}
+
+TEST(ReferenceNamedCases, SingleTokensAndSequencesShorterThanTwoP) {
+  const Scenario s = test::small_cluster(2, 4, true);
+  reference::ReferenceOptions options;
+  options.transport = reference::TransportChoice::in_process;
+  for (const SystemSpec& system : test::reference_systems(8)) {
+    SCOPED_TRACE(system.label);
+    EXPECT_NO_THROW((void)test::run_reference(s, system, {1, 1, 1, 3, 15, 2, 7, 16, 17}, options));
+  }
+}
+
+TEST(ReferenceNamedCases, SameInputsGiveTheSameOutputBits) {
+  const Scenario s = test::small_cluster(1, 4, false, 7);
+  reference::ReferenceOptions options;
+  options.transport = reference::TransportChoice::in_process;
+  const auto first = test::run_reference(s, test::system("ring-cp"), {1000, 33, 5}, options);
+  const auto second = test::run_reference(s, test::system("ring-cp"), {1000, 33, 5}, options);
+  ASSERT_EQ(first.results.size(), second.results.size());
+  for (std::size_t r = 0; r < first.results.size(); ++r)
+    EXPECT_EQ(first.results[r].verification.checksum, second.results[r].verification.checksum) << "rank " << r;
+}
+
+}  // namespace
+}  // namespace zb
