@@ -7,6 +7,7 @@
 //   zb_reference_driver --skip REASON                 prints REASON, exits 77 (CTest's skip code)
 #include <cctype>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 
@@ -20,6 +21,13 @@ std::string folder_name(const std::string& label) {
   return name;
 }
 
+// Under a launcher only the first process prints, so the log reads like the in-process run's.
+bool first_process() {
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMI_RANK"})
+    if (const char* rank = std::getenv(name)) return std::string(rank) == "0";
+  return true;
+}
+
 int run(const std::filesystem::path& dump_dir, const std::string& transport) {
   using namespace zb;
   const Scenario scenario = test::small_cluster(2, 2, false, 11);
@@ -31,8 +39,11 @@ int run(const std::filesystem::path& dump_dir, const std::string& transport) {
   for (const SystemSpec& system : test::reference_systems(scenario.cluster.world_size())) {
     options.dump_dir = dump_dir / folder_name(system.label);
     const test::ReferenceRun result = test::run_reference(scenario, system, lengths, options);
-    if (result.results.empty() || result.results.front().rank == 0 || transport != "mpi")
-      std::printf("%s: %s\n", system.label.c_str(), result.trace.model_note.c_str());
+    int routed = 0;
+    for (const auto& rank : result.plan.ranks)
+      for (const auto& op : rank.ops) routed += op.kind == plan::OpKind::send && op.route.kind == plan::RouteKind::routed;
+    if (first_process())
+      std::printf("%s (%d routed sends): %s\n", system.label.c_str(), routed, result.trace.model_note.c_str());
   }
   return 0;
 }
