@@ -8,6 +8,7 @@
 
 #include "core/strategies/baselines.hpp"
 #include "core/strategies/plan_builder.hpp"
+#include "core/strategies/zeppelin/layout_choice.hpp"
 #include "core/strategies/zeppelin/partitioner.hpp"
 #include "core/strategies/zeppelin/remap.hpp"
 #include "core/strategies/zeppelin/routing.hpp"
@@ -66,10 +67,13 @@ std::vector<plan::OomReport> Zeppelin::plan_micro_batch(PlanBuilder& b, const st
   const int world = b.world_size();
   zeppelin::PartitionOptions po;
   po.routing = routing_;
-  po.include_linear = !remap_;
   po.hierarchical = hierarchical_;
-  zeppelin::Partition part = zeppelin::partition(lengths, cost_, po, mb);
+  zeppelin::LayoutChoice choice = zeppelin::choose_layout(lengths, cost_, po, remap_, mb);
+  const zeppelin::Partition& part = choice.partition;
   facts.push_back({{"micro_batch", mb},
+                   {"remap", choice.remap},
+                   {"estimate_with_remap_ms", choice.with_remap_seconds * 1e3},
+                   {"estimate_without_remap_ms", choice.without_remap_seconds * 1e3},
                    {"hide_nvlink_tokens", part.thresholds.hide_nvlink_tokens},
                    {"hide_internode_tokens", part.thresholds.hide_internode_tokens},
                    {"local_below", part.thresholds.local_below},
@@ -93,7 +97,7 @@ std::vector<plan::OomReport> Zeppelin::plan_micro_batch(PlanBuilder& b, const st
       if (b.plan().sequences[static_cast<std::size_t>(s.seq)].micro_batch == mb) attn[static_cast<std::size_t>(r)].push_back(s);
     }
   }
-  const zeppelin::RemapPlan remap = remap_ ? zeppelin::balance_tokens(attn, b.plan().gpus_per_node) : zeppelin::RemapPlan{attn, {}};
+  const zeppelin::RemapPlan remap = choice.remap ? zeppelin::balance_tokens(attn, b.plan().gpus_per_node) : zeppelin::RemapPlan{attn, {}};
 
   auto tokens_of = [](const std::vector<plan::Shard>& v) {
     std::int64_t t = 0;
