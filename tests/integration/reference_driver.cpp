@@ -5,7 +5,6 @@
 //
 //   zb_reference_driver DUMP_DIR [threads|mpi|auto]   exit 0 verified, 2 bad input, 3 failed
 //   zb_reference_driver --skip REASON                 prints REASON, exits 77 (CTest's skip code)
-#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -14,12 +13,6 @@
 #include "tests/integration/reference_support.hpp"
 
 namespace {
-
-std::string folder_name(const std::string& label) {
-  std::string name;
-  for (const char c : label) name += (std::isalnum(static_cast<unsigned char>(c)) || c == '-') ? c : '_';
-  return name;
-}
 
 // Under a launcher only the first process prints, so the log reads like the in-process run's.
 bool first_process() {
@@ -36,9 +29,10 @@ int run(const std::filesystem::path& dump_dir, const std::string& transport) {
   options.transport = transport == "mpi"       ? reference::TransportChoice::mpi
                       : transport == "threads" ? reference::TransportChoice::in_process
                                                : reference::TransportChoice::automatic;
+  options.dump_dir = dump_dir;
+  reference::ReferenceExecutor executor(options);
   for (const SystemSpec& system : test::reference_systems(scenario.cluster.world_size())) {
-    options.dump_dir = dump_dir / folder_name(system.label);
-    const test::ReferenceRun result = test::run_reference(scenario, system, lengths, options);
+    const test::ReferenceRun result = test::run_reference(executor, scenario, system, lengths);
     int routed = 0;
     for (const auto& rank : result.plan.ranks)
       for (const auto& op : rank.ops) routed += op.kind == plan::OpKind::send && op.route.kind == plan::RouteKind::routed;

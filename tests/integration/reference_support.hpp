@@ -34,16 +34,22 @@ struct ReferenceRun {
 };
 
 // Plans `lengths` with `system` on `scenario` and runs the plan on the reference backend. Throws what
-// the executor throws (zb::Error) when verification or a transfer fails.
-inline ReferenceRun run_reference(const Scenario& scenario, const SystemSpec& system,
-                                  const std::vector<std::int64_t>& lengths, const reference::ReferenceOptions& options) {
+// the executor throws (zb::Error) when verification or a transfer fails. Under MPI one executor must
+// serve every run of the process (it owns the transport), hence the first overload.
+inline ReferenceRun run_reference(reference::ReferenceExecutor& executor, const Scenario& scenario,
+                                  const SystemSpec& system, const std::vector<std::int64_t>& lengths) {
   const CostModel cost(scenario.cluster, scenario.model);
   ReferenceRun run;
   run.plan = make_strategy(system, scenario, cost)->make_plan(batch_of(lengths));
-  reference::ReferenceExecutor executor(options);
   run.trace = executor.run(run.plan, RunContext{scenario, cost});
   run.results = executor.last_results();
   return run;
+}
+
+inline ReferenceRun run_reference(const Scenario& scenario, const SystemSpec& system,
+                                  const std::vector<std::int64_t>& lengths, const reference::ReferenceOptions& options) {
+  reference::ReferenceExecutor executor(options);
+  return run_reference(executor, scenario, system, lengths);
 }
 
 // The systems every integration test runs; uniform-cp degree 2 only where 2 divides the world.

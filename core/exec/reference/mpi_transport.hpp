@@ -49,7 +49,7 @@ class MpiTransport final : public Transport {
 
   // After a failed run the peers may never receive what is in flight: give the sends `grace` to
   // complete (the abort notices among them should arrive), then cancel the rest on close.
-  void abandon_pending_sends(std::chrono::milliseconds grace);
+  void abandon_pending_sends(std::chrono::milliseconds grace) override;
 
  private:
   // Moves every message MPI has for this rank into the mailbox and retires completed sends; returns

@@ -108,6 +108,9 @@ TransportChoice resolve_transport(TransportChoice wanted, int plan_world_size) {
   return choice;
 }
 
+ReferenceExecutor::ReferenceExecutor(ReferenceOptions options) : options_(std::move(options)) {}
+ReferenceExecutor::~ReferenceExecutor() = default;
+
 Trace ReferenceExecutor::run(const plan::Plan& plan, const RunContext& context) {
   options_.validate();
   const ClusterSpec& cluster = context.scenario.cluster;
@@ -131,7 +134,9 @@ Trace ReferenceExecutor::run(const plan::Plan& plan, const RunContext& context) 
   const RunInputs inputs{plan, options_, QkvGenerator(context.scenario.seed, {options_.heads, options_.kv_heads, options_.head_dim}),
                          Clock::now()};
 #ifdef ZEPPELIN_HAVE_MPI
-  last_results_ = transport == TransportChoice::mpi ? run_mpi_rank(inputs) : run_in_process(inputs, plan.world_size);
+  if (transport == TransportChoice::mpi && !mpi_transport_) mpi_transport_ = make_mpi_transport();
+  last_results_ =
+      transport == TransportChoice::mpi ? run_mpi_rank(*mpi_transport_, inputs) : run_in_process(inputs, plan.world_size);
 #else
   last_results_ = run_in_process(inputs, plan.world_size);
 #endif

@@ -7,12 +7,14 @@
 #include "core/exec/executor.hpp"
 #include "core/exec/reference/rank_runner.hpp"
 #include "core/exec/reference/reference_options.hpp"
+#include "core/exec/reference/transport.hpp"
 
 namespace zb::reference {
 
 class ReferenceExecutor final : public Executor {
  public:
-  explicit ReferenceExecutor(ReferenceOptions options = {}) : options_(std::move(options)) {}
+  explicit ReferenceExecutor(ReferenceOptions options = {});
+  ~ReferenceExecutor() override;
   [[nodiscard]] std::string backend() const override { return "reference"; }
   // One layer forward (the backward pass is not computed: layer.backward = 0 and backward = false).
   [[nodiscard]] Trace run(const plan::Plan& plan, const RunContext& context) override;
@@ -23,6 +25,7 @@ class ReferenceExecutor final : public Executor {
  private:
   ReferenceOptions options_;
   std::vector<RankResult> last_results_;
+  std::unique_ptr<Transport> mpi_transport_;  // created by the first MPI run, kept for the next ones
 };
 
 // The transport a run will use, after checking the launcher: exit 2 when a multi-process launch cannot

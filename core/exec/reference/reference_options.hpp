@@ -26,8 +26,8 @@ struct ReferenceOptions {
   // wrong plan (a send to the wrong peer) must end in a clear error, never a hang.
   std::chrono::milliseconds receive_timeout{10000};
   TransportChoice transport = TransportChoice::automatic;
-  // When set, every rank writes its verified output rows as hex (rank-<r>.hex) into this folder, so two
-  // runs (in-process and MPI) can be compared byte for byte.
+  // When set, every rank writes its verified output rows as hex into <dump_dir>/<system>/rank-<r>.hex,
+  // so two runs (in-process and MPI) can be compared byte for byte.
   std::filesystem::path dump_dir;
   // GEMM ops run the CPU GEMM on at most this many rows and columns: they stand in for the projections,
   // their timing is not meant to be realistic.

@@ -60,6 +60,10 @@ class Transport {
   // Blocks until a message arrived since the previous call, or `timeout` passed (returns false).
   virtual bool wait_for_message(std::chrono::milliseconds timeout) = 0;
 
+  // After a failed run: give sends still in flight `grace` to complete (abort notices among them
+  // should arrive), then stop waiting for the rest. Sends of the in-process transport are never in flight.
+  virtual void abandon_pending_sends(std::chrono::milliseconds grace) { (void)grace; }
+
   // Blocking receive with a deadline: throws zb::Error (runtime) naming this rank, `src` and the tag,
   // or the reason another rank gave when it aborted the run.
   Bytes recv(int src, Tag tag, std::chrono::milliseconds timeout);

@@ -1,6 +1,7 @@
 #include "core/exec/reference/verification.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -91,7 +92,10 @@ RankVerification verify_outputs(const RankState& state, double tolerance) {
   return result;
 }
 
-void dump_outputs(const RankState& state, const std::filesystem::path& dir) {
+void dump_outputs(const RankState& state, const std::filesystem::path& root) {
+  std::string system;  // the label as a folder name: {"routing":false} must not become a path
+  for (const char c : state.in.plan.system) system += std::isalnum(static_cast<unsigned char>(c)) || c == '-' ? c : '_';
+  const auto dir = root / (system.empty() ? std::string("plan") : system);
   std::filesystem::create_directories(dir);
   const auto path = dir / ("rank-" + std::to_string(state.rank) + ".hex");
   std::ofstream out(path);

@@ -23,9 +23,10 @@ struct RankVerification {
 // naming the rank, the sequence and the token.
 [[nodiscard]] RankVerification verify_outputs(const RankState& state, double tolerance);
 
-// Writes rank-<rank>.hex into `dir`: per linear-layout shard a header line, then one line per token
+// Writes <root>/<system label>/rank-<rank>.hex (label characters other than letters, digits and '-'
+// become '_'; a later run of the same system overwrites): per linear-layout shard a header line, then one line per token
 // with the bits of its output row in hex; the last line is the checksum. Identical runs give identical
 // files, whatever the transport.
-void dump_outputs(const RankState& state, const std::filesystem::path& dir);
+void dump_outputs(const RankState& state, const std::filesystem::path& root);
 
 }  // namespace zb::reference
