@@ -1,11 +1,18 @@
 #include "core/exec/sim/platform.hpp"
 
+#include <vector>
+
 #include "core/common/error.hpp"
 
 namespace zb::sim {
 
 namespace {
-std::string node_prefix(int node) { return "n" + std::to_string(node); }
+// Appended rather than "n" + to_string(node): GCC 12 reports a bogus -Wrestrict on the latter.
+std::string node_prefix(int node) {
+  std::string prefix = "n";
+  prefix += std::to_string(node);
+  return prefix;
+}
 }  // namespace
 
 Platform::Platform(const ClusterSpec& cluster, double p2p_efficiency)
@@ -36,6 +43,16 @@ Platform::Platform(const ClusterSpec& cluster, double p2p_efficiency)
       const std::string name = prefix + "-nic" + std::to_string(nic);
       nic_tx_.push_back(add_link(name + "-tx", LinkKind::nic_tx, node, nic, cluster.nic.bandwidth, cluster.nic.latency));
       nic_rx_.push_back(add_link(name + "-rx", LinkKind::nic_rx, node, nic, cluster.nic.bandwidth, 0.0));
+    }
+  }
+  if (cluster.pcie_bandwidth) {
+    std::vector<int> gpus_on_nic(static_cast<std::size_t>(cluster.nics_per_node), 0);
+    for (int nic : cluster.gpu_to_nic) {
+      if (nic >= 0 && nic < cluster.nics_per_node) ++gpus_on_nic[static_cast<std::size_t>(nic)];
+    }
+    pcie_never_binds_ = *cluster.pcie_bandwidth >= cluster.nic.bandwidth;
+    for (int nic : cluster.gpu_to_nic) {
+      if (nic < 0 || nic >= cluster.nics_per_node || gpus_on_nic[static_cast<std::size_t>(nic)] != 1) pcie_never_binds_ = false;
     }
   }
   if (cluster.nodes > 1 && cluster.oversubscription > 1.0) {
@@ -71,6 +88,13 @@ std::vector<int> Platform::route(int src, int dst) const {
   if (core_ >= 0) path.push_back(core_);
   path.push_back(nic_rx_[static_cast<std::size_t>(cluster_.global_nic_of(dst))]);
   if (pcie_down_[d] >= 0) path.push_back(pcie_down_[d]);
+  return path;
+}
+
+std::vector<int> Platform::solver_route(int src, int dst) const {
+  std::vector<int> path = route(src, dst);
+  if (!pcie_never_binds_) return path;
+  std::erase_if(path, [this](int l) { return links_[static_cast<std::size_t>(l)].kind == LinkKind::pcie; });
   return path;
 }
 

@@ -41,6 +41,12 @@ class Platform {
   [[nodiscard]] const std::vector<PlatformLink>& links() const { return links_; }
   // Link indices a flow src → dst crosses, in order (empty when src == dst).
   [[nodiscard]] std::vector<int> route(int src, int dst) const;
+  // route() without the links that can never bind, for the SimGrid routes (fewer max-min constraints per
+  // flow). A GPU's PCIe link is left out when its NIC serves that GPU alone and PCIe is at least as fast
+  // as the NIC: both links then carry exactly the same flows, and in max-min fair sharing a constraint
+  // with the same flows as another and a capacity at least as large never saturates first. PCIe has no
+  // latency, so route latencies (CM02's sharing weights) keep their value. Link loads still use route().
+  [[nodiscard]] std::vector<int> solver_route(int src, int dst) const;
   // Sum of the latencies along route(src, dst).
   [[nodiscard]] double route_latency(int src, int dst) const;
   [[nodiscard]] std::string host_name(int rank) const;
@@ -55,6 +61,7 @@ class Platform {
   std::vector<int> nvlink_out_, nvlink_in_, pcie_up_, pcie_down_;  // per rank; −1 when absent
   std::vector<int> nic_tx_, nic_rx_;                               // per global NIC id
   int core_ = -1;
+  bool pcie_never_binds_ = false;  // see solver_route
 };
 
 }  // namespace zb::sim

@@ -1,14 +1,24 @@
 // The SimGrid side: builds the platform with the s4u NetZone API and drives the task graph from maestro
-// (no actors): activities are started directly and Activity::on_completion releases their successors.
-// One actor per op would cost a context switch per op; one per rank would need its own scheduler; the
-// maestro-driven DAG is what SimGrid's own DAG examples use and it is the fastest of the three.
+// (no actors): flows are started directly and Activity::on_completion releases their successors.
+// One actor per op would cost a context switch per op, and actors would not shorten the list below:
+// SimGrid 3.32 keeps every detached Comm (sendto Comms always are) in maestro's list whichever actor
+// started it.
+//
+// Compute ops are kernel timers, not Execs. A GPU's compute stream runs one op at a time at a fixed
+// speed and shares nothing with anything else, so an Exec would only ever finish at start + duration;
+// as a timer it ends at exactly that date without a CPU-model action, a max-min variable or, above all,
+// an entry in maestro's activity list. SimGrid keeps the activities started from maestro in one
+// std::list and removes each on completion with list::remove, a scan of the whole list: with ~1000
+// GPUs that list holds thousands of entries and the scan was ~45 % of the run. Timers keep the list to
+// the flows in flight.
+#include <cstdint>
 #include <functional>
 #include <queue>
 #include <set>
 #include <stdexcept>
-#include <unordered_map>
 #include <utility>
 
+#include <simgrid/kernel/Timer.hpp>
 #include <simgrid/s4u.hpp>
 #include <simgrid/version.h>
 #include <xbt/log.h>
@@ -21,9 +31,10 @@ namespace sg = simgrid::s4u;
 
 namespace {
 
-// Host speed in "flop/s": an exec of d seconds runs d·kHostSpeed flops. Large so that SimGrid's
-// work-amount precision (1e-5) stays far below a nanosecond.
+// Hosts only anchor routes (compute runs on timers); any speed will do.
 constexpr double kHostSpeed = 1e9;
+
+namespace timer = simgrid::kernel::timer;
 
 class Driver {
  public:
@@ -37,6 +48,7 @@ class Driver {
     for (std::size_t t = 0; t < tasks.size(); ++t) pending_[t] = tasks[t].predecessors;
     times_.start.assign(tasks.size(), -1.0);
     times_.end.assign(tasks.size(), -1.0);
+    comms_.resize(tasks.size());
     ready_compute_.resize(static_cast<std::size_t>(graph_.world_size()));
     stream_busy_.assign(static_cast<std::size_t>(graph_.world_size()), false);
 
@@ -64,7 +76,8 @@ class Driver {
       links_.push_back(zone->create_link(l.name, l.bandwidth)->set_latency(l.latency)->seal());
     }
     // A full zone holds one route per ordered pair; only the pairs the plan uses are declared, which keeps
-    // a 1024-GPU platform small. std::set: a deterministic declaration order.
+    // a 1024-GPU platform small. std::set: a deterministic declaration order. The routes leave out links
+    // that can never bind (Platform::solver_route): fewer constraints per flow for the max-min solver.
     std::set<std::pair<int, int>> pairs;
     for (const auto& f : graph_.flows()) {
       const Task& t = graph_.tasks()[static_cast<std::size_t>(f.task)];
@@ -72,7 +85,7 @@ class Driver {
     }
     for (const auto& [src, dst] : pairs) {
       std::vector<sg::LinkInRoute> route;
-      for (int l : platform_.route(src, dst)) route.emplace_back(links_[static_cast<std::size_t>(l)]);
+      for (int l : platform_.solver_route(src, dst)) route.emplace_back(links_[static_cast<std::size_t>(l)]);
       zone->add_route(hosts_[static_cast<std::size_t>(src)]->get_netpoint(),
                       hosts_[static_cast<std::size_t>(dst)]->get_netpoint(), nullptr, nullptr, route, false);
     }
@@ -94,8 +107,10 @@ class Driver {
         times_.start[static_cast<std::size_t>(task)] = sg::Engine::get_clock();
         sg::CommPtr comm = sg::Comm::sendto_init(hosts_[static_cast<std::size_t>(t.rank)], hosts_[static_cast<std::size_t>(t.dst)]);
         comm->set_payload_size(static_cast<std::uint64_t>(t.amount + 0.5));
+        // The task id rides on the Comm, so its completion finds the task without a lookup table.
+        comm->set_data(reinterpret_cast<void*>(static_cast<std::intptr_t>(task)));
         comm->start();
-        running_.emplace(comm.get(), Running{task, comm});
+        comms_[static_cast<std::size_t>(task)] = std::move(comm);  // alive until it completes
         break;
       }
     }
@@ -109,53 +124,60 @@ class Driver {
       const int task = queue.top().second;
       queue.pop();
       const Task& t = graph_.tasks()[static_cast<std::size_t>(task)];
-      times_.start[static_cast<std::size_t>(task)] = sg::Engine::get_clock();
+      const double now = sg::Engine::get_clock();
+      times_.start[static_cast<std::size_t>(task)] = now;
       if (t.amount <= 0) {
         finished_now_.push_back(task);
         continue;
       }
-      sg::ExecPtr exec = sg::Exec::init();
-      exec->set_flops_amount(t.amount * kHostSpeed);
-      exec->set_host(hosts_[r]);
-      exec->start();
-      running_.emplace(exec.get(), Running{task, exec});
+      timer::Timer::set(now + t.amount, [this, task, rank] { on_compute_done(task, rank); });
       stream_busy_[r] = true;
     }
   }
 
-  // Releases successors of everything finished at this instant; idle streams pick their next op only
-  // once all releases of the instant are known, so "lowest ready index" sees every candidate.
+  // Releases the successors of everything finished. Idle compute streams pick their next op in a
+  // zero-delay timer, so "lowest ready index" sees every candidate released at this date: SimGrid runs
+  // all due timers (compute ends), then reports the flows that ended, then runs the timers those set.
+  // Only a flow ending at exactly the date of a compute end is seen after the pick (SimGrid runs a timer
+  // set by a timer in the same pass); flow ends come out of the solver, so such ties are rare.
   void settle() {
-    while (!finished_now_.empty() || !dirty_ranks_.empty()) {
-      while (!finished_now_.empty()) {
-        const int task = finished_now_.back();
-        finished_now_.pop_back();
-        times_.end[static_cast<std::size_t>(task)] = sg::Engine::get_clock();
-        for (int s : graph_.successors()[static_cast<std::size_t>(task)]) {
-          if (--pending_[static_cast<std::size_t>(s)] == 0) become_ready(s);
-        }
+    while (!finished_now_.empty()) {
+      const int task = finished_now_.back();
+      finished_now_.pop_back();
+      times_.end[static_cast<std::size_t>(task)] = sg::Engine::get_clock();
+      for (int s : graph_.successors()[static_cast<std::size_t>(task)]) {
+        if (--pending_[static_cast<std::size_t>(s)] == 0) become_ready(s);
       }
-      std::vector<int> ranks;
-      ranks.swap(dirty_ranks_);
-      for (int rank : ranks) start_compute(rank);
+    }
+    if (!dirty_ranks_.empty() && !pick_scheduled_) {
+      pick_scheduled_ = true;
+      timer::Timer::set(sg::Engine::get_clock(), [this] { pick_compute(); });
     }
   }
 
+  void pick_compute() {
+    pick_scheduled_ = false;
+    std::vector<int> ranks;
+    ranks.swap(dirty_ranks_);
+    for (int rank : ranks) start_compute(rank);
+    settle();
+  }
+
+  void on_compute_done(int task, int rank) {
+    stream_busy_[static_cast<std::size_t>(rank)] = false;
+    dirty_ranks_.push_back(rank);
+    finished_now_.push_back(task);
+    settle();
+  }
+
   void on_completion(const sg::Activity& activity) {
-    graveyard_.clear();  // activities completed earlier: their callbacks have returned, release them
-    const auto it = running_.find(&activity);
-    if (it == running_.end()) return;
-    const int task = it->second.task;
+    graveyard_.clear();  // comms completed earlier: their callbacks have returned, release them
+    const auto task = static_cast<std::size_t>(reinterpret_cast<std::intptr_t>(activity.get_data<void>()));
+    if (task >= comms_.size() || comms_[task].get() != &activity) return;
     // Keep the reference alive until the next callback; dropping it inside its own callback would free
     // the activity SimGrid is still completing.
-    graveyard_.push_back(std::move(it->second.keep));
-    running_.erase(it);
-    const Task& t = graph_.tasks()[static_cast<std::size_t>(task)];
-    if (t.kind == TaskKind::compute) {
-      stream_busy_[static_cast<std::size_t>(t.rank)] = false;
-      dirty_ranks_.push_back(t.rank);
-    }
-    finished_now_.push_back(task);
+    graveyard_.push_back(std::move(comms_[task]));
+    finished_now_.push_back(static_cast<int>(task));
     settle();
   }
 
@@ -171,12 +193,9 @@ class Driver {
   std::vector<bool> stream_busy_;
   std::vector<int> finished_now_;
   std::vector<int> dirty_ranks_;
-  struct Running {
-    int task;
-    sg::ActivityPtr keep;
-  };
-  std::unordered_map<const sg::Activity*, Running> running_;  // looked up only, never iterated
-  std::vector<sg::ActivityPtr> graveyard_;
+  bool pick_scheduled_ = false;
+  std::vector<sg::CommPtr> comms_;  // by task id: the flows in flight
+  std::vector<sg::CommPtr> graveyard_;
 };
 
 }  // namespace

@@ -215,14 +215,19 @@ void TaskGraph::lower_remaps(std::size_t first_op) {
       if ((to_linear ? mv.src : mv.dst) == rank) out_tokens += static_cast<double>(mv.range.size());
     }
     const double bytes_per_token = out_tokens > 0 ? static_cast<double>(op.bytes_out) / out_tokens : 0.0;
+    // An all-to-all-v sends one buffer per peer: every range this rank sends to one peer travels in one
+    // flow (std::map: peers in ascending order, a deterministic flow order).
+    std::map<int, double> tokens_to;
     for (const auto& mv : op.moves) {
       const int from = to_linear ? mv.src : mv.dst;
       const int to = to_linear ? mv.dst : mv.src;
       if (from != rank || from == to) continue;  // each move once, from its sender
+      tokens_to[to] += static_cast<double>(mv.range.size());
+    }
+    for (const auto& [to, tokens] : tokens_to) {
       const auto peer = remap_of.find({to, op.direction, op.micro_batch});
-      const double bytes = bytes_per_token * static_cast<double>(mv.range.size());
-      const int flow = add_flow(ops_[static_cast<std::size_t>(k)].pass, from, to, bytes, EventCategory::remap, rank,
-                                ops_[static_cast<std::size_t>(k)].op);
+      const int flow = add_flow(ops_[static_cast<std::size_t>(k)].pass, rank, to, bytes_per_token * tokens,
+                                EventCategory::remap, rank, ops_[static_cast<std::size_t>(k)].op);
       OpTasks& mine = ops_[static_cast<std::size_t>(k)];
       add_edge(mine.gate, flow);
       add_edge(flow, mine.done);

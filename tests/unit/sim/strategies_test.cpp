@@ -5,6 +5,7 @@
 
 #include <set>
 #include <string>
+#include <utility>
 
 #include "core/config/presets.hpp"
 #include "core/strategies/strategy.hpp"
@@ -48,7 +49,9 @@ std::set<std::string> busy_nics(const Trace& t) {
   std::set<std::string> nics;
   for (const auto& l : t.links) {
     if ((l.kind == LinkKind::nic_tx || l.kind == LinkKind::nic_rx) && l.bytes > 0) {
-      nics.insert("n" + std::to_string(l.node) + "-nic" + std::to_string(l.index));
+      std::string name = "n";  // appended: GCC 12 reports a bogus -Wrestrict on "n" + to_string(...)
+      name += std::to_string(l.node) + "-nic" + std::to_string(l.index);
+      nics.insert(std::move(name));
     }
   }
   return nics;
