@@ -2,6 +2,7 @@
 // LSE merge, pack/unpack bit for bit, and launcher argument errors. Inputs are fresh random values each
 // run (the seed is printed so a failure can be replayed with ZB_KERNEL_TEST_SEED). Without a usable GPU
 // the device tests skip and say why; the argument checks run everywhere.
+#include <ostream>
 #include <gtest/gtest.h>
 
 #include <cctype>
@@ -42,6 +43,17 @@ TEST_P(CudaAttentionCases, MatchesFloat64Oracle) {
   EXPECT_LE(result.output_error, gpucheck::kOutputTolerance);
   EXPECT_LE(result.lse_error, gpucheck::kLseTolerance);
 }
+
+}  // namespace
+}  // namespace zb::kernels
+
+// Printed in test listings instead of a byte dump, so ctest names stay readable.
+namespace zb::kernels::gpucheck {
+inline void PrintTo(const AttentionCase& c, std::ostream* os) { *os << c.name; }
+}  // namespace zb::kernels::gpucheck
+
+namespace zb::kernels {
+namespace {
 
 std::string case_name(const ::testing::TestParamInfo<gpucheck::AttentionCase>& info) {
   std::string name = std::to_string(info.index) + "_" + info.param.name;
