@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/common/error.hpp"
+#include "core/config/did_you_mean.hpp"
 #include "core/cost/cost_model.hpp"
 
 namespace zb {
@@ -64,38 +65,11 @@ constexpr std::array<ProfileField, 13> kProfileFields{{
      "without tensor parallelism."},
 }};
 
-// Plain Levenshtein distance; keys are short, so the quadratic cost is irrelevant.
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t above = row[j];
-      const std::size_t substitute = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
-      row[j] = std::min({above + 1, row[j - 1] + 1, substitute});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
-
-std::string did_you_mean(std::string_view unknown) {
-  std::string_view best;
-  std::size_t best_distance = std::numeric_limits<std::size_t>::max();
-  for (const ProfileField& field : kProfileFields) {
-    const std::size_t d = edit_distance(unknown, field.key);
-    if (d < best_distance) {
-      best_distance = d;
-      best = field.key;
-    }
-  }
-  // A suggestion further away than about a third of the key is noise, not a typo.
-  if (best_distance <= std::max<std::size_t>(3, best.size() / 3)) return "did you mean \"" + std::string(best) + "\"?";
-  std::string all = "known keys:";
-  for (const ProfileField& field : kProfileFields) all += " " + std::string(field.key);
-  return all;
+// The shared suggestion helper of the scenario loader, over the profile's keys.
+std::string profile_key_hint(std::string_view unknown) {
+  std::vector<std::string> keys;
+  for (const ProfileField& field : kProfileFields) keys.emplace_back(field.key);
+  return suggestion_hint(unknown, keys);
 }
 
 std::string range_text(const ProfileField& field) {
@@ -124,7 +98,7 @@ HardwareProfile HardwareProfile::from_json(const nlohmann::json& j, const std::s
     Location where = whole_file;
     where.json_path = key;
     if (field == kProfileFields.end()) {
-      problems.add(where, "unknown key \"" + key + "\" in the hardware profile", did_you_mean(key));
+      problems.add(where, "unknown key \"" + key + "\" in the hardware profile", profile_key_hint(key));
       continue;
     }
     if (!value.is_number()) {

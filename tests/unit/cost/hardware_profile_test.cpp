@@ -82,7 +82,9 @@ TEST(HardwareProfileJson, UnknownKeyNamesFileKeyAndSuggestion) {
 TEST(HardwareProfileJson, UnrelatedUnknownKeyListsKnownKeys) {
   const std::string message = profile_error(R"({"colour": "blue"})");
   EXPECT_TRUE(contains(message, "colour")) << message;
-  EXPECT_TRUE(contains(message, "known keys:")) << message;
+  // Same wording as the scenario loader: every known key is listed.
+  EXPECT_TRUE(contains(message, "expected one of:")) << message;
+  EXPECT_TRUE(contains(message, "\"model_state_shards\"")) << message;
 }
 
 TEST(HardwareProfileJson, WrongTypesAreBadInput) {
