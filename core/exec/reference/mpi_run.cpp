@@ -59,6 +59,10 @@ std::vector<RankResult> run_mpi_rank(Transport& transport, const RunInputs& inpu
     for (int r = 0; r < transport.size(); ++r)
       all[static_cast<std::size_t>(r)] = r == me ? std::move(mine) : decode_result(transport.recv(r, tag, inputs.options.receive_timeout));
     return all;
+  } catch (const RankStalled&) {
+    // Not broadcast: every stuck rank reports its own wait, which together explain the stall.
+    transport.abandon_pending_sends(std::chrono::milliseconds(1000));
+    throw;
   } catch (const PeerFailed&) {
     transport.abandon_pending_sends(std::chrono::milliseconds(1000));
     throw;

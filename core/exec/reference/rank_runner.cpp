@@ -212,9 +212,10 @@ void RankRunner::say_finished_and_wait_for_all() {
     check_aborted();
     check_no_strays();
     if (!unfinished_peers_.empty() && !progress && !transport_.wait_for_message(state_.in.options.receive_timeout)) {
-      throw Error(ExitCode::runtime, rank_location(state_.rank),
-                  "finished its ops, but ranks " + rank_list(unfinished_peers_) +
-                      " did not finish within " + std::to_string(state_.in.options.receive_timeout.count()) + " ms");
+      throw RankStalled(state_.rank,
+                        "finished its ops, but ranks " + rank_list(unfinished_peers_) + " did not finish within " +
+                            std::to_string(state_.in.options.receive_timeout.count()) + " ms",
+                        unfinished_peers_, true);
     }
   }
 }
@@ -242,20 +243,26 @@ void RankRunner::check_no_strays() {
 void RankRunner::stalled() const {
   const auto& ops = state_.in.plan.ranks[static_cast<std::size_t>(state_.rank)].ops;
   std::string waits;
+  std::vector<int> awaited;
   auto add = [&](const std::string& item) { waits += (waits.empty() ? "" : "; ") + item; };
   for (std::size_t i = 0; i < ops.size(); ++i) {
     const plan::Op& op = ops[i];
     if (status_[i] != OpStatus::started) continue;
-    if (op.kind == plan::OpKind::recv)
+    if (op.kind == plan::OpKind::recv) {
       add("recv op " + std::to_string(op.id) + ": KV transfer tag " + std::to_string(op.tag) + " from rank " + std::to_string(op.peer));
-    if (op.kind == plan::OpKind::remap && remap_index_[i] >= 0)
-      add("remap op " + std::to_string(op.id) + ": rows from ranks " + rank_list(remaps_[static_cast<std::size_t>(remap_index_[i])].waiting));
+      awaited.push_back(op.peer);
+    }
+    if (op.kind == plan::OpKind::remap && remap_index_[i] >= 0) {
+      const auto& peers = remaps_[static_cast<std::size_t>(remap_index_[i])].waiting;
+      add("remap op " + std::to_string(op.id) + ": rows from ranks " + rank_list(peers));
+      awaited.insert(awaited.end(), peers.begin(), peers.end());
+    }
   }
   if (waits.empty()) waits = "nothing it can name (a dependency that cannot complete)";
-  throw Error(ExitCode::runtime, rank_location(state_.rank),
-              "waited " + std::to_string(state_.in.options.receive_timeout.count()) +
-                  " ms and nothing arrived; it still waits for: " + waits,
-              "a send to the wrong peer, a missing send, or a dependency cycle across ranks");
+  throw RankStalled(state_.rank,
+                    "waited " + std::to_string(state_.in.options.receive_timeout.count()) +
+                        " ms and nothing arrived; it still waits for: " + waits,
+                    std::move(awaited), false);
 }
 
 }  // namespace zb::reference

@@ -12,6 +12,7 @@
 // After its ops it tells every rank it is done and keeps relaying until all are, then checks that no
 // message was left unreceived, and verifies its outputs.
 #include <map>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -35,6 +36,24 @@ struct RankResult {
 class PeerFailed : public Error {
  public:
   using Error::Error;
+};
+
+// Raised on a rank that waited the receive timeout with nothing arriving. It does NOT stop the other
+// ranks: when a plan is stuck every rank stalls within about one timeout, and only the full picture
+// shows which wait is the cause (a rank waiting for one that already finished its ops).
+class RankStalled : public Error {
+ public:
+  RankStalled(int rank, std::string what, std::vector<int> awaited, bool finished_own_ops)
+      : Error(ExitCode::runtime, rank_location(rank), std::move(what),
+              "a send to the wrong peer, a missing send, or a dependency cycle across ranks"),
+        awaited_(std::move(awaited)),
+        finished_own_ops_(finished_own_ops) {}
+  [[nodiscard]] const std::vector<int>& awaited() const { return awaited_; }
+  [[nodiscard]] bool finished_own_ops() const { return finished_own_ops_; }
+
+ private:
+  std::vector<int> awaited_;  // the ranks it was waiting for
+  bool finished_own_ops_;
 };
 
 class RankRunner {

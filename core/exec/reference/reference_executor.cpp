@@ -20,7 +20,27 @@ namespace {
 struct RankFailure {
   std::optional<Error> error;  // the rank's own failure
   bool secondary = false;      // it stopped because another rank failed
+  std::optional<RankStalled> stall;
 };
+
+// A stuck plan stalls every rank. The waits that explain it come first: a rank waiting for a rank that
+// already finished its own ops (that rank will never send what is awaited); then every other wait.
+std::vector<Problem> explain_stalls(const std::vector<RankFailure>& failures) {
+  std::vector<bool> finished(failures.size(), false);
+  for (std::size_t r = 0; r < failures.size(); ++r)
+    finished[r] = !failures[r].error || (failures[r].stall && failures[r].stall->finished_own_ops());
+  std::vector<Problem> causes, others;
+  for (const RankFailure& f : failures) {
+    if (!f.stall) continue;
+    const bool cause = !f.stall->finished_own_ops() &&
+                       std::any_of(f.stall->awaited().begin(), f.stall->awaited().end(),
+                                   [&](int peer) { return finished.at(static_cast<std::size_t>(peer)); });
+    auto& into = cause ? causes : others;
+    into.insert(into.end(), f.stall->problems().begin(), f.stall->problems().end());
+  }
+  causes.insert(causes.end(), others.begin(), others.end());
+  return causes;
+}
 
 std::vector<RankResult> run_in_process(const RunInputs& inputs, int ranks) {
   InProcessFabric fabric(ranks);
@@ -37,12 +57,15 @@ std::vector<RankResult> run_in_process(const RunInputs& inputs, int ranks) {
           results[static_cast<std::size_t>(r)] = RankRunner(inputs, r, transport).run();
           return;
         } catch (const PeerFailed& e) {
-          failure = {e, true};
+          failure = {e, true, std::nullopt};
+          return;
+        } catch (const RankStalled& e) {
+          failure = {e, false, e};  // the others stall on their own; see explain_stalls
           return;
         } catch (const Error& e) {
-          failure = {e, false};
+          failure = {e, false, std::nullopt};
         } catch (const std::exception& e) {
-          failure = {Error(ExitCode::runtime, rank_location(r), e.what()), false};
+          failure = {Error(ExitCode::runtime, rank_location(r), e.what()), false, std::nullopt};
         }
         // Tell the others, so they stop now instead of waiting for the receive timeout.
         const std::string reason = failure.error->problems().front().str();
@@ -55,11 +78,12 @@ std::vector<RankResult> run_in_process(const RunInputs& inputs, int ranks) {
   }  // jthreads join here
   std::vector<Problem> root_causes, secondary;
   for (const RankFailure& f : failures) {
-    if (!f.error) continue;
+    if (!f.error || f.stall) continue;
     auto& into = f.secondary ? secondary : root_causes;
     into.insert(into.end(), f.error->problems().begin(), f.error->problems().end());
   }
   if (!root_causes.empty()) throw Error(ExitCode::runtime, std::move(root_causes));
+  if (std::vector<Problem> stalls = explain_stalls(failures); !stalls.empty()) throw Error(ExitCode::runtime, std::move(stalls));
   if (!secondary.empty()) throw Error(ExitCode::runtime, std::move(secondary));
   return results;
 }
@@ -72,7 +96,7 @@ std::string format_error(double value) {
 
 }  // namespace
 
-TransportChoice resolve_transport(TransportChoice wanted, int plan_world_size) {
+TransportChoice resolve_transport(TransportChoice wanted, [[maybe_unused]] int plan_world_size) {
   const int launched = launcher_world_size();
   TransportChoice choice = wanted;
   if (choice == TransportChoice::automatic)
