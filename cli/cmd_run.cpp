@@ -13,6 +13,7 @@
 
 #include "cli/commands.hpp"
 #include "core/config/scenario_loader.hpp"
+#include "core/exec/reference/launcher.hpp"
 #include "core/run/run_scenario.hpp"
 #include "reports/console.hpp"
 #include "reports/report_files.hpp"
@@ -75,18 +76,22 @@ ExitCode run(const RunFlags& f) {
   for (const auto& extra : f.formats) {
     if (std::find(formats.begin(), formats.end(), extra) == formats.end()) formats.push_back(extra);
   }
-  ProgressBar bar(!f.quiet && isatty(fileno(stderr)) != 0);
+  // Under a multi-process launcher every process runs the command; rank 0 alone speaks and writes.
+  const bool reporter = reference::launcher_rank() == 0;
+  const bool quiet = f.quiet || !reporter;
+  ProgressBar bar(!quiet && isatty(fileno(stderr)) != 0);
   RunOptions options;
   options.on_progress = [&](const RunProgress& p) {
     bar.update(p);
-    if (f.verbose) std::fprintf(stderr, "%s: iteration %d\n", p.system.c_str(), p.iteration);
+    if (f.verbose && !quiet) std::fprintf(stderr, "%s: iteration %d\n", p.system.c_str(), p.iteration);
   };
   const RunResult result = run_scenario(scenario, options);
   const reports::RunSummary summary = reports::summarize_run(result);
   const reports::RunContext context = reports::capture_run_context(result.backend);
-  if (!f.quiet) reports::print_console_summary(stdout, summary);
+  if (!reporter) return summary.gates_passed() ? ExitCode::ok : ExitCode::check_failed;
+  if (!quiet) reports::print_console_summary(stdout, summary);
   const auto written = reports::write_reports(result, summary, context, scenario.output.dir, formats);
-  if (!f.quiet) {
+  if (!quiet) {
     for (const auto& path : written) std::fprintf(stdout, "wrote %s\n", path.string().c_str());
   }
   std::fflush(stdout);

@@ -26,6 +26,11 @@ bool mpi_built() {
 #endif
 }
 
+int launcher_rank() {
+  if (positive_env("OMPI_COMM_WORLD_SIZE") > 0) return positive_env("OMPI_COMM_WORLD_RANK");
+  return positive_env("PMI_RANK");
+}
+
 int launcher_world_size() {
   if (const int open_mpi = positive_env("OMPI_COMM_WORLD_SIZE"); open_mpi > 0) return open_mpi;
   return positive_env("PMI_SIZE");

@@ -9,6 +9,10 @@ namespace zb::reference {
 // not started by one. A value that is not a positive integer counts as 0.
 [[nodiscard]] int launcher_world_size();
 
+// This process's rank as the launcher numbered it (OMPI_COMM_WORLD_RANK, then PMI_RANK), 0 when none.
+// Under mpirun every process runs the whole command; only rank 0 prints and writes reports.
+[[nodiscard]] int launcher_rank();
+
 // Whether this build has the MPI transport (defined where ZEPPELIN_HAVE_MPI is known).
 [[nodiscard]] bool mpi_built();
 
