@@ -109,7 +109,6 @@ TEST(RemapExchange, AttentionToLinearAndBackReturnsEveryTokenBitForBit) {
   on_ranks(p.world_size, [&](int r, reference::Transport& t) {
     reference::RowStore rows(width);
     for (const auto& shard : p.attention_layout[static_cast<std::size_t>(r)].shards) {
-      rows.reserve(shard.seq, p.sequences[static_cast<std::size_t>(shard.seq)].length);
       std::vector<float> values;
       for (std::int64_t tok = shard.begin; tok < shard.end; ++tok)
         for (int i = 0; i < width; ++i) values.push_back(row_bits(shard.seq, tok, i));

@@ -83,8 +83,8 @@ double run_attention_op(RankState& state, const plan::Op& op) {
     const auto& b = blocks[i];
     const auto& desc = descs[i];
     if (desc.q_count == 0) continue;
-    state.out.reserve(b.seq, state.length_of(b.seq));
-    state.lse.reserve(b.seq, state.length_of(b.seq), -std::numeric_limits<float>::infinity());
+    state.out.allocate(b.seq, b.q0, b.q1);
+    state.lse.allocate(b.seq, b.q0, b.q1, -std::numeric_limits<float>::infinity());
     const auto rows = static_cast<std::size_t>(desc.q_count);
     const auto first = static_cast<std::size_t>(desc.out_row);
     kernels::throw_if_error(

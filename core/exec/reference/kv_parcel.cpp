@@ -96,7 +96,6 @@ void unpack_kv_parcel(RankState& state, const plan::Op& recv, const Bytes& paylo
   std::size_t at = 0;
   for (const auto& s : shards) {
     const std::size_t count = static_cast<std::size_t>(s.size()) * width;
-    parcel.reserve(s.seq, state.length_of(s.seq));
     parcel.put(s.seq, s.begin, s.end, std::span<const float>(values).subspan(at, count));
     at += count;
   }

@@ -20,7 +20,7 @@ std::string rank_list(const std::vector<int>& ranks) {
 }  // namespace
 
 RankRunner::RankRunner(const RunInputs& inputs, int rank, Transport& transport)
-    : state_(inputs, rank), transport_(transport), relay_(state_) {
+    : state_(inputs, rank), transport_(transport), relay_(state_), lifetimes_(state_) {
   const auto& ops = inputs.plan.ranks.at(static_cast<std::size_t>(rank)).ops;
   status_.assign(ops.size(), OpStatus::waiting);
   started_at_.assign(ops.size(), 0.0);
@@ -94,6 +94,7 @@ bool RankRunner::advance_comm(const plan::Op& op) {
       }
       state_.record(op, Stream::comm, EventCategory::send, started_at_[i], static_cast<double>(payload.size()));
       status_[i] = OpStatus::done;
+      lifetimes_.op_done(state_, op.id);
       return true;
     }
     case plan::OpKind::recv: {
@@ -108,6 +109,7 @@ bool RankRunner::advance_comm(const plan::Op& op) {
       unpack_kv_parcel(state_, op, *payload);
       state_.record(op, Stream::comm, EventCategory::recv, started_at_[i], static_cast<double>(payload->size()));
       status_[i] = OpStatus::done;
+      lifetimes_.op_done(state_, op.id);
       return true;
     }
     case plan::OpKind::remap: {
@@ -182,6 +184,7 @@ void RankRunner::run_compute(const plan::Op& op) {
   if (op.kind == plan::OpKind::attention) {
     const double flops = run_attention_op(state_, op);
     state_.record(op, Stream::compute, EventCategory::attention, started_at_[i], 0, flops);
+    lifetimes_.op_done(state_, op.id);
   } else {
     // A stand-in for the projection: the CPU GEMM on capped dims with fixed inputs. Its output is not
     // used (Q, K, V come from the generator), it keeps the compute stream's shape.

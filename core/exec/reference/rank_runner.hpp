@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/exec/reference/parcel_lifetimes.hpp"
 #include "core/exec/reference/rank_location.hpp"
 #include "core/exec/reference/rank_state.hpp"
 #include "core/exec/reference/relay_station.hpp"
@@ -84,6 +85,7 @@ class RankRunner {
   RankState state_;
   Transport& transport_;
   RelayStation relay_;
+  ParcelLifetimes lifetimes_;  // frees parcels once their last reader is done
   std::vector<OpStatus> status_;
   std::vector<double> started_at_;
   std::vector<RemapProgress> remaps_;      // indexed by remap_index_[op]

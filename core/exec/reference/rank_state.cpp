@@ -20,8 +20,8 @@ RankState::RankState(const RunInputs& inputs, int rank_id)
   for (const plan::Shard& shard : in.plan.linear_layout.at(static_cast<std::size_t>(rank)).shards) {
     const std::int64_t rows = shard.size();
     if (rows <= 0) continue;
-    q.reserve(shard.seq, length_of(shard.seq));
-    kv.reserve(shard.seq, length_of(shard.seq));
+    q.allocate(shard.seq, shard.begin, shard.end);
+    kv.allocate(shard.seq, shard.begin, shard.end);
     gen.fill(QkvTensor::q, shard.seq, shard.begin, shard.end, q.rows(shard.seq, shard.begin, shard.end));
     q.mark_present(shard.seq, shard.begin, shard.end);
     std::vector<float> k(static_cast<std::size_t>(rows) * kv_width), v(k.size());

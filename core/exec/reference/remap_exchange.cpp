@@ -85,10 +85,11 @@ std::int64_t receive_remap_rows(Transport& transport, Tag tag, const RemapTraffi
                            " was expected (the two ranks' remap ops disagree)");
       }
       const std::int64_t length = sequences.at(static_cast<std::size_t>(got.seq)).length;
+      if (got.begin < 0 || got.end > length)
+        fail(endpoint, range_text(got) + " is outside the sequence's " + std::to_string(length) + " tokens");
       for (RowStore* store : endpoint.stores) {
         std::vector<float> rows(static_cast<std::size_t>(got.size() * store->width()));
         r.get_into(std::span<float>(rows));
-        store->reserve(got.seq, length);
         store->put(got.seq, got.begin, got.end, rows);
       }
     }

@@ -36,8 +36,8 @@ struct RemapEndpoint {
 std::int64_t send_remap_rows(Transport& transport, Tag tag, const RemapTraffic& traffic, const RemapEndpoint& endpoint);
 
 // Takes what arrived from the peers in `waiting` (and removes them from it); each message must carry
-// exactly the ranges expected from that peer. `lengths` gives each sequence's length (to size the
-// stores). Returns the bytes received.
+// exactly the ranges expected from that peer, inside its sequence (`sequences` gives the lengths).
+// Returns the bytes received.
 std::int64_t receive_remap_rows(Transport& transport, Tag tag, const RemapTraffic& traffic, std::vector<int>& waiting,
                                 const RemapEndpoint& endpoint, const std::vector<plan::Sequence>& sequences);
 

@@ -7,9 +7,9 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
+#include <stdexcept>
 
 #include "core/exec/reference/rank_location.hpp"
-#include "kernels/attention.hpp"
 
 namespace zb::reference {
 namespace {
@@ -24,26 +24,59 @@ void fnv1a(std::uint64_t& hash, std::span<const float> values) {
 
 constexpr std::uint64_t kFnvOffset = 0xCBF29CE484222325ULL;
 
-// Float64 causal attention of queries [begin, end) of `seq` over keys [0, end).
+// Keys per step of the float64 reference: the working tile of K and V it generates at a time.
+constexpr std::int64_t kReferenceKeyTile = 256;
+
+// Float64 causal attention of queries [begin, end) of `seq` over keys [0, end). Written apart from the
+// kernels on purpose, so that the oracle shares no code with what it checks, and streamed over key tiles
+// so that its memory is the shard's rows plus one tile (never a sequence's whole K and V, nor a score
+// matrix). Softmax is shift-invariant, and the generator bounds every logit: |q·k|·scale ≤ scale·Σ|q|
+// because |k| < 1. Shifting each (row, head) by that bound keeps every exponent in [−2·bound, 0], so one
+// pass sums exp(s − bound) exactly as a two-pass max-shifted softmax would, without rescaling: for
+// head_dim 16 the bound is at most 16 and the largest term at least e^−32, far from underflow.
 std::vector<double> reference_rows(const RankState& state, int seq, std::int64_t begin, std::int64_t end) {
   const AttentionDims& d = state.dims;
   const QkvGenerator& gen = state.in.generator;
-  std::vector<double> q(static_cast<std::size_t>((end - begin) * d.q_width()));
-  std::vector<double> k(static_cast<std::size_t>(end * d.kv_width())), v(k.size());
+  const auto rows = static_cast<std::size_t>(end - begin), heads = static_cast<std::size_t>(d.heads);
+  const auto head_dim = static_cast<std::size_t>(d.head_dim), kv_width = static_cast<std::size_t>(d.kv_width());
+  const std::size_t group = heads / static_cast<std::size_t>(d.kv_heads);  // query heads per kv head (GQA)
+  const double scale = 1.0 / std::sqrt(static_cast<double>(d.head_dim));
+  std::vector<double> q(rows * heads * head_dim), acc(q.size(), 0.0), sum(rows * heads, 0.0), shift(rows * heads, 0.0);
   gen.fill(QkvTensor::q, seq, begin, end, std::span<double>(q));
-  gen.fill(QkvTensor::k, seq, 0, end, std::span<double>(k));
-  gen.fill(QkvTensor::v, seq, 0, end, std::span<double>(v));
-  const kernels::AttentionShape shape{d.heads, d.kv_heads, d.head_dim, end - begin, end, end - begin};
-  kernels::AttentionBlockDesc block;
-  block.q_count = end - begin;
-  block.kv_count = end;
-  block.q_position = begin;
-  block.kv_position = 0;
-  block.mask = kernels::AttentionMask::causal;
-  std::vector<double> o(q.size()), lse(static_cast<std::size_t>((end - begin) * d.heads));
-  kernels::throw_if_error(kernels::attention_forward(shape, std::span(&block, 1), q, k, v, o, lse),
-                          "rank " + std::to_string(state.rank) + " float64 reference of sequence " + std::to_string(seq));
-  return o;
+  for (std::size_t rh = 0; rh < rows * heads; ++rh)
+    for (std::size_t i = 0; i < head_dim; ++i) shift[rh] += scale * std::abs(q[rh * head_dim + i]);
+  std::vector<double> k(static_cast<std::size_t>(kReferenceKeyTile) * kv_width), v(k.size());
+  for (std::int64_t k0 = 0; k0 < end; k0 += kReferenceKeyTile) {
+    const std::int64_t k1 = std::min(end, k0 + kReferenceKeyTile);
+    const auto tile = static_cast<std::size_t>(k1 - k0) * kv_width;
+    gen.fill(QkvTensor::k, seq, k0, k1, std::span<double>(k).first(tile));
+    gen.fill(QkvTensor::v, seq, k0, k1, std::span<double>(v).first(tile));
+    for (std::int64_t pos = std::max(begin, k0); pos < end; ++pos) {  // rows before k0 see none of the tile
+      const auto t = static_cast<std::size_t>(pos - begin);
+      const std::int64_t last = std::min(k1, pos + 1);  // causal: keys up to the query's own position
+      for (std::size_t h = 0; h < heads; ++h) {
+        const std::size_t rh = t * heads + h;
+        const double* qrow = &q[rh * head_dim];
+        double* out = &acc[rh * head_dim];
+        const std::size_t kv_at = (h / group) * head_dim;
+        for (std::int64_t key = k0; key < last; ++key) {
+          const std::size_t row = static_cast<std::size_t>(key - k0) * kv_width + kv_at;
+          double dot = 0;
+          for (std::size_t i = 0; i < head_dim; ++i) dot += qrow[i] * k[row + i];
+          const double w = std::exp(dot * scale - shift[rh]);
+          sum[rh] += w;
+          for (std::size_t i = 0; i < head_dim; ++i) out[i] += w * v[row + i];
+        }
+      }
+    }
+  }
+  for (std::size_t rh = 0; rh < rows * heads; ++rh) {
+    if (!(sum[rh] > 0) || !std::isfinite(sum[rh]))  // only a generator with larger values could do this
+      throw std::logic_error("the float64 reference's softmax sum of sequence " + std::to_string(seq) +
+                             " left the double range; the fixed shift needs |K| < 1");
+    for (std::size_t i = 0; i < head_dim; ++i) acc[rh * head_dim + i] /= sum[rh];
+  }
+  return acc;
 }
 
 }  // namespace

@@ -2,7 +2,9 @@
 // The check after the layer. Each rank takes the output rows it holds in the linear layout (after the
 // to_linear remap, so the remap is checked too) and compares them with a float64 single-sequence
 // reference it computes itself: the generator gives it Q of its rows and K, V of every earlier token
-// of the sequence, and the float64 kernel computes causal attention over the whole prefix in one block.
+// of the sequence, one key tile at a time, and a float64 softmax written apart from the kernels (it
+// shares no code with the path under test) computes causal attention over the whole prefix. Memory is
+// the shard's rows plus one key tile; time is O(rows · prefix), which is why the backend limits Σ s².
 #include <cstdint>
 #include <filesystem>
 #include <string>
