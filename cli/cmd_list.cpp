@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "core/workload/datasets.hpp"
 #include "cli/table.hpp"
 #include "core/config/jsonc.hpp"
 #include "core/config/known_names.hpp"
@@ -68,12 +69,10 @@ void list_models() {
   print_table(stdout, {"PRESET", "LAYERS", "HIDDEN", "HEADS", "KV_HEADS", "FFN", "VOCAB", "MODEL"}, rows);
 }
 
+// Every preset with its fit, source, assumptions and target quantiles, from the workload module's table.
 void list_datasets() {
-  for (std::string_view name : known_datasets)
-    std::printf("%.*s\n", static_cast<int>(name.size()), name.data());
-  std::printf(
-      "\nEach dataset is a fitted length distribution defined by the workload module (core/workload);\n"
-      "use one as \"workload\": {\"dataset\": \"NAME\"}.\n");
+  for (const DatasetPreset& preset : dataset_presets()) std::printf("%s\n", describe(preset).c_str());
+  std::printf("Use one as \"workload\": {\"dataset\": \"NAME\"}; docs/WORKLOADS.md has the fits.\n");
 }
 
 // A scenario's name and description, read leniently: a broken file is listed, not fatal.
