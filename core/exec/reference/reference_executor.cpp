@@ -96,6 +96,33 @@ std::string format_error(double value) {
 
 }  // namespace
 
+void check_batch_size(const plan::Plan& plan, const std::string& scenario, const ReferenceOptions& options) {
+  std::int64_t tokens = 0;
+  double sum_squares = 0;
+  for (const plan::Sequence& s : plan.sequences) {
+    tokens += s.length;
+    sum_squares += static_cast<double>(s.length) * static_cast<double>(s.length);
+  }
+  const std::string intro = "the reference backend checks numerics on small batches: scenario '" + scenario + "' has ";
+  Location where;
+  where.json_path = "workload.tokens_per_iteration";
+  if (tokens > options.max_tokens) {
+    throw Error(ExitCode::bad_input, where,
+                intro + std::to_string(tokens) + " tokens per iteration, above its limit of " +
+                    std::to_string(options.max_tokens),
+                "use --backend sim, or reduce workload.tokens_per_iteration");
+  }
+  if (sum_squares > options.max_sum_squares) {
+    char figures[96];
+    std::snprintf(figures, sizeof figures, "%.3g, above its limit of %.3g", sum_squares, options.max_sum_squares);
+    where.json_path = "workload.max_seq_len";
+    throw Error(ExitCode::bad_input, where,
+                intro + "sequences whose sum of squared lengths is " + figures +
+                    " (the float64 check costs length² per sequence)",
+                "use --backend sim, or reduce workload.max_seq_len or workload.tokens_per_iteration");
+  }
+}
+
 TransportChoice resolve_transport(TransportChoice wanted, [[maybe_unused]] int plan_world_size) {
   const int launched = launcher_world_size();
   TransportChoice choice = wanted;
@@ -137,6 +164,7 @@ ReferenceExecutor::~ReferenceExecutor() = default;
 
 Trace ReferenceExecutor::run(const plan::Plan& plan, const RunContext& context) {
   options_.validate();
+  check_batch_size(plan, context.scenario.name, options_);  // before any row is generated
   const ClusterSpec& cluster = context.scenario.cluster;
   if (plan.world_size != cluster.world_size() || plan.ranks.size() != static_cast<std::size_t>(plan.world_size)) {
     throw Error(ExitCode::runtime, Location{},

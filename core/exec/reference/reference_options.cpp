@@ -47,6 +47,8 @@ ReferenceOptions ReferenceOptions::from_environment() {
     else if (t == "mpi") o.transport = TransportChoice::mpi;
     else throw_input_error(env_location("ZB_REF_TRANSPORT"), "'" + t + "' is not one of auto, threads, mpi");
   }
+  read_number("ZB_REF_MAX_TOKENS", o.max_tokens);
+  read_number("ZB_REF_MAX_SUM_SQ", o.max_sum_squares);
   if (const char* dir = std::getenv("ZB_REF_DUMP_DIR")) o.dump_dir = dir;
   o.validate();
   return o;
@@ -61,6 +63,8 @@ void ReferenceOptions::validate() const {
   if (head_dim < 1) problems.add(env_location("ZB_REF_HEAD_DIM"), "must be at least 1, got " + std::to_string(head_dim));
   if (!(tolerance > 0)) problems.add(env_location("ZB_REF_TOLERANCE"), "must be positive");
   if (receive_timeout.count() < 1) problems.add(env_location("ZB_REF_TIMEOUT_S"), "must be at least 1 ms");
+  if (max_tokens < 1) problems.add(env_location("ZB_REF_MAX_TOKENS"), "must be at least 1, got " + std::to_string(max_tokens));
+  if (!(max_sum_squares >= 1)) problems.add(env_location("ZB_REF_MAX_SUM_SQ"), "must be at least 1");
   if (gemm_max_dim < 1) problems.add(Location{}, "gemm_max_dim must be at least 1");
   problems.throw_if_any();
 }

@@ -5,6 +5,7 @@
 // the transport. RunContext has no place for them, so make_executor uses the defaults below overridden
 // by ZB_REF_* environment variables (docs/REFERENCE.md lists them); tests construct them directly.
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 
 namespace zb::reference {
@@ -32,10 +33,19 @@ struct ReferenceOptions {
   // GEMM ops run the CPU GEMM on at most this many rows and columns: they stand in for the projections,
   // their timing is not meant to be realistic.
   int gemm_max_dim = 32;
+  // The largest batch the backend accepts (checked before anything runs, exit 2 above it): it is meant
+  // for small batches. Memory grows with the tokens (about 3.6 KB per token, all ranks together, at the
+  // default dims); time with the tokens and with Σ length² (the float32 run and the float64 check are
+  // both quadratic per sequence). Measured on 2 cores, three systems: 131072 tokens with Σ length² 9.4e8
+  // took 63 s and 0.49 GB (docs/REFERENCE.md has the figures).
+  std::int64_t max_tokens = kDefaultMaxTokens;
+  double max_sum_squares = kDefaultMaxSumSquares;  // Σ over the batch's sequences of length²
+  static constexpr std::int64_t kDefaultMaxTokens = 131072;
+  static constexpr double kDefaultMaxSumSquares = 1.0e9;
 
   // The defaults, overridden by ZB_REF_HEADS, ZB_REF_KV_HEADS, ZB_REF_HEAD_DIM, ZB_REF_TOLERANCE,
-  // ZB_REF_TIMEOUT_S, ZB_REF_TRANSPORT (auto|threads|mpi) and ZB_REF_DUMP_DIR. A malformed value is bad
-  // input (exit 2) naming the variable.
+  // ZB_REF_TIMEOUT_S, ZB_REF_TRANSPORT (auto|threads|mpi), ZB_REF_DUMP_DIR, ZB_REF_MAX_TOKENS and
+  // ZB_REF_MAX_SUM_SQ. A malformed value is bad input (exit 2) naming the variable.
   [[nodiscard]] static ReferenceOptions from_environment();
   // Exit 2 when the dimensions are unusable (non-positive, heads not a multiple of kv_heads).
   void validate() const;
