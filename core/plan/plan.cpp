@@ -34,6 +34,15 @@ std::pair<Shard, Shard> zigzag_shards(int seq, std::int64_t length, int parts, i
   return {zigzag_chunk(seq, length, parts, pos), zigzag_chunk(seq, length, parts, 2 * parts - 1 - pos)};
 }
 
+std::vector<Shard> owned_shards(int seq, std::int64_t length, int parts, int pos) {
+  if (parts == 1) return {Shard{seq, 0, length}};
+  const auto [a, b] = zigzag_shards(seq, length, parts, pos);
+  std::vector<Shard> out;
+  if (a.size() > 0) out.push_back(a);
+  if (b.size() > 0) out.push_back(b);
+  return out;
+}
+
 std::vector<AttentionBlock> zigzag_blocks(int seq, std::int64_t length, int parts, int q_pos, int kv_pos) {
   std::vector<AttentionBlock> out;
   const auto [qa, qb] = zigzag_shards(seq, length, parts, q_pos);

@@ -190,6 +190,9 @@ struct Plan {
 [[nodiscard]] Shard zigzag_chunk(int seq, std::int64_t length, int parts, int chunk);
 // The two zigzag chunks of group position `pos` of P (chunk pos and 2P−1−pos); empty chunks included.
 [[nodiscard]] std::pair<Shard, Shard> zigzag_shards(int seq, std::int64_t length, int parts, int pos);
+// The shards group position `pos` of `parts` ranks owns of one sequence: the whole sequence for a group of
+// one, otherwise its non-empty zigzag chunks.
+[[nodiscard]] std::vector<Shard> owned_shards(int seq, std::int64_t length, int parts, int pos);
 // Explicit blocks of a zigzag ring attention op: the pairs between the query chunks of `q_pos` and the
 // key chunks of `kv_pos` for one sequence (blocks with no causal pairs are omitted).
 [[nodiscard]] std::vector<AttentionBlock> zigzag_blocks(int seq, std::int64_t length, int parts, int q_pos,

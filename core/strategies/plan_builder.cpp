@@ -48,13 +48,8 @@ int PlanBuilder::add_group(Level level, std::vector<int> ranks, std::vector<int>
     const auto len = plan_.sequences[static_cast<std::size_t>(seq)].length;
     for (int pos = 0; pos < parts; ++pos) {
       auto& shards = plan_.attention_layout[static_cast<std::size_t>(ranks[static_cast<std::size_t>(pos)])].shards;
-      if (parts == 1) {
-        shards.push_back({seq, 0, len});
-        continue;
-      }
-      const auto [a, b] = plan::zigzag_shards(seq, len, parts, pos);
-      if (a.size() > 0) shards.push_back(a);
-      if (b.size() > 0) shards.push_back(b);
+      const auto mine = plan::owned_shards(seq, len, parts, pos);
+      shards.insert(shards.end(), mine.begin(), mine.end());
     }
   }
   g.ranks = std::move(ranks);

@@ -40,13 +40,8 @@ std::vector<std::vector<plan::Shard>> partition_shards(const std::vector<std::in
       const auto len = lengths[static_cast<std::size_t>(doc)];
       for (int pos = 0; pos < parts; ++pos) {
         auto& mine = shards[static_cast<std::size_t>(g.ranks[static_cast<std::size_t>(pos)])];
-        if (parts == 1) {
-          mine.push_back({doc, 0, len});
-          continue;
-        }
-        const auto [a, b] = plan::zigzag_shards(doc, len, parts, pos);
-        if (a.size() > 0) mine.push_back(a);
-        if (b.size() > 0) mine.push_back(b);
+        const auto owned = plan::owned_shards(doc, len, parts, pos);
+        mine.insert(mine.end(), owned.begin(), owned.end());
       }
     }
   }
