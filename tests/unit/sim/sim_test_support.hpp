@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/config/presets.hpp"
 #include "core/config/scenario.hpp"
 #include "core/cost/cost_model.hpp"
 #include "core/exec/executor.hpp"
@@ -33,17 +34,8 @@ inline ClusterSpec dgx_h200(int nodes) {
   return c;
 }
 
-inline ModelSpec llama_7b() {
-  ModelSpec m;
-  m.preset = "llama-7b";
-  m.layers = 32;
-  m.hidden = 4096;
-  m.heads = 32;
-  m.kv_heads = 32;
-  m.ffn_hidden = 11008;
-  m.vocab = 32000;
-  return m;
-}
+// The model preset itself, so the simulator tests and the scenario files see the same model.
+inline ModelSpec llama_7b() { return find_model_preset("llama-7b")->spec; }
 
 inline Scenario scenario(const ClusterSpec& c, Passes passes) {
   Scenario s;
