@@ -9,6 +9,8 @@
 #include "core/config/scenario_loader.hpp"
 #include "core/cost/cost_model.hpp"
 #include "core/plan/plan_format.hpp"
+#include "core/lower/lower.hpp"
+#include "core/lower/verify_program.hpp"
 #include "core/plan/verify.hpp"
 #include "core/strategies/strategy.hpp"
 #include "core/workload/workload.hpp"
@@ -65,9 +67,20 @@ ExitCode run_plan(const PlanOptions& o) {
     std::fputs(plan::to_text(p).c_str(), stdout);
   }
   if (!o.verify) return ExitCode::ok;
-  const auto problems = plan::verify(p, {cost.token_capacity_per_gpu()});
+  auto problems = plan::verify(p, {.token_capacity = cost.token_capacity_per_gpu(), .heads = scenario.model.heads});
+  if (problems.empty() && p.feasible()) {
+    // The plan's Program as every executor would run it: matching, keys, collectives, and rendezvous
+    // safety (no deadlock with NCCL's unbuffered sends). Lowering itself names a malformed op.
+    try {
+      problems = lower::verify(lower::lower(p, cost, {.backward = scenario.passes == Passes::fwd_bwd}));
+    } catch (const Error& e) {
+      problems.push_back(e.what());
+    }
+  }
   for (const auto& problem : problems) std::fprintf(stderr, "verify: %s\n", problem.c_str());
-  if (problems.empty()) std::fprintf(stderr, "verify: ok (coverage, data, matching, remap, memory)\n");
+  if (problems.empty()) {
+    std::fprintf(stderr, "verify: ok (coverage, data, matching, remap, memory; program: matching, keys, collectives, rendezvous)\n");
+  }
   return problems.empty() ? ExitCode::ok : ExitCode::runtime;
 }
 
@@ -81,7 +94,7 @@ void add_plan_command(CLI::App& app, CommandStatus& status) {
                       "System label (or a strategy name only one entry has); default: the first system");
   command->add_option("--iteration", o->iteration, "Iteration whose batch is planned")->capture_default_str();
   command->add_option("--format", o->format, "Output form")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
-  command->add_flag("--verify", o->verify, "Also check the plan (coverage, data, memory); exit 3 if it fails");
+  command->add_flag("--verify", o->verify, "Also check the plan (coverage, data, memory) and its lowered program (matching, rendezvous safety); exit 3 if it fails");
   command->callback([o, &status] { status.code = run_plan(*o); });
 }
 

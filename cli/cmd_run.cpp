@@ -1,6 +1,7 @@
 // `zeppelin-bench run SCENARIO [--backend sim|reference|cuda] [--out DIR] [--iterations N] [--seed N]
-// [--format F]... [--quiet|--verbose]`: plans and executes every system of a scenario for every
-// iteration, prints the summary, writes the reports, and exits 1 when a gate fails.
+// [--format F]... [--plan FILE.json] [--quiet|--verbose]`: plans and executes every system of a scenario
+// for every iteration, prints the summary, writes the reports, and exits 1 when a gate fails. With
+// --plan it executes that one plan instead (core/run/run_plan.hpp), for what-if experiments.
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,6 +15,8 @@
 #include "cli/commands.hpp"
 #include "core/config/scenario_loader.hpp"
 #include "core/exec/reference/launcher.hpp"
+#include "core/plan/plan_format.hpp"
+#include "core/run/run_plan.hpp"
 #include "core/run/run_scenario.hpp"
 #include "reports/console.hpp"
 #include "reports/report_files.hpp"
@@ -30,6 +33,7 @@ struct RunFlags {
   std::optional<int> iterations;
   std::optional<std::uint64_t> seed;
   std::vector<std::string> formats;
+  std::string plan;  // a plan JSON to execute instead of planning
   bool quiet = false;
   bool verbose = false;
 };
@@ -85,7 +89,8 @@ ExitCode run(const RunFlags& f) {
     bar.update(p);
     if (f.verbose && !quiet) std::fprintf(stderr, "%s: iteration %d\n", p.system.c_str(), p.iteration);
   };
-  const RunResult result = run_scenario(scenario, options);
+  const RunResult result = f.plan.empty() ? run_scenario(scenario, options)
+                                          : run_plan(scenario, plan::read_plan_file(f.plan), f.plan, options);
   const reports::RunSummary summary = reports::summarize_run(result);
   const reports::RunContext context = reports::capture_run_context(result.backend);
   if (!reporter) return summary.gates_passed() ? ExitCode::ok : ExitCode::check_failed;
@@ -111,6 +116,11 @@ void add_run_command(CLI::App& app, CommandStatus& status) {
   command->add_option("--seed", f->seed, "Seed, overriding \"seed\"");
   command->add_option("--format", f->formats, "Extra report format(s) beyond \"output.formats\": json, html, trace, gbench")
       ->check(CLI::IsMember({"json", "html", "trace", "gbench"}));
+  command->add_option("--plan", f->plan,
+                      "Execute this plan JSON (from `plan --format json`, possibly edited) instead of the scenario's "
+                      "systems; the scenario's gates are not evaluated")
+      ->type_name("FILE")
+      ->multi_option_policy(CLI::MultiOptionPolicy::Throw);
   command->add_flag("--quiet", f->quiet, "Print nothing but errors (default: summary and progress on a terminal)");
   command->add_flag("--verbose", f->verbose, "Print each (system, iteration) as it starts");
   command->callback([f, &status] { status.code = run(*f); });

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "core/config/system_catalog.hpp"
+
 namespace zb::reports {
 namespace {
 
@@ -77,7 +79,10 @@ SystemSummary summarize_system(const SystemResult& result, std::size_t index) {
   s.index = index;
   s.label = result.system.label;
   s.strategy = result.system.name;
-  s.is_baseline = result.system.name != "zeppelin";
+  // The strategy's registration says whether it is a baseline; an unregistered name is none (no speed-up
+  // is claimed against a system the catalog does not know).
+  const SystemInfo* info = find_system(result.system.name);
+  s.is_baseline = info != nullptr && info->baseline;
   s.iterations = static_cast<int>(result.iterations.size());
   for (const IterationResult& it : result.iterations) {
     s.planner_seconds.push_back(it.planner_seconds);

@@ -18,7 +18,7 @@ struct SystemSummary {
   std::size_t index = 0;  // position in the scenario (picks the system's colour)
   std::string label;
   std::string strategy;
-  bool is_baseline = false;  // every strategy other than zeppelin
+  bool is_baseline = false;  // the strategy registered as a baseline (SystemInfo::baseline)
   int iterations = 0;
   int feasible_iterations = 0;
   std::vector<std::string> oom;           // one line per OOM report, "iteration 2: rank 5 ..."

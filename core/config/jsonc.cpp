@@ -75,6 +75,15 @@ std::size_t offset_of_literal(std::string_view text, std::string_view message) {
 
 struct TooDeep {};
 
+// "the file is N bytes; the limit is M bytes (16 MiB)", and what to check.
+std::string over_limit(std::string_view subject, std::size_t size, std::size_t max_bytes) {
+  return fmt::format("{} is {} bytes; the limit is {} bytes ({} MiB)", subject, size, max_bytes, max_bytes >> 20);
+}
+std::string over_limit_hint(std::size_t max_bytes) {
+  return max_bytes == max_jsonc_bytes ? "scenario files are a few KiB; check that this is the right file"
+                                      : "check that this is the right file";
+}
+
 // Tracks the JSON path while nlohmann parses, to refuse excessive nesting before it is built and to
 // report keys written twice in one object (nlohmann would silently keep the last one).
 class ParseWatcher {
@@ -195,12 +204,11 @@ std::string strip_jsonc_comments(std::string_view text, const std::filesystem::p
   return out;
 }
 
-nlohmann::json parse_jsonc(std::string_view text, const std::filesystem::path& file_for_messages) {
-  if (text.size() > max_jsonc_bytes) {
-    throw Error(
-        ExitCode::bad_input, Location{file_for_messages.string(), {}},
-        fmt::format("the file is {} bytes; the limit is {} bytes (16 MiB)", text.size(), max_jsonc_bytes),
-        "scenario files are a few KiB; check that this is the right file");
+nlohmann::json parse_jsonc(std::string_view text, const std::filesystem::path& file_for_messages,
+                           std::size_t max_bytes) {
+  if (text.size() > max_bytes) {
+    throw Error(ExitCode::bad_input, Location{file_for_messages.string(), {}},
+                over_limit("the file", text.size(), max_bytes), over_limit_hint(max_bytes));
   }
   const std::string json_text = strip_jsonc_comments(text, file_for_messages);
   ProblemList duplicates;
@@ -230,7 +238,7 @@ nlohmann::json parse_jsonc(std::string_view text, const std::filesystem::path& f
   return parsed;
 }
 
-std::string read_text_file(const std::filesystem::path& file) {
+std::string read_text_file(const std::filesystem::path& file, std::size_t max_bytes) {
   const Location where{file.string(), {}};
   std::error_code ec;
   const auto status = std::filesystem::status(file, ec);
@@ -239,10 +247,8 @@ std::string read_text_file(const std::filesystem::path& file) {
     throw Error(ExitCode::bad_input, where, "this is a directory, not a file");
   if (std::filesystem::is_regular_file(status)) {
     const auto size = std::filesystem::file_size(file, ec);
-    if (!ec && size > max_jsonc_bytes) {
-      throw Error(ExitCode::bad_input, where,
-                  fmt::format("the file is {} bytes; the limit is {} bytes (16 MiB)", size, max_jsonc_bytes),
-                  "scenario files are a few KiB; check that this is the right file");
+    if (!ec && size > max_bytes) {
+      throw Error(ExitCode::bad_input, where, over_limit("the file", size, max_bytes), over_limit_hint(max_bytes));
     }
   }
   std::ifstream in(file, std::ios::binary);
@@ -250,20 +256,20 @@ std::string read_text_file(const std::filesystem::path& file) {
   // Read in chunks and stop just past the limit, so that a pipe or special file cannot exhaust memory.
   std::string text;
   std::string chunk(64 * 1024, '\0');
-  while (in && text.size() <= max_jsonc_bytes) {
+  while (in && text.size() <= max_bytes) {
     in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
     text.append(chunk.data(), static_cast<std::size_t>(in.gcount()));
   }
   if (in.bad()) throw Error(ExitCode::bad_input, where, "reading the file failed");
-  if (text.size() > max_jsonc_bytes) {
+  if (text.size() > max_bytes) {
     throw Error(ExitCode::bad_input, where,
-                fmt::format("the input is larger than the limit of {} bytes (16 MiB)", max_jsonc_bytes));
+                fmt::format("the input is larger than the limit of {} bytes ({} MiB)", max_bytes, max_bytes >> 20));
   }
   return text;
 }
 
-nlohmann::json read_jsonc_file(const std::filesystem::path& file) {
-  return parse_jsonc(read_text_file(file), file);
+nlohmann::json read_jsonc_file(const std::filesystem::path& file, std::size_t max_bytes) {
+  return parse_jsonc(read_text_file(file, max_bytes), file, max_bytes);
 }
 
 }  // namespace zb

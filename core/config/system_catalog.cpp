@@ -1,48 +1,51 @@
 #include "core/config/system_catalog.hpp"
 
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+
 namespace zb {
 namespace {
 
-std::vector<SystemInfo> build_catalog() {
-  std::vector<SystemInfo> catalog;
-  catalog.push_back(SystemInfo{
-      "zeppelin",
-      "Zeppelin: hierarchical sequence partitioning, NIC routing layer, token remapping (EuroSys 2026)",
-      {
-          SystemOption{"routing",
-                       OptionType::boolean,
-                       true,
-                       {},
-                       "spread inter-node transfers over every NIC of the node through proxy GPUs"},
-          SystemOption{"remap",
-                       OptionType::boolean,
-                       true,
-                       {},
-                       "move tokens to a token-balanced layout for the linear modules"},
-          SystemOption{"partitioning",
-                       OptionType::choice,
-                       "hierarchical",
-                       {"hierarchical", "flat"},
-                       "hierarchical: local / intra-node / inter-node classes; flat: one level (ablation)"},
-      }});
-  catalog.push_back(
-      SystemInfo{"ring-cp",
-                 "Ring context parallelism over all GPUs (TransformerEngine-style P2P, per-document zigzag)",
-                 {}});
-  catalog.push_back(SystemInfo{
-      "uniform-cp",
-      "Uniform context parallelism: fixed degree C, N/C data-parallel groups, packs dealt round-robin",
-      {
-          SystemOption{"degree",
-                       OptionType::positive_int_or_auto,
-                       "auto",
-                       {},
-                       "CP degree C; must divide the world size; auto = the best feasible C"},
-      }});
+// The one catalog of the process. Written only by register_system during static initialisation (one
+// thread, before main), read-only afterwards. `sealed` is set by the first read, so a late registration
+// fails loudly instead of two reads seeing different catalogs.
+struct Catalog {
+  std::vector<SystemInfo> systems;
+  std::atomic<bool> sealed{false};
+};
+
+// Constructed on first use: a strategy file's registration may run before this file's statics exist.
+Catalog& the_catalog() {
+  static Catalog catalog;
   return catalog;
 }
 
+// A registration error is a programming error found before main: no Error (nobody could catch it).
+[[noreturn]] void registration_failed(const std::string& what) {
+  std::fprintf(stderr, "zeppelin-bench: system catalog: %s\n", what.c_str());
+  std::abort();
+}
+
 }  // namespace
+
+void register_system(SystemInfo info) {
+  Catalog& catalog = the_catalog();
+  if (catalog.sealed.load()) {
+    registration_failed("\"" + info.name + "\" was registered after the catalog was first read; " +
+                        "register from a namespace-scope StrategyRegistration only");
+  }
+  for (const SystemInfo& system : catalog.systems) {
+    if (system.name == info.name) registration_failed("\"" + info.name + "\" is registered twice");
+  }
+  // Sorted insert: static initialisation order between files is unspecified, the listing order is not.
+  const auto before = [&info](const SystemInfo& system) {
+    return info.order < system.order || (info.order == system.order && info.name < system.name);
+  };
+  const auto at = std::find_if(catalog.systems.begin(), catalog.systems.end(), before);
+  catalog.systems.insert(at, std::move(info));
+}
 
 const SystemOption* SystemInfo::find_option(std::string_view option_name) const {
   for (const SystemOption& option : options) {
@@ -57,9 +60,23 @@ nlohmann::json SystemInfo::default_options() const {
   return out;
 }
 
+nlohmann::json SystemInfo::with_defaults(const nlohmann::json& given) const {
+  nlohmann::json out = default_options();
+  if (given.is_object()) {
+    for (const auto& [key, value] : given.items()) out[key] = value;
+  }
+  return out;
+}
+
+std::vector<OptionProblem> SystemInfo::check(const nlohmann::json& complete,
+                                             const SystemCheckContext& context) const {
+  return validate ? validate(complete, context) : std::vector<OptionProblem>{};
+}
+
 const std::vector<SystemInfo>& system_catalog() {
-  static const std::vector<SystemInfo> catalog = build_catalog();
-  return catalog;
+  Catalog& catalog = the_catalog();
+  catalog.sealed.store(true);
+  return catalog.systems;
 }
 
 const SystemInfo* find_system(std::string_view name) {

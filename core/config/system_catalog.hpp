@@ -1,8 +1,16 @@
 #pragma once
 // The systems (strategies) a scenario can name in "systems", with their options, types and defaults.
 // The loader validates system entries against this catalog and fills in defaults, so each strategy reads
-// a complete options object; `zeppelin-bench list systems` prints it. A new strategy adds one entry here.
+// a complete options object; `zeppelin-bench list systems` prints it and reports read `baseline` from it.
+//
+// The catalog is a registry: each strategy file registers its own SystemInfo (through
+// core/strategies/registration.hpp), so a new strategy is one file and config never depends on
+// strategies. The schema types live here because the loader needs them. The catalog is filled during
+// static initialisation and immutable from the first read on (register_system aborts after that), so it
+// is no mutable configuration: every read in a process sees the same, complete, ordered list.
+#include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,16 +31,46 @@ struct SystemOption {
   std::string description;
 };
 
+// What the loader knows of the rest of the scenario when it reads the systems. A field is nullopt when
+// its section was itself invalid, so a hook skips the checks that need it (no follow-on errors).
+struct SystemCheckContext {
+  std::optional<int> world_size;  // nodes × gpus_per_node
+};
+
+// One problem a strategy's validation hook found. `option` is the option it concerns ("" = the entry).
+struct OptionProblem {
+  std::string option;
+  std::string what;
+  std::string hint;
+};
+
+// A strategy's checks that an option type cannot express, e.g. "degree must divide the world size".
+// Called with every option present, type-checked and defaulted; returns the problems (empty = fine).
+using ValidateOptions = std::function<std::vector<OptionProblem>(const nlohmann::json& options,
+                                                                 const SystemCheckContext& context)>;
+
 struct SystemInfo {
   std::string name;
   std::string description;
+  int order = 0;          // listing position, lowest first (zeppelin 0, then the baselines); ties by name
+  bool baseline = false;  // reports measure speed-ups against baselines
   std::vector<SystemOption> options;
+  ValidateOptions validate;  // may be empty
 
   [[nodiscard]] const SystemOption* find_option(std::string_view option_name) const;
   [[nodiscard]] nlohmann::json default_options() const;  // every option at its default
+  // `options` (possibly partial) over the defaults; keys that are no option are kept as they are.
+  [[nodiscard]] nlohmann::json with_defaults(const nlohmann::json& options) const;
+  // The validation hook's problems for complete, type-checked `options`; none without a hook.
+  [[nodiscard]] std::vector<OptionProblem> check(const nlohmann::json& options,
+                                                 const SystemCheckContext& context) const;
 };
 
-// Every system, in listing order. Built once, immutable.
+// Adds a system to the catalog, keeping it sorted by (order, name). Only for static initialisation,
+// by StrategyRegistration; aborts with a message on a duplicate name or once the catalog has been read.
+void register_system(SystemInfo info);
+
+// Every registered system, in listing order. Immutable from the first call on.
 [[nodiscard]] const std::vector<SystemInfo>& system_catalog();
 [[nodiscard]] const SystemInfo* find_system(std::string_view name);  // nullptr when unknown
 [[nodiscard]] std::vector<std::string> system_names();

@@ -24,6 +24,17 @@ std::string label_problem(const std::string& label) {
   return {};
 }
 
+// Runs the strategy's own validation hook (the checks an option type cannot express, such as a degree
+// that must divide the world size) on complete options; records its problems under the entry's path.
+bool strategy_accepts(const SystemInfo& info, const nlohmann::json& options, const std::string& path,
+                      LoadContext& context, std::optional<int> world_size) {
+  const std::vector<OptionProblem> problems = info.check(options, SystemCheckContext{world_size});
+  for (const OptionProblem& problem : problems) {
+    context.add(problem.option.empty() ? path : child_path(path, problem.option), problem.what, problem.hint);
+  }
+  return problems.empty();
+}
+
 // Reads one entry of "systems": a bare name, or an object with "name", an optional "label" and options.
 std::optional<SystemSpec> read_system(const nlohmann::json& entry, const std::string& path,
                                       LoadContext& context, std::optional<int> world_size) {
@@ -45,14 +56,20 @@ std::optional<SystemSpec> read_system(const nlohmann::json& entry, const std::st
   if (info == nullptr) {
     const std::vector<std::string> names = system_names();
     std::vector<std::string_view> views(names.begin(), names.end());
+    // An empty catalog means the binary lacks the strategies' registrations, not that the name is wrong.
     context.add(name_path,
                 fmt::format("unknown system \"{}\"; the systems are {}", printable(name), quoted_list(views)),
-                did_you_mean(name, names));
+                names.empty() ? "no strategy is registered in this program: link it with zb_strategies"
+                              : did_you_mean(name, names));
     return std::nullopt;
   }
 
   SystemSpec spec{name, name, info->default_options()};
-  if (!entry.is_object()) return spec;
+  // A bare name runs at the defaults, which the strategy's hook may still reject (e.g. for this world).
+  if (!entry.is_object()) {
+    if (!strategy_accepts(*info, spec.options, path, context, world_size)) return std::nullopt;
+    return spec;
+  }
 
   std::vector<std::string_view> allowed{"name", "label"};
   for (const SystemOption& option : info->options) allowed.push_back(option.name);
@@ -69,16 +86,7 @@ std::optional<SystemSpec> read_system(const nlohmann::json& entry, const std::st
     }
     spec.options[option.name] = *value;
   }
-  if (name == "uniform-cp" && world_size && spec.options["degree"].is_number_integer()) {
-    const auto degree = spec.options["degree"].get<std::int64_t>();
-    if (*world_size % degree != 0) {
-      context.add(reader.path_of("degree"),
-                  fmt::format("degree {} does not divide the world size {} (nodes x gpus_per_node)", degree,
-                              *world_size),
-                  "choose a divisor of the world size, or \"auto\"");
-      options_ok = false;
-    }
-  }
+  if (!strategy_accepts(*info, spec.options, path, context, world_size)) options_ok = false;
   spec.label = default_label(*info, spec.options);
   if (auto label = reader.string("label")) {
     if (std::string problem = label_problem(*label); !problem.empty()) {

@@ -3,8 +3,27 @@
 #include "core/common/error.hpp"
 #include "core/exec/reference/reference_executor.hpp"
 #include "core/exec/sim/sim_executor.hpp"
+#include "core/lower/lower.hpp"
+#include "core/lower/verify_program.hpp"
 
 namespace zb {
+
+lower::Program lower_for_run(const plan::Plan& plan, const RunContext& context) {
+  return lower::lower(plan, context.cost, {.backward = context.scenario.passes == Passes::fwd_bwd});
+}
+
+Trace execute(Executor& executor, const plan::Plan& plan, const RunContext& context) {
+  const lower::Program program = lower_for_run(plan, context);
+  // A program that could deadlock under NCCL's rendezvous semantics must not reach any executor: the
+  // reference would run it (its sends are buffered) and the simulator would stop mid-way.
+  if (const auto problems = lower::verify(program, 5); !problems.empty()) {
+    std::string all;
+    for (const auto& p : problems) all += "\n  " + p;
+    throw Error(ExitCode::runtime, Location{}, "the program of " + plan.system + " is invalid:" + all,
+                "this is a bug in the strategy (or the plan file); `zeppelin-bench plan --verify` shows the same");
+  }
+  return executor.run(program, context);
+}
 
 std::unique_ptr<Executor> make_executor(Backend backend) {
   switch (backend) {

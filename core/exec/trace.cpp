@@ -57,7 +57,6 @@ std::vector<RingStepStats> ring_step_statistics(const std::vector<RingStepTransf
   return stats;
 }
 
-const char* to_string(Pass p) { return p == Pass::fwd ? "fwd" : "bwd"; }
 
 const char* to_string(Stream s) {
   switch (s) {
@@ -78,6 +77,7 @@ const char* to_string(EventCategory c) {
     case EventCategory::route_dispatch: return "route-dispatch";
     case EventCategory::route_nic: return "route-nic";
     case EventCategory::route_combine: return "route-combine";
+    case EventCategory::collective: return "collective";
   }
   return "?";
 }

@@ -14,15 +14,15 @@
 #include <string>
 #include <vector>
 
+#include "core/lower/program.hpp"
 #include "core/plan/plan.hpp"
 
 namespace zb {
 
-enum class Pass { fwd, bwd };
 // compute: the GPU's compute stream (attention, GEMMs). comm: the rank's own transfers (send, recv,
 // remap). nic: relay legs a rank carries for others (routing proxies), one track per rank.
 enum class Stream { compute, comm, nic };
-enum class EventCategory { attention, gemm, send, recv, remap, route_dispatch, route_nic, route_combine };
+enum class EventCategory { attention, gemm, send, recv, remap, route_dispatch, route_nic, route_combine, collective };
 enum class LinkKind { nvlink_out, nvlink_in, nic_tx, nic_rx, pcie, core };
 
 struct TraceEvent {
@@ -34,7 +34,7 @@ struct TraceEvent {
   int micro_batch = 0;
   double start = 0;  // seconds on the trace axis (see above)
   double end = 0;
-  double bytes = 0;  // transfers: bytes carried by this event (backward: K,V plus dK,dV)
+  double bytes = 0;  // transfers: bytes carried by this event (one message: K/V, dK/dV, remap rows)
   double flops = 0;  // compute: FLOPs of this kernel (attention or GEMM, this pass)
   int op = -1;       // index of the op in the rank's op list, −1 for relay legs
   int peer = -1;     // transfers: the other end (destination of a send, source of a recv/leg)
@@ -120,7 +120,6 @@ struct Trace {
 // Statistics per (level, pass) over `transfers`, in level order then pass order.
 [[nodiscard]] std::vector<RingStepStats> ring_step_statistics(const std::vector<RingStepTransfer>& transfers);
 
-[[nodiscard]] const char* to_string(Pass p);
 [[nodiscard]] const char* to_string(Stream s);
 [[nodiscard]] const char* to_string(EventCategory c);
 [[nodiscard]] const char* to_string(LinkKind k);

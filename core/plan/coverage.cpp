@@ -47,13 +47,17 @@ std::int64_t pairs_of(const AttentionBlock& b) {
 }
 
 std::string block_str(const AttentionBlock& b) {
-  return "seq " + std::to_string(b.seq) + " q [" + std::to_string(b.q0) + ", " + std::to_string(b.q1) + ") k [" +
-         std::to_string(b.k0) + ", " + std::to_string(b.k1) + ") " + to_string(b.mask);
+  std::string out = "seq " + std::to_string(b.seq) + " q [" + std::to_string(b.q0) + ", " + std::to_string(b.q1) +
+                    ") k [" + std::to_string(b.k0) + ", " + std::to_string(b.k1) + ") " + to_string(b.mask);
+  if (!b.heads.all()) out += " heads [" + std::to_string(b.heads.begin) + ", " + std::to_string(b.heads.end) + ")";
+  return out;
 }
 
-// Reports a pair of blocks of one sequence that compute a common (q, k) pair.
+// Reports a pair of blocks of one sequence that compute a common (q, k) pair, and pairs never computed.
+// `heads_label` ("head 5", "heads 4-7") names the heads these blocks stand for; empty = every head.
 void check_exactly_once(const Plan& plan, int seq, std::vector<AttentionBlock>& blocks,
-                        std::vector<std::string>& problems, std::size_t max_problems) {
+                        std::vector<std::string>& problems, std::size_t max_problems,
+                        const std::string& heads_label = {}) {
   const std::int64_t s = plan.sequences[static_cast<std::size_t>(seq)].length;
   std::int64_t total = 0;
   for (const auto& b : blocks) total += pairs_of(b);
@@ -67,22 +71,66 @@ void check_exactly_once(const Plan& plan, int seq, std::vector<AttentionBlock>& 
       const auto k0 = std::max(a->k0, b.k0), k1 = std::min(a->k1, b.k1);
       const bool causal = a->mask == Mask::causal || b.mask == Mask::causal;
       if (q0 < q1 && k0 < k1 && CostModel::attention_pairs(q0, q1, k0, k1, causal) > 0) {
-        if (problems.size() < max_problems) problems.push_back("blocks overlap: " + block_str(*a) + " and " + block_str(b));
+        if (problems.size() < max_problems) {
+          const std::string prefix = heads_label.empty() ? "" : "sequence " + std::to_string(seq) + " " + heads_label + ": ";
+          problems.push_back(prefix + "blocks overlap: " + block_str(*a) + " and " + block_str(b));
+        }
         return;
       }
     }
     active.push_back(&b);
   }
   if (total != expected && problems.size() < max_problems) {
-    problems.push_back("sequence " + std::to_string(seq) + " of length " + std::to_string(s) + ": blocks cover " +
+    problems.push_back("sequence " + std::to_string(seq) + " of length " + std::to_string(s) +
+                       (heads_label.empty() ? "" : ", " + heads_label) + ": blocks cover " +
                        std::to_string(total) + " causal pairs, expected " + std::to_string(expected) +
                        (total < expected ? " (some pairs are never computed)" : ""));
   }
 }
 
+std::string heads_label(int h0, int h1) {
+  return h1 - h0 == 1 ? "head " + std::to_string(h0) : "heads " + std::to_string(h0) + "-" + std::to_string(h1 - 1);
+}
+
+// Coverage when some blocks of a sequence compute only some heads: the heads are cut at every range
+// boundary, and each interval of heads must be covered exactly once by the blocks that compute all of it
+// (blocks for heads [0, 4) on one rank and [4, 8) on another cover the sequence once).
+void check_exactly_once_per_head(const Plan& plan, int seq, const std::vector<AttentionBlock>& blocks, int heads,
+                                 std::vector<std::string>& problems, std::size_t max_problems) {
+  auto add = [&](std::string p) {
+    if (problems.size() < max_problems) problems.push_back(std::move(p));
+  };
+  if (heads <= 0) {
+    add("sequence " + std::to_string(seq) + ": blocks compute head ranges, but the model's head count was not given to verify");
+    return;
+  }
+  std::vector<std::pair<int, int>> range(blocks.size());  // resolved [begin, end) of each block
+  std::set<int> cuts{0, heads};
+  for (std::size_t i = 0; i < blocks.size(); ++i) {
+    const HeadRange& h = blocks[i].heads;
+    range[i] = {h.begin, h.end < 0 ? heads : h.end};
+    if (range[i].first < 0 || range[i].first >= range[i].second || range[i].second > heads) {
+      add("sequence " + std::to_string(seq) + ": block " + block_str(blocks[i]) + " names heads outside the model's " +
+          std::to_string(heads));
+      return;
+    }
+    cuts.insert(range[i].first);
+    cuts.insert(range[i].second);
+  }
+  for (auto it = cuts.begin(); std::next(it) != cuts.end() && problems.size() < max_problems; ++it) {
+    const int h0 = *it, h1 = *std::next(it);
+    std::vector<AttentionBlock> covering;
+    for (std::size_t i = 0; i < blocks.size(); ++i) {
+      if (range[i].first <= h0 && h1 <= range[i].second) covering.push_back(blocks[i]);
+    }
+    check_exactly_once(plan, seq, covering, problems, max_problems, heads_label(h0, h1));
+  }
+}
+
 }  // namespace
 
-void check_coverage_and_data(const Plan& plan, std::vector<std::string>& problems, std::size_t max_problems) {
+void check_coverage_and_data(const Plan& plan, int heads, std::vector<std::string>& problems,
+                             std::size_t max_problems) {
   auto add = [&](std::string p) {
     if (problems.size() < max_problems) problems.push_back(std::move(p));
   };
@@ -101,13 +149,22 @@ void check_coverage_and_data(const Plan& plan, std::vector<std::string>& problem
         have.insert(from.begin(), from.end());
         const Op& dep = r.ops[static_cast<std::size_t>(d)];
         if (dep.kind == OpKind::recv && dep.kv_owner >= 0) have.insert({dep.group, dep.kv_owner});
+        // An all-gather (Llama-3 CP's K/V) or all-to-all (head parallelism) brings every member's KV; of the
+        // group's sequences when the op names a group, of any sequence (group −1) when it does not.
+        if (dep.kind == OpKind::collective &&
+            (dep.collective == CollectiveKind::all_gather || dep.collective == CollectiveKind::all_to_all)) {
+          for (int member : dep.collective_ranks) {
+            if (member >= 0 && member < plan.world_size) have.insert({dep.group, member});
+          }
+        }
       }
       const std::string where = "rank " + std::to_string(r.rank) + " op " + std::to_string(op.id);
       if (op.kind == OpKind::send && op.kv_owner >= 0 && op.kv_owner != r.rank && !have.contains({op.group, op.kv_owner})) {
         add(where + ": sends rank " + std::to_string(op.kv_owner) + "'s KV of group " + std::to_string(op.group) + " before receiving it");
       }
       if (op.kind != OpKind::attention) continue;
-      for (const AttentionBlock& b : expand_blocks(plan, r.rank, op)) {
+      for (AttentionBlock& b : expand_blocks(plan, r.rank, op)) {
+        if (op.zigzag_kv_rank >= 0) b.heads = op.heads;  // the ring form's blocks compute the op's heads
         if (b.seq < 0 || b.seq >= static_cast<int>(plan.sequences.size())) {
           add(where + ": block names unknown sequence " + std::to_string(b.seq));
           continue;
@@ -124,8 +181,11 @@ void check_coverage_and_data(const Plan& plan, std::vector<std::string>& problem
         bool kv_ok = contains(owned[static_cast<std::size_t>(r.rank)], b.seq, b.k0, b.k1);
         for (const auto& [g, owner] : have) {
           if (kv_ok) break;
-          const auto& gs = plan.groups.at(static_cast<std::size_t>(g)).sequences;
-          if (std::find(gs.begin(), gs.end(), b.seq) != gs.end()) kv_ok = contains(owned[static_cast<std::size_t>(owner)], b.seq, b.k0, b.k1);
+          if (g >= 0) {
+            const auto& gs = plan.groups.at(static_cast<std::size_t>(g)).sequences;
+            if (std::find(gs.begin(), gs.end(), b.seq) == gs.end()) continue;
+          }
+          kv_ok = contains(owned[static_cast<std::size_t>(owner)], b.seq, b.k0, b.k1);
         }
         if (!kv_ok) add(where + ": reads keys of " + block_str(b) + " that are neither local nor received");
         per_seq[static_cast<std::size_t>(b.seq)].push_back(b);
@@ -133,7 +193,13 @@ void check_coverage_and_data(const Plan& plan, std::vector<std::string>& problem
     }
   }
   for (std::size_t s = 0; s < per_seq.size() && problems.size() < max_problems; ++s) {
-    check_exactly_once(plan, static_cast<int>(s), per_seq[s], problems, max_problems);
+    auto& blocks = per_seq[s];
+    // The common case, every block on every head, stays one pass over the sequence's blocks.
+    if (std::all_of(blocks.begin(), blocks.end(), [](const AttentionBlock& b) { return b.heads.all(); })) {
+      check_exactly_once(plan, static_cast<int>(s), blocks, problems, max_problems);
+    } else {
+      check_exactly_once_per_head(plan, static_cast<int>(s), blocks, heads, problems, max_problems);
+    }
   }
 }
 

@@ -8,7 +8,9 @@
 
 namespace zb::plan {
 
-void check_coverage_and_data(const Plan& plan, std::vector<std::string>& problems, std::size_t max_problems);
+// `heads`: the model's query heads (0 = unknown), for blocks that compute a head range.
+void check_coverage_and_data(const Plan& plan, int heads, std::vector<std::string>& problems,
+                             std::size_t max_problems);
 void check_remap(const Plan& plan, std::vector<std::string>& problems, std::size_t max_problems);
 
 }  // namespace zb::plan

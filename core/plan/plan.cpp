@@ -52,9 +52,9 @@ std::vector<AttentionBlock> zigzag_blocks(int seq, std::int64_t length, int part
     for (const Shard& k : {ka, kb}) {
       if (k.size() == 0) continue;
       if (k.begin == q.begin) {
-        out.push_back({seq, q.begin, q.end, k.begin, k.end, Mask::causal});
+        out.push_back({seq, q.begin, q.end, k.begin, k.end, Mask::causal, {}});
       } else if (k.end <= q.begin) {
-        out.push_back({seq, q.begin, q.end, k.begin, k.end, Mask::full});
+        out.push_back({seq, q.begin, q.end, k.begin, k.end, Mask::full, {}});
       }
       // k entirely after q: no causal pair.
     }
@@ -101,12 +101,23 @@ const char* to_string(OpKind v) {
     case OpKind::recv: return "recv";
     case OpKind::remap: return "remap";
     case OpKind::gemm: return "gemm";
+    case OpKind::collective: return "collective";
   }
   return "?";
 }
 const char* to_string(RouteKind v) { return v == RouteKind::direct ? "direct" : "routed"; }
 const char* to_string(RemapDirection v) {
   return v == RemapDirection::to_attention ? "to_attention" : "to_linear";
+}
+
+const char* to_string(CollectiveKind v) {
+  switch (v) {
+    case CollectiveKind::all_gather: return "all_gather";
+    case CollectiveKind::reduce_scatter: return "reduce_scatter";
+    case CollectiveKind::all_reduce: return "all_reduce";
+    case CollectiveKind::all_to_all: return "all_to_all";
+  }
+  return "?";
 }
 
 }  // namespace zb::plan

@@ -21,12 +21,9 @@
 //      A strategy that cannot fit a batch returns a Plan with `oom` filled and no ops; it never
 //      overcommits silently.
 //
-// What an executor may assume: the above; ops of one rank may run in any order that respects deps;
-// attention and GEMM ops share the rank's compute stream; send/recv/remap ops run on communication
-// streams and overlap compute. Routed sends are relayed by the executor through the listed proxies
-// (the proxies' own op lists do not mention the relay). The backward pass is derived by the executor
-// from the same DAG: same blocks at backward cost, and each KV transfer also carries dK/dV
-// (docs/SIMULATOR.md).
+// Executors never read a Plan's ops directly: core/lower turns it into a Program (core/lower/program.hpp)
+// that fixes what every op means (payloads, relay legs of routed sends through the listed proxies,
+// pairing, the backward pass) and the one execution order every executor follows.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -38,7 +35,11 @@ namespace zb::plan {
 enum class Level { local, intra_node, inter_node };
 enum class Mask { causal, full };
 enum class Sharding { whole, zigzag };
-enum class OpKind { attention, send, recv, remap, gemm };
+enum class OpKind { attention, send, recv, remap, gemm, collective };
+// Collectives a plan may state directly (Llama-3 CP's K/V all-gather, tensor parallelism's all-gather and
+// reduce-scatter, gradient all-reduce). all_to_all is the uniform form (equal parts); the remap is the
+// all-to-all-v and keeps its own op kind because it carries explicit moves.
+enum class CollectiveKind { all_gather, reduce_scatter, all_reduce, all_to_all };
 enum class RouteKind { direct, routed };
 enum class RemapDirection { to_attention, to_linear };
 
@@ -76,11 +77,23 @@ struct Group {
   int micro_batch = 0;
 };
 
+// A range of query heads [begin, end); end = −1 means "every head" (the default: context parallelism
+// splits tokens, not heads). Head-parallel attention (Ulysses) gives each rank a slice; the K/V heads a
+// slice reads follow from GQA (kv head = q head / (heads / kv_heads)).
+struct HeadRange {
+  int begin = 0;
+  int end = -1;
+  [[nodiscard]] bool all() const { return begin == 0 && end < 0; }
+  [[nodiscard]] int count(int heads) const { return (end < 0 ? heads : end) - begin; }
+  friend bool operator==(const HeadRange&, const HeadRange&) = default;
+};
+
 struct AttentionBlock {
   int seq = 0;
   std::int64_t q0 = 0, q1 = 0;
   std::int64_t k0 = 0, k1 = 0;
   Mask mask = Mask::causal;
+  HeadRange heads;
 };
 
 // Route of a send. Direct: one flow src → peer. Routed (Zeppelin's routing layer): part i of the bytes
@@ -118,6 +131,7 @@ struct Op {
   // `group`, the pairs between this rank's zigzag chunks (queries) and zigzag_kv_rank's chunks (keys).
   std::vector<AttentionBlock> blocks;
   int zigzag_kv_rank = -1;
+  HeadRange heads;      // attention: the heads of the zigzag form; send/recv: the heads of the KV carried
   double pairs = 0;     // causal pairs computed (exact)
   double q_tokens = 0;  // query rows touched (sets kernel efficiency)
   int calls = 1;        // kernel calls (one per block; one varlen call per ring step)
@@ -137,6 +151,12 @@ struct Op {
 
   // gemm: m×k times k×n.
   std::int64_t m = 0, n = 0, k = 0;
+
+  // collective: every rank of `collective_ranks` (in that order; this rank among them) has one op with the
+  // same kind, ranks and `tag`; `bytes`: all-gather and reduce-scatter, the shard this rank contributes or
+  // ends with; all-reduce, the whole buffer; all-to-all, everything it sends.
+  CollectiveKind collective = CollectiveKind::all_gather;
+  std::vector<int> collective_ranks;
 };
 
 struct RankOps {
@@ -168,6 +188,9 @@ struct Plan {
   std::string strategy;  // strategy name
   int world_size = 0;
   int gpus_per_node = 0;
+  // Tensor parallelism: each entry is one TP group (ranks of one node that split every GEMM and the
+  // attention heads); empty = no tensor parallelism (every rank is its own group of one).
+  std::vector<std::vector<int>> tensor_parallel_groups;
   int micro_batches = 1;
   std::vector<Sequence> sequences;
   std::vector<Group> groups;
@@ -206,5 +229,6 @@ struct Plan {
 [[nodiscard]] const char* to_string(OpKind v);
 [[nodiscard]] const char* to_string(RouteKind v);
 [[nodiscard]] const char* to_string(RemapDirection v);
+[[nodiscard]] const char* to_string(CollectiveKind v);
 
 }  // namespace zb::plan

@@ -19,8 +19,16 @@ ojson layout_json(const std::vector<RankLayout>& layout) {
   return a;
 }
 
+// Heads are printed only when they are not "every head", so plans without head parallelism read as in
+// schema 1. [begin, end]; end −1 keeps its meaning ("to the last head").
+void put_heads(ojson& j, const HeadRange& h) {
+  if (!h.all()) j["heads"] = {h.begin, h.end};
+}
+
 ojson block_json(const AttentionBlock& b) {
-  return {{"seq", b.seq}, {"q", {b.q0, b.q1}}, {"k", {b.k0, b.k1}}, {"mask", to_string(b.mask)}};
+  ojson j{{"seq", b.seq}, {"q", {b.q0, b.q1}}, {"k", {b.k0, b.k1}}, {"mask", to_string(b.mask)}};
+  put_heads(j, b.heads);
+  return j;
 }
 
 ojson move_json(const RemapMove& m) {
@@ -37,19 +45,18 @@ ojson op_json(const Op& op) {
     case OpKind::attention:
       if (op.zigzag_kv_rank >= 0) {
         j["zigzag"] = {{"kv_rank", op.zigzag_kv_rank}};
-      } else if (op.blocks.size() == 1) {
-        // The common single-block form is flat, as in DESIGN §5's example.
-        const AttentionBlock& b = op.blocks.front();
-        j["seq"] = b.seq;
-        j["q"] = {b.q0, b.q1};
-        j["k"] = {b.k0, b.k1};
-        j["mask"] = to_string(b.mask);
+        put_heads(j, op.heads);
+      } else if (op.blocks.size() == 1 && op.heads.all()) {
+        // The common single-block form is flat, as in DESIGN §5's example; its `heads` are the block's.
+        j.update(block_json(op.blocks.front()));
       } else {
         ojson blocks = ojson::array();
         for (const auto& b : op.blocks) blocks.push_back(block_json(b));
         j["blocks"] = std::move(blocks);
+        put_heads(j, op.heads);
       }
       j["pairs"] = op.pairs;
+      j["q_tokens"] = op.q_tokens;  // sets the kernel's efficiency: an executor needs it to time the op
       j["calls"] = op.calls;
       break;
     case OpKind::send:
@@ -58,6 +65,7 @@ ojson op_json(const Op& op) {
       j["tag"] = op.tag;
       j["bytes"] = op.bytes;
       if (op.kv_owner >= 0) j["kv_owner"] = op.kv_owner;
+      put_heads(j, op.heads);
       if (op.kind == OpKind::send) {
         ojson route{{"kind", to_string(op.route.kind)}};
         if (op.route.kind == RouteKind::routed) {
@@ -83,6 +91,12 @@ ojson op_json(const Op& op) {
       j["n"] = op.n;
       j["k"] = op.k;
       break;
+    case OpKind::collective:
+      j["collective"] = to_string(op.collective);
+      j["ranks"] = op.collective_ranks;
+      j["tag"] = op.tag;
+      j["bytes"] = op.bytes;
+      break;
   }
   j["deps"] = op.deps;
   return j;
@@ -97,6 +111,7 @@ nlohmann::ordered_json to_json(const Plan& plan) {
   j["strategy"] = plan.strategy;
   j["world_size"] = plan.world_size;
   j["gpus_per_node"] = plan.gpus_per_node;
+  j["tensor_parallel_groups"] = plan.tensor_parallel_groups;
   j["micro_batches"] = plan.micro_batches;
   j["feasible"] = plan.feasible();
   ojson seqs = ojson::array();

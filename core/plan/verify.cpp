@@ -5,6 +5,7 @@
 #include <set>
 #include <tuple>
 
+#include "core/plan/collectives.hpp"
 #include "core/plan/coverage.hpp"
 
 namespace zb::plan {
@@ -116,7 +117,8 @@ std::vector<std::string> verify(const Plan& plan, const VerifyOptions& options) 
   if (!plan.feasible()) return c.problems;  // an OOM plan has no ops to check
   c.check_dag();
   c.check_matching();
-  check_coverage_and_data(plan, c.problems, options.max_problems);
+  check_collectives(plan, c.problems, options.max_problems);
+  check_coverage_and_data(plan, options.heads, c.problems, options.max_problems);
   check_remap(plan, c.problems, options.max_problems);
   c.check_memory();
   return c.problems;

@@ -4,6 +4,7 @@
 #include "core/cost/cost_model.hpp"
 #include "core/exec/executor.hpp"
 #include "core/plan/verify.hpp"
+#include "core/run/iteration.hpp"
 #include "core/strategies/strategy.hpp"
 #include "core/workload/workload.hpp"
 
@@ -56,14 +57,9 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
       batch.iteration = i;
       batch.lengths = result.batches[static_cast<std::size_t>(i)];
       plan::Plan p = timed_plan(*strategy, batch);
-      IterationResult it;
-      it.iteration = i;
-      it.feasible = p.feasible();
-      it.oom = p.oom;
-      it.planner_seconds = p.planner_seconds;
-      it.predicted_seconds = p.predicted.iteration_seconds;
+      IterationResult it = iteration_of(p, i);
       if (options.verify_plans && p.world_size <= options.verify_max_ranks) {
-        it.verification = plan::verify(p, {cost.token_capacity_per_gpu()});
+        it.verification = plan::verify(p, {.token_capacity = cost.token_capacity_per_gpu(), .heads = scenario.model.heads});
         if (!it.verification.empty()) {
           throw_runtime_error(Location{scenario.source_file.string(), "systems", 0, 0, -1},
                               "the plan of " + system.label + " for iteration " + std::to_string(i) +
@@ -71,16 +67,7 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
                               "this is a bug in the strategy; please report it with the scenario");
         }
       }
-      if (it.feasible) {
-        Trace trace = executor->run(p, context);
-        it.metrics = compute_run_metrics(p, trace, cost, scenario);
-        if (!sr.has_trace) {
-          sr.first_trace = std::move(trace);
-          sr.first_plan = std::move(p);
-          sr.has_trace = true;
-        }
-      }
-      sr.iterations.push_back(std::move(it));
+      execute_iteration(*executor, context, std::move(p), std::move(it), sr);
     }
     result.systems.push_back(std::move(sr));
   }

@@ -115,7 +115,7 @@ std::vector<std::vector<int>> PlanBuilder::add_attention(int group, const std::v
     op.name = "attn";
     for (int seq : g.sequences) {
       const auto len = plan_.sequences[static_cast<std::size_t>(seq)].length;
-      op.blocks.push_back({seq, 0, len, 0, len, plan::Mask::causal});
+      op.blocks.push_back({seq, 0, len, 0, len, plan::Mask::causal, {}});
       op.pairs += static_cast<double>(len) * static_cast<double>(len + 1) / 2;
       op.q_tokens += static_cast<double>(len);
     }

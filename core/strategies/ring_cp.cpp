@@ -2,8 +2,8 @@
 // Documents are FFD-packed into packs of N·M tokens (M = per-GPU token capacity); every document of a
 // pack is zigzag-sharded over all N ranks; packs run one after another. Inter-node hops use the sending
 // GPU's own NIC (static affinity). See docs/STRATEGIES.md.
-#include "core/strategies/baselines.hpp"
 #include "core/strategies/packed_cp.hpp"
+#include "core/strategies/registration.hpp"
 
 namespace zb {
 namespace {
@@ -20,10 +20,21 @@ class RingCp final : public Strategy {
   const CostModel& cost_;
 };
 
-}  // namespace
-
 std::unique_ptr<Strategy> make_ring_cp(const SystemSpec& system, const Scenario& scenario, const CostModel& cost) {
   return std::make_unique<RingCp>(system, scenario, cost);
 }
 
+const StrategyRegistration registration{
+    SystemInfo{
+        .name = "ring-cp",
+        .description =
+            "Ring context parallelism over all GPUs (TransformerEngine-style P2P, per-document zigzag)",
+        .order = 10,
+        .baseline = true,
+        .options = {},
+        .validate = {},
+    },
+    make_ring_cp};
+
+}  // namespace
 }  // namespace zb

@@ -20,14 +20,16 @@ class Strategy {
   [[nodiscard]] virtual plan::Plan make_plan(const Batch& batch) const = 0;
 };
 
-// Builds the strategy a scenario entry names. The cost model must outlive the strategy.
+// Builds the strategy a scenario entry names, from the registry (registration.hpp): fills in the
+// option defaults and checks the options (an Error with exit code 2 and the JSON path when they are
+// wrong) before calling the strategy's factory. The cost model must outlive the strategy.
 [[nodiscard]] std::unique_ptr<Strategy> make_strategy(const SystemSpec& system, const Scenario& scenario,
                                                       const CostModel& cost);
 
 // Plans a batch and records the wall-clock planning time in plan.planner_seconds.
 [[nodiscard]] plan::Plan timed_plan(const Strategy& strategy, const Batch& batch);
 
-// The strategies this build knows, for `list systems` and error messages.
+// The registered strategies in listing order, for error messages (`list systems` prints the catalog).
 [[nodiscard]] std::vector<std::string> strategy_names();
 
 }  // namespace zb

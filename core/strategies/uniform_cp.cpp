@@ -2,27 +2,21 @@
 // D = N/C groups of consecutive ranks; each group runs a zigzag ring over its C ranks. "degree": "auto"
 // plans every divisor C of N and keeps the feasible one with the least predicted time.
 #include <optional>
+#include <string>
 
-#include "core/common/error.hpp"
-#include "core/strategies/baselines.hpp"
 #include "core/strategies/packed_cp.hpp"
+#include "core/strategies/registration.hpp"
 
 namespace zb {
 namespace {
 
 class UniformCp final : public Strategy {
  public:
+  // `degree` is complete and checked (registration below): "auto", or a divisor of the world size.
   UniformCp(const SystemSpec& system, const Scenario& scenario, const CostModel& cost)
       : setup_{system.label, system.name, 0, scenario.passes}, cost_(cost) {
-    const auto& degree = system.options.contains("degree") ? system.options.at("degree") : nlohmann::json("auto");
-    if (degree.is_number_integer()) {
-      setup_.degree = degree.get<int>();
-      if (setup_.degree < 1 || cost.cluster().world_size() % setup_.degree != 0) {
-        throw_input_error({scenario.source_file.string(), "systems." + system.label + ".degree"},
-                          "uniform-cp degree " + std::to_string(setup_.degree) + " does not divide the world size " +
-                              std::to_string(cost.cluster().world_size()));
-      }
-    }
+    const nlohmann::json& degree = system.options.at("degree");
+    if (degree.is_number_integer()) setup_.degree = degree.get<int>();
   }
 
   plan::Plan make_plan(const Batch& batch) const override {
@@ -52,10 +46,39 @@ class UniformCp final : public Strategy {
   const CostModel& cost_;
 };
 
-}  // namespace
-
 std::unique_ptr<Strategy> make_uniform_cp(const SystemSpec& system, const Scenario& scenario, const CostModel& cost) {
   return std::make_unique<UniformCp>(system, scenario, cost);
 }
 
+// A fixed degree must split the world into whole groups; the option type cannot say that.
+std::vector<OptionProblem> check_degree(const nlohmann::json& options, const SystemCheckContext& context) {
+  const nlohmann::json& degree = options.at("degree");
+  if (!context.world_size || !degree.is_number_integer()) return {};
+  const auto c = degree.get<std::int64_t>();
+  if (*context.world_size % c == 0) return {};
+  return {{"degree",
+           "degree " + std::to_string(c) + " does not divide the world size " +
+               std::to_string(*context.world_size) + " (nodes x gpus_per_node)",
+           "choose a divisor of the world size, or \"auto\""}};
+}
+
+const StrategyRegistration registration{
+    SystemInfo{
+        .name = "uniform-cp",
+        .description =
+            "Uniform context parallelism: fixed degree C, N/C data-parallel groups, packs dealt round-robin",
+        .order = 20,
+        .baseline = true,
+        .options = {SystemOption{
+            .name = "degree",
+            .type = OptionType::positive_int_or_auto,
+            .default_value = "auto",
+            .choices = {},
+            .description = "CP degree C; must divide the world size; auto = the best feasible C",
+        }},
+        .validate = check_degree,
+    },
+    make_uniform_cp};
+
+}  // namespace
 }  // namespace zb

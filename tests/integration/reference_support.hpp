@@ -6,6 +6,7 @@
 
 #include "core/cost/cost_model.hpp"
 #include "core/exec/reference/reference_executor.hpp"
+#include "core/lower/lower.hpp"
 #include "core/strategies/strategy.hpp"
 #include "tests/unit/strategies/support.hpp"
 
@@ -27,6 +28,14 @@ inline Scenario small_cluster(int nodes, int gpus_per_node, bool shared_nics, st
   return s;
 }
 
+// Lowers `plan` as the scenario runs it (forward only unless its passes are fwd_bwd) and runs it on the
+// reference executor: what zb::execute does, without linking the simulator into the tests.
+inline Trace run_plan(reference::ReferenceExecutor& executor, const plan::Plan& plan, const Scenario& scenario,
+                      const CostModel& cost) {
+  const lower::Program program = lower::lower(plan, cost, {.backward = scenario.passes == Passes::fwd_bwd});
+  return executor.run(program, RunContext{scenario, cost});
+}
+
 struct ReferenceRun {
   plan::Plan plan;
   Trace trace;
@@ -41,7 +50,7 @@ inline ReferenceRun run_reference(reference::ReferenceExecutor& executor, const 
   const CostModel cost(scenario.cluster, scenario.model);
   ReferenceRun run;
   run.plan = make_strategy(system, scenario, cost)->make_plan(batch_of(lengths));
-  run.trace = executor.run(run.plan, RunContext{scenario, cost});
+  run.trace = run_plan(executor, run.plan, scenario, cost);
   run.results = executor.last_results();
   return run;
 }
@@ -52,16 +61,8 @@ inline ReferenceRun run_reference(const Scenario& scenario, const SystemSpec& sy
   return run_reference(executor, scenario, system, lengths);
 }
 
-// The systems every integration test runs; uniform-cp degree 2 only where 2 divides the world.
-inline std::vector<SystemSpec> reference_systems(int world_size) {
-  std::vector<SystemSpec> systems{system("zeppelin"),
-                                  system("zeppelin", {{"routing", false}}),
-                                  system("zeppelin", {{"remap", false}}),
-                                  system("zeppelin", {{"partitioning", "flat"}}),
-                                  system("ring-cp"),
-                                  system("uniform-cp")};
-  if (world_size % 2 == 0) systems.push_back(system("uniform-cp", {{"degree", 2}}));
-  return systems;
-}
+// The systems every integration test runs: every registered strategy and each value of its options,
+// fixed degrees 2 where 2 divides the world.
+inline std::vector<SystemSpec> reference_systems(int world_size) { return registered_variants(world_size, {2}); }
 
 }  // namespace zb::test

@@ -1,6 +1,7 @@
 // The transports and the remap exchange on their own: buffered sends cannot deadlock a ring, a receive
 // that never comes ends in an error naming the rank and the tag, a multi-process launch without MPI is
-// refused, and rows moved attention → linear → attention come back bit for bit.
+// refused, and rows moved by the Program's all_to_all_v collectives (linear → attention for Q, K, V;
+// attention → linear for O) arrive bit for bit.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -9,7 +10,7 @@
 
 #include "core/common/rng.hpp"
 #include "core/exec/reference/in_process_transport.hpp"
-#include "core/exec/reference/remap_exchange.hpp"
+#include "core/exec/reference/all_to_all_v.hpp"
 #include "tests/integration/reference_support.hpp"
 
 namespace zb {
@@ -37,10 +38,10 @@ TEST(InProcessTransport, RingWhereEveryRankSendsFirstDoesNotDeadlock) {
   std::vector<int> got(ranks, -1);
   on_ranks(ranks, [&](int r, reference::Transport& t) {
     for (int step = 0; step < 3; ++step) {
-      t.send((r + 1) % ranks, Tag::make(MessageKind::kv, static_cast<std::uint64_t>(step)), Bytes(1000, std::byte{static_cast<unsigned char>(r)}));
+      t.send((r + 1) % ranks, Tag::make(MessageKind::transfer, static_cast<std::uint64_t>(step)), Bytes(1000, std::byte{static_cast<unsigned char>(r)}));
     }
     for (int step = 0; step < 3; ++step) {
-      const Bytes b = t.recv((r + ranks - 1) % ranks, Tag::make(MessageKind::kv, static_cast<std::uint64_t>(step)), 5s);
+      const Bytes b = t.recv((r + ranks - 1) % ranks, Tag::make(MessageKind::transfer, static_cast<std::uint64_t>(step)), 5s);
       got[static_cast<std::size_t>(r)] = static_cast<int>(b.front());
     }
   });
@@ -51,12 +52,12 @@ TEST(InProcessTransport, ReceiveThatNeverComesNamesRankSourceAndTag) {
   on_ranks(2, [](int r, reference::Transport& t) {
     if (r != 1) return;
     try {
-      (void)t.recv(0, Tag::make(MessageKind::kv, 42), 200ms);
+      (void)t.recv(0, Tag::make(MessageKind::transfer, 42), 200ms);
       ADD_FAILURE() << "recv returned without a message";
     } catch (const Error& e) {
       const std::string m = e.what();
       EXPECT_NE(m.find("rank 1: waited"), std::string::npos) << m;
-      EXPECT_NE(m.find("tag 42"), std::string::npos) << m;
+      EXPECT_NE(m.find("key 42"), std::string::npos) << m;
       EXPECT_NE(m.find("from rank 0"), std::string::npos) << m;
     }
   });
@@ -75,79 +76,112 @@ TEST(Launcher, MultiProcessLaunchWithoutMpiTransportIsRefused) {
   EXPECT_EQ(reference::resolve_transport(reference::TransportChoice::automatic, 4), reference::TransportChoice::in_process);
 }
 
-// The moves of a Zeppelin plan that rebalances (2 × 8 GPUs, two long documents). Should the strategy stop
-// remapping this batch, every shard's second half moves to the next rank instead, so the exchange is
-// still proven on many ranges.
-std::vector<plan::RemapMove> round_trip_moves(const plan::Plan& p) {
-  if (!p.remap.empty()) return p.remap;
-  std::vector<plan::RemapMove> moves;
-  for (const auto& layout : p.attention_layout)
-    for (const auto& shard : layout.shards)
-      if (shard.size() > 1)
-        moves.push_back({layout.rank, (layout.rank + 1) % p.world_size,
-                         {shard.seq, shard.begin + shard.size() / 2, shard.end}});
-  return moves;
+// Arbitrary bit patterns, NaNs and infinities included: the exchange must not touch a bit. `tensor`
+// keeps Q, K, V and O rows apart.
+float row_bits(lower::Tensor tensor, int seq, std::int64_t token, int i) {
+  Rng rng(static_cast<std::uint64_t>(seq) * 1000003 + static_cast<std::uint64_t>(token),
+          static_cast<std::uint64_t>(i) * 16 + static_cast<std::uint64_t>(tensor));
+  const auto bits = static_cast<std::uint32_t>(rng.next_u64());
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
 }
 
-TEST(RemapExchange, AttentionToLinearAndBackReturnsEveryTokenBitForBit) {
+void fill(reference::RowStore& store, const plan::Shard& shard, lower::Tensor pattern) {
+  std::vector<float> values;
+  for (std::int64_t tok = shard.begin; tok < shard.end; ++tok)
+    for (int i = 0; i < store.width(); ++i) values.push_back(row_bits(pattern, shard.seq, tok, i));
+  store.put(shard.seq, shard.begin, shard.end, values);
+}
+
+// Every row of `shard` holds `pattern`'s bits.
+void expect_bits(const reference::RowStore& store, const plan::Shard& shard, lower::Tensor pattern, int rank) {
+  ASSERT_TRUE(store.has(shard.seq, shard.begin, shard.end)) << "rank " << rank << " seq " << shard.seq;
+  const auto got = store.rows(shard.seq, shard.begin, shard.end);
+  for (std::int64_t tok = shard.begin; tok < shard.end; ++tok) {
+    for (int i = 0; i < store.width(); ++i) {
+      const float want = row_bits(pattern, shard.seq, tok, i);
+      ASSERT_EQ(std::memcmp(&got[static_cast<std::size_t>((tok - shard.begin) * store.width() + i)], &want, sizeof want), 0)
+          << "rank " << rank << " seq " << shard.seq << " token " << tok << " of " << lower::to_string(pattern);
+    }
+  }
+}
+
+// Runs collective `c` on this rank: sends its messages, stores every message for it.
+void exchange(reference::Transport& t, const lower::Program& program, int c, int r, reference::TensorRows& rows,
+              const reference::AttentionDims& dims) {
+  const std::string context = "rank " + std::to_string(r) + " collective " + std::to_string(c);
+  (void)reference::send_collective(t, program, c, r, rows, dims, context);
+  std::vector<int> waiting = reference::incoming_messages(program, c, r);
+  while (!waiting.empty()) {
+    for (auto m = waiting.begin(); m != waiting.end();) {
+      const std::optional<Bytes> payload = t.try_recv(program.messages[static_cast<std::size_t>(*m)].src, reference::collective_tag(c));
+      if (!payload) {
+        ++m;
+        continue;
+      }
+      reference::accept_collective_message(program, *m, r, *payload, rows, dims, context);
+      m = waiting.erase(m);
+    }
+    if (!waiting.empty()) {
+      ASSERT_TRUE(t.wait_for_message(5s)) << context << " got no rows";
+    }
+  }
+}
+
+TEST(AllToAllV, LinearToAttentionAndBackMovesEveryTokenBitForBit) {
+  // A Zeppelin plan that rebalances: 2 × 8 GPUs, two long documents and two short ones.
   const Scenario s = test::small_cluster(2, 8, false);
   const CostModel cost(s.cluster, s.model);
   const plan::Plan p = make_strategy(test::system("zeppelin"), s, cost)->make_plan(test::batch_of({1638, 714, 9, 1}));
-  const std::vector<plan::RemapMove> moves = round_trip_moves(p);
-  ASSERT_FALSE(moves.empty());
-  RecordProperty("moves_from_the_plan", p.remap.empty() ? "no (synthetic)" : "yes");
-  constexpr int width = 32;
-  // Arbitrary bit patterns, NaNs and infinities included: the exchange must not touch a bit.
-  auto row_bits = [](int seq, std::int64_t token, int i) {
-    Rng rng(static_cast<std::uint64_t>(seq) * 1000003 + static_cast<std::uint64_t>(token), static_cast<std::uint64_t>(i));
-    const auto bits = static_cast<std::uint32_t>(rng.next_u64());
-    float f;
-    std::memcpy(&f, &bits, sizeof f);
-    return f;
-  };
-  std::vector<int> checked(static_cast<std::size_t>(p.world_size), 0);
+  ASSERT_FALSE(p.remap.empty()) << "the plan no longer remaps this batch: pick one it does, or the test proves nothing";
+  const lower::Program program = lower::lower(p, cost, {.backward = false});
+  std::vector<int> to_attention, to_linear;
+  std::size_t moved_slices = 0;
+  for (std::size_t c = 0; c < program.collectives.size(); ++c) {
+    const lower::Collective& col = program.collectives[c];
+    if (col.kind != lower::CollectiveKind::all_to_all_v || col.pass != Pass::fwd) continue;
+    (col.direction == plan::RemapDirection::to_attention ? to_attention : to_linear).push_back(static_cast<int>(c));
+    for (const int m : col.messages) moved_slices += program.messages[static_cast<std::size_t>(m)].slices.size();
+  }
+  ASSERT_FALSE(to_attention.empty());
+  ASSERT_FALSE(to_linear.empty());
+  ASSERT_GT(moved_slices, 0u);
+  const reference::AttentionDims dims{4, 2, 8};  // Q and O rows of 32 floats, K and V of 16
+  std::vector<std::int64_t> checked(static_cast<std::size_t>(p.world_size), 0);
   on_ranks(p.world_size, [&](int r, reference::Transport& t) {
-    reference::RowStore rows(width);
-    for (const auto& shard : p.attention_layout[static_cast<std::size_t>(r)].shards) {
-      std::vector<float> values;
-      for (std::int64_t tok = shard.begin; tok < shard.end; ++tok)
-        for (int i = 0; i < width; ++i) values.push_back(row_bits(shard.seq, tok, i));
-      rows.put(shard.seq, shard.begin, shard.end, values);
-    }
-    const reference::RemapEndpoint endpoint{r, {&rows}, "rank " + std::to_string(r) + " round trip"};
-    for (const auto direction : {plan::RemapDirection::to_linear, plan::RemapDirection::to_attention}) {
-      const Tag tag = Tag::make(MessageKind::remap, static_cast<std::uint64_t>(direction));
-      const auto traffic = reference::remap_traffic(r, moves, direction);
-      (void)reference::send_remap_rows(t, tag, traffic, endpoint);
-      std::vector<int> waiting;
-      for (const auto& [peer, ranges] : traffic.incoming) waiting.push_back(peer);
-      while (!waiting.empty()) {
-        (void)reference::receive_remap_rows(t, tag, traffic, waiting, endpoint, p.sequences);
-        if (!waiting.empty()) {
-          ASSERT_TRUE(t.wait_for_message(5s)) << "rank " << r << " got no remap rows";
+    reference::TensorRows rows(dims);
+    for (const auto& shard : p.linear_layout[static_cast<std::size_t>(r)].shards)
+      for (const lower::Tensor x : {lower::Tensor::Q, lower::Tensor::K, lower::Tensor::V}) fill(rows.of(x), shard, x);
+    for (const int c : to_attention) exchange(t, program, c, r, rows, dims);
+    // The attention layout's Q, K, V are here bit for bit; each moved slice is on its receiver only.
+    for (const auto& shard : p.attention_layout[static_cast<std::size_t>(r)].shards)
+      for (const lower::Tensor x : {lower::Tensor::Q, lower::Tensor::K, lower::Tensor::V}) expect_bits(rows.of(x), shard, x, r);
+    for (const int c : to_attention) {
+      for (const int m : program.collectives[static_cast<std::size_t>(c)].messages) {
+        const lower::Message& msg = program.messages[static_cast<std::size_t>(m)];
+        for (const lower::Slice& sl : msg.slices) {
+          if (msg.src == r) {
+            EXPECT_FALSE(rows.of(sl.tensor).has(sl.seq, sl.begin, sl.end)) << "rank " << r << " kept what it sent";
+          }
+          if (msg.dst == r) {
+            EXPECT_TRUE(rows.of(sl.tensor).has(sl.seq, sl.begin, sl.end)) << "rank " << r << " lacks what it got";
+          }
         }
       }
-      // Each moved range is on its new rank only.
-      for (const auto& m : moves) {
-        const int now = direction == plan::RemapDirection::to_linear ? m.dst : m.src;
-        EXPECT_EQ(rows.has(m.range.seq, m.range.begin, m.range.end), now == r)
-            << "rank " << r << " seq " << m.range.seq << " [" << m.range.begin << ", " << m.range.end << ")";
-      }
     }
-    for (const auto& shard : p.attention_layout[static_cast<std::size_t>(r)].shards) {
-      const auto got = rows.rows(shard.seq, shard.begin, shard.end);
-      for (std::int64_t tok = shard.begin; tok < shard.end; ++tok) {
-        for (int i = 0; i < width; ++i) {
-          const float want = row_bits(shard.seq, tok, i);
-          ASSERT_EQ(std::memcmp(&got[static_cast<std::size_t>((tok - shard.begin) * width + i)], &want, sizeof want), 0)
-              << "rank " << r << " seq " << shard.seq << " token " << tok;
-        }
-      }
-      checked[static_cast<std::size_t>(r)] += static_cast<int>(shard.size());
+    // The attention output goes back: O rows of the attention layout, bits of their own.
+    for (const auto& shard : p.attention_layout[static_cast<std::size_t>(r)].shards)
+      fill(rows.of(lower::Tensor::O), shard, lower::Tensor::O);
+    for (const int c : to_linear) exchange(t, program, c, r, rows, dims);
+    for (const auto& shard : p.linear_layout[static_cast<std::size_t>(r)].shards) {
+      if (shard.size() <= 0) continue;
+      expect_bits(rows.of(lower::Tensor::O), shard, lower::Tensor::O, r);
+      checked[static_cast<std::size_t>(r)] += shard.size();
     }
   });
-  int total = 0;
-  for (const int c : checked) total += c;
+  std::int64_t total = 0;
+  for (const auto c : checked) total += c;
   EXPECT_EQ(total, 1638 + 714 + 9 + 1);
 }
 

@@ -58,7 +58,7 @@ void BM_SimulateIteration(benchmark::State& state) {
   Trace trace;
   const double cpu_before = cpu_seconds();
   for (auto _ : state) {
-    trace = executor->run(plan, RunContext{s, cost});
+    trace = execute(*executor, plan, RunContext{s, cost});
     benchmark::ClobberMemory();  // (DoNotOptimize on a double member mangles it with this GCC and benchmark)
   }
   const double cpu = (cpu_seconds() - cpu_before) / static_cast<double>(state.iterations());

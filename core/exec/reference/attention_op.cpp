@@ -9,8 +9,8 @@
 namespace zb::reference {
 namespace {
 
-[[noreturn]] void fail(const RankState& state, const plan::Op& op, const std::string& what) {
-  throw Error(ExitCode::runtime, rank_location(state.rank), state.where(op) + ": " + what);
+[[noreturn]] void fail(const RankState& state, int id, const std::string& what) {
+  throw Error(ExitCode::runtime, rank_location(state.rank), state.where(id) + ": " + what);
 }
 
 // Causal pairs of a block: queries [q0, q1) against keys [k0, k1) with k ≤ q.
@@ -22,7 +22,14 @@ double causal_pairs(const plan::AttentionBlock& b) {
 
 }  // namespace
 
-double run_attention_op(RankState& state, const plan::Op& op) {
+double run_attention(RankState& state, int id) {
+  const lower::Instr& instr = state.instr(id);
+  const auto& ops = state.in.plan.ranks.at(static_cast<std::size_t>(state.rank)).ops;
+  if (instr.plan_op < 0 || static_cast<std::size_t>(instr.plan_op) >= ops.size() ||
+      ops[static_cast<std::size_t>(instr.plan_op)].kind != plan::OpKind::attention) {
+    fail(state, id, "its plan op " + std::to_string(instr.plan_op) + " is not an attention op of this rank");
+  }
+  const plan::Op& op = ops[static_cast<std::size_t>(instr.plan_op)];
   const std::vector<plan::AttentionBlock> blocks = plan::expand_blocks(state.in.plan, state.rank, op);
   const AttentionDims& d = state.dims;
   const auto q_width = static_cast<std::size_t>(d.q_width());
@@ -49,50 +56,51 @@ double run_attention_op(RankState& state, const plan::Op& op) {
   }
   shape.out_rows = shape.q_tokens;
 
-  // Pack the inputs: Q from the rank's own rows (queries never travel), K|V from own rows or parcels.
+  // Pack the inputs: Q from the rank's own rows (queries never travel), K and V from own rows or from
+  // the buffers of the messages the instruction reads, in the order it lists them.
   std::vector<float> q(static_cast<std::size_t>(shape.q_tokens) * q_width);
   std::vector<float> k(static_cast<std::size_t>(shape.kv_tokens) * kv_width), v(k.size());
-  const std::vector<int>& recvs = state.sources[static_cast<std::size_t>(op.id)];
+  const std::vector<const TensorRows*> sources = state.sources(id);
+  const RowStore& own_q = state.q();
   for (std::size_t i = 0; i < blocks.size(); ++i) {
     const auto& b = blocks[i];
     const auto& desc = descs[i];
-    if (const auto missing = state.q.first_missing(b.seq, b.q0, b.q1)) {
-      fail(state, op, "the query row of sequence " + std::to_string(b.seq) + " token " + std::to_string(*missing) +
+    if (const auto missing = own_q.first_missing(b.seq, b.q0, b.q1)) {
+      fail(state, id, "the query row of sequence " + std::to_string(b.seq) + " token " + std::to_string(*missing) +
                           " is not on this rank (the attention layout does not give it this token)");
     }
-    const auto q_rows = state.q.rows(b.seq, b.q0, b.q1);
+    const auto q_rows = own_q.rows(b.seq, b.q0, b.q1);
     std::copy(q_rows.begin(), q_rows.end(), q.begin() + desc.q_row * static_cast<std::ptrdiff_t>(q_width));
-    std::vector<float> kv_rows(static_cast<std::size_t>(desc.kv_count) * 2 * kv_width);
-    if (const auto missing = gather_kv(state, recvs, b.seq, b.k0, b.k1, kv_rows)) {
-      fail(state, op, "the K/V row of sequence " + std::to_string(b.seq) + " token " + std::to_string(*missing) +
-                          " is neither on this rank nor brought by a recv this op depends on");
-    }
-    for (std::int64_t r = 0; r < desc.kv_count; ++r) {  // split each K|V row into the K and V tensors
-      const auto from = kv_rows.begin() + r * 2 * static_cast<std::ptrdiff_t>(kv_width);
-      const auto to = (desc.kv_row + r) * static_cast<std::ptrdiff_t>(kv_width);
-      std::copy_n(from, kv_width, k.begin() + to);
-      std::copy_n(from + static_cast<std::ptrdiff_t>(kv_width), kv_width, v.begin() + to);
+    for (const auto& [tensor, into] : {std::pair{lower::Tensor::K, &k}, std::pair{lower::Tensor::V, &v}}) {
+      const auto rows = std::span<float>(*into).subspan(static_cast<std::size_t>(desc.kv_row) * kv_width,
+                                                        static_cast<std::size_t>(desc.kv_count) * kv_width);
+      if (const auto missing = gather_rows(sources, tensor, b.seq, b.k0, b.k1, rows)) {
+        fail(state, id, std::string("the ") + lower::to_string(tensor) + " row of sequence " + std::to_string(b.seq) +
+                            " token " + std::to_string(*missing) +
+                            " is neither on this rank nor in a buffer of the messages this instruction reads");
+      }
     }
   }
 
   std::vector<float> o(q.size()), lse(static_cast<std::size_t>(shape.out_rows) * static_cast<std::size_t>(d.heads));
-  kernels::throw_if_error(kernels::attention_forward(shape, descs, q, k, v, o, lse), state.where(op));
+  kernels::throw_if_error(kernels::attention_forward(shape, descs, q, k, v, o, lse), state.where(id));
 
   const auto heads = static_cast<std::size_t>(d.heads);
   for (std::size_t i = 0; i < blocks.size(); ++i) {
     const auto& b = blocks[i];
     const auto& desc = descs[i];
     if (desc.q_count == 0) continue;
-    state.out.allocate(b.seq, b.q0, b.q1);
+    RowStore& out = state.out();
+    out.allocate(b.seq, b.q0, b.q1);
     state.lse.allocate(b.seq, b.q0, b.q1, -std::numeric_limits<float>::infinity());
     const auto rows = static_cast<std::size_t>(desc.q_count);
     const auto first = static_cast<std::size_t>(desc.out_row);
     kernels::throw_if_error(
-        kernels::merge_partials(d.heads, d.head_dim, state.out.rows(b.seq, b.q0, b.q1), state.lse.rows(b.seq, b.q0, b.q1),
+        kernels::merge_partials(d.heads, d.head_dim, out.rows(b.seq, b.q0, b.q1), state.lse.rows(b.seq, b.q0, b.q1),
                                 std::span<const float>(o).subspan(first * q_width, rows * q_width),
                                 std::span<const float>(lse).subspan(first * heads, rows * heads)),
-        state.where(op));
-    state.out.mark_present(b.seq, b.q0, b.q1);
+        state.where(id));
+    out.mark_present(b.seq, b.q0, b.q1);
     state.lse.mark_present(b.seq, b.q0, b.q1);
   }
   return 4.0 * pairs * d.heads * d.head_dim;

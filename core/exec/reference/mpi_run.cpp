@@ -1,6 +1,9 @@
 #include "core/exec/reference/mpi_run.hpp"
 
 #include <cstring>
+#include <string>
+#include <type_traits>
+#include <vector>
 
 #include "core/exec/reference/mpi_transport.hpp"
 #include "core/exec/reference/rank_location.hpp"
@@ -10,19 +13,96 @@
 namespace zb::reference {
 namespace {
 
-// FNV-1a of the plan as JSON without its wall-clock field: every process plans for itself, and a plan
-// that differs between processes would mismatch tags and hang, so it is caught first.
-std::uint64_t plan_fingerprint(const plan::Plan& plan) {
-  nlohmann::ordered_json json = plan::to_json(plan);
+class Fingerprint {
+ public:
+  template <typename T>
+  void add(const T& value) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    const auto* bytes = reinterpret_cast<const unsigned char*>(&value);
+    for (std::size_t i = 0; i < sizeof(T); ++i) hash_ = (hash_ ^ bytes[i]) * 0x100000001B3ULL;
+  }
+  void add(const std::string& text) {
+    add(text.size());
+    for (const char c : text) add(c);
+  }
+  template <typename T>
+  void add(const std::vector<T>& values) {
+    add(values.size());
+    for (const T& v : values) add(v);
+  }
+  [[nodiscard]] std::uint64_t value() const { return hash_; }
+
+ private:
+  std::uint64_t hash_ = 0xCBF29CE484222325ULL;
+};
+
+// FNV-1a of the Program (every instruction, message and collective) and of the plan it lowers, as JSON
+// without its wall-clock field (the reference reads the plan's sequences, layouts and attention blocks).
+// Every process plans and lowers for itself, and a program that differs between processes would mismatch
+// keys and hang, so it is caught first.
+std::uint64_t program_fingerprint(const lower::Program& program) {
+  Fingerprint f;
+  nlohmann::ordered_json json = plan::to_json(*program.plan);
   json.erase("planner_seconds");
-  const std::string text = json.dump();
-  std::uint64_t hash = 0xCBF29CE484222325ULL;
-  for (const char c : text) hash = (hash ^ static_cast<unsigned char>(c)) * 0x100000001B3ULL;
-  return hash;
+  f.add(json.dump());
+  f.add(program.world_size);
+  f.add(program.gpus_per_node);
+  f.add(program.backward);
+  for (const lower::RankProgram& rp : program.ranks) {
+    f.add(rp.first_backward);
+    f.add(rp.instrs.size());
+    for (const lower::Instr& in : rp.instrs) {
+      f.add(in.kind);
+      f.add(in.stream);
+      f.add(in.pass);
+      f.add(in.micro_batch);
+      f.add(in.group);
+      f.add(in.step);
+      f.add(in.plan_op);
+      f.add(in.name);
+      f.add(in.deps);
+      f.add(in.m);
+      f.add(in.n);
+      f.add(in.k);
+      f.add(in.peer);
+      f.add(in.message);
+      f.add(in.offset);
+      f.add(in.bytes);
+      f.add(in.match);
+      f.add(in.key);
+      f.add(in.last_leg);
+      f.add(in.collective);
+      f.add(in.reads);
+    }
+  }
+  for (const lower::Message& m : program.messages) {
+    f.add(m.pass);
+    f.add(m.purpose);
+    f.add(m.src);
+    f.add(m.dst);
+    f.add(m.bytes);
+    f.add(m.readers);
+    f.add(m.slices.size());
+    for (const lower::Slice& s : m.slices) {
+      f.add(s.tensor);
+      f.add(s.seq);
+      f.add(s.begin);
+      f.add(s.end);
+      f.add(s.heads.begin);
+      f.add(s.heads.end);
+    }
+  }
+  for (const lower::Collective& c : program.collectives) {
+    f.add(c.kind);
+    f.add(c.ranks);
+    f.add(c.instrs);
+    f.add(c.messages);
+  }
+  return f.value();
 }
 
 void check_same_plan_everywhere(Transport& transport, const RunInputs& inputs) {
-  const std::uint64_t mine = plan_fingerprint(inputs.plan);
+  const std::uint64_t mine = program_fingerprint(inputs.program);
   Bytes payload(sizeof mine);
   std::memcpy(payload.data(), &mine, sizeof mine);
   const Tag tag = Tag::make(MessageKind::result, 1);
@@ -33,9 +113,9 @@ void check_same_plan_everywhere(Transport& transport, const RunInputs& inputs) {
     const Bytes theirs = transport.recv(r, tag, inputs.options.receive_timeout);
     if (theirs != payload) {
       throw Error(ExitCode::runtime, rank_location(transport.rank()),
-                  "process " + std::to_string(r) + " planned a different plan of " + inputs.plan.system +
+                  "process " + std::to_string(r) + " planned or lowered a different program of " + inputs.plan.system +
                       " than this process; the ranks cannot run it together",
-                  "the planner must be deterministic for the same scenario and seed");
+                  "the planner and the lowering must be deterministic for the same scenario and seed");
     }
   }
 }

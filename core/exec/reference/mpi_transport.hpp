@@ -2,7 +2,7 @@
 // The MPI transport: one process per rank, MPI_COMM_WORLD rank = plan rank. Built only when
 // ZEPPELIN_HAVE_MPI. Every message travels as one MPI message with a fixed MPI tag whose first 8 bytes are
 // the transport Tag; the receiver drains whatever arrived into a local Mailbox, so matching by
-// (source, tag), "any relay piece" and the 2^31 tag limit of MPI are all handled on this side.
+// (source, tag), "any transfer leg" and the 2^31 tag limit of MPI are all handled on this side.
 // Sends are MPI_Isend with the buffer kept until MPI reports completion, so they never block.
 #include <list>
 #include <memory>

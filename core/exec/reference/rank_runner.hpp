@@ -1,26 +1,36 @@
 #pragma once
-// RankRunner: one rank of a reference run. It executes ONLY its own op list, like a GPU would:
-//   * compute ops (attention, GEMM) run one at a time in list order — the compute stream — as soon as
-//     their deps are done, so partial results merge in a fixed order;
-//   * communication ops (send, recv, remap) progress as soon as their deps allow, in any order — the
-//     communication streams — so a recv listed before a compute op never blocks it needlessly;
-//   * between ops it serves the relay station (routed pieces it forwards for others);
+// RankRunner: one rank of a reference run. It executes ONLY its own instructions of the lowered Program
+// (program.ranks[rank].instrs), under the execution rules of core/lower/program.hpp, and works out
+// nothing the Program already says (pairings, payloads, relays, buffer lifetimes):
+//   * FORWARD PASS ONLY: it runs instructions [0, first_backward). Numerical backward is a later issue;
+//     a reference trace has forward events only and layer.backward = 0.
+//   * compute instructions (attention, GEMM) run one at a time in strict list order, each once its deps
+//     are done — the compute stream — so partial results merge in a fixed order;
+//   * comm and relay instructions (send, recv, collective) are posted as soon as their deps are done, in
+//     any order. A send packs its message's slices (from the rank's own rows or the buffers of the
+//     messages it `reads`), cuts its byte fragment and sends it at once (sends are buffered); a relay send
+//     forwards the bytes its relay recv got. A recv completes when its leg has arrived; a last-leg recv
+//     stores its fragment in the message's buffer, complete once every fragment is in. A collective
+//     (all_to_all_v: the remap) sends its messages and completes once every message for it arrived;
+//   * a received buffer is freed once every instruction listing it in `reads` is done;
+//   * legs and collective messages are taken from the transport as soon as they arrive: one that no
+//     instruction of this rank expects is reported at once (a send to the wrong peer), not after a
+//     timeout on the starved receiver;
 //   * when idle it sleeps until a message arrives; nothing arriving for the receive timeout is an error
-//     that lists what the rank was waiting for, so a wrong plan never hangs.
-// Direct KV messages are taken as soon as they arrive: one that no recv op of this rank expects is
-// reported at once (a send to the wrong peer), instead of after a timeout on the starved receiver.
-// After its ops it tells every rank it is done and keeps relaying until all are, then checks that no
-// message was left unreceived, and verifies its outputs.
+//     that lists the instructions it waits for (lower::describe), so a wrong program never hangs.
+// Before running it checks the promises it relies on (indices, one recv per (peer, key), relay sends
+// after their relay recv, an instruction that reads a message depends on every recv that delivers it),
+// so a corrupted Program is an error naming the instruction rather than a race. After its instructions
+// it tells every rank it is done, waits until all are, checks that no message was left unreceived, and
+// verifies its outputs.
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "core/exec/reference/parcel_lifetimes.hpp"
 #include "core/exec/reference/rank_location.hpp"
 #include "core/exec/reference/rank_state.hpp"
-#include "core/exec/reference/relay_station.hpp"
-#include "core/exec/reference/remap_exchange.hpp"
 #include "core/exec/reference/transport.hpp"
 #include "core/exec/reference/verification.hpp"
 
@@ -40,8 +50,8 @@ class PeerFailed : public Error {
 };
 
 // Raised on a rank that waited the receive timeout with nothing arriving. It does NOT stop the other
-// ranks: when a plan is stuck every rank stalls within about one timeout, and only the full picture
-// shows which wait is the cause (a rank waiting for one that already finished its ops).
+// ranks: when a program is stuck every rank stalls within about one timeout, and only the full picture
+// shows which wait is the cause (a rank waiting for one that already finished its instructions).
 class RankStalled : public Error {
  public:
   RankStalled(int rank, std::string what, std::vector<int> awaited, bool finished_own_ops)
@@ -59,41 +69,63 @@ class RankStalled : public Error {
 
 class RankRunner {
  public:
+  // Throws zb::Error (runtime) naming the instruction when the rank's program breaks a promise above.
   RankRunner(const RunInputs& inputs, int rank, Transport& transport);
-  // Runs the layer and the check. Throws zb::Error (runtime) on a broken plan or a failed transfer.
+  // Runs the layer and the check. Throws zb::Error (runtime) on a broken program or a failed transfer.
   RankResult run();
 
  private:
-  enum class OpStatus : unsigned char { waiting, started, done };
-  struct RemapProgress {
-    RemapTraffic traffic;
-    std::vector<int> waiting;  // peers whose rows have not arrived
-    Tag tag;
+  enum class Status : unsigned char { waiting, posted, done };
+  // One end of a message on this rank (its first legs on the src, its last legs on the dst): one trace
+  // event once every fragment of that end is done.
+  struct MessageEnd {
+    int left = 0;       // first legs on this rank (sends), last legs (recvs)
+    double start = -1;  // when the first of them was posted
+  };
+  struct Outgoing {  // a message this rank sends, packed once, while its first legs are sent
+    Bytes payload;
+    int left = 0;
+  };
+  struct Relayed {  // the fragment a relay recv got, until its relay send forwards it
+    Bytes bytes;
+    double arrived = 0;
+  };
+  struct CollectiveProgress {
+    std::vector<int> waiting;  // messages for this rank not yet stored
     std::int64_t bytes = 0;
   };
 
-  bool deps_done(const plan::Op& op) const;
-  bool collect_kv_messages();             // true when any arrived
-  bool advance_comm(const plan::Op& op);  // true when it made progress
-  void run_compute(const plan::Op& op);
-  void start_remap(const plan::Op& op);
+  void check_program();
+  [[nodiscard]] bool deps_done(int id) const;
+  bool collect_arrivals();   // true when anything arrived
+  bool advance_comm(int id);  // true when it made progress
+  void send_leg(int id);
+  bool complete_recv(int id);
+  bool advance_collective(int id);
+  void run_compute(int id);
+  void done(int id);
   void say_finished_and_wait_for_all();
   void check_aborted();
-  void check_no_strays();
+  [[noreturn]] void fail(int id, const std::string& what) const;
   [[noreturn]] void stalled() const;
 
   RankState state_;
   Transport& transport_;
-  RelayStation relay_;
-  ParcelLifetimes lifetimes_;  // frees parcels once their last reader is done
-  std::vector<OpStatus> status_;
-  std::vector<double> started_at_;
-  std::vector<RemapProgress> remaps_;      // indexed by remap_index_[op]
-  std::vector<int> remap_index_;
-  std::size_t next_compute_ = 0;           // first compute op not yet run
-  std::vector<int> unfinished_peers_;      // in the finishing phase
-  std::map<std::pair<int, int>, int> recv_op_of_;  // (peer, plan tag) → this rank's recv op
-  std::map<int, Bytes> arrived_;                   // recv op → its direct message, taken early
+  int count_ = 0;  // forward instructions: [0, first_backward)
+  std::vector<Status> status_;
+  std::vector<double> posted_at_;
+  std::size_t next_compute_ = 0;                       // first compute instruction not yet run
+  std::map<std::pair<int, std::uint64_t>, int> recv_of_;  // (peer, key) → this rank's recv instruction
+  std::map<int, int> relay_source_;                    // relay send → the relay recv whose bytes it forwards
+  std::map<int, Bytes> arrived_;                       // recv → its leg, taken from the transport early
+  std::map<int, Relayed> relayed_;
+  std::map<int, Outgoing> outgoing_;                   // message → its packed payload
+  std::map<int, MessageEnd> send_ends_, recv_ends_;    // message → its first legs here / its last legs here
+  std::map<std::pair<int, int>, int> collective_in_;   // (src, collective) → the message this rank receives
+  std::map<int, Bytes> collective_arrived_;            // message → its payload, taken early
+  std::set<int> collective_stored_;                    // messages already stored
+  std::map<int, CollectiveProgress> collectives_;      // collective instruction → its progress
+  std::vector<int> unfinished_peers_;                  // in the finishing phase
 };
 
 }  // namespace zb::reference

@@ -162,7 +162,9 @@ TransportChoice resolve_transport(TransportChoice wanted, [[maybe_unused]] int p
 ReferenceExecutor::ReferenceExecutor(ReferenceOptions options) : options_(std::move(options)) {}
 ReferenceExecutor::~ReferenceExecutor() = default;
 
-Trace ReferenceExecutor::run(const plan::Plan& plan, const RunContext& context) {
+Trace ReferenceExecutor::run(const lower::Program& program, const RunContext& context) {
+  if (program.plan == nullptr) throw Error(ExitCode::runtime, Location{}, "the program names no plan (lower::Program::plan)");
+  const plan::Plan& plan = *program.plan;
   options_.validate();
   check_batch_size(plan, context.scenario.name, options_);  // before any row is generated
   const ClusterSpec& cluster = context.scenario.cluster;
@@ -170,6 +172,11 @@ Trace ReferenceExecutor::run(const plan::Plan& plan, const RunContext& context) 
     throw Error(ExitCode::runtime, Location{},
                 "the plan is for " + std::to_string(plan.world_size) + " ranks but the cluster has " +
                     std::to_string(cluster.world_size()) + " GPUs");
+  }
+  if (program.world_size != plan.world_size || program.ranks.size() != static_cast<std::size_t>(plan.world_size)) {
+    throw Error(ExitCode::runtime, Location{},
+                "the program has " + std::to_string(program.ranks.size()) + " rank programs for a world of " +
+                    std::to_string(program.world_size) + ", but its plan is for " + std::to_string(plan.world_size) + " ranks");
   }
   Trace trace;
   trace.backend = "reference";
@@ -183,7 +190,7 @@ Trace ReferenceExecutor::run(const plan::Plan& plan, const RunContext& context) 
     return trace;
   }
   const TransportChoice transport = resolve_transport(options_.transport, plan.world_size);
-  const RunInputs inputs{plan, options_, QkvGenerator(context.scenario.seed, {options_.heads, options_.kv_heads, options_.head_dim}),
+  const RunInputs inputs{program, plan, options_, QkvGenerator(context.scenario.seed, {options_.heads, options_.kv_heads, options_.head_dim}),
                          Clock::now()};
 #ifdef ZEPPELIN_HAVE_MPI
   if (transport == TransportChoice::mpi && !mpi_transport_) mpi_transport_ = make_mpi_transport();

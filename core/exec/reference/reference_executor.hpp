@@ -1,7 +1,11 @@
 #pragma once
-// The `reference` backend: runs a Plan on real numbers on the CPU and proves it correct (docs/REFERENCE.md).
-// Each rank runs only its own op list (RankRunner) over a Transport: one thread per rank in this
-// process, or one process per rank under mpirun. After the layer every rank checks its output rows
+// The `reference` backend: runs a lowered Program on real numbers on the CPU and proves its plan correct
+// (docs/REFERENCE.md). Each rank runs only its own instructions of the Program (RankRunner) over a
+// Transport: one thread per rank in this process, or one process per rank under mpirun. What moves
+// where, relays, pairings and buffer lifetimes are the Program's; nothing here re-derives them.
+// FORWARD PASS ONLY: the instructions before each rank's first_backward run; numerical backward is a
+// later issue, so a reference trace has forward events only, backward = false and layer.backward = 0,
+// even for a Program lowered with its backward pass. After the layer every rank checks its output rows
 // against a float64 reference; the Trace carries wall-clock events and the verdict in model_note, and a
 // failed check is a zb::Error with exit code 3 naming the rank, the sequence and the first wrong token.
 #include "core/exec/executor.hpp"
@@ -16,8 +20,9 @@ class ReferenceExecutor final : public Executor {
   explicit ReferenceExecutor(ReferenceOptions options = {});
   ~ReferenceExecutor() override;
   [[nodiscard]] std::string backend() const override { return "reference"; }
-  // One layer forward (the backward pass is not computed: layer.backward = 0 and backward = false).
-  [[nodiscard]] Trace run(const plan::Plan& plan, const RunContext& context) override;
+  // One layer forward: the program's forward instructions (the backward pass is not computed:
+  // layer.backward = 0 and backward = false).
+  [[nodiscard]] Trace run(const lower::Program& program, const RunContext& context) override;
 
   // The per-rank results of the last run (verification figures, checksums), for tests.
   [[nodiscard]] const std::vector<RankResult>& last_results() const { return last_results_; }

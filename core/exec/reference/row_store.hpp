@@ -5,8 +5,8 @@
 //
 // Storage is sparse: only the token ranges a rank was given (or allocated as accumulators) are held,
 // never whole sequences. A rank holds a few thousand tokens of a sequence that may be 64 Ki long, and
-// a ring rank receives one parcel per peer: dense per-sequence arrays made memory grow with
-// ranks × parcels × sequence length (4.6 GB for 64 Ki tokens on 16 ranks). Stored ranges are kept as
+// a ring rank receives one K/V buffer per peer: dense per-sequence arrays made memory grow with
+// ranks × buffers × sequence length (4.6 GB for 64 Ki tokens on 16 ranks). Stored ranges are kept as
 // runs; runs that touch are merged, so any stored range without a gap is one contiguous span.
 #include <cstdint>
 #include <map>

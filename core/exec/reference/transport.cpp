@@ -9,9 +9,8 @@ namespace zb::reference {
 std::string describe(Tag tag) {
   const std::string id = std::to_string(tag.id());
   switch (tag.kind()) {
-    case MessageKind::kv: return "KV transfer tag " + id;
-    case MessageKind::relay: return "relay piece " + id;
-    case MessageKind::remap: return "remap message " + id;
+    case MessageKind::transfer: return "transfer key " + id;
+    case MessageKind::collective: return "collective " + id + " message";
     case MessageKind::finished: return "end-of-layer notice";
     case MessageKind::result: return "result record";
     case MessageKind::abort: return "abort notice";

@@ -14,15 +14,15 @@ namespace zb::reference {
 
 using Bytes = std::vector<std::byte>;
 
-// What a message is for. The kind sits in the tag's top byte so that a rank can ask for "any relay
-// message" without knowing its source or number (relays are not listed in the proxies' op lists).
+// What a message is for. The kind sits in the tag's top byte so that a rank can take "any transfer leg"
+// as it arrives, without knowing its source or key, and report at once one that none of its
+// instructions expects.
 enum class MessageKind : std::uint8_t {
-  kv = 1,        // a direct send of the plan: id = the plan tag
-  relay = 2,     // one piece of a routed send on one leg: id = a running number of the source
-  remap = 3,     // one rank's rows for another in one remap op: id = (micro-batch, direction, ordinal)
-  finished = 4,  // "my op list is done"; relays stop when every rank has said it
-  result = 5,    // a rank's verification record and trace events (MPI only)
-  abort = 6,     // "I failed": payload is the reason; the receiver stops waiting at once
+  transfer = 1,    // one leg of a Program message (direct, first, relay or last leg): id = the leg's key
+  collective = 3,  // one message of an all_to_all_v collective: id = the collective's index
+  finished = 4,    // "my instructions are done"; a rank checks for strays once every rank has said it
+  result = 5,      // a rank's verification record and trace events, the program fingerprint (MPI only)
+  abort = 6,       // "I failed": payload is the reason; the receiver stops waiting at once
 };
 
 struct Tag {
@@ -41,7 +41,7 @@ struct Message {
   Bytes payload;
 };
 
-[[nodiscard]] std::string describe(Tag tag);  // "kv tag 17", "remap 0x…", for error messages
+[[nodiscard]] std::string describe(Tag tag);  // "transfer key 17", "collective 3 message", for error messages
 
 class Transport {
  public:

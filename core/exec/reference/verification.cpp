@@ -88,7 +88,7 @@ RankVerification verify_outputs(const RankState& state, double tolerance) {
   const auto head_dim = static_cast<std::size_t>(d.head_dim);
   for (const plan::Shard& shard : state.in.plan.linear_layout.at(static_cast<std::size_t>(state.rank)).shards) {
     if (shard.size() <= 0) continue;
-    if (const auto missing = state.out.first_missing(shard.seq, shard.begin, shard.end)) {
+    if (const auto missing = state.out().first_missing(shard.seq, shard.begin, shard.end)) {
       if (result.failure.empty()) {
         result.failure = "sequence " + std::to_string(shard.seq) + " token " +
                          std::to_string(*missing) +
@@ -97,7 +97,7 @@ RankVerification verify_outputs(const RankState& state, double tolerance) {
       }
       continue;
     }
-    const auto got = state.out.rows(shard.seq, shard.begin, shard.end);
+    const auto got = state.out().rows(shard.seq, shard.begin, shard.end);
     fnv1a(result.checksum, got);
     const std::vector<double> want = reference_rows(state, shard.seq, shard.begin, shard.end);
     for (std::int64_t t = 0; t < shard.size(); ++t) {
@@ -136,10 +136,10 @@ void dump_outputs(const RankState& state, const std::filesystem::path& root) {
   char word[24];
   for (const plan::Shard& shard : state.in.plan.linear_layout.at(static_cast<std::size_t>(state.rank)).shards) {
     out << "sequence " << shard.seq << " tokens " << shard.begin << " " << shard.end << "\n";
-    if (shard.size() <= 0 || !state.out.has(shard.seq, shard.begin, shard.end)) continue;
-    const auto rows = state.out.rows(shard.seq, shard.begin, shard.end);
+    if (shard.size() <= 0 || !state.out().has(shard.seq, shard.begin, shard.end)) continue;
+    const auto rows = state.out().rows(shard.seq, shard.begin, shard.end);
     fnv1a(checksum, rows);
-    const auto width = static_cast<std::size_t>(state.out.width());
+    const auto width = static_cast<std::size_t>(state.out().width());
     for (std::size_t i = 0; i < rows.size(); ++i) {
       std::uint32_t bits = 0;
       std::memcpy(&bits, &rows[i], sizeof bits);

@@ -1,6 +1,6 @@
 #pragma once
-// ByteWriter / ByteReader: the payload format of every transport message (KV parcels, remap rows, relay
-// pieces, result records). Plain memcpy of fixed-size values in this machine's byte order: both ends are
+// ByteWriter / ByteReader: the payload format of every transport message (message legs, collective rows,
+// fingerprints, result records). Plain memcpy of fixed-size values in this machine's byte order: both ends are
 // the same binary on the same kind of machine, and floats must travel bit for bit.
 #include <cstdint>
 #include <cstring>

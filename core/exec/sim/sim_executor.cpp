@@ -8,29 +8,17 @@
 
 namespace zb::sim {
 
-Trace SimExecutor::run(const plan::Plan& plan, const RunContext& context) {
+Trace SimExecutor::run(const lower::Program& program, const RunContext& context) {
   const ClusterSpec& cluster = context.scenario.cluster;
-  if (plan.world_size != cluster.world_size() || plan.ranks.size() != static_cast<std::size_t>(plan.world_size)) {
+  if (program.world_size != cluster.world_size()) {
     throw Error(ExitCode::runtime, Location{},
-                "the plan is for " + std::to_string(plan.world_size) + " ranks but the cluster has " +
+                "the program is for " + std::to_string(program.world_size) + " ranks but the cluster has " +
                     std::to_string(cluster.world_size()) + " GPUs");
   }
-  const int layers = context.cost.model().layers;
-  if (!plan.feasible()) {
-    Trace trace;
-    trace.backend = "sim";
-    trace.simulator_version = simgrid_version();
-    trace.model_note = "not run: the plan does not fit in GPU memory";
-    trace.world_size = plan.world_size;
-    trace.gpus_per_node = plan.gpus_per_node;
-    trace.nics_per_node = cluster.nics_per_node;
-    trace.layers = layers;
-    return trace;
-  }
   const Platform platform(cluster, context.cost.profile().p2p_bandwidth_efficiency);
-  const TaskGraph graph(plan, context.cost, context.scenario.passes == Passes::fwd_bwd);
+  const TaskGraph graph(program);
   const TaskTimes times = simulate_isolated(platform, graph);
-  Trace trace = build_trace(plan, platform, graph, times, layers);
+  Trace trace = build_trace(platform, graph, times, context.cost.model().layers);
   trace.nics_per_node = cluster.nics_per_node;
   return trace;
 }

@@ -12,8 +12,6 @@
 // GPUs that list holds thousands of entries and the scan was ~45 % of the run. Timers keep the list to
 // the flows in flight.
 #include <cstdint>
-#include <functional>
-#include <queue>
 #include <set>
 #include <stdexcept>
 #include <utility>
@@ -49,8 +47,6 @@ class Driver {
     times_.start.assign(tasks.size(), -1.0);
     times_.end.assign(tasks.size(), -1.0);
     comms_.resize(tasks.size());
-    ready_compute_.resize(static_cast<std::size_t>(graph_.world_size()));
-    stream_busy_.assign(static_cast<std::size_t>(graph_.world_size()), false);
 
     sg::Activity::on_completion_cb([this](const sg::Activity& activity) { on_completion(activity); });
     for (std::size_t t = 0; t < tasks.size(); ++t) {
@@ -61,7 +57,7 @@ class Driver {
     for (std::size_t t = 0; t < tasks.size(); ++t) {
       if (times_.end[t] < 0) {
         throw std::runtime_error("the simulation stopped with task " + std::to_string(t) +
-                                 " never run: the plan's dependencies cannot all be met");
+                                 " never run: the program's dependencies cannot all be met (lower::verify names the cycle)");
       }
     }
   }
@@ -94,17 +90,22 @@ class Driver {
 
   void become_ready(int task) {
     const Task& t = graph_.tasks()[static_cast<std::size_t>(task)];
+    const double now = sg::Engine::get_clock();
+    times_.start[static_cast<std::size_t>(task)] = now;
     switch (t.kind) {
       case TaskKind::join:
-        times_.start[static_cast<std::size_t>(task)] = sg::Engine::get_clock();
         finished_now_.push_back(task);
         break;
       case TaskKind::compute:
-        ready_compute_[static_cast<std::size_t>(t.rank)].emplace(t.order, task);
-        dirty_ranks_.push_back(t.rank);
+        // The task graph chains a rank's compute instructions in list order, so a ready compute task
+        // always has its stream to itself: it ends exactly `amount` later.
+        if (t.amount <= 0) {
+          finished_now_.push_back(task);
+        } else {
+          timer::Timer::set(now + t.amount, [this, task] { on_compute_done(task); });
+        }
         break;
       case TaskKind::flow: {
-        times_.start[static_cast<std::size_t>(task)] = sg::Engine::get_clock();
         sg::CommPtr comm = sg::Comm::sendto_init(hosts_[static_cast<std::size_t>(t.rank)], hosts_[static_cast<std::size_t>(t.dst)]);
         comm->set_payload_size(static_cast<std::uint64_t>(t.amount + 0.5));
         // The task id rides on the Comm, so its completion finds the task without a lookup table.
@@ -116,30 +117,7 @@ class Driver {
     }
   }
 
-  // The compute stream of `rank` takes the ready op with the lowest index whenever it is idle.
-  void start_compute(int rank) {
-    const auto r = static_cast<std::size_t>(rank);
-    auto& queue = ready_compute_[r];
-    while (!stream_busy_[r] && !queue.empty()) {
-      const int task = queue.top().second;
-      queue.pop();
-      const Task& t = graph_.tasks()[static_cast<std::size_t>(task)];
-      const double now = sg::Engine::get_clock();
-      times_.start[static_cast<std::size_t>(task)] = now;
-      if (t.amount <= 0) {
-        finished_now_.push_back(task);
-        continue;
-      }
-      timer::Timer::set(now + t.amount, [this, task, rank] { on_compute_done(task, rank); });
-      stream_busy_[r] = true;
-    }
-  }
-
-  // Releases the successors of everything finished. Idle compute streams pick their next op in a
-  // zero-delay timer, so "lowest ready index" sees every candidate released at this date: SimGrid runs
-  // all due timers (compute ends), then reports the flows that ended, then runs the timers those set.
-  // Only a flow ending at exactly the date of a compute end is seen after the pick (SimGrid runs a timer
-  // set by a timer in the same pass); flow ends come out of the solver, so such ties are rare.
+  // Releases the successors of everything finished at this date.
   void settle() {
     while (!finished_now_.empty()) {
       const int task = finished_now_.back();
@@ -149,23 +127,9 @@ class Driver {
         if (--pending_[static_cast<std::size_t>(s)] == 0) become_ready(s);
       }
     }
-    if (!dirty_ranks_.empty() && !pick_scheduled_) {
-      pick_scheduled_ = true;
-      timer::Timer::set(sg::Engine::get_clock(), [this] { pick_compute(); });
-    }
   }
 
-  void pick_compute() {
-    pick_scheduled_ = false;
-    std::vector<int> ranks;
-    ranks.swap(dirty_ranks_);
-    for (int rank : ranks) start_compute(rank);
-    settle();
-  }
-
-  void on_compute_done(int task, int rank) {
-    stream_busy_[static_cast<std::size_t>(rank)] = false;
-    dirty_ranks_.push_back(rank);
+  void on_compute_done(int task) {
     finished_now_.push_back(task);
     settle();
   }
@@ -188,12 +152,7 @@ class Driver {
   std::vector<sg::Host*> hosts_;
   std::vector<sg::Link*> links_;
   std::vector<int> pending_;
-  using ReadyQueue = std::priority_queue<std::pair<int, int>, std::vector<std::pair<int, int>>, std::greater<>>;
-  std::vector<ReadyQueue> ready_compute_;
-  std::vector<bool> stream_busy_;
   std::vector<int> finished_now_;
-  std::vector<int> dirty_ranks_;
-  bool pick_scheduled_ = false;
   std::vector<sg::CommPtr> comms_;  // by task id: the flows in flight
   std::vector<sg::CommPtr> graveyard_;
 };

@@ -1,43 +1,43 @@
 #include "core/exec/sim/task_graph.hpp"
 
-#include <map>
 #include <algorithm>
-#include <tuple>
-
-#include "core/common/error.hpp"
-#include "core/strategies/predict.hpp"
+#include <map>
 
 namespace zb::sim {
 
-using plan::Op;
-using plan::OpKind;
+using lower::CollectiveKind;
+using lower::Instr;
+using lower::InstrKind;
 
-namespace {
-
-double compute_flops(const Op& op, const CostModel& cost, bool backward) {
-  if (op.kind == OpKind::attention) {
-    return backward ? cost.attention_bwd_flops(op.pairs) : cost.attention_fwd_flops(op.pairs);
+TaskGraph::TaskGraph(const lower::Program& program, const TaskGraphOptions& options)
+    : program_(program), options_(options) {
+  const auto world = static_cast<std::size_t>(program.world_size);
+  instrs_.resize(world);
+  for (std::size_t r = 0; r < world; ++r) instrs_[r].resize(program.ranks[r].instrs.size());
+  // 1. Tasks: per instruction (a send creates its pair's rendezvous and flow), then per collective.
+  for (int r = 0; r < program.world_size; ++r) {
+    for (std::size_t i = 0; i < program.ranks[static_cast<std::size_t>(r)].instrs.size(); ++i) add_instr_tasks(r, static_cast<int>(i));
   }
-  const double forward = 2.0 * static_cast<double>(op.m) * static_cast<double>(op.n) * static_cast<double>(op.k);
-  return backward ? forward * cost.profile().backward_linear_factor : forward;
-}
-
-Error plan_error(int rank, const std::string& what) {
-  Location where;
-  where.rank = rank;
-  return Error(ExitCode::runtime, where, what, "run `zeppelin-bench plan` on the scenario: plan::verify names the fault");
-}
-
-}  // namespace
-
-TaskGraph::TaskGraph(const plan::Plan& plan, const CostModel& cost, bool backward)
-    : plan_(plan), cost_(cost), world_size_(plan.world_size) {
-  build_pass(Pass::fwd, -1);
-  if (!backward) return;
-  // The backward pass of a layer starts once the forward layer has ended on every rank (docs/SIMULATOR.md).
-  barrier_ = add_task(Task{});
-  for (const auto& op : ops_) add_edge(op.done, barrier_);
-  build_pass(Pass::bwd, barrier_);
+  for (std::size_t c = 0; c < program.collectives.size(); ++c) add_collective(static_cast<int>(c));
+  // 2. Edges: dependencies, the compute stream's list order, the barrier between passes.
+  if (program.backward) barrier_ = add_task(Task{});
+  for (int r = 0; r < program.world_size; ++r) {
+    const auto& list = program.ranks[static_cast<std::size_t>(r)].instrs;
+    int previous_compute = -1;
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const Instr& in = list[i];
+      const InstrTasks& t = instrs_[static_cast<std::size_t>(r)][i];
+      for (const int d : in.deps) add_edge(instrs_[static_cast<std::size_t>(r)][static_cast<std::size_t>(d)].done, t.gate);
+      if (lower::is_compute(in)) {
+        if (previous_compute >= 0) add_edge(instrs_[static_cast<std::size_t>(r)][static_cast<std::size_t>(previous_compute)].done, t.gate);
+        previous_compute = static_cast<int>(i);
+      }
+      if (barrier_ >= 0) {
+        if (in.pass == Pass::fwd) add_edge(t.done, barrier_);
+        else add_edge(barrier_, t.gate);
+      }
+    }
+  }
 }
 
 int TaskGraph::add_task(const Task& task) {
@@ -51,195 +51,107 @@ void TaskGraph::add_edge(int from, int to) {
   ++tasks_[static_cast<std::size_t>(to)].predecessors;
 }
 
-int TaskGraph::add_flow(Pass pass, int src, int dst, double bytes, EventCategory category, int owner, int op) {
+int TaskGraph::add_flow(int src, int dst, double bytes, int message, int send_rank, int send_instr) {
   Task t;
-  // A flow that moves nothing or stays on its GPU costs nothing: it becomes a join.
-  t.kind = bytes > 0 && src != dst ? TaskKind::flow : TaskKind::join;
-  t.pass = pass;
+  // Nothing to move, or transfers modelled as free: a join, done as soon as it may start.
+  t.kind = bytes > 0 && src != dst && !options_.free_transfers ? TaskKind::flow : TaskKind::join;
   t.rank = src;
   t.dst = dst;
   t.amount = bytes;
   const int id = add_task(t);
-  if (t.kind == TaskKind::flow) flows_.push_back(FlowInfo{id, category, owner, op});
+  if (t.kind == TaskKind::flow) flows_.push_back(FlowInfo{id, message, send_rank, send_instr});
   return id;
 }
 
-void TaskGraph::build_pass(Pass pass, int after) {
-  const bool backward = pass == Pass::bwd;
-  const std::size_t first_op = ops_.size();
-  std::vector<std::vector<int>> op_index(static_cast<std::size_t>(world_size_));  // [rank][op] → ops_ index
-  std::map<std::tuple<int, int, int>, int> transfer_of;                          // (src, dst, tag)
-
-  // 1. Tasks for every op; a send and its recv find their shared transfer by (src, dst, tag).
-  for (int rank = 0; rank < world_size_; ++rank) {
-    const auto& rank_ops = plan_.ranks[static_cast<std::size_t>(rank)].ops;
-    for (std::size_t i = 0; i < rank_ops.size(); ++i) {
-      const Op& op = rank_ops[i];
-      OpTasks ot;
-      ot.pass = pass;
-      ot.rank = rank;
-      ot.op = static_cast<int>(i);
-      switch (op.kind) {
-        case OpKind::attention:
-        case OpKind::gemm: {
-          Task t;
-          t.kind = TaskKind::compute;
-          t.pass = pass;
-          t.rank = rank;
-          t.order = static_cast<int>(i);
-          t.amount = op_seconds(plan_, rank, op, cost_, backward);
-          ot.gate = ot.done = add_task(t);
-          ot.flops = compute_flops(op, cost_, backward);
-          break;
-        }
-        case OpKind::send:
-        case OpKind::recv: {
-          const bool is_send = op.kind == OpKind::send;
-          const auto key = std::make_tuple(is_send ? rank : op.peer, is_send ? op.peer : rank, op.tag);
-          auto [it, inserted] = transfer_of.try_emplace(key, static_cast<int>(transfers_.size()));
-          if (inserted) {
-            Transfer t;
-            t.pass = pass;
-            t.src = std::get<0>(key);
-            t.dst = std::get<1>(key);
-            t.rendezvous = add_task(Task{});
-            t.done = add_task(Task{});
-            transfers_.push_back(std::move(t));
-          }
-          Transfer& t = transfers_[static_cast<std::size_t>(it->second)];
-          int& slot = is_send ? t.send_op : t.recv_op;
-          if (slot >= 0) throw plan_error(rank, "two ops share the transfer tag " + std::to_string(op.tag));
-          slot = static_cast<int>(i);
-          t.group = op.group;
-          t.step = op.step;
-          t.micro_batch = op.micro_batch;
-          ot.gate = t.rendezvous;
-          ot.done = t.done;
-          ot.transfer = it->second;
-          break;
-        }
-        case OpKind::remap:
-          ot.gate = add_task(Task{});
-          ot.done = add_task(Task{});
-          add_edge(ot.gate, ot.done);  // a remap with no traffic ends when it is posted
-          break;
-      }
-      op_index[static_cast<std::size_t>(rank)].push_back(static_cast<int>(ops_.size()));
-      ops_.push_back(std::move(ot));
+void TaskGraph::add_instr_tasks(int rank, int id) {
+  const Instr& in = program_.instr(rank, id);
+  InstrTasks& t = instrs_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(id)];
+  switch (in.kind) {
+    case InstrKind::attention:
+    case InstrKind::gemm: {
+      Task task;
+      task.kind = TaskKind::compute;
+      task.rank = rank;
+      task.amount = in.seconds;
+      t.gate = t.done = add_task(task);
+      break;
     }
-  }
-
-  // 2. Dependencies as the plan states them, plus the barrier in front of the backward pass.
-  for (std::size_t k = first_op; k < ops_.size(); ++k) {
-    const OpTasks& ot = ops_[k];
-    const Op& op = plan_.ranks[static_cast<std::size_t>(ot.rank)].ops[static_cast<std::size_t>(ot.op)];
-    for (int d : op.deps) {
-      if (d < 0 || d >= ot.op) throw plan_error(ot.rank, "op " + std::to_string(ot.op) + " depends on a later op");
-      add_edge(ops_[static_cast<std::size_t>(op_index[static_cast<std::size_t>(ot.rank)][static_cast<std::size_t>(d)])].done,
-               ot.gate);
+    case InstrKind::send: {
+      // The pair's tasks hang off the send; the recv (checked by lower::verify) shares them.
+      const int rendezvous = add_task(Task{});
+      const int flow = add_flow(rank, in.peer, static_cast<double>(in.bytes), in.message, rank, id);
+      add_edge(rendezvous, flow);
+      t.gate = rendezvous;
+      t.done = flow;
+      t.flows = {flow};
+      InstrTasks& r = instrs_[static_cast<std::size_t>(in.peer)][static_cast<std::size_t>(in.match)];
+      r.gate = rendezvous;
+      r.done = flow;
+      r.flows = {flow};
+      break;
     }
-    if (after >= 0) add_edge(after, ot.gate);
+    case InstrKind::recv:
+      break;  // filled in by its send
+    case InstrKind::wait:
+      t.gate = t.done = add_task(Task{});
+      break;
+    case InstrKind::collective:
+      t.gate = add_task(Task{});
+      t.done = add_task(Task{});
+      add_edge(t.gate, t.done);  // a member with nothing to move ends when it is posted
+      break;
   }
-
-  // 3. Transfers become flows, in (src, dst, tag) order: std::map iteration is deterministic.
-  for (auto& [key, index] : transfer_of) {
-    (void)key;
-    Transfer& t = transfers_[static_cast<std::size_t>(index)];
-    if (t.send_op < 0 || t.recv_op < 0) {
-      throw plan_error(t.send_op < 0 ? t.dst : t.src, "a transfer " + std::to_string(t.src) + " → " +
-                                                          std::to_string(t.dst) + " has no matching send or recv");
-    }
-    const Op& send = plan_.ranks[static_cast<std::size_t>(t.src)].ops[static_cast<std::size_t>(t.send_op)];
-    lower_transfer(t, send);
-  }
-  lower_remaps(first_op);
 }
 
-void TaskGraph::lower_transfer(Transfer& t, const Op& send) {
-  // Backward: the ring carries K,V again and dK,dV along with them (TransformerEngine passes both around
-  // the ring in the same direction), so twice the bytes on the same path.
-  const double factor = t.pass == Pass::bwd ? 2.0 : 1.0;
-  t.bytes = static_cast<double>(send.bytes) * factor;
-  const plan::Route& route = send.route;
-  if (route.kind == plan::RouteKind::direct || route.proxies.empty()) {
-    const int flow = add_flow(t.pass, t.src, t.dst, t.bytes, EventCategory::send, t.src, t.send_op);
-    t.flows.push_back(flow);
-    add_edge(t.rendezvous, flow);
-    add_edge(flow, t.done);
+void TaskGraph::add_collective(int c) {
+  const lower::Collective& col = program_.collectives[static_cast<std::size_t>(c)];
+  std::map<int, int> instr_of;  // member rank → its instruction
+  for (std::size_t k = 0; k < col.ranks.size(); ++k) instr_of.emplace(col.ranks[k], col.instrs[k]);
+  const auto member = [&](int rank) -> InstrTasks& {
+    return instrs_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(instr_of.at(rank))];
+  };
+  if (col.kind == CollectiveKind::all_to_all_v) {
+    // Each message moves once its sender and its receiver have posted.
+    for (const int m : col.messages) {
+      const lower::Message& msg = program_.messages[static_cast<std::size_t>(m)];
+      const int flow = add_flow(msg.src, msg.dst, static_cast<double>(msg.bytes), m, -1, -1);
+      for (const int end : {msg.src, msg.dst}) {
+        InstrTasks& t = member(end);
+        add_edge(t.gate, flow);
+        add_edge(flow, t.done);
+        t.flows.push_back(flow);
+      }
+    }
     return;
   }
-  // Routed: each part runs a three-stage pipeline of `chunks` pieces: dispatch (src → proxy, NVLink),
-  // network (proxy → peer proxy, its NIC), combine (peer proxy → dst, NVLink). A stage sends piece c
-  // once it has piece c from the stage before and has finished sending piece c−1.
-  const int chunks = std::max(1, route.chunks);
-  bool any = false;
-  for (std::size_t part = 0; part < route.proxies.size(); ++part) {
-    const int proxy = route.proxies[part];
-    const int peer_proxy = route.peer_proxies.at(part);
-    const double piece = static_cast<double>(route.part_bytes.at(part)) * factor / chunks;
-    if (piece <= 0) continue;
-    int prev_dispatch = -1, prev_network = -1, prev_combine = -1;
-    for (int c = 0; c < chunks; ++c) {
-      int ready = t.rendezvous;
-      auto stage = [&](int from, int to, EventCategory category, int owner, int& previous) {
-        const int flow = add_flow(t.pass, from, to, piece, category, owner, owner == t.src ? t.send_op : -1);
-        add_edge(ready, flow);
-        if (previous >= 0) add_edge(previous, flow);
-        t.flows.push_back(flow);
-        previous = flow;
-        ready = flow;
-      };
-      if (proxy != t.src) stage(t.src, proxy, EventCategory::route_dispatch, t.src, prev_dispatch);
-      stage(proxy, peer_proxy, EventCategory::route_nic, proxy, prev_network);
-      if (peer_proxy != t.dst) stage(peer_proxy, t.dst, EventCategory::route_combine, peer_proxy, prev_combine);
-      if (c + 1 == chunks) add_edge(ready, t.done);
-    }
-    any = true;
+  // Ring collectives: every member posts, then steps of one flow per member to the next.
+  const auto p = static_cast<int>(col.ranks.size());
+  if (p < 2) return;
+  const auto bytes = static_cast<double>(col.bytes);
+  int steps = p - 1;
+  double step_bytes = bytes;
+  if (col.kind == CollectiveKind::all_reduce) {
+    steps = 2 * (p - 1);
+    step_bytes = bytes / p;
+  } else if (col.kind == CollectiveKind::all_to_all) {
+    step_bytes = bytes / p;
   }
-  if (!any) add_edge(t.rendezvous, t.done);
-}
-
-void TaskGraph::lower_remaps(std::size_t first_op) {
-  // The peer's remap op of the same direction and micro-batch receives what this rank sends.
-  std::map<std::tuple<int, plan::RemapDirection, int>, int> remap_of;
-  for (std::size_t k = first_op; k < ops_.size(); ++k) {
-    const Op& op = plan_.ranks[static_cast<std::size_t>(ops_[k].rank)].ops[static_cast<std::size_t>(ops_[k].op)];
-    if (op.kind == OpKind::remap) remap_of.try_emplace({ops_[k].rank, op.direction, op.micro_batch}, static_cast<int>(k));
+  int previous = add_task(Task{});
+  for (int k = 0; k < p; ++k) add_edge(member(col.ranks[static_cast<std::size_t>(k)]).gate, previous);
+  for (int s = 0; s < steps; ++s) {
+    const int joined = add_task(Task{});
+    for (int k = 0; k < p; ++k) {
+      // Ring steps pass to the next member; all-to-all step s sends to the member s + 1 places on.
+      const int shift = col.kind == CollectiveKind::all_to_all ? s + 1 : 1;
+      const int src = col.ranks[static_cast<std::size_t>(k)], dst = col.ranks[static_cast<std::size_t>((k + shift) % p)];
+      const int flow = add_flow(src, dst, step_bytes, -1, -1, -1);
+      add_edge(previous, flow);
+      add_edge(flow, joined);
+      member(src).flows.push_back(flow);
+    }
+    previous = joined;
   }
-  for (const auto& [key, k] : remap_of) {
-    const int rank = std::get<0>(key);
-    const Op& op = plan_.ranks[static_cast<std::size_t>(rank)].ops[static_cast<std::size_t>(ops_[static_cast<std::size_t>(k)].op)];
-    const bool to_linear = op.direction == plan::RemapDirection::to_linear;
-    double out_tokens = 0;
-    for (const auto& mv : op.moves) {
-      if ((to_linear ? mv.src : mv.dst) == rank) out_tokens += static_cast<double>(mv.range.size());
-    }
-    const double bytes_per_token = out_tokens > 0 ? static_cast<double>(op.bytes_out) / out_tokens : 0.0;
-    // An all-to-all-v sends one buffer per peer: every range this rank sends to one peer travels in one
-    // flow (std::map: peers in ascending order, a deterministic flow order).
-    std::map<int, double> tokens_to;
-    for (const auto& mv : op.moves) {
-      const int from = to_linear ? mv.src : mv.dst;
-      const int to = to_linear ? mv.dst : mv.src;
-      if (from != rank || from == to) continue;  // each move once, from its sender
-      tokens_to[to] += static_cast<double>(mv.range.size());
-    }
-    for (const auto& [to, tokens] : tokens_to) {
-      const auto peer = remap_of.find({to, op.direction, op.micro_batch});
-      const int flow = add_flow(ops_[static_cast<std::size_t>(k)].pass, rank, to, bytes_per_token * tokens,
-                                EventCategory::remap, rank, ops_[static_cast<std::size_t>(k)].op);
-      OpTasks& mine = ops_[static_cast<std::size_t>(k)];
-      add_edge(mine.gate, flow);
-      add_edge(flow, mine.done);
-      mine.flows.push_back(flow);
-      if (peer != remap_of.end()) {
-        OpTasks& theirs = ops_[static_cast<std::size_t>(peer->second)];
-        add_edge(theirs.gate, flow);
-        add_edge(flow, theirs.done);
-        theirs.flows.push_back(flow);
-      }
-    }
-  }
+  for (int k = 0; k < p; ++k) add_edge(previous, member(col.ranks[static_cast<std::size_t>(k)]).done);
 }
 
 }  // namespace zb::sim

@@ -1,22 +1,22 @@
 #pragma once
-// The plan's op DAG, both passes, lowered to simulation tasks: what the SimGrid driver runs and what the
-// trace builder reads back. Built in the parent before the simulation child is forked, so both sides
-// share it without serialising it.
+// A Program (core/lower) as simulation tasks: what the SimGrid driver runs and what the trace builder
+// reads back. It only translates instructions; what they mean (relays, pairing, payloads, the backward
+// pass) was decided by the lowering. Built in the parent before the simulation child is forked, so both
+// sides share it without serialising it.
 //
 // Tasks:
-//   compute  one attention or GEMM op; its duration (seconds) comes from op_seconds (the planner's cost
-//            model); it waits in its rank's ready queue until the compute stream is free;
-//   flow     one network transfer src → dst of `amount` bytes (a SimGrid Comm);
-//   join     no work: completes as soon as its predecessors have (rendezvous of a send with its recv,
-//            the end of a transfer, the posting and end of a remap, the barrier between passes).
-// A send and its matching recv share one transfer: it starts when both ops are ready (NCCL P2P is a
-// rendezvous) and both ops end when its last byte has arrived.
+//   compute  one compute instruction, `amount` seconds; a compute instruction also waits for the
+//            previous compute instruction of its rank (the stream runs in strict list order);
+//   flow     one leg src → dst of `amount` bytes (a SimGrid Comm);
+//   join     no work: completes as soon as its predecessors have (a send meeting its recv, the posting
+//            and end of a collective, the barrier between passes).
+// A send leg and its recv share one rendezvous join (both posted) followed by one flow, so both end when
+// the last byte has arrived (NCCL P2P is a rendezvous).
 #include <cstdint>
 #include <vector>
 
-#include "core/cost/cost_model.hpp"
 #include "core/exec/trace.hpp"
-#include "core/plan/plan.hpp"
+#include "core/lower/program.hpp"
 
 namespace zb::sim {
 
@@ -24,73 +24,57 @@ enum class TaskKind : std::uint8_t { join, compute, flow };
 
 struct Task {
   TaskKind kind = TaskKind::join;
-  Pass pass = Pass::fwd;
   int rank = -1;      // compute: the GPU; flow: the source GPU
   int dst = -1;       // flow: the destination GPU
-  int order = 0;      // compute: op index; the stream runs the lowest ready one first
   double amount = 0;  // compute: seconds; flow: bytes
   int predecessors = 0;
 };
 
-// A flow's role, for trace events (relay legs) and link loads.
+// A flow's role, for trace events and link loads.
 struct FlowInfo {
   int task = -1;
-  EventCategory category = EventCategory::send;
-  int owner_rank = -1;  // the rank whose op this flow serves (sender of the send, rank of the remap)
-  int op = -1;
+  int message = -1;   // the Program message it moves part of
+  int send_rank = -1, send_instr = -1;  // the send leg (−1 for collective ring steps)
 };
 
-// One send/recv pair of one pass.
-struct Transfer {
-  Pass pass = Pass::fwd;
-  int src = -1, dst = -1;
-  int send_op = -1, recv_op = -1;  // op indices on src and dst
-  int group = -1, step = -1, micro_batch = 0;
-  double bytes = 0;
-  int rendezvous = -1, done = -1;  // join tasks
-  std::vector<int> flows;          // flow task ids, legs in chunk order
+// The tasks standing for one instruction: ready when `gate` has run, complete when `done` has.
+struct InstrTasks {
+  int gate = -1;
+  int done = -1;
+  std::vector<int> flows;  // send/recv: its leg's flow; collective: the flows in and out of this rank
 };
 
-// One plan op in one pass and the tasks standing for it.
-struct OpTasks {
-  Pass pass = Pass::fwd;
-  int rank = 0;
-  int op = 0;
-  int gate = -1;      // ready when the op's deps are done (compute: the compute task itself)
-  int done = -1;      // complete when the op is
-  int transfer = -1;  // send / recv: index into transfers
-  std::vector<int> flows;  // remap: the flows in and out of this rank
-  double flops = 0;        // compute: FLOPs of this pass
+struct TaskGraphOptions {
+  bool free_transfers = false;  // every flow becomes a join: infinite bandwidth, zero latency
 };
 
 class TaskGraph {
  public:
-  TaskGraph(const plan::Plan& plan, const CostModel& cost, bool backward);
+  explicit TaskGraph(const lower::Program& program, const TaskGraphOptions& options = {});
 
   [[nodiscard]] const std::vector<Task>& tasks() const { return tasks_; }
   [[nodiscard]] const std::vector<std::vector<int>>& successors() const { return successors_; }
-  [[nodiscard]] const std::vector<OpTasks>& ops() const { return ops_; }
-  [[nodiscard]] const std::vector<Transfer>& transfers() const { return transfers_; }
-  [[nodiscard]] const std::vector<FlowInfo>& flows() const { return flows_; }
+  [[nodiscard]] const std::vector<FlowInfo>& flows() const { return flows_; }  // in task order
+  [[nodiscard]] const InstrTasks& of(int rank, int instr) const {
+    return instrs_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(instr)];
+  }
   [[nodiscard]] int pass_barrier() const { return barrier_; }  // −1 when forward only
-  [[nodiscard]] int world_size() const { return world_size_; }
+  [[nodiscard]] int world_size() const { return program_.world_size; }
+  [[nodiscard]] const lower::Program& program() const { return program_; }
 
  private:
-  void build_pass(Pass pass, int after);
-  void lower_transfer(Transfer& t, const plan::Op& send);
-  void lower_remaps(std::size_t first_op);
+  void add_instr_tasks(int rank, int id);
+  void add_collective(int c);
   int add_task(const Task& task);
-  int add_flow(Pass pass, int src, int dst, double bytes, EventCategory category, int owner, int op);
+  int add_flow(int src, int dst, double bytes, int message, int send_rank, int send_instr);
   void add_edge(int from, int to);
 
-  const plan::Plan& plan_;
-  const CostModel& cost_;
-  int world_size_ = 0;
+  const lower::Program& program_;
+  TaskGraphOptions options_;
   std::vector<Task> tasks_;
   std::vector<std::vector<int>> successors_;
-  std::vector<OpTasks> ops_;
-  std::vector<Transfer> transfers_;
   std::vector<FlowInfo> flows_;
+  std::vector<std::vector<InstrTasks>> instrs_;
   int barrier_ = -1;
 };
 

@@ -6,7 +6,9 @@
 
 namespace zb::sim {
 
-using plan::OpKind;
+using lower::Instr;
+using lower::InstrKind;
+using lower::Message;
 
 namespace {
 
@@ -15,87 +17,103 @@ struct TimeSpan {
   double end = 0;
 };
 
-// First byte out to last byte in over a set of flows; `fallback` (a join's time) when there are none.
-TimeSpan flow_span(const std::vector<int>& flows, const TaskTimes& times, int fallback) {
-  TimeSpan span;
-  for (int f : flows) {
-    span.start = std::min(span.start, times.start[static_cast<std::size_t>(f)]);
-    span.end = std::max(span.end, times.end[static_cast<std::size_t>(f)]);
-  }
-  if (flows.empty()) span.start = span.end = times.end[static_cast<std::size_t>(fallback)];
-  return span;
+TraceEvent event_of(int rank, const Instr& in, Stream stream, EventCategory category) {
+  TraceEvent e;
+  e.rank = rank;
+  e.stream = stream;
+  e.name = in.name;
+  e.category = category;
+  e.pass = in.pass;
+  e.micro_batch = in.micro_batch;
+  e.op = in.plan_op;
+  e.group = in.group;
+  e.step = in.step;
+  return e;
 }
 
-const char* leg_label(EventCategory c) {
-  switch (c) {
-    case EventCategory::route_dispatch: return "dispatch";
-    case EventCategory::route_nic: return "nic";
-    default: return "combine";
-  }
-}
-
-void add_op_events(const plan::Plan& plan, const TaskGraph& graph, const TaskTimes& times, Trace& trace) {
-  for (const OpTasks& ot : graph.ops()) {
-    const plan::Op& op = plan.ranks[static_cast<std::size_t>(ot.rank)].ops[static_cast<std::size_t>(ot.op)];
-    TraceEvent e;
-    e.rank = ot.rank;
-    e.name = op.name;
-    e.pass = ot.pass;
-    e.micro_batch = op.micro_batch;
-    e.op = ot.op;
-    e.group = op.group;
-    e.step = op.step;
-    if (op.kind == OpKind::attention || op.kind == OpKind::gemm) {
-      e.stream = Stream::compute;
-      e.category = op.kind == OpKind::attention ? EventCategory::attention : EventCategory::gemm;
-      e.start = times.start[static_cast<std::size_t>(ot.gate)];
-      e.end = times.end[static_cast<std::size_t>(ot.done)];
-      e.flops = ot.flops;
-    } else if (op.kind == OpKind::remap) {
-      e.stream = Stream::comm;
-      e.category = EventCategory::remap;
-      const TimeSpan span = flow_span(ot.flows, times, ot.gate);
-      e.start = span.start;
-      e.end = times.end[static_cast<std::size_t>(ot.done)];
-      e.bytes = static_cast<double>(op.bytes_out + op.bytes_in);
-    } else {
-      const Transfer& t = graph.transfers()[static_cast<std::size_t>(ot.transfer)];
-      e.stream = Stream::comm;
-      e.category = op.kind == OpKind::send ? EventCategory::send : EventCategory::recv;
-      e.start = flow_span(t.flows, times, t.rendezvous).start;
-      e.end = times.end[static_cast<std::size_t>(t.done)];
-      e.bytes = t.bytes;
-      e.peer = op.peer;
+// Per message with legs: first byte out of its source to last byte into its destination.
+std::vector<TimeSpan> message_spans(const TaskGraph& graph, const TaskTimes& times) {
+  const lower::Program& p = graph.program();
+  std::vector<TimeSpan> spans(p.messages.size());
+  for (int r = 0; r < p.world_size; ++r) {
+    const auto& list = p.ranks[static_cast<std::size_t>(r)].instrs;
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const Instr& in = list[i];
+      if (in.kind != InstrKind::send && in.kind != InstrKind::recv) continue;
+      const InstrTasks& t = graph.of(r, static_cast<int>(i));
+      TimeSpan& span = spans[static_cast<std::size_t>(in.message)];
+      const Message& m = p.messages[static_cast<std::size_t>(in.message)];
+      if (in.kind == InstrKind::send && r == m.src) span.start = std::min(span.start, times.start[static_cast<std::size_t>(t.done)]);
+      if (in.kind == InstrKind::recv && in.last_leg) span.end = std::max(span.end, times.end[static_cast<std::size_t>(t.done)]);
     }
+  }
+  return spans;
+}
+
+void add_instr_events(const TaskGraph& graph, const TaskTimes& times, const std::vector<TimeSpan>& spans, Trace& trace) {
+  const lower::Program& p = graph.program();
+  std::vector<char> seen(p.messages.size() * 2, 0);  // one send event and one recv event per message
+  for (int r = 0; r < p.world_size; ++r) {
+    const auto& list = p.ranks[static_cast<std::size_t>(r)].instrs;
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const Instr& in = list[i];
+      const InstrTasks& t = graph.of(r, static_cast<int>(i));
+      if (lower::is_compute(in)) {
+        TraceEvent e = event_of(r, in, Stream::compute, in.kind == InstrKind::attention ? EventCategory::attention : EventCategory::gemm);
+        e.start = times.start[static_cast<std::size_t>(t.gate)];
+        e.end = times.end[static_cast<std::size_t>(t.done)];
+        e.flops = in.flops;
+        trace.events.push_back(std::move(e));
+      } else if (in.kind == InstrKind::collective) {
+        const lower::Collective& col = p.collectives[static_cast<std::size_t>(in.collective)];
+        const bool remap = col.kind == lower::CollectiveKind::all_to_all_v;
+        TraceEvent e = event_of(r, in, Stream::comm, remap ? EventCategory::remap : EventCategory::collective);
+        double start = std::numeric_limits<double>::infinity();
+        for (const int f : t.flows) start = std::min(start, times.start[static_cast<std::size_t>(f)]);
+        e.start = t.flows.empty() ? times.end[static_cast<std::size_t>(t.gate)] : start;
+        e.end = times.end[static_cast<std::size_t>(t.done)];
+        e.bytes = static_cast<double>(in.bytes);
+        trace.events.push_back(std::move(e));
+      } else if ((in.kind == InstrKind::send || in.kind == InstrKind::recv) && in.stream == lower::Stream::comm) {
+        // The rank's own transfer: one event per message and end, whatever its legs.
+        const Message& m = p.messages[static_cast<std::size_t>(in.message)];
+        const bool is_send = in.kind == InstrKind::send;
+        char& once = seen[static_cast<std::size_t>(in.message) * 2 + (is_send ? 0 : 1)];
+        if (once) continue;
+        once = 1;
+        TraceEvent e = event_of(r, in, Stream::comm, is_send ? EventCategory::send : EventCategory::recv);
+        e.start = spans[static_cast<std::size_t>(in.message)].start;
+        e.end = spans[static_cast<std::size_t>(in.message)].end;
+        e.bytes = static_cast<double>(m.bytes);
+        e.peer = is_send ? m.dst : m.src;
+        trace.events.push_back(std::move(e));
+      }
+    }
+  }
+}
+
+// Legs of routed messages appear on the nic stream of the GPU that pushes them: the source (dispatch),
+// the proxy (the NIC leg), the peer proxy (combine).
+void add_leg_events(const TaskGraph& graph, const TaskTimes& times, Trace& trace) {
+  const lower::Program& p = graph.program();
+  const int g = p.gpus_per_node;
+  for (const FlowInfo& f : graph.flows()) {
+    if (f.send_rank < 0) continue;
+    const Message& m = p.messages[static_cast<std::size_t>(f.message)];
+    if (!m.routed) continue;
+    const Instr& send = p.instr(f.send_rank, f.send_instr);
+    const Task& task = graph.tasks()[static_cast<std::size_t>(f.task)];
+    TraceEvent e = event_of(task.rank, send, Stream::nic, EventCategory::route_nic);
+    if (task.rank / g == task.dst / g) e.category = task.rank == m.src ? EventCategory::route_dispatch : EventCategory::route_combine;
+    static const char* const labels[] = {"dispatch", "nic", "combine"};
+    const int label = e.category == EventCategory::route_dispatch ? 0 : e.category == EventCategory::route_nic ? 1 : 2;
+    e.name = std::string(lower::to_string(m.purpose)) + " " + labels[label];
+    e.op = -1;
+    e.start = times.start[static_cast<std::size_t>(f.task)];
+    e.end = times.end[static_cast<std::size_t>(f.task)];
+    e.bytes = task.amount;
+    e.peer = task.dst;
     trace.events.push_back(std::move(e));
-  }
-}
-
-// Routing legs appear on the nic stream of the GPU that pushes them (the source, a proxy, a peer proxy).
-void add_leg_events(const plan::Plan& plan, const TaskGraph& graph, const TaskTimes& times, Trace& trace) {
-  for (const Transfer& t : graph.transfers()) {
-    const plan::Op& send = plan.ranks[static_cast<std::size_t>(t.src)].ops[static_cast<std::size_t>(t.send_op)];
-    for (int f : t.flows) {
-      const Task& task = graph.tasks()[static_cast<std::size_t>(f)];
-      if (task.kind != TaskKind::flow) continue;
-      const auto info = std::lower_bound(graph.flows().begin(), graph.flows().end(), f,
-                                         [](const FlowInfo& a, int id) { return a.task < id; });
-      if (info == graph.flows().end() || info->category == EventCategory::send) continue;
-      TraceEvent e;
-      e.rank = task.rank;
-      e.stream = Stream::nic;
-      e.name = send.name + " " + leg_label(info->category);
-      e.category = info->category;
-      e.pass = t.pass;
-      e.micro_batch = t.micro_batch;
-      e.start = times.start[static_cast<std::size_t>(f)];
-      e.end = times.end[static_cast<std::size_t>(f)];
-      e.bytes = task.amount;
-      e.peer = task.dst;
-      e.group = t.group;
-      e.step = t.step;
-      trace.events.push_back(std::move(e));
-    }
   }
 }
 
@@ -155,15 +173,16 @@ std::vector<LinkLoad> link_loads(const Platform& platform, const TaskGraph& grap
   return loads;
 }
 
-Trace build_trace(const plan::Plan& plan, const Platform& platform, const TaskGraph& graph, const TaskTimes& times,
-                  int layers) {
+Trace build_trace(const Platform& platform, const TaskGraph& graph, const TaskTimes& times, int layers) {
+  const lower::Program& p = graph.program();
+  const plan::Plan& plan = *p.plan;
   Trace trace;
   trace.backend = "sim";
   trace.simulator_version = simgrid_version();
   trace.model_note = "simulated by " + trace.simulator_version +
                      " flow model (CM02 max-min bandwidth sharing); compute from the cost model";
-  trace.world_size = plan.world_size;
-  trace.gpus_per_node = plan.gpus_per_node;
+  trace.world_size = p.world_size;
+  trace.gpus_per_node = p.gpus_per_node;
   trace.layers = layers;
   trace.backward = graph.pass_barrier() >= 0;
 
@@ -173,27 +192,29 @@ Trace build_trace(const plan::Plan& plan, const Platform& platform, const TaskGr
   trace.layer.backward = trace.backward ? last - trace.layer.forward : 0.0;
   trace.iteration_seconds = layers * (trace.layer.forward + trace.layer.backward);
 
-  add_op_events(plan, graph, times, trace);
-  add_leg_events(plan, graph, times, trace);
+  const std::vector<TimeSpan> spans = message_spans(graph, times);
+  add_instr_events(graph, times, spans, trace);
+  add_leg_events(graph, times, trace);
   std::stable_sort(trace.events.begin(), trace.events.end(), [](const TraceEvent& a, const TraceEvent& b) {
     return std::tie(a.pass, a.rank, a.stream, a.start, a.op) < std::tie(b.pass, b.rank, b.stream, b.start, b.op);
   });
 
-  for (const Transfer& t : graph.transfers()) {
-    if (t.group < 0 || t.step < 0 || t.flows.empty()) continue;
-    const TimeSpan span = flow_span(t.flows, times, t.rendezvous);
+  for (std::size_t mi = 0; mi < p.messages.size(); ++mi) {
+    const Message& m = p.messages[mi];
+    if ((m.purpose != lower::Purpose::kv && m.purpose != lower::Purpose::dkv) || m.group < 0 || m.step < 0) continue;
+    if (!(spans[mi].start <= spans[mi].end)) continue;
     RingStepTransfer r;
-    r.group = t.group;
-    r.step = t.step;
-    r.group_level = plan.groups.at(static_cast<std::size_t>(t.group)).level;
-    r.level = t.src / plan.gpus_per_node == t.dst / plan.gpus_per_node ? plan::Level::intra_node : plan::Level::inter_node;
-    r.pass = t.pass;
-    r.micro_batch = t.micro_batch;
-    r.src = t.src;
-    r.dst = t.dst;
-    r.bytes = t.bytes;
-    r.start = span.start;
-    r.end = span.end;
+    r.group = m.group;
+    r.step = m.step;
+    r.group_level = plan.groups.at(static_cast<std::size_t>(m.group)).level;
+    r.level = m.src / p.gpus_per_node == m.dst / p.gpus_per_node ? plan::Level::intra_node : plan::Level::inter_node;
+    r.pass = m.pass;
+    r.micro_batch = m.micro_batch;
+    r.src = m.src;
+    r.dst = m.dst;
+    r.bytes = static_cast<double>(m.bytes);
+    r.start = spans[mi].start;
+    r.end = spans[mi].end;
     trace.ring_steps.push_back(r);
   }
   trace.ring_step_stats = ring_step_statistics(trace.ring_steps);

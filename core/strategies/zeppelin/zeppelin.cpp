@@ -6,8 +6,8 @@
 #include <cmath>
 #include <numeric>
 
-#include "core/strategies/baselines.hpp"
 #include "core/strategies/plan_builder.hpp"
+#include "core/strategies/registration.hpp"
 #include "core/strategies/zeppelin/layout_choice.hpp"
 #include "core/strategies/zeppelin/partitioner.hpp"
 #include "core/strategies/zeppelin/remap.hpp"
@@ -22,10 +22,11 @@ class Zeppelin final : public Strategy {
  public:
   Zeppelin(const SystemSpec& system, const Scenario& scenario, const CostModel& cost)
       : system_(system), passes_(scenario.passes), cost_(cost) {
+    // Complete and checked options (registration below): no defaults repeated here.
     const auto& o = system.options;
-    routing_ = o.value("routing", true);
-    remap_ = o.value("remap", true);
-    hierarchical_ = o.value("partitioning", std::string("hierarchical")) != "flat";
+    routing_ = o.at("routing").get<bool>();
+    remap_ = o.at("remap").get<bool>();
+    hierarchical_ = o.at("partitioning").get<std::string>() == "hierarchical";
   }
 
   plan::Plan make_plan(const Batch& batch) const override;
@@ -182,10 +183,40 @@ plan::Plan Zeppelin::make_plan(const Batch& batch) const {
   return b.finish();
 }
 
-}  // namespace
-
 std::unique_ptr<Strategy> make_zeppelin(const SystemSpec& system, const Scenario& scenario, const CostModel& cost) {
   return std::make_unique<Zeppelin>(system, scenario, cost);
 }
 
+// Order 0: listed first; the one system that is not a baseline.
+const StrategyRegistration registration{
+    SystemInfo{
+        .name = "zeppelin",
+        .description =
+            "Zeppelin: hierarchical sequence partitioning, NIC routing layer, token remapping (EuroSys 2026)",
+        .order = 0,
+        .baseline = false,
+        .options =
+            {SystemOption{
+                 .name = "routing",
+                 .type = OptionType::boolean,
+                 .default_value = true,
+                 .choices = {},
+                 .description = "spread inter-node transfers over every NIC of the node through proxy GPUs"},
+             SystemOption{.name = "remap",
+                          .type = OptionType::boolean,
+                          .default_value = true,
+                          .choices = {},
+                          .description = "move tokens to a token-balanced layout for the linear modules"},
+             SystemOption{
+                 .name = "partitioning",
+                 .type = OptionType::choice,
+                 .default_value = "hierarchical",
+                 .choices = {"hierarchical", "flat"},
+                 .description =
+                     "hierarchical: local / intra-node / inter-node classes; flat: one level (ablation)"}},
+        .validate = {},
+    },
+    make_zeppelin};
+
+}  // namespace
 }  // namespace zb

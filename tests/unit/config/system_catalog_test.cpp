@@ -2,13 +2,28 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
+#include "core/common/error.hpp"
 #include "core/config/did_you_mean.hpp"
+#include "core/config/jsonc.hpp"
+#include "core/config/scenario_loader.hpp"
+#include "tests/unit/config/base_scenario.hpp"
 
 namespace zb {
 namespace {
 
+// The catalog is filled by the strategies' registrations (this binary links zb_strategies); these
+// tests pin the built-in strategies' schemas, tests/unit/strategies/registry_test.cpp the registry itself.
 TEST(SystemCatalog, KnowsTheSystemsAndTheirDefaults) {
-  EXPECT_EQ(system_names(), (std::vector<std::string>{"zeppelin", "ring-cp", "uniform-cp"}));
+  const std::vector<std::string> names = system_names();
+  ASSERT_GE(names.size(), 3u);
+  EXPECT_EQ(names[0], "zeppelin");  // listed first, then the baselines in their registered order
+  EXPECT_LT(std::find(names.begin(), names.end(), "ring-cp"),
+            std::find(names.begin(), names.end(), "uniform-cp"));
+  EXPECT_FALSE(find_system("zeppelin")->baseline);
+  EXPECT_TRUE(find_system("ring-cp")->baseline);
+  EXPECT_TRUE(find_system("uniform-cp")->baseline);
   const SystemInfo* zeppelin = find_system("zeppelin");
   ASSERT_NE(zeppelin, nullptr);
   EXPECT_EQ(zeppelin->default_options(),
@@ -49,6 +64,33 @@ TEST(SystemCatalog, OptionValuesAreChecked) {
   EXPECT_NE(check_option_value(degree, 2.5), "");
   EXPECT_NE(check_option_value(degree, "eight"), "");
   EXPECT_EQ(describe_option_type(degree), "int >= 1 or \"auto\"");
+}
+
+TEST(SystemCatalog, UnknownSystemErrorListsTheRegisteredNames) {
+  nlohmann::json j = parse_jsonc(test::base_scenario_text, "base.json");
+  j["systems"][1] = "nosuch";
+  std::string expected;
+  for (const std::string& name : system_names()) expected += (expected.empty() ? "\"" : ", \"") + name + "\"";
+  try {
+    (void)parse_scenario(j.dump(), "dir/scenario.json");
+    FAIL() << "an unknown system was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::bad_input);
+    ASSERT_EQ(e.problems().size(), 1u) << e.what();
+    EXPECT_EQ(e.problems()[0].where.json_path, "systems[1]");
+    EXPECT_EQ(e.problems()[0].what, "unknown system \"nosuch\"; the systems are " + expected);
+  }
+}
+
+TEST(SystemCatalog, TheDegreeCheckIsUniformCpsOwnHook) {
+  const SystemInfo& uniform = *find_system("uniform-cp");
+  ASSERT_TRUE(uniform.validate);
+  EXPECT_TRUE(uniform.check(nlohmann::json{{"degree", 4}}, SystemCheckContext{16}).empty());
+  EXPECT_TRUE(uniform.check(nlohmann::json{{"degree", 3}}, SystemCheckContext{std::nullopt}).empty());
+  const auto problems = uniform.check(nlohmann::json{{"degree", 3}}, SystemCheckContext{16});
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_EQ(problems[0].option, "degree");
+  EXPECT_EQ(problems[0].what, "degree 3 does not divide the world size 16 (nodes x gpus_per_node)");
 }
 
 TEST(DidYouMean, SuggestsCloseWordsOnly) {

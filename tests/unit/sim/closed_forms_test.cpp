@@ -78,7 +78,9 @@ TEST(SimClosedForm, TwoGpusSharingAnA800NicHalveEachOther) {
   EXPECT_NEAR(tp.layer.forward, alone, kTolerance);
 }
 
-TEST(SimClosedForm, BackwardCarriesTwiceTheBytesAfterTheForwardLayer) {
+TEST(SimClosedForm, BackwardMovesTheTransferAgainAfterTheForwardLayer) {
+  // An opaque transfer (no K/V owner, so no dK/dV accumulator follows it): the backward pass moves the
+  // same bytes once more, after the barrier that ends the forward layer.
   const ClusterSpec c = cluster(2, 1, 1);
   plan::Plan p = empty_plan(c);
   const std::int64_t bytes = 32 << 20;
@@ -86,9 +88,32 @@ TEST(SimClosedForm, BackwardCarriesTwiceTheBytesAfterTheForwardLayer) {
   const Trace t = simulate(p, c, Passes::fwd_bwd);
   const double rate = c.nic.bandwidth * kEfficiency;
   EXPECT_NEAR(t.layer.forward, c.nic.latency + bytes / rate, kTolerance);
-  EXPECT_NEAR(t.layer.backward, c.nic.latency + 2.0 * bytes / rate, kTolerance);
+  EXPECT_NEAR(t.layer.backward, c.nic.latency + bytes / rate, kTolerance);
   EXPECT_NEAR(t.iteration_seconds, 32 * (t.layer.forward + t.layer.backward), 1e-12);
+  EXPECT_DOUBLE_EQ(sim_test::link(t, "n0-nic0-tx").bytes, 2.0 * bytes);
+}
+
+TEST(SimClosedForm, BackwardSendsTheKvAndItsGradientAccumulator) {
+  // Rank 0 passes its K/V to rank 1 (a ring of two, one step): backward sends the K/V again and, one
+  // step behind, rank 0's dK/dV partial along the same hop; rank 1 returns the finished dK/dV to rank 0.
+  const ClusterSpec c = cluster(2, 1, 1);
+  plan::Plan p = empty_plan(c);
+  p.sequences.push_back({0, 64, 0});
+  p.groups.push_back({0, plan::Level::inter_node, {0, 1}, {0}, plan::Sharding::zigzag, 0});
+  const std::int64_t bytes = 32 << 20;
+  auto [send, recv] = add_transfer(p, 0, 1, bytes, 0);
+  for (auto* op : {&p.ranks[0].ops[static_cast<std::size_t>(send)], &p.ranks[1].ops[static_cast<std::size_t>(recv)]}) {
+    op->group = 0;
+    op->step = 1;
+    op->kv_owner = 0;
+  }
+  const Trace t = simulate(p, c, Passes::fwd_bwd);
+  const double hop = c.nic.latency + bytes / (c.nic.bandwidth * kEfficiency);
+  EXPECT_NEAR(t.layer.forward, hop, kTolerance);
+  // K/V and dK/dV share NIC 0's tx; then the return hop uses NIC 1's tx.
+  EXPECT_NEAR(t.layer.backward, c.nic.latency + 2.0 * bytes / (c.nic.bandwidth * kEfficiency) + hop, kTolerance);
   EXPECT_DOUBLE_EQ(sim_test::link(t, "n0-nic0-tx").bytes, 3.0 * bytes);
+  EXPECT_DOUBLE_EQ(sim_test::link(t, "n1-nic0-tx").bytes, 1.0 * bytes);
 }
 
 TEST(SimClosedForm, PcieLinkJoinsTheInterNodeRoute) {

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "core/exec/sim/platform.hpp"
-#include "core/strategies/predict.hpp"
+#include "core/lower/lower.hpp"
 #include "tests/unit/sim/sim_test_support.hpp"
 
 namespace zb {
@@ -23,7 +23,7 @@ constexpr double kTolerance = 2e-9;   // seconds
 
 double compute_seconds(const plan::Plan& p, const ClusterSpec& c, int rank, int op) {
   const CostModel cost(c, sim_test::llama_7b());
-  return op_seconds(p, rank, p.ranks[static_cast<std::size_t>(rank)].ops[static_cast<std::size_t>(op)], cost, false);
+  return lower::attention_seconds(p.ranks[static_cast<std::size_t>(rank)].ops[static_cast<std::size_t>(op)], cost, Pass::fwd);
 }
 
 const TraceEvent& event(const Trace& t, int rank, int op) {
@@ -48,10 +48,10 @@ TEST(SimShortcuts, ComputeOpsEndExactlyTheirDurationLater) {
   EXPECT_EQ(t.layer.forward, da + db);
 }
 
-TEST(SimShortcuts, IdleStreamChoosesOnceEveryReleaseOfTheInstantIsKnown) {
+TEST(SimShortcuts, ListOrderHoldsWhenReleasesCoincide) {
   // Rank 0 runs A; rank 1 runs an identical op, so both end at the same date t. Rank 1's end releases
   // a zero-byte transfer to rank 0 at t, which makes C (op 2) ready; D (op 3) has been ready since 0.
-  // Whichever of the two completions SimGrid reports first, rank 0's stream picks C at t.
+  // Whichever of the two completions SimGrid reports first, rank 0's stream runs C at t, then D.
   const ClusterSpec c = cluster(1, 2, 1);
   plan::Plan p = empty_plan(c);
   const int a = add_op(p, 0, attention_op(2e9, 4096, {}));

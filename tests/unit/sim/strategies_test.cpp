@@ -33,7 +33,7 @@ Simulated simulate_system(const std::string& name) {
   Batch batch;
   batch.lengths = {65536};
   plan::Plan p = make_strategy(sys, s, cost)->make_plan(batch);
-  Trace t = make_executor(Backend::sim)->run(p, RunContext{s, cost});
+  Trace t = execute(*make_executor(Backend::sim), p, RunContext{s, cost});
   return {std::move(p), std::move(t)};
 }
 

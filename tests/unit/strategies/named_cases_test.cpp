@@ -112,7 +112,7 @@ TEST(RingCpNamedCases, RingSpansAllGpusWithDirectRoutes) {
 }
 
 TEST(StrategiesNamedCases, SequenceLargerThanTheClusterIsReportedAsOom) {
-  for (const auto* name : {"zeppelin", "ring-cp", "uniform-cp"}) {
+  for (const std::string& name : strategy_names()) {
     const auto pl = plan_with("dgx-h200", 1, test::system(name), {4'000'000});
     EXPECT_FALSE(pl.plan.feasible()) << name;
     ASSERT_FALSE(pl.plan.oom.empty()) << name;

@@ -1,6 +1,7 @@
-// Property tests: over hundreds of random batches and clusters, every strategy's plan covers every
-// causal pair exactly once, moves every KV range it reads, fits memory (or reports OOM), and zigzag
-// rings give every rank the same causal work up to chunk rounding.
+// Property tests: over hundreds of random batches and clusters, every registered strategy's plan, with
+// each value of each of its options, covers every causal pair exactly once, moves every KV range it
+// reads, fits memory (or reports OOM), and zigzag rings give every rank the same causal work up to
+// chunk rounding.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -46,14 +47,10 @@ RandomCase random_case(std::uint64_t seed) {
   return c;
 }
 
-std::vector<SystemSpec> all_systems() {
-  return {test::system("zeppelin"),
-          test::system("zeppelin", {{"routing", false}}),
-          test::system("zeppelin", {{"remap", false}}),
-          test::system("zeppelin", {{"partitioning", "flat"}}),
-          test::system("ring-cp"),
-          test::system("uniform-cp"),
-          test::system("uniform-cp", {{"degree", 1}})};
+// Every registered strategy and every value of each of its options (one option off its default at a
+// time); fixed degrees: 1, which every world allows.
+std::vector<SystemSpec> all_systems(int world_size) {
+  return test::registered_variants(world_size, {1});
 }
 
 // Per-rank causal pairs of each single-sequence zigzag group are equal up to chunk rounding: with
@@ -88,7 +85,7 @@ TEST(StrategyProperties, EveryPlanOfTwoHundredRandomBatchesVerifies) {
   for (std::uint64_t seed = 1; seed <= 200; ++seed) {
     const RandomCase c = random_case(seed);
     const CostModel cost(c.scenario.cluster, c.scenario.model);
-    for (const auto& sys : all_systems()) {
+    for (const auto& sys : all_systems(c.scenario.cluster.world_size())) {
       const plan::Plan p = make_strategy(sys, c.scenario, cost)->make_plan(test::batch_of(c.lengths));
       const auto problems = plan::verify(p, {cost.token_capacity_per_gpu()});
       ASSERT_TRUE(problems.empty()) << "seed " << seed << " system " << sys.label << " world " << p.world_size
@@ -106,7 +103,7 @@ TEST(StrategyProperties, EveryPlanOfTwoHundredRandomBatchesVerifies) {
 TEST(StrategyProperties, SameBatchGivesTheSamePlan) {
   const RandomCase c = random_case(42);
   const CostModel cost(c.scenario.cluster, c.scenario.model);
-  for (const auto& sys : all_systems()) {
+  for (const auto& sys : all_systems(c.scenario.cluster.world_size())) {
     auto strategy = make_strategy(sys, c.scenario, cost);
     plan::Plan a = strategy->make_plan(test::batch_of(c.lengths));
     plan::Plan b = strategy->make_plan(test::batch_of(c.lengths));

@@ -1,0 +1,63 @@
+#include "core/lower/estimate.hpp"
+
+#include <algorithm>
+
+#include "core/common/error.hpp"
+
+namespace zb::lower {
+
+TransferModel nominal_transfers(const Program& program, const CostModel& cost) {
+  const int g = program.gpus_per_node;
+  const ClusterSpec& cluster = cost.cluster();
+  const LinkSpec whole_nic{.bandwidth = cluster.nic.bandwidth / cluster.oversubscription, .latency = cluster.nic.latency};
+  TransferModel model;
+  model.p2p = [&cost, g, whole_nic](int src, int dst, std::int64_t bytes, const Message& m) {
+    const auto b = static_cast<double>(bytes);
+    if (src / g == dst / g) return cost.transfer_time(b, cost.nvlink());
+    return cost.transfer_time(b, m.routed ? whole_nic : cost.nic_per_gpu());
+  };
+  model.collective = [&cost, g](const Collective& c) {
+    const auto p = static_cast<double>(c.ranks.size());
+    if (c.ranks.size() < 2) return 0.0;
+    bool crosses = false;
+    for (std::size_t k = 0; k < c.ranks.size(); ++k) crosses |= c.ranks[k] / g != c.ranks[(k + 1) % c.ranks.size()] / g;
+    const LinkSpec link = crosses ? cost.nic_per_gpu() : cost.nvlink();
+    const auto bytes = static_cast<double>(c.bytes);
+    switch (c.kind) {
+      case CollectiveKind::all_gather:
+      case CollectiveKind::reduce_scatter: return (p - 1) * cost.transfer_time(bytes, link);
+      case CollectiveKind::all_reduce: return 2 * (p - 1) * cost.transfer_time(bytes / p, link);
+      case CollectiveKind::all_to_all: return (p - 1) * cost.transfer_time(bytes / p, link);
+      case CollectiveKind::all_to_all_v: return 0.0;  // timed per message by the scheduler
+    }
+    return 0.0;
+  };
+  return model;
+}
+
+ProgramEstimate estimate(const Program& program, const TransferModel& model) {
+  ProgramEstimate e;
+  e.schedule = schedule(program, model);
+  if (!e.schedule.complete) {
+    const auto [r, i] = e.schedule.posted_stuck.empty() ? e.schedule.stuck.front() : e.schedule.posted_stuck.front();
+    Location where;
+    where.rank = r;
+    throw Error(ExitCode::runtime, where,
+                "the program cannot finish: " + std::to_string(e.schedule.stuck.size()) + " instructions never run, first " +
+                    describe(program, r, i),
+                "run `zeppelin-bench plan --verify`: the rendezvous check names the cycle");
+  }
+  e.rank_forward_finish.assign(program.ranks.size(), 0.0);
+  for (std::size_t r = 0; r < program.ranks.size(); ++r) {
+    const auto& rp = program.ranks[r];
+    for (std::size_t i = 0; i < rp.instrs.size(); ++i) {
+      const double end = e.schedule.end[r][i];
+      if (static_cast<int>(i) < rp.first_backward) e.rank_forward_finish[r] = std::max(e.rank_forward_finish[r], end);
+    }
+  }
+  e.forward = e.schedule.barrier;
+  e.backward = program.backward ? e.schedule.finish - e.schedule.barrier : 0.0;
+  return e;
+}
+
+}  // namespace zb::lower

@@ -1,0 +1,32 @@
+#pragma once
+// The planner's estimate of a Program: its contention-free schedule (schedule.hpp) with every leg at its
+// link's nominal rate. The simulator runs the same instructions with bandwidth sharing; the ratio of the
+// two is the cost-model error that reports print.
+#include <vector>
+
+#include "core/cost/cost_model.hpp"
+#include "core/lower/schedule.hpp"
+
+namespace zb::lower {
+
+// Nominal leg times (latency + bytes / (bandwidth · p2p efficiency)):
+//   * both ends on one node: NVLink;
+//   * across nodes, a leg of a routed message: one whole NIC (each part of a routed transfer has a NIC of
+//     its own), divided by the core's oversubscription;
+//   * across nodes, a direct message: the sender's share of its NIC (CostModel::nic_per_gpu).
+// Collectives other than all_to_all_v run as rings over their members at the slowest hop's rate:
+//   all_gather, reduce_scatter: (P−1) steps of `bytes`; all_reduce: 2(P−1) steps of bytes/P;
+//   all_to_all: (P−1) steps of bytes/P.
+[[nodiscard]] TransferModel nominal_transfers(const Program& program, const CostModel& cost);
+
+struct ProgramEstimate {
+  double forward = 0;   // one layer's forward makespan
+  double backward = 0;  // one layer's backward makespan (0 without a backward pass)
+  std::vector<double> rank_forward_finish;
+  Schedule schedule;
+};
+
+// Throws zb::Error (runtime) naming the stuck instructions when the program cannot finish.
+[[nodiscard]] ProgramEstimate estimate(const Program& program, const TransferModel& model);
+
+}  // namespace zb::lower

@@ -1,0 +1,25 @@
+#pragma once
+// lower(): Plan → Program, the one place that works out what a plan means (core/lower/program.hpp says
+// what the result promises). Throws zb::Error (runtime) naming the rank and plan op when the plan cannot
+// be lowered: a send without its recv, two transfers with one (src, dst, tag), a dependency on a later
+// op, remap moves that the two ends disagree on, a collective whose members disagree.
+#include "core/cost/cost_model.hpp"
+#include "core/lower/program.hpp"
+#include "core/plan/plan.hpp"
+
+namespace zb::lower {
+
+struct LowerOptions {
+  bool backward = true;  // derive the backward pass too (the scenario's passes = fwd_bwd)
+};
+
+[[nodiscard]] Program lower(const plan::Plan& plan, const CostModel& cost, const LowerOptions& options = {});
+
+// Durations of compute instructions under the cost model, shared by lowering and tests.
+// Attention: one kernel call per block (or one varlen call per ring step) at the efficiency of its
+// query rows; backward at the profile's backward FLOP factor. GEMMs: the forward product; its data and
+// weight gradients each take half of backward_linear_factor × the forward time.
+[[nodiscard]] double attention_seconds(const plan::Op& op, const CostModel& cost, Pass pass);
+[[nodiscard]] double gemm_seconds(const plan::Op& op, const CostModel& cost, GemmPart part);
+
+}  // namespace zb::lower

@@ -1,0 +1,352 @@
+// The backward pass, derived once from the forward ops of each rank.
+//
+// A rank's forward ops fall into units: all ops of one CP group (its attention steps and KV transfers)
+// form one unit, every other op (GEMM, remap, collective) is a unit of its own. Backward runs the units
+// in the reverse of their forward order; a unit's backward waits for the backward of every unit that
+// consumed its forward output (the reversed data edges). Per unit:
+//   * GEMM: its data gradient, then its weight gradient, each at half of backward_linear_factor × the
+//     forward time; what came before waits for the data gradient only.
+//   * remap: the inverse exchange of the gradients (dO back to the attention layout for to_linear; dQ,
+//     dK, dV back to the linear layout for to_attention), the same rows and bytes, reversed.
+//   * collective: its adjoint (all-gather ↔ reduce-scatter, all-reduce and all-to-all stay themselves).
+//   * CP group, as TransformerEngine's ring backward: K/V travel the ring again exactly as forward, the
+//     attention steps run in forward order at backward cost, and each owner's dK/dV accumulator follows
+//     its K/V one step behind (a rank adds its partial and passes it on with the K/V it forwards); the
+//     rank at the end of the owner's chain sends the finished dK/dV back to the owner. A dK/dV message
+//     has the size of the K/V it belongs to and takes the same route.
+#include <algorithm>
+#include <climits>
+#include <numeric>
+
+#include "core/common/error.hpp"
+#include "core/lower/lowerer.hpp"
+
+namespace zb::lower::detail {
+
+using plan::Op;
+using plan::OpKind;
+
+namespace {
+
+CollectiveKind adjoint(CollectiveKind k) {
+  switch (k) {
+    case CollectiveKind::all_gather: return CollectiveKind::reduce_scatter;
+    case CollectiveKind::reduce_scatter: return CollectiveKind::all_gather;
+    default: return k;
+  }
+}
+
+Tensor gradient_of(Tensor t) {
+  switch (t) {
+    case Tensor::Q: return Tensor::dQ;
+    case Tensor::K: return Tensor::dK;
+    case Tensor::V: return Tensor::dV;
+    case Tensor::O: return Tensor::dO;
+    case Tensor::hidden: return Tensor::grad;
+    default: return t;
+  }
+}
+
+const plan::Route& route_of_send(const plan::Plan& plan, const Message& m) {
+  static const plan::Route direct{};
+  if (m.plan_op < 0) return direct;
+  return plan.ranks[static_cast<std::size_t>(m.src)].ops[static_cast<std::size_t>(m.plan_op)].route;
+}
+
+}  // namespace
+
+void Lowerer::build_backward_messages() {
+  const std::size_t forward_messages = prog_.messages.size();
+  bwd_kv_.assign(forward_messages, -1);
+  dkv_.assign(forward_messages, -1);
+  std::map<std::tuple<int, int, int>, int> forwarded;  // (src, group, owner) → forward KV message it sends
+  std::map<std::tuple<int, int, int>, int> hop_to;     // (src, group, dst) → a forward KV message on that hop
+  for (std::size_t mi = 0; mi < forward_messages; ++mi) {
+    const Message fwd = prog_.messages[mi];
+    if (fwd.purpose != Purpose::kv) continue;
+    const plan::Route& route = route_of_send(plan_, fwd);
+    Message kv = fwd;
+    kv.pass = Pass::bwd;
+    kv.readers = 0;
+    bwd_kv_[mi] = add_message(kv, route);
+    if (fwd.kv_owner < 0) continue;  // an opaque transfer: no accumulator travels with it
+    Message dkv = kv;
+    dkv.purpose = Purpose::dkv;
+    dkv.slices = owner_slices(fwd.group, fwd.kv_owner, Tensor::dK, Tensor::dV,
+                              fwd.slices.empty() ? plan::HeadRange{} : fwd.slices.front().heads);
+    dkv.plan_op = -1;
+    dkv_[mi] = add_message(dkv, route);
+    hop_to.try_emplace({fwd.src, fwd.group, fwd.dst}, static_cast<int>(mi));
+    if (!forwarded.try_emplace({fwd.src, fwd.group, fwd.kv_owner}, static_cast<int>(mi)).second) {
+      fail(fwd.src, fwd.plan_op, "forwards the KV of rank " + std::to_string(fwd.kv_owner) + " in group " +
+                                     std::to_string(fwd.group) + " to a second peer; the backward derivation "
+                                     "follows KV chains (rings), where each rank forwards an owner's KV once");
+    }
+  }
+  // Chain ends: a rank that received an owner's K/V and forwarded it to no one returns the dK/dV.
+  for (const auto& [key, mi] : kv_in_) {
+    const auto [rank, group, owner] = key;
+    if (forwarded.contains({rank, group, owner}) || rank == owner) continue;
+    const Message& in = prog_.messages[static_cast<std::size_t>(mi)];
+    // The return hop takes the route of a forward transfer rank → owner in the group, if the ring has one.
+    const plan::Route* route = nullptr;
+    if (const auto hop = hop_to.find({rank, group, owner}); hop != hop_to.end()) {
+      route = &route_of_send(plan_, prog_.messages[static_cast<std::size_t>(hop->second)]);
+    }
+    Message ret;
+    ret.pass = Pass::bwd;
+    ret.purpose = Purpose::dkv;
+    ret.src = rank;
+    ret.dst = owner;
+    ret.group = group;
+    ret.step = in.step + 1;
+    ret.micro_batch = in.micro_batch;
+    ret.kv_owner = owner;
+    ret.slices = owner_slices(group, owner, Tensor::dK, Tensor::dV, in.slices.empty() ? plan::HeadRange{} : in.slices.front().heads);
+    ret.bytes = in.bytes;
+    if (route != nullptr && route->kind == plan::RouteKind::routed) {
+      plan::Route scaled = *route;  // the same split, scaled to this message's bytes
+      const std::int64_t total = std::max<std::int64_t>(1, std::accumulate(scaled.part_bytes.begin(), scaled.part_bytes.end(), std::int64_t{0}));
+      std::int64_t given = 0;
+      for (std::size_t p = 0; p < scaled.part_bytes.size(); ++p) {
+        scaled.part_bytes[p] = p + 1 == scaled.part_bytes.size() ? ret.bytes - given : scaled.part_bytes[p] * ret.bytes / total;
+        given += scaled.part_bytes[p];
+      }
+      dkv_return_[key] = add_message(ret, scaled);
+    } else {
+      dkv_return_[key] = add_message(ret, plan::Route{});
+    }
+    dkv_home_[{owner, group, rank}] = dkv_return_[key];
+  }
+  // Collectives: the adjoint over the same members; remap messages reversed, carrying gradients.
+  const std::size_t forward_collectives = prog_.collectives.size();
+  bwd_collective_.assign(forward_collectives, -1);
+  for (std::size_t c = 0; c < forward_collectives; ++c) {
+    Collective col = prog_.collectives[c];
+    col.kind = adjoint(col.kind);
+    col.pass = Pass::bwd;
+    col.instrs.assign(col.ranks.size(), -1);
+    col.direction = col.direction == plan::RemapDirection::to_linear ? plan::RemapDirection::to_attention
+                                                                      : plan::RemapDirection::to_linear;
+    col.messages.clear();
+    for (const int fm : prog_.collectives[c].messages) {
+      Message m = prog_.messages[static_cast<std::size_t>(fm)];
+      m.pass = Pass::bwd;
+      std::swap(m.src, m.dst);
+      std::vector<Slice> gradients = m.slices.copy();
+      for (Slice& s : gradients) s.tensor = gradient_of(s.tensor);
+      m.slices = SliceList(std::move(gradients));
+      m.plan_op = -1;
+      col.messages.push_back(static_cast<int>(prog_.messages.size()));
+      prog_.messages.push_back(std::move(m));
+      routes_.emplace_back();
+    }
+    bwd_collective_[c] = static_cast<int>(prog_.collectives.size());
+    prog_.collectives.push_back(std::move(col));
+  }
+}
+
+void Lowerer::lower_backward(int rank) {
+  const auto& ops = plan_.ranks[static_cast<std::size_t>(rank)].ops;
+  // Units: one per CP group, one per other op; numbered in order of first appearance.
+  std::vector<int> unit_of(ops.size(), -1);
+  std::vector<std::vector<int>> unit_ops;
+  std::map<int, int> unit_of_group;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const Op& op = ops[i];
+    const bool ring = (op.kind == OpKind::attention || op.kind == OpKind::send || op.kind == OpKind::recv) && op.group >= 0;
+    int u = -1;
+    if (ring) {
+      auto [it, inserted] = unit_of_group.try_emplace(op.group, static_cast<int>(unit_ops.size()));
+      if (inserted) unit_ops.emplace_back();
+      u = it->second;
+    } else {
+      u = static_cast<int>(unit_ops.size());
+      unit_ops.emplace_back();
+    }
+    unit_of[i] = u;
+    unit_ops[static_cast<std::size_t>(u)].push_back(static_cast<int>(i));
+  }
+  std::vector<std::vector<int>> consumers(unit_ops.size());
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    for (const int d : ops[i].deps) {
+      const int from = unit_of[static_cast<std::size_t>(d)], to = unit_of[i];
+      if (from != to) consumers[static_cast<std::size_t>(from)].push_back(to);
+    }
+  }
+  std::vector<int> order(unit_ops.size());
+  for (std::size_t u = 0; u < order.size(); ++u) order[u] = static_cast<int>(u);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    return unit_ops[static_cast<std::size_t>(a)].back() > unit_ops[static_cast<std::size_t>(b)].back();
+  });
+
+  std::vector<std::vector<int>> done(unit_ops.size());
+  std::vector<bool> emitted(unit_ops.size(), false);
+  for (const int u : order) {
+    std::vector<int> entry;
+    for (const int c : consumers[static_cast<std::size_t>(u)]) {
+      if (!emitted[static_cast<std::size_t>(c)]) {
+        fail(rank, unit_ops[static_cast<std::size_t>(u)].front(),
+             "its unit's output is consumed by ops that come before it ends (interleaved CP groups), so the backward "
+             "order cannot be derived");
+      }
+      const auto& d = done[static_cast<std::size_t>(c)];
+      entry.insert(entry.end(), d.begin(), d.end());
+    }
+    std::sort(entry.begin(), entry.end());
+    entry.erase(std::unique(entry.begin(), entry.end()), entry.end());
+    const auto& members = unit_ops[static_cast<std::size_t>(u)];
+    const Op& first = ops[static_cast<std::size_t>(members.front())];
+    auto& out = done[static_cast<std::size_t>(u)];
+    if (first.kind == OpKind::gemm) {
+      for (const GemmPart part : {GemmPart::data_grad, GemmPart::weight_grad}) {
+        Instr in;
+        in.kind = InstrKind::gemm;
+        in.pass = Pass::bwd;
+        in.micro_batch = first.micro_batch;
+        in.plan_op = first.id;
+        in.name = first.name + (part == GemmPart::data_grad ? " dgrad" : " wgrad");
+        in.deps = entry;
+        in.gemm_part = part;
+        in.seconds = gemm_seconds(first, cost_, part);
+        in.flops = 2.0 * static_cast<double>(first.m) * static_cast<double>(first.n) * static_cast<double>(first.k) *
+                   cost_.profile().backward_linear_factor / 2;
+        in.m = first.m;
+        in.n = first.n;
+        in.k = first.k;
+        const int id = emit(rank, std::move(in));
+        if (part == GemmPart::data_grad) out.push_back(id);
+      }
+    } else if (first.kind == OpKind::remap || first.kind == OpKind::collective) {
+      const int c = bwd_collective_[static_cast<std::size_t>(op_collective_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(first.id)])];
+      Collective& col = prog_.collectives[static_cast<std::size_t>(c)];
+      Instr in;
+      in.kind = InstrKind::collective;
+      in.stream = Stream::comm;
+      in.pass = Pass::bwd;
+      in.micro_batch = first.micro_batch;
+      in.plan_op = first.id;
+      in.name = first.name + " bwd";
+      in.deps = entry;
+      in.collective = c;
+      in.bytes = first.kind == OpKind::remap ? first.bytes_out + first.bytes_in : first.bytes;
+      const auto pos = static_cast<std::size_t>(std::find(col.ranks.begin(), col.ranks.end(), rank) - col.ranks.begin());
+      col.instrs[pos] = emit(rank, std::move(in));
+      out.push_back(col.instrs[pos]);
+    } else {
+      lower_ring_backward(rank, members, entry, out);
+      Instr like;  // earlier units wait on the group's whole backward through one instruction
+      like.pass = Pass::bwd;
+      like.micro_batch = first.micro_batch;
+      like.group = first.group;
+      like.plan_op = first.id;
+      like.name = "group bwd";
+      out = joined(rank, std::move(out), std::move(like));
+    }
+    emitted[static_cast<std::size_t>(u)] = true;
+  }
+}
+
+void Lowerer::lower_ring_backward(int rank, const std::vector<int>& members, const std::vector<int>& entry,
+                                  std::vector<int>& done) {
+  const auto& ops = plan_.ranks[static_cast<std::size_t>(rank)].ops;
+  std::map<int, std::vector<int>> bwd_ids;  // forward op → its backward K/V instructions
+  const auto deps_of = [&](const Op& op) {
+    std::vector<int> deps = entry;
+    for (const int d : op.deps) {
+      if (const auto it = bwd_ids.find(d); it != bwd_ids.end()) deps.insert(deps.end(), it->second.begin(), it->second.end());
+    }
+    return deps;
+  };
+  const auto bwd_kv_into = [&](int group, int owner) {
+    const int m = kv_message_into(rank, group, owner);
+    return m < 0 ? -1 : bwd_kv_[static_cast<std::size_t>(m)];
+  };
+  const auto add_done = [&](const std::vector<int>& ids) { done.insert(done.end(), ids.begin(), ids.end()); };
+
+  // 1. K/V around the ring again, and the attention steps at backward cost, in forward order.
+  std::map<int, int> attention_of_owner;  // owner → the last backward attention step on its K/V
+  int group = -1;
+  for (const int id : members) {
+    const Op& op = ops[static_cast<std::size_t>(id)];
+    group = op.group;
+    const int fm = transfer_message_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(id)];
+    if (op.kind == OpKind::recv) {
+      bwd_ids[id] = emit_last_legs(bwd_kv_[static_cast<std::size_t>(fm)], deps_of(op), op.name, id);
+      add_done(bwd_ids[id]);
+    } else if (op.kind == OpKind::send) {
+      std::vector<int> reads;
+      if (op.kv_owner >= 0 && op.kv_owner != rank) reads.push_back(bwd_kv_into(op.group, op.kv_owner));
+      bwd_ids[id] = emit_first_legs(bwd_kv_[static_cast<std::size_t>(fm)], deps_of(op), op.name, id, reads);
+      add_done(bwd_ids[id]);
+    } else {
+      Instr in;
+      in.kind = InstrKind::attention;
+      in.pass = Pass::bwd;
+      in.micro_batch = op.micro_batch;
+      in.group = op.group;
+      in.step = op.step;
+      in.plan_op = id;
+      in.name = op.name + " bwd";
+      in.deps = deps_of(op);
+      in.seconds = attention_seconds(op, cost_, Pass::bwd);
+      in.flops = cost_.attention_bwd_flops(op.pairs);
+      in.pairs = op.pairs;
+      in.kv_owner = op.zigzag_kv_rank;
+      if (op.zigzag_kv_rank >= 0 && op.zigzag_kv_rank != rank) {
+        in.reads.push_back(bwd_kv_into(op.group, op.zigzag_kv_rank));
+      } else if (op.zigzag_kv_rank < 0) {
+        for (const int d : op.deps) {
+          const int m = transfer_message_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(d)];
+          if (m >= 0 && ops[static_cast<std::size_t>(d)].kind == OpKind::recv) in.reads.push_back(bwd_kv_[static_cast<std::size_t>(m)]);
+        }
+      }
+      const int aid = emit(rank, std::move(in));
+      attention_of_owner[op.zigzag_kv_rank >= 0 ? op.zigzag_kv_rank : rank] = aid;
+      done.push_back(aid);
+    }
+  }
+
+  // 2. The dK/dV accumulators, one step behind their K/V.
+  std::map<int, std::vector<int>> dkv_in;  // owner → the recvs of its accumulator on this rank
+  std::map<int, int> dkv_message_in;       // owner → that accumulator's message
+  std::vector<int> previous_send;          // one accumulator in flight per direction
+  const auto accumulator_deps = [&](int owner) {
+    std::vector<int> deps = entry;
+    if (const auto a = attention_of_owner.find(owner); a != attention_of_owner.end()) deps.push_back(a->second);
+    if (const auto in = dkv_in.find(owner); in != dkv_in.end()) deps.insert(deps.end(), in->second.begin(), in->second.end());
+    deps.insert(deps.end(), previous_send.begin(), previous_send.end());
+    return deps;
+  };
+  const auto accumulator_reads = [&](int owner) {
+    const auto it = dkv_message_in.find(owner);
+    return it == dkv_message_in.end() ? std::vector<int>{} : std::vector<int>{it->second};
+  };
+  for (const int id : members) {
+    const Op& op = ops[static_cast<std::size_t>(id)];
+    const int fm = transfer_message_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(id)];
+    if (fm < 0 || op.kv_owner < 0) continue;
+    const int dm = dkv_[static_cast<std::size_t>(fm)];
+    if (op.kind == OpKind::recv) {
+      dkv_in[op.kv_owner] = emit_last_legs(dm, entry, "dkv", id);
+      dkv_message_in[op.kv_owner] = dm;
+      add_done(dkv_in[op.kv_owner]);
+    } else if (op.kind == OpKind::send) {
+      previous_send = emit_first_legs(dm, accumulator_deps(op.kv_owner), "dkv", id, accumulator_reads(op.kv_owner));
+      add_done(previous_send);
+    }
+  }
+  // 3. Finished accumulators go home; this rank's own comes back from the end of its chain.
+  for (auto it = dkv_return_.lower_bound({rank, group, INT_MIN});
+       it != dkv_return_.end() && std::get<0>(it->first) == rank && std::get<1>(it->first) == group; ++it) {
+    const int owner = std::get<2>(it->first);
+    previous_send = emit_first_legs(it->second, accumulator_deps(owner), "dkv", -1, accumulator_reads(owner));
+    add_done(previous_send);
+  }
+  for (auto it = dkv_home_.lower_bound({rank, group, INT_MIN});
+       it != dkv_home_.end() && std::get<0>(it->first) == rank && std::get<1>(it->first) == group; ++it) {
+    add_done(emit_last_legs(it->second, entry, "dkv", -1));
+  }
+}
+
+}  // namespace zb::lower::detail

@@ -1,0 +1,374 @@
+// What each transfer carries and how its bytes travel: plan sends paired with their recvs, messages cut
+// into pieces along their route, the legs of each piece (first leg on the source, relay legs on the
+// proxies, last leg on the destination), and the match of every send leg with its recv leg.
+#include <algorithm>
+#include <string_view>
+#include <unordered_map>
+
+#include "core/common/error.hpp"
+#include "core/lower/lowerer.hpp"
+
+namespace zb::lower::detail {
+
+using plan::Op;
+using plan::OpKind;
+
+Lowerer::Lowerer(const plan::Plan& plan, const CostModel& cost, const LowerOptions& options)
+    : plan_(plan), cost_(cost), options_(options) {
+  prog_.plan = &plan;
+  prog_.world_size = plan.world_size;
+  prog_.gpus_per_node = plan.gpus_per_node;
+  prog_.backward = options.backward;
+  const auto n = static_cast<std::size_t>(plan.world_size);
+  if (plan.ranks.size() != n) {
+    throw Error(ExitCode::runtime, Location{},
+                "the plan lists ops for " + std::to_string(plan.ranks.size()) + " ranks but its world size is " +
+                    std::to_string(plan.world_size));
+  }
+  prog_.ranks.resize(n);
+  transfer_message_.resize(n);
+  fwd_ids_.resize(n);
+  op_collective_.resize(n);
+  for (std::size_t r = 0; r < n; ++r) {
+    prog_.ranks[r].rank = static_cast<int>(r);
+    const auto ops = plan.ranks[r].ops.size();
+    transfer_message_[r].assign(ops, -1);
+    fwd_ids_[r].resize(ops);
+    op_collective_[r].assign(ops, -1);
+    prog_.ranks[r].instrs.reserve(ops * (options.backward ? 3 : 1) + 8);
+  }
+}
+
+void Lowerer::fail(int rank, int op, const std::string& what) const {
+  Location where;
+  where.rank = rank;
+  const std::string prefix = op >= 0 ? "plan op " + std::to_string(op) + ": " : std::string();
+  throw Error(ExitCode::runtime, where, prefix + what,
+              "run `zeppelin-bench plan --verify` on the scenario (or the plan file): it names the fault");
+}
+
+int Lowerer::emit(int rank, Instr in) {
+  auto& list = prog_.ranks[static_cast<std::size_t>(rank)].instrs;
+  for (const int m : in.reads) ++prog_.messages[static_cast<std::size_t>(m)].readers;
+  list.push_back(std::move(in));
+  return static_cast<int>(list.size()) - 1;
+}
+
+std::vector<int> Lowerer::joined(int rank, std::vector<int> ids, Instr like) {
+  if (ids.size() <= 1) return ids;
+  like.kind = InstrKind::wait;
+  like.stream = Stream::comm;
+  like.name += " done";
+  like.deps = std::move(ids);
+  like.reads.clear();
+  return {emit(rank, std::move(like))};
+}
+
+SliceList Lowerer::owner_slices(int group, int owner, Tensor first, Tensor second, const plan::HeadRange& heads) {
+  const auto key = std::make_tuple(group, owner, static_cast<int>(first), heads.begin, heads.end);
+  if (const auto it = owner_slices_.find(key); it != owner_slices_.end()) return it->second;
+  std::vector<Slice> slices;
+  if (group >= 0 && static_cast<std::size_t>(group) < plan_.groups.size()) {
+    const plan::Group& g = plan_.groups[static_cast<std::size_t>(group)];
+    const auto it = std::find(g.ranks.begin(), g.ranks.end(), owner);
+    if (it != g.ranks.end()) {
+      const int parts = static_cast<int>(g.ranks.size());
+      const int pos = static_cast<int>(it - g.ranks.begin());
+      for (const Tensor t : {first, second}) {
+        for (const int seq : g.sequences) {
+          const std::int64_t length = plan_.sequences.at(static_cast<std::size_t>(seq)).length;
+          if (parts == 1) {
+            if (length > 0) slices.push_back({t, seq, 0, length, heads});
+            continue;
+          }
+          const auto [a, b] = plan::zigzag_shards(seq, length, parts, pos);
+          if (a.size() > 0) slices.push_back({t, seq, a.begin, a.end, heads});
+          if (b.size() > 0) slices.push_back({t, seq, b.begin, b.end, heads});
+        }
+      }
+    }
+  }
+  return owner_slices_.emplace(key, SliceList(std::move(slices))).first->second;
+}
+
+void Lowerer::pair_transfers() {
+  // (src, dst, tag) → the send op; then every recv finds its send. A std::map: deterministic order.
+  std::map<std::tuple<int, int, int>, int> send_of;
+  const int world = plan_.world_size;
+  for (int r = 0; r < world; ++r) {
+    const auto& ops = plan_.ranks[static_cast<std::size_t>(r)].ops;
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      const Op& op = ops[i];
+      const int id = static_cast<int>(i);
+      if (op.id != id) fail(r, id, "its id is " + std::to_string(op.id) + ", not its index");
+      for (const int d : op.deps) {
+        if (d < 0 || d >= id) fail(r, id, "depends on op " + std::to_string(d) + ", which is not an earlier op of this rank");
+      }
+      if (op.kind != OpKind::send && op.kind != OpKind::recv) continue;
+      if (op.peer < 0 || op.peer >= world || op.peer == r) {
+        fail(r, id, "its peer " + std::to_string(op.peer) + " is not another rank of the world of " + std::to_string(world));
+      }
+      if (op.kind == OpKind::send && !send_of.try_emplace({r, op.peer, op.tag}, id).second) {
+        fail(r, id, "a second send to rank " + std::to_string(op.peer) + " with tag " + std::to_string(op.tag));
+      }
+    }
+  }
+  std::map<std::tuple<int, int, int>, int> recv_of;
+  for (int r = 0; r < world; ++r) {
+    const auto& ops = plan_.ranks[static_cast<std::size_t>(r)].ops;
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      const Op& op = ops[i];
+      if (op.kind != OpKind::recv) continue;
+      const int id = static_cast<int>(i);
+      if (!recv_of.try_emplace({op.peer, r, op.tag}, id).second) {
+        fail(r, id, "a second recv from rank " + std::to_string(op.peer) + " with tag " + std::to_string(op.tag));
+      }
+      if (!send_of.contains({op.peer, r, op.tag})) {
+        fail(r, id, "recv from rank " + std::to_string(op.peer) + " with tag " + std::to_string(op.tag) +
+                        ", but that rank has no send to this rank with this tag");
+      }
+    }
+  }
+  for (const auto& [key, send_id] : send_of) {
+    const auto [src, dst, tag] = key;
+    const auto found = recv_of.find(key);
+    if (found == recv_of.end()) {
+      fail(src, send_id, "send to rank " + std::to_string(dst) + " with tag " + std::to_string(tag) +
+                             ", but that rank has no recv from this rank with this tag");
+    }
+    const Op& send = plan_.ranks[static_cast<std::size_t>(src)].ops[static_cast<std::size_t>(send_id)];
+    const Op& recv = plan_.ranks[static_cast<std::size_t>(dst)].ops[static_cast<std::size_t>(found->second)];
+    if (send.bytes != recv.bytes) {
+      fail(src, send_id, "sends " + std::to_string(send.bytes) + " bytes but its recv on rank " + std::to_string(dst) +
+                             " (op " + std::to_string(found->second) + ") expects " + std::to_string(recv.bytes));
+    }
+    Message m;
+    m.pass = Pass::fwd;
+    m.purpose = Purpose::kv;
+    m.src = src;
+    m.dst = dst;
+    m.group = send.group;
+    m.step = send.step;
+    m.micro_batch = send.micro_batch;
+    m.kv_owner = send.kv_owner;
+    if (send.kv_owner >= 0) m.slices = owner_slices(send.group, send.kv_owner, Tensor::K, Tensor::V, send.heads);
+    m.bytes = send.bytes;
+    m.plan_op = send_id;
+    const int id = add_message(std::move(m), send.route);
+    transfer_message_[static_cast<std::size_t>(src)][static_cast<std::size_t>(send_id)] = id;
+    transfer_message_[static_cast<std::size_t>(dst)][static_cast<std::size_t>(found->second)] = id;
+    if (send.kv_owner >= 0 && !kv_in_.try_emplace({dst, send.group, send.kv_owner}, id).second) {
+      fail(dst, found->second, "receives the KV of rank " + std::to_string(send.kv_owner) + " in group " +
+                                   std::to_string(send.group) + " a second time");
+    }
+  }
+}
+
+int Lowerer::add_message(Message m, const plan::Route& route) {
+  MessageRoute mr;
+  const bool routed = route.kind == plan::RouteKind::routed && !route.proxies.empty();
+  if (routed) {
+    const auto fault = [&](const std::string& what) { fail(m.src, m.plan_op, "its route " + what); };
+    if (route.peer_proxies.size() != route.proxies.size() || route.part_bytes.size() != route.proxies.size()) {
+      fault("lists " + std::to_string(route.proxies.size()) + " proxies, " + std::to_string(route.peer_proxies.size()) +
+            " peer proxies and " + std::to_string(route.part_bytes.size()) + " part sizes");
+    }
+    std::int64_t total = 0;
+    const int chunks = std::max(1, route.chunks);
+    for (std::size_t part = 0; part < route.proxies.size(); ++part) {
+      const int proxy = route.proxies[part], peer_proxy = route.peer_proxies[part];
+      const std::int64_t bytes = route.part_bytes[part];
+      if (proxy < 0 || proxy >= plan_.world_size || peer_proxy < 0 || peer_proxy >= plan_.world_size) {
+        fault("names rank " + std::to_string(proxy < 0 || proxy >= plan_.world_size ? proxy : peer_proxy) +
+              ", which is not in the world");
+      }
+      if (bytes < 0) fault("gives part " + std::to_string(part) + " a negative size");
+      total += bytes;
+      if (bytes == 0) continue;
+      for (int c = 0; c < chunks; ++c) {
+        Piece p;
+        p.part = static_cast<int>(part);
+        p.offset = total - bytes + bytes * c / chunks;
+        p.bytes = bytes * (c + 1) / chunks - bytes * c / chunks;
+        p.hops[0] = m.src;
+        p.hop_count = 1;
+        for (const int hop : {proxy, peer_proxy, m.dst}) {
+          if (hop != p.hops[static_cast<std::size_t>(p.hop_count - 1)]) p.hops[static_cast<std::size_t>(p.hop_count++)] = hop;
+        }
+        mr.pieces.push_back(p);
+      }
+    }
+    if (total != m.bytes) fault("parts add up to " + std::to_string(total) + " bytes, the send has " + std::to_string(m.bytes));
+  }
+  if (mr.pieces.empty()) {  // direct (or routed with nothing to move): one piece straight to dst
+    Piece p;
+    p.bytes = m.bytes;
+    p.hops = {m.src, m.dst, -1, -1};
+    p.hop_count = 2;
+    mr.pieces.push_back(p);
+  }
+  m.routed = mr.pieces.front().hop_count > 2 || mr.pieces.size() > 1;
+  for (const Piece& p : mr.pieces) {
+    std::vector<Leg> legs(static_cast<std::size_t>(p.hop_count - 1));
+    for (int h = 0; h + 1 < p.hop_count; ++h) {
+      legs[static_cast<std::size_t>(h)].src = p.hops[static_cast<std::size_t>(h)];
+      legs[static_cast<std::size_t>(h)].dst = p.hops[static_cast<std::size_t>(h + 1)];
+    }
+    mr.legs.push_back(std::move(legs));
+  }
+  prog_.messages.push_back(std::move(m));
+  routes_.push_back(std::move(mr));
+  return static_cast<int>(prog_.messages.size()) - 1;
+}
+
+namespace {
+
+// The previous piece of the same part: a stage sends piece c once it has sent piece c−1.
+int previous_of_part(const std::vector<Piece>& pieces, std::size_t p) {
+  return p > 0 && pieces[p - 1].part == pieces[p].part ? static_cast<int>(p - 1) : -1;
+}
+
+Instr transfer_instr(const Message& m, InstrKind kind, Stream stream, const std::string& name, int plan_op) {
+  Instr in;
+  in.kind = kind;
+  in.stream = stream;
+  in.pass = m.pass;
+  in.micro_batch = m.micro_batch;
+  in.group = m.group;
+  in.step = m.step;
+  in.plan_op = plan_op;
+  in.name = name;
+  return in;
+}
+
+// A leg's label for traces: the one that crosses nodes is the NIC leg, the ones before and after it
+// are the dispatch and combine legs of the routing layer.
+const char* leg_label(const Piece& p, int leg, int gpus_per_node) {
+  int crossing = -1;
+  for (int h = 0; h + 1 < p.hop_count; ++h) {
+    if (p.hops[static_cast<std::size_t>(h)] / gpus_per_node != p.hops[static_cast<std::size_t>(h + 1)] / gpus_per_node) crossing = h;
+  }
+  if (leg == crossing) return "nic";
+  return crossing < 0 || leg < crossing ? "dispatch" : "combine";
+}
+
+}  // namespace
+
+std::vector<int> Lowerer::emit_first_legs(int message, const std::vector<int>& deps, const std::string& name, int plan_op,
+                                          const std::vector<int>& reads) {
+  const Message& m = prog_.messages[static_cast<std::size_t>(message)];
+  MessageRoute& route = routes_[static_cast<std::size_t>(message)];
+  std::vector<int> ids;
+  ids.reserve(route.pieces.size());
+  for (std::size_t p = 0; p < route.pieces.size(); ++p) {
+    const Piece& piece = route.pieces[p];
+    Instr in = transfer_instr(m, InstrKind::send, Stream::comm, name, plan_op);
+    // The first piece of a part waits for `deps`; each later one for the piece before it, which waited.
+    if (const int prev = previous_of_part(route.pieces, p); prev >= 0) {
+      in.deps = {route.legs[static_cast<std::size_t>(prev)][0].send};
+    } else {
+      in.deps = deps;
+    }
+    in.peer = piece.hops[1];
+    in.message = message;
+    in.offset = piece.offset;
+    in.bytes = piece.bytes;
+    in.reads = reads;
+    const int id = emit(m.src, std::move(in));
+    route.legs[p][0].send = id;
+    ids.push_back(id);
+  }
+  return joined(m.src, std::move(ids), transfer_instr(m, InstrKind::wait, Stream::comm, name, plan_op));
+}
+
+std::vector<int> Lowerer::emit_last_legs(int message, const std::vector<int>& deps, const std::string& name, int plan_op) {
+  const Message& m = prog_.messages[static_cast<std::size_t>(message)];
+  MessageRoute& route = routes_[static_cast<std::size_t>(message)];
+  std::vector<int> ids;
+  ids.reserve(route.pieces.size());
+  for (std::size_t p = 0; p < route.pieces.size(); ++p) {
+    const Piece& piece = route.pieces[p];
+    Instr in = transfer_instr(m, InstrKind::recv, Stream::comm, name, plan_op);
+    // Pieces of a part arrive in order (their sender sends them one after the other), so posting each
+    // after the previous one arrived changes no time and keeps every dependency list short.
+    if (const int prev = previous_of_part(route.pieces, p); prev >= 0) {
+      in.deps = {route.legs[static_cast<std::size_t>(prev)].back().recv};
+    } else {
+      in.deps = deps;
+    }
+    in.peer = piece.hops[static_cast<std::size_t>(piece.hop_count - 2)];
+    in.message = message;
+    in.offset = piece.offset;
+    in.bytes = piece.bytes;
+    in.last_leg = true;
+    const int id = emit(m.dst, std::move(in));
+    route.legs[p].back().recv = id;
+    ids.push_back(id);
+  }
+  return joined(m.dst, std::move(ids), transfer_instr(m, InstrKind::wait, Stream::comm, name, plan_op));
+}
+
+void Lowerer::emit_relays(Pass pass) {
+  // Proxies relay in message order, piece order: a deterministic list on every rank. A relay posts its
+  // recv at once and forwards each piece once it has it and has forwarded the part's previous piece.
+  for (std::size_t mi = 0; mi < prog_.messages.size(); ++mi) {
+    if (prog_.messages[mi].pass != pass) continue;
+    MessageRoute& route = routes_[mi];
+    const Message& m = prog_.messages[mi];
+    // Relay names, built once per message: "kv dispatch", "kv nic", "dkv combine", ...
+    const std::string base = m.purpose == Purpose::dkv ? "dkv" : "kv";
+    const std::string names[] = {base + " dispatch", base + " nic", base + " combine"};
+    const auto label = [&](const Piece& piece, int leg) -> const std::string& {
+      const std::string_view l = leg_label(piece, leg, plan_.gpus_per_node);
+      return names[l == "dispatch" ? 0 : l == "nic" ? 1 : 2];
+    };
+    for (std::size_t p = 0; p < route.pieces.size(); ++p) {
+      const Piece& piece = route.pieces[p];
+      const int prev = previous_of_part(route.pieces, p);
+      for (int h = 1; h + 1 < piece.hop_count; ++h) {
+        const int rank = piece.hops[static_cast<std::size_t>(h)];
+        Instr recv = transfer_instr(m, InstrKind::recv, Stream::relay, label(piece, h - 1), -1);
+        recv.peer = piece.hops[static_cast<std::size_t>(h - 1)];
+        recv.message = static_cast<int>(mi);
+        recv.offset = piece.offset;
+        recv.bytes = piece.bytes;
+        const int recv_id = emit(rank, std::move(recv));
+        route.legs[p][static_cast<std::size_t>(h - 1)].recv = recv_id;
+        Instr send = transfer_instr(m, InstrKind::send, Stream::relay, label(piece, h), -1);
+        send.deps = {recv_id};
+        if (prev >= 0) send.deps.push_back(route.legs[static_cast<std::size_t>(prev)][static_cast<std::size_t>(h)].send);
+        send.peer = piece.hops[static_cast<std::size_t>(h + 1)];
+        send.message = static_cast<int>(mi);
+        send.offset = piece.offset;
+        send.bytes = piece.bytes;
+        route.legs[p][static_cast<std::size_t>(h)].send = emit(rank, std::move(send));
+      }
+    }
+  }
+}
+
+void Lowerer::assign_matches() {
+  // Keys count the legs between one ordered (src, dst) pair in creation order, as NCCL matches the k-th
+  // send of a pair with the k-th recv.
+  std::unordered_map<std::uint64_t, std::uint64_t> next_key;
+  const auto world = static_cast<std::uint64_t>(plan_.world_size);
+  for (std::size_t mi = 0; mi < routes_.size(); ++mi) {
+    for (const auto& legs : routes_[mi].legs) {
+      for (const Leg& leg : legs) {
+        if (leg.send < 0 || leg.recv < 0) {
+          fail(leg.send < 0 ? leg.src : leg.dst, -1,
+               "message " + std::to_string(mi) + " has a leg " + std::to_string(leg.src) + " → " + std::to_string(leg.dst) +
+                   " with no " + (leg.send < 0 ? "send" : "recv") + " (a lowering fault)");
+        }
+        const std::uint64_t key = next_key[static_cast<std::uint64_t>(leg.src) * world + static_cast<std::uint64_t>(leg.dst)]++;
+        Instr& s = prog_.ranks[static_cast<std::size_t>(leg.src)].instrs[static_cast<std::size_t>(leg.send)];
+        Instr& r = prog_.ranks[static_cast<std::size_t>(leg.dst)].instrs[static_cast<std::size_t>(leg.recv)];
+        s.match = leg.recv;
+        r.match = leg.send;
+        s.key = r.key = key;
+      }
+    }
+  }
+}
+
+}  // namespace zb::lower::detail

@@ -1,0 +1,95 @@
+#pragma once
+// The Lowerer: internal state of one lower() call, split over three files by job:
+//   lower_messages.cpp  what each transfer carries and how its bytes travel (pieces, hops, legs, matching);
+//   lower_forward.cpp   the plan's forward ops, one by one, in each rank's list order;
+//   lower_backward.cpp  the backward pass derived from the forward ops (rings, remaps, GEMMs, collectives).
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "core/cost/cost_model.hpp"
+#include "core/lower/lower.hpp"
+
+namespace zb::lower::detail {
+
+// One piece of a message: a byte range that travels along `hops` (src, optional proxy, optional peer
+// proxy, dst). A direct message is one piece with two hops.
+struct Piece {
+  int part = 0;
+  std::int64_t offset = 0, bytes = 0;
+  std::array<int, 4> hops{};
+  int hop_count = 0;
+};
+
+// One hop of one piece: the send instruction on hops[i] and the recv on hops[i + 1].
+struct Leg {
+  int src = -1, dst = -1;
+  int send = -1, recv = -1;
+};
+
+struct MessageRoute {
+  std::vector<Piece> pieces;
+  std::vector<std::vector<Leg>> legs;  // [piece][hop]
+};
+
+// Per rank, what one forward plan op became: the ids whose completion means the op is complete.
+struct OpSpan {
+  int first = 0, count = 0;
+};
+
+class Lowerer {
+ public:
+  Lowerer(const plan::Plan& plan, const CostModel& cost, const LowerOptions& options);
+  Program run();
+
+ private:
+  // --- messages (lower_messages.cpp) ---------------------------------------------------------------
+  void pair_transfers();
+  int add_message(Message m, const plan::Route& route);
+  // The K|V (or dK|dV) rows `owner` holds of `group`, cached: each ring hop shares its owner's list.
+  SliceList owner_slices(int group, int owner, Tensor first, Tensor second, const plan::HeadRange& heads);
+  // The sends of the message's first legs on its source; each lists `reads` (a forwarded buffer).
+  std::vector<int> emit_first_legs(int message, const std::vector<int>& deps, const std::string& name, int plan_op,
+                                   const std::vector<int>& reads = {});
+  std::vector<int> emit_last_legs(int message, const std::vector<int>& deps, const std::string& name, int plan_op);
+  void emit_relays(Pass pass);
+  void assign_matches();
+  [[noreturn]] void fail(int rank, int op, const std::string& what) const;
+
+  // --- forward (lower_forward.cpp) -----------------------------------------------------------------
+  void lower_forward(int rank);
+  int kv_message_into(int rank, int group, int owner) const;  // forward KV message arriving at rank; −1
+  void build_collectives();
+  std::vector<int> done_of(int rank, const std::vector<int>& plan_deps) const;
+
+  // --- backward (lower_backward.cpp) ---------------------------------------------------------------
+  void build_backward_messages();
+  void lower_backward(int rank);
+  void lower_ring_backward(int rank, const std::vector<int>& ops, const std::vector<int>& entry, std::vector<int>& done);
+
+  int emit(int rank, Instr in);
+  // One id for `ids`: itself when there is one, otherwise a wait on all of them.
+  std::vector<int> joined(int rank, std::vector<int> ids, Instr like);
+  std::vector<int>& ids_of(int rank, int op) { return fwd_ids_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(op)]; }
+
+  const plan::Plan& plan_;
+  const CostModel& cost_;
+  LowerOptions options_;
+  Program prog_;
+  std::vector<MessageRoute> routes_;                 // per message
+  std::vector<std::vector<int>> transfer_message_;   // [rank][op] → forward message of a plan send/recv, −1
+  std::vector<std::vector<std::vector<int>>> fwd_ids_;  // [rank][op] → forward instruction ids
+  std::map<std::tuple<int, int, int>, int> kv_in_;   // (dst, group, owner) → forward KV message
+  std::vector<std::vector<int>> op_collective_;      // [rank][op] → forward collective of a remap/collective op
+  // backward tables, by forward message id
+  std::vector<int> bwd_kv_, dkv_;
+  std::map<std::tuple<int, int, int>, int> dkv_return_;  // (chain end, group, owner) → final dK/dV message
+  std::map<std::tuple<int, int, int>, int> dkv_home_;    // (owner, group, chain end) → the same message
+  std::vector<int> bwd_collective_;                      // by forward collective id
+  std::map<std::tuple<int, int, int, int, int>, SliceList> owner_slices_;  // (group, owner, tensor, heads)
+};
+
+}  // namespace zb::lower::detail

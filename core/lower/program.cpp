@@ -1,0 +1,82 @@
+#include "core/lower/program.hpp"
+
+namespace zb {
+
+const char* to_string(Pass p) { return p == Pass::fwd ? "fwd" : "bwd"; }
+
+}  // namespace zb
+
+namespace zb::lower {
+
+std::size_t Program::instruction_count() const {
+  std::size_t n = 0;
+  for (const auto& r : ranks) n += r.instrs.size();
+  return n;
+}
+
+bool is_compute(const Instr& instr) { return instr.kind == InstrKind::attention || instr.kind == InstrKind::gemm; }
+
+const char* to_string(InstrKind k) {
+  switch (k) {
+    case InstrKind::attention: return "attention";
+    case InstrKind::gemm: return "gemm";
+    case InstrKind::send: return "send";
+    case InstrKind::recv: return "recv";
+    case InstrKind::collective: return "collective";
+    case InstrKind::wait: return "wait";
+  }
+  return "?";
+}
+
+const char* to_string(Stream s) {
+  switch (s) {
+    case Stream::compute: return "compute";
+    case Stream::comm: return "comm";
+    case Stream::relay: return "relay";
+  }
+  return "?";
+}
+
+const char* to_string(Tensor t) {
+  static const char* const names[] = {"Q", "K", "V", "O", "dQ", "dK", "dV", "dO", "hidden", "grad"};
+  return names[static_cast<int>(t)];
+}
+
+const char* to_string(Purpose p) {
+  switch (p) {
+    case Purpose::kv: return "kv";
+    case Purpose::dkv: return "dkv";
+    case Purpose::remap: return "remap";
+    case Purpose::collective: return "collective";
+  }
+  return "?";
+}
+
+const char* to_string(CollectiveKind k) {
+  switch (k) {
+    case CollectiveKind::all_gather: return "all_gather";
+    case CollectiveKind::reduce_scatter: return "reduce_scatter";
+    case CollectiveKind::all_reduce: return "all_reduce";
+    case CollectiveKind::all_to_all: return "all_to_all";
+    case CollectiveKind::all_to_all_v: return "all_to_all_v";
+  }
+  return "?";
+}
+
+std::string describe(const Program& program, int rank, int id) {
+  std::string text = "rank " + std::to_string(rank) + " instr " + std::to_string(id);
+  if (rank < 0 || rank >= program.world_size) return text;
+  const auto& list = program.ranks[static_cast<std::size_t>(rank)].instrs;
+  if (id < 0 || static_cast<std::size_t>(id) >= list.size()) return text;
+  const Instr& in = list[static_cast<std::size_t>(id)];
+  text += std::string(" (") + to_string(in.kind) + " " + in.name;
+  if (in.kind == InstrKind::send) text += " → " + std::to_string(in.peer);
+  if (in.kind == InstrKind::recv) text += " ← " + std::to_string(in.peer);
+  if (in.group >= 0) text += ", group " + std::to_string(in.group);
+  if (in.step >= 0) text += " step " + std::to_string(in.step);
+  text += std::string(", ") + to_string(in.pass);
+  if (in.plan_op >= 0) text += ", plan op " + std::to_string(in.plan_op);
+  return text + ")";
+}
+
+}  // namespace zb::lower

@@ -1,0 +1,265 @@
+#include "core/lower/schedule.hpp"
+
+#include <algorithm>
+
+namespace zb::lower {
+
+TransferModel free_transfers() {
+  return {[](int, int, std::int64_t, const Message&) { return 0.0; }, [](const Collective&) { return 0.0; }};
+}
+
+namespace {
+
+class Scheduler {
+ public:
+  Scheduler(const Program& program, const TransferModel& model) : p_(program), model_(model) {}
+
+  Schedule run() {
+    init();
+    // Everything with nothing to wait for is posted at time zero, in rank then list order.
+    for (std::size_t r = 0; r < p_.ranks.size(); ++r) {
+      for (std::size_t i = 0; i < p_.ranks[r].instrs.size(); ++i) {
+        if (pending_[r][i] == 0) post(static_cast<int>(r), static_cast<int>(i));
+      }
+    }
+    drain();
+    if (forward_left_ == 0 && !barrier_done_) open_barrier();
+    drain();
+    finish();
+    return std::move(s_);
+  }
+
+ private:
+  void init() {
+    const std::size_t n = p_.ranks.size();
+    s_.start.resize(n);
+    s_.end.resize(n);
+    pending_.resize(n);
+    ready_.resize(n);
+    posted_.resize(n);
+    succ_begin_.resize(n);
+    succ_.resize(n);
+    for (std::size_t r = 0; r < n; ++r) {
+      const auto& list = p_.ranks[r].instrs;
+      const std::size_t m = list.size();
+      s_.start[r].assign(m, -1.0);
+      s_.end[r].assign(m, -1.0);
+      pending_[r].assign(m, 0);
+      ready_[r].assign(m, 0.0);
+      posted_[r].assign(m, 0);
+      // Successors in CSR form: dependency edges plus the compute stream's chain.
+      std::vector<int> count(m + 1, 0);
+      int previous_compute = -1;
+      std::vector<int> chain(m, -1);
+      for (std::size_t i = 0; i < m; ++i) {
+        for (const int d : list[i].deps) ++count[static_cast<std::size_t>(d)];
+        pending_[r][i] = static_cast<int>(list[i].deps.size());
+        if (is_compute(list[i])) {
+          if (previous_compute >= 0) {
+            chain[i] = previous_compute;
+            ++count[static_cast<std::size_t>(previous_compute)];
+            ++pending_[r][i];
+          }
+          previous_compute = static_cast<int>(i);
+        }
+        if (list[i].pass == Pass::bwd) {
+          ++pending_[r][i];  // the barrier
+          backward_.emplace_back(static_cast<int>(r), static_cast<int>(i));
+        } else {
+          ++forward_left_;
+        }
+      }
+      succ_begin_[r].assign(m + 1, 0);
+      for (std::size_t i = 0; i < m; ++i) succ_begin_[r][i + 1] = succ_begin_[r][i] + count[i];
+      succ_[r].assign(static_cast<std::size_t>(succ_begin_[r][m]), 0);
+      std::vector<int> fill(succ_begin_[r].begin(), succ_begin_[r].end() - 1);
+      for (std::size_t i = 0; i < m; ++i) {
+        for (const int d : list[i].deps) succ_[r][static_cast<std::size_t>(fill[static_cast<std::size_t>(d)]++)] = static_cast<int>(i);
+        if (chain[i] >= 0) succ_[r][static_cast<std::size_t>(fill[static_cast<std::size_t>(chain[i])]++)] = static_cast<int>(i);
+      }
+    }
+    // Collectives: how many members have posted, and (all_to_all_v) each member's messages, with the
+    // positions of both ends, and how many are still open.
+    const std::size_t nc = p_.collectives.size();
+    arrived_.assign(nc, 0);
+    open_messages_.resize(nc);
+    member_end_.resize(nc);
+    member_messages_.resize(nc);
+    member_pos_.resize(nc);
+    std::vector<int> pos_of(p_.ranks.size(), -1);
+    for (std::size_t c = 0; c < nc; ++c) {
+      const Collective& col = p_.collectives[c];
+      for (std::size_t k = 0; k < col.ranks.size(); ++k) pos_of[static_cast<std::size_t>(col.ranks[k])] = static_cast<int>(k);
+      open_messages_[c].assign(col.ranks.size(), 0);
+      member_end_[c].assign(col.ranks.size(), 0.0);
+      member_messages_[c].resize(col.ranks.size());
+      for (const int m : col.messages) {
+        const Message& msg = p_.messages[static_cast<std::size_t>(m)];
+        const auto a = static_cast<std::size_t>(pos_of[static_cast<std::size_t>(msg.src)]);
+        const auto b = static_cast<std::size_t>(pos_of[static_cast<std::size_t>(msg.dst)]);
+        ++open_messages_[c][a];
+        ++open_messages_[c][b];
+        member_messages_[c][a].push_back({m, static_cast<int>(b)});
+        member_messages_[c][b].push_back({m, static_cast<int>(a)});
+      }
+      member_pos_[c].reserve(col.ranks.size());
+      for (std::size_t k = 0; k < col.ranks.size(); ++k) {
+        member_pos_[c].emplace_back(col.ranks[k], static_cast<int>(k));
+        pos_of[static_cast<std::size_t>(col.ranks[k])] = -1;
+      }
+      std::sort(member_pos_[c].begin(), member_pos_[c].end());
+    }
+  }
+
+  std::size_t member(std::size_t c, int rank) const {
+    const auto& v = member_pos_[c];
+    const auto it = std::lower_bound(v.begin(), v.end(), std::make_pair(rank, -1));
+    return static_cast<std::size_t>(it->second);
+  }
+
+  const Instr& at(int r, int i) const { return p_.ranks[static_cast<std::size_t>(r)].instrs[static_cast<std::size_t>(i)]; }
+
+  void post(int r, int i) {
+    const auto ri = static_cast<std::size_t>(r), ii = static_cast<std::size_t>(i);
+    posted_[ri][ii] = 1;
+    const Instr& in = at(r, i);
+    const double ready = ready_[ri][ii];
+    switch (in.kind) {
+      case InstrKind::attention:
+      case InstrKind::gemm:
+        resolve(r, i, ready, ready + in.seconds);
+        break;
+      case InstrKind::wait:
+        resolve(r, i, ready, ready);
+        break;
+      case InstrKind::send:
+      case InstrKind::recv: {
+        if (in.peer < 0 || in.match < 0) return;  // unmatched: never completes (the verifier says why)
+        const auto pi = static_cast<std::size_t>(in.peer), mi = static_cast<std::size_t>(in.match);
+        if (!posted_[pi][mi]) return;
+        const double start = std::max(ready, ready_[pi][mi]);
+        const bool is_send = in.kind == InstrKind::send;
+        const int src = is_send ? r : in.peer, dst = is_send ? in.peer : r;
+        const double end = start + model_.p2p(src, dst, in.bytes, p_.messages[static_cast<std::size_t>(in.message)]);
+        resolve(r, i, start, end);
+        resolve(in.peer, in.match, start, end);
+        break;
+      }
+      case InstrKind::collective:
+        post_collective(r, i, ready);
+        break;
+    }
+  }
+
+  void post_collective(int r, int i, double ready) {
+    const auto c = static_cast<std::size_t>(at(r, i).collective);
+    const Collective& col = p_.collectives[c];
+    ++arrived_[c];
+    if (col.kind != CollectiveKind::all_to_all_v) {
+      if (arrived_[c] != static_cast<int>(col.ranks.size())) return;
+      double start = 0;
+      for (std::size_t k = 0; k < col.ranks.size(); ++k) {
+        start = std::max(start, ready_[static_cast<std::size_t>(col.ranks[k])][static_cast<std::size_t>(col.instrs[k])]);
+      }
+      const double end = start + model_.collective(col);
+      for (std::size_t k = 0; k < col.ranks.size(); ++k) resolve(col.ranks[k], col.instrs[k], start, end);
+      return;
+    }
+    // all_to_all_v: each message moves once both its ends have posted.
+    const std::size_t me = member(c, r);
+    member_end_[c][me] = std::max(member_end_[c][me], ready);
+    for (const auto [m, other_pos] : member_messages_[c][me]) {
+      const Message& msg = p_.messages[static_cast<std::size_t>(m)];
+      const auto other = static_cast<std::size_t>(other_pos);
+      const int other_instr = col.instrs[other];
+      if (other_instr < 0 || !posted_[static_cast<std::size_t>(col.ranks[other])][static_cast<std::size_t>(other_instr)]) continue;
+      const double start = std::max(ready, ready_[static_cast<std::size_t>(col.ranks[other])][static_cast<std::size_t>(other_instr)]);
+      const double end = start + model_.p2p(msg.src, msg.dst, msg.bytes, msg);
+      for (const std::size_t k : {me, other}) {
+        member_end_[c][k] = std::max(member_end_[c][k], end);
+        if (--open_messages_[c][k] == 0) maybe_finish_member(c, k);
+      }
+    }
+    maybe_finish_member(c, me);
+  }
+
+  void maybe_finish_member(std::size_t c, std::size_t k) {
+    const Collective& col = p_.collectives[c];
+    const int r = col.ranks[k], i = col.instrs[k];
+    if (i < 0 || open_messages_[c][k] != 0) return;
+    const auto ri = static_cast<std::size_t>(r), ii = static_cast<std::size_t>(i);
+    if (!posted_[ri][ii] || s_.end[ri][ii] >= 0) return;
+    resolve(r, i, ready_[ri][ii], std::max(ready_[ri][ii], member_end_[c][k]));
+  }
+
+  void resolve(int r, int i, double start, double end) {
+    const auto ri = static_cast<std::size_t>(r), ii = static_cast<std::size_t>(i);
+    if (s_.end[ri][ii] >= 0) return;
+    s_.start[ri][ii] = start;
+    s_.end[ri][ii] = end;
+    done_.emplace_back(r, i);
+  }
+
+  void drain() {
+    while (!done_.empty()) {
+      const auto [r, i] = done_.back();
+      done_.pop_back();
+      const auto ri = static_cast<std::size_t>(r), ii = static_cast<std::size_t>(i);
+      const double end = s_.end[ri][ii];
+      if (at(r, i).pass == Pass::fwd) {
+        s_.barrier = std::max(s_.barrier, end);
+        if (--forward_left_ == 0) open_barrier();
+      }
+      for (int k = succ_begin_[ri][ii]; k < succ_begin_[ri][ii + 1]; ++k) release(r, succ_[ri][static_cast<std::size_t>(k)], end);
+    }
+  }
+
+  void release(int r, int i, double time) {
+    const auto ri = static_cast<std::size_t>(r), ii = static_cast<std::size_t>(i);
+    ready_[ri][ii] = std::max(ready_[ri][ii], time);
+    if (--pending_[ri][ii] == 0) post(r, i);
+  }
+
+  void open_barrier() {
+    if (barrier_done_) return;
+    barrier_done_ = true;
+    for (const auto& [r, i] : backward_) release(r, i, s_.barrier);
+  }
+
+  void finish() {
+    for (std::size_t r = 0; r < p_.ranks.size(); ++r) {
+      for (std::size_t i = 0; i < s_.end[r].size(); ++i) {
+        if (s_.end[r][i] < 0) {
+          s_.complete = false;
+          s_.stuck.emplace_back(static_cast<int>(r), static_cast<int>(i));
+          if (posted_[r][i]) s_.posted_stuck.emplace_back(static_cast<int>(r), static_cast<int>(i));
+        } else {
+          s_.finish = std::max(s_.finish, s_.end[r][i]);
+        }
+      }
+    }
+  }
+
+  const Program& p_;
+  const TransferModel& model_;
+  Schedule s_;
+  std::vector<std::vector<int>> pending_;
+  std::vector<std::vector<double>> ready_;
+  std::vector<std::vector<char>> posted_;
+  std::vector<std::vector<int>> succ_begin_, succ_;
+  std::vector<std::pair<int, int>> done_;
+  std::vector<std::pair<int, int>> backward_;
+  long forward_left_ = 0;
+  bool barrier_done_ = false;
+  std::vector<int> arrived_;
+  std::vector<std::vector<int>> open_messages_;
+  std::vector<std::vector<double>> member_end_;
+  std::vector<std::vector<std::vector<std::pair<int, int>>>> member_messages_;  // [c][member] → (message, other end)
+  std::vector<std::vector<std::pair<int, int>>> member_pos_;                    // [c] → sorted (rank, member)
+};
+
+}  // namespace
+
+Schedule schedule(const Program& program, const TransferModel& model) { return Scheduler(program, model).run(); }
+
+}  // namespace zb::lower

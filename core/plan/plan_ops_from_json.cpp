@@ -1,0 +1,193 @@
+// plan::from_json, the ops of one rank: one reader per op kind, each allowing exactly the keys the writer
+// prints for that kind (a `peer` on a gemm is a mistake worth reporting, not a field to ignore).
+#include <algorithm>
+#include <array>
+#include <limits>
+#include <set>
+
+#include "core/plan/plan_reader.hpp"
+
+namespace zb::plan::detail {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::int64_t int64_max = std::numeric_limits<std::int64_t>::max();
+constexpr std::int64_t int_max = std::numeric_limits<int>::max();
+
+constexpr std::array<std::string_view, 6> kind_names{"attention", "send", "recv", "remap", "gemm", "collective"};
+constexpr std::array<std::string_view, 2> mask_names{"causal", "full"};
+constexpr std::array<std::string_view, 2> route_names{"direct", "routed"};
+constexpr std::array<std::string_view, 2> direction_names{"to_attention", "to_linear"};
+constexpr std::array<std::string_view, 4> collective_names{"all_gather", "reduce_scatter", "all_reduce", "all_to_all"};
+
+template <std::size_t N>
+int position_of(const std::array<std::string_view, N>& names, const std::string& name) {
+  return static_cast<int>(std::find(names.begin(), names.end(), name) - names.begin());
+}
+
+std::vector<std::string_view> keys_of(OpKind kind) {
+  std::vector<std::string_view> keys{"id", "kind", "micro_batch", "name", "group", "step", "deps"};
+  auto add = [&](std::initializer_list<std::string_view> more) { keys.insert(keys.end(), more); };
+  switch (kind) {
+    case OpKind::attention: add({"seq", "q", "k", "mask", "heads", "blocks", "zigzag", "pairs", "q_tokens", "calls"}); break;
+    case OpKind::send: add({"peer", "tag", "bytes", "kv_owner", "heads", "route"}); break;
+    case OpKind::recv: add({"peer", "tag", "bytes", "kv_owner", "heads"}); break;
+    case OpKind::remap: add({"direction", "bytes_out", "bytes_in", "moves"}); break;
+    case OpKind::gemm: add({"m", "n", "k"}); break;
+    case OpKind::collective: add({"collective", "ranks", "tag", "bytes"}); break;
+  }
+  return keys;
+}
+
+// One block: from a `blocks` element, or from the op itself in the flat single-block form.
+AttentionBlock read_block(const PlanReader& r, const ObjectReader& o) {
+  AttentionBlock b;
+  b.seq = r.index(o, "seq", r.sequence_ref(), true).value_or(0);
+  if (const auto q = r.pair(o, "q", true)) std::tie(b.q0, b.q1) = *q;
+  if (const auto k = r.pair(o, "k", true)) std::tie(b.k0, b.k1) = *k;
+  if (const auto mask = r.choice(o, "mask", mask_names, true)) b.mask = *mask == "causal" ? Mask::causal : Mask::full;
+  b.heads = r.heads(o).value_or(HeadRange{});
+  return b;
+}
+
+// q_tokens when a file does not give it (schema 1, or a hand-written op): the rule PlanBuilder uses, so a
+// schema-1 file reads back to the plan it was printed from. Ring form: the mean size of the rank's 2·n
+// zigzag chunks of the group's n sequences; explicit blocks: the mean size of their distinct query ranges.
+double derived_q_tokens(const Plan& plan, int rank, const Op& op) {
+  if (op.zigzag_kv_rank >= 0) {
+    const Group& g = plan.groups[static_cast<std::size_t>(op.group)];
+    const int parts = static_cast<int>(g.ranks.size());
+    const auto pos = static_cast<int>(std::find(g.ranks.begin(), g.ranks.end(), rank) - g.ranks.begin());
+    if (pos >= parts) return 0;  // verify reports a rank outside its group
+    std::int64_t tokens = 0;
+    for (int seq : g.sequences) {
+      const auto [a, b] = zigzag_shards(seq, plan.sequences[static_cast<std::size_t>(seq)].length, parts, pos);
+      tokens += a.size() + b.size();
+    }
+    return static_cast<double>(tokens) / (2 * static_cast<double>(std::max<std::size_t>(1, g.sequences.size())));
+  }
+  std::set<std::tuple<int, std::int64_t, std::int64_t>> seen;
+  double rows = 0;
+  for (const auto& b : op.blocks) {
+    if (seen.insert({b.seq, b.q0, b.q1}).second) rows += static_cast<double>(b.q1 - b.q0);
+  }
+  return rows / static_cast<double>(std::max<std::size_t>(1, seen.size()));
+}
+
+void read_attention(const PlanReader& r, const ObjectReader& o, Op& op, int rank, const Plan& plan) {
+  const bool flat = o.has("seq") || o.has("q") || o.has("k") || o.has("mask");
+  const int forms = int{flat} + int{o.has("blocks")} + int{o.has("zigzag")};
+  if (forms != 1) {
+    r.context().add(o.path(), forms == 0 ? "an attention op names no blocks" : "an attention op mixes block forms",
+                    "give exactly one of: seq/q/k/mask (one block), blocks (several), zigzag (the ring form)");
+  } else if (flat) {
+    op.blocks.push_back(read_block(r, o));  // the flat form's `heads` are the block's
+  } else if (const json* blocks = r.array(o, "blocks", false)) {
+    for (std::size_t i = 0; i < blocks->size() && !r.enough(); ++i) {
+      op.blocks.push_back(read_block(r, ObjectReader((*blocks)[i], index_path(o.path_of("blocks"), i), r.context(),
+                                                     {"seq", "q", "k", "mask", "heads"})));
+    }
+  } else if (const auto zigzag = o.object("zigzag", {"kv_rank"})) {
+    op.zigzag_kv_rank = r.index(*zigzag, "kv_rank", r.ranks(), true).value_or(-1);
+    if (op.group < 0) {
+      r.context().add(o.path_of("zigzag"), "the ring form needs the op's group", "add \"group\": the CP group whose sequences it covers");
+      op.zigzag_kv_rank = -1;
+    }
+  }
+  if (!flat) op.heads = r.heads(o).value_or(HeadRange{});
+  op.pairs = r.non_negative(o, "pairs", true).value_or(0);
+  op.calls = static_cast<int>(r.integer(o, "calls", 0, int_max, true).value_or(1));
+  const auto q_tokens = r.non_negative(o, "q_tokens", false);
+  op.q_tokens = q_tokens ? *q_tokens : derived_q_tokens(plan, rank, op);
+}
+
+void read_route(const PlanReader& r, const json& v, const std::string& path, Route& route) {
+  const auto kind = kind_of(r, v, path, "kind", route_names);
+  if (!kind) return;
+  if (*kind == "direct") {
+    (void)ObjectReader(v, path, r.context(), {"kind"});  // reports any other key
+    return;
+  }
+  const ObjectReader o(v, path, r.context(), {"kind", "proxies", "peer_proxies", "part_bytes", "chunks"});
+  route.kind = RouteKind::routed;
+  route.proxies = r.indices(o, "proxies", r.ranks(), true).value_or(std::vector<int>{});
+  route.peer_proxies = r.indices(o, "peer_proxies", r.ranks(), true).value_or(std::vector<int>{});
+  route.part_bytes = r.integers(o, "part_bytes", 0, int64_max, true).value_or(std::vector<std::int64_t>{});
+  route.chunks = static_cast<int>(r.integer(o, "chunks", 1, int_max, true).value_or(1));
+}
+
+void read_transfer(const PlanReader& r, const ObjectReader& o, Op& op) {
+  op.peer = r.index(o, "peer", r.ranks(), true).value_or(-1);
+  op.tag = static_cast<int>(r.integer(o, "tag", 0, int_max, true).value_or(-1));
+  op.bytes = r.integer(o, "bytes", 0, int64_max, true).value_or(0);
+  op.kv_owner = r.index(o, "kv_owner", r.ranks(), false).value_or(-1);
+  op.heads = r.heads(o).value_or(HeadRange{});
+  if (op.kind == OpKind::send && o.require("route")) read_route(r, *o.get("route"), o.path_of("route"), op.route);
+}
+
+void read_remap(const PlanReader& r, const ObjectReader& o, Op& op) {
+  if (const auto d = r.choice(o, "direction", direction_names, true)) {
+    op.direction = *d == "to_attention" ? RemapDirection::to_attention : RemapDirection::to_linear;
+  }
+  op.bytes_out = r.integer(o, "bytes_out", 0, int64_max, true).value_or(0);
+  op.bytes_in = r.integer(o, "bytes_in", 0, int64_max, true).value_or(0);
+  if (const json* moves = r.array(o, "moves", true)) {
+    for (std::size_t i = 0; i < moves->size() && !r.enough(); ++i) {
+      op.moves.push_back(read_move(r, (*moves)[i], index_path(o.path_of("moves"), i)));
+    }
+  }
+}
+
+void read_collective(const PlanReader& r, const ObjectReader& o, Op& op) {
+  if (const auto c = r.choice(o, "collective", collective_names, true)) {
+    op.collective = static_cast<CollectiveKind>(position_of(collective_names, *c));
+  }
+  op.collective_ranks = r.indices(o, "ranks", r.ranks(), true).value_or(std::vector<int>{});
+  op.tag = static_cast<int>(r.integer(o, "tag", 0, int_max, true).value_or(-1));
+  op.bytes = r.integer(o, "bytes", 0, int64_max, true).value_or(0);
+}
+
+Op read_op(const PlanReader& r, const json& v, const std::string& path, int rank, std::size_t id, std::size_t ops,
+           const Plan& plan) {
+  Op op;
+  op.id = static_cast<int>(id);
+  const auto kind = kind_of(r, v, path, "kind", kind_names);
+  if (!kind) return op;
+  op.kind = static_cast<OpKind>(position_of(kind_names, *kind));
+  const ObjectReader o(v, path, r.context(), keys_of(op.kind));
+  expect_position(r, o, "id", id, "ops");
+  op.micro_batch = r.index(o, "micro_batch", r.micro_batch_ref(), false).value_or(0);
+  if (const auto name = r.text(o, "name", false)) op.name = *name;
+  op.group = r.index(o, "group", r.group_ref(), false).value_or(-1);
+  op.step = static_cast<int>(r.integer(o, "step", 0, int_max, false).value_or(-1));
+  // Deps must name ops of this rank; that they name earlier ones is the DAG rule plan::verify checks.
+  const Ref op_ref{"op", ops, "rank " + std::to_string(rank) + " has " + std::to_string(ops) + " ops"};
+  op.deps = r.indices(o, "deps", op_ref, true).value_or(std::vector<int>{});
+  switch (op.kind) {
+    case OpKind::attention: read_attention(r, o, op, rank, plan); break;
+    case OpKind::send:
+    case OpKind::recv: read_transfer(r, o, op); break;
+    case OpKind::remap: read_remap(r, o, op); break;
+    case OpKind::gemm:
+      op.m = r.integer(o, "m", 0, int64_max, true).value_or(0);
+      op.n = r.integer(o, "n", 0, int64_max, true).value_or(0);
+      op.k = r.integer(o, "k", 0, int64_max, true).value_or(0);
+      break;
+    case OpKind::collective: read_collective(r, o, op); break;
+  }
+  return op;
+}
+
+}  // namespace
+
+std::vector<Op> read_ops(const PlanReader& r, const json& ops, const std::string& path, int rank, const Plan& plan) {
+  std::vector<Op> out;
+  out.reserve(ops.size());
+  for (std::size_t i = 0; i < ops.size() && !r.enough(); ++i) {
+    out.push_back(read_op(r, ops[i], index_path(path, i), rank, i, ops.size(), plan));
+  }
+  return out;
+}
+
+}  // namespace zb::plan::detail

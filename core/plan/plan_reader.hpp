@@ -1,0 +1,99 @@
+#pragma once
+// Internal to plan::from_json: typed reads of plan JSON values on top of the scenario loader's
+// ObjectReader (same messages: "missing required key", "expected an integer, got a string ("8")", unknown
+// keys with "did you mean"). What it adds is references: a rank, sequence, group, micro-batch or op index
+// is checked against what the plan has, so that verify and executors can index with it safely.
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/config/json_reader.hpp"
+#include "core/plan/plan.hpp"
+
+namespace zb::plan::detail {
+
+// What an index refers to: "rank", and the sentence that says what exists ("world_size is 16").
+struct Ref {
+  std::string_view what;  // "rank", "sequence", "group", "micro-batch", "op"
+  std::size_t count = 0;  // valid indices are 0..count-1
+  std::string exists;     // "world_size is 16", "the plan has 37 sequences", ...
+};
+
+class PlanReader {
+ public:
+  static constexpr std::size_t max_problems = 20;
+
+  explicit PlanReader(LoadContext& context) : context_(context) {}
+  [[nodiscard]] LoadContext& context() const { return context_; }
+  // True once enough problems are collected: readers stop early, so a wholly wrong file gives a short
+  // message rather than one line per op.
+  [[nodiscard]] bool enough() const { return context_.problems.size() >= max_problems; }
+
+  // The plan's shape, set from the header before any reference is read.
+  int world_size = 0;
+  int micro_batches = 1;
+  std::size_t sequences = 0;
+  std::size_t groups = 0;
+
+  [[nodiscard]] Ref ranks() const;
+  [[nodiscard]] Ref sequence_ref() const;
+  [[nodiscard]] Ref group_ref() const;
+  [[nodiscard]] Ref micro_batch_ref() const;
+
+  // An integer in [min, max] at `key`; absent → nullopt, reported when `required`.
+  std::optional<std::int64_t> integer(const ObjectReader& o, std::string_view key, std::int64_t min,
+                                      std::int64_t max, bool required) const;
+  // A number ≥ 0 (seconds, FLOPs, pairs); absent → nullopt, reported when `required`.
+  std::optional<double> non_negative(const ObjectReader& o, std::string_view key, bool required) const;
+  std::optional<std::string> text(const ObjectReader& o, std::string_view key, bool required) const;
+  // One of `choices` (an enum's printed names).
+  std::optional<std::string> choice(const ObjectReader& o, std::string_view key,
+                                    std::span<const std::string_view> choices, bool required) const;
+  // An index into what `ref` describes.
+  std::optional<int> index(const nlohmann::json& value, const std::string& path, const Ref& ref) const;
+  std::optional<int> index(const ObjectReader& o, std::string_view key, const Ref& ref, bool required) const;
+  // An array of indices (ranks of a group, its sequences, deps, ...); nullopt when any element is wrong.
+  std::optional<std::vector<int>> indices(const ObjectReader& o, std::string_view key, const Ref& ref,
+                                          bool required) const;
+  // An array of integers in [min, max] (route part bytes).
+  std::optional<std::vector<std::int64_t>> integers(const ObjectReader& o, std::string_view key,
+                                                    std::int64_t min, std::int64_t max, bool required) const;
+  // `[a, b]` of two integers ≥ 0 (a token range of a block).
+  std::optional<std::pair<std::int64_t, std::int64_t>> pair(const ObjectReader& o, std::string_view key,
+                                                            bool required) const;
+  // `[begin, end]` with 0 ≤ begin and end = −1 or end > begin; absent = every head.
+  std::optional<HeadRange> heads(const ObjectReader& o) const;
+  // The array at `key`; absent → nullptr, reported when `required`.
+  const nlohmann::json* array(const ObjectReader& o, std::string_view key, bool required) const;
+
+ private:
+  LoadContext& context_;
+};
+
+}  // namespace zb::plan::detail
+
+namespace zb::plan::detail {
+
+// The key `key` of `value` read as one of `choices` before an ObjectReader is made for the object, because
+// the keys it allows depend on it (an op's kind, a route's kind). Reports and returns nullopt when `value`
+// is not an object or the key is missing, not a string, or not a choice.
+std::optional<std::string> kind_of(const PlanReader& r, const nlohmann::json& value, const std::string& path,
+                                   std::string_view key, std::span<const std::string_view> choices);
+
+// Checks that an element's `key` (its id or rank) equals its position, as the writer prints them.
+void expect_position(const PlanReader& r, const ObjectReader& o, std::string_view key, std::size_t position,
+                     std::string_view list);
+
+// One remap move {src, dst, seq, begin, end} (plan.remap and remap ops).
+RemapMove read_move(const PlanReader& r, const nlohmann::json& value, const std::string& path);
+
+// The ops of one rank. `plan` holds the sequences and groups already read (for derived fields).
+std::vector<Op> read_ops(const PlanReader& r, const nlohmann::json& ops, const std::string& path, int rank,
+                         const Plan& plan);
+
+}  // namespace zb::plan::detail

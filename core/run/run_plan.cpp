@@ -1,0 +1,111 @@
+#include "core/run/run_plan.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+#include "core/common/error.hpp"
+#include "core/cost/cost_model.hpp"
+#include "core/exec/executor.hpp"
+#include "core/plan/verify.hpp"
+#include "core/run/iteration.hpp"
+#include "core/workload/workload.hpp"
+
+namespace zb {
+namespace {
+
+constexpr std::size_t verify_problems_listed = 5;
+
+std::string documents_text(const std::vector<std::int64_t>& lengths) {
+  const std::int64_t tokens = std::accumulate(lengths.begin(), lengths.end(), std::int64_t{0});
+  return std::to_string(lengths.size()) + " documents (" + std::to_string(tokens) + " tokens)";
+}
+
+std::vector<std::int64_t> sorted(std::vector<std::int64_t> v) {
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+// "sorted, the first difference is 512 (plan) vs 640 (batch)", or the count when one list is a prefix.
+std::string first_difference(const std::vector<std::int64_t>& plan, const std::vector<std::int64_t>& batch) {
+  const auto [p, b] = std::mismatch(plan.begin(), plan.end(), batch.begin(), batch.end());
+  if (p == plan.end() || b == batch.end()) return "";
+  return "; sorted by length, the first difference is " + std::to_string(*p) + " (plan) vs " + std::to_string(*b) +
+         " (batch)";
+}
+
+std::string scenario_hint(const Scenario& scenario) {
+  return "dump a plan of this scenario: zeppelin-bench plan " + scenario.source_file.string() +
+         " --iteration I --format json";
+}
+
+}  // namespace
+
+int match_plan_to_scenario(const plan::Plan& plan, const std::string& plan_file, const Scenario& scenario,
+                           const std::vector<std::vector<std::int64_t>>& batches) {
+  const ClusterSpec& cluster = scenario.cluster;
+  if (plan.world_size != cluster.world_size()) {
+    throw_input_error({plan_file, "world_size"},
+                      "the plan is for world_size " + std::to_string(plan.world_size) + " but the scenario's cluster has " +
+                          std::to_string(cluster.world_size()) + " GPUs (" + std::to_string(cluster.nodes) +
+                          (cluster.nodes == 1 ? " node of " : " nodes of ") + std::to_string(cluster.gpus_per_node) + ")",
+                      scenario_hint(scenario));
+  }
+  if (plan.gpus_per_node != cluster.gpus_per_node) {
+    throw_input_error({plan_file, "gpus_per_node"},
+                      "the plan has gpus_per_node " + std::to_string(plan.gpus_per_node) +
+                          " but the scenario's cluster has " + std::to_string(cluster.gpus_per_node),
+                      scenario_hint(scenario));
+  }
+  std::vector<std::int64_t> lengths;
+  for (const auto& s : plan.sequences) lengths.push_back(s.length);
+  lengths = sorted(std::move(lengths));
+  for (std::size_t i = 0; i < batches.size(); ++i) {
+    if (sorted(batches[i]) == lengths) return static_cast<int>(i);
+  }
+  const std::vector<std::int64_t> first = batches.empty() ? std::vector<std::int64_t>{} : sorted(batches.front());
+  throw_input_error({plan_file, "sequences"},
+                    "the plan's sequences, " + documents_text(lengths) + ", are the batch of no iteration of the scenario " +
+                        "(iterations 0.." + std::to_string(batches.size() - 1) + "); iteration 0's batch has " +
+                        documents_text(first) + first_difference(lengths, first),
+                    scenario_hint(scenario) + " (the seed and workload must be the same)");
+}
+
+RunResult run_plan(const Scenario& scenario, plan::Plan plan, const std::string& plan_file, const RunOptions& options) {
+  RunResult result;
+  result.scenario = scenario;
+  result.scenario.gates.clear();
+  const CostModel cost(scenario.cluster, scenario.model);
+  const Workload workload(scenario);
+  for (int i = 0; i < scenario.workload.iterations; ++i) result.batches.push_back(workload.batch(i).lengths);
+  const int iteration = match_plan_to_scenario(plan, plan_file, scenario, result.batches);
+
+  // A hand-edited plan is input: a broken promise is the file's fault (exit 2), and must be caught before
+  // an executor relies on it.
+  const auto problems = plan::verify(plan, {.token_capacity = cost.token_capacity_per_gpu(),
+                                            .max_problems = verify_problems_listed + 1,
+                                            .heads = scenario.model.heads});
+  if (!problems.empty()) {
+    ProblemList list;
+    for (std::size_t i = 0; i < problems.size() && i < verify_problems_listed; ++i) {
+      list.add({plan_file, ""}, "plan::verify: " + problems[i],
+               i == 0 ? "the plan breaks a promise of core/plan/plan.hpp; fix the file" : "");
+    }
+    if (problems.size() > verify_problems_listed) list.add({plan_file, ""}, "plan::verify: ... and more problems");
+    list.throw_if_any();
+  }
+
+  SystemResult sr;
+  sr.system.name = plan.strategy.empty() ? "plan" : plan.strategy;
+  sr.system.label = plan.system.empty() ? "plan:" + plan_file : plan.system;
+  sr.system.options = {{"plan", plan_file}};
+  const auto executor = make_executor(scenario.backend);
+  result.backend = executor->backend();
+  if (options.on_progress) options.on_progress({sr.system.label, 0, 1, 0, 1});
+  const RunContext context{result.scenario, cost};
+  IterationResult it = iteration_of(plan, iteration);
+  execute_iteration(*executor, context, std::move(plan), std::move(it), sr);
+  result.systems.push_back(std::move(sr));
+  return result;
+}
+
+}  // namespace zb

@@ -1,0 +1,26 @@
+#pragma once
+// `zeppelin-bench run SCENARIO --plan FILE.json`: a what-if experiment. Instead of asking a strategy, the
+// run executes a plan read from a file (typically dumped with `plan --format json` and edited by hand)
+// on the scenario's cluster and model, and reports it like a system of its own.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/run/run_scenario.hpp"
+
+namespace zb {
+
+// The iteration of `batches` (document lengths per iteration) whose batch the plan covers: the same
+// lengths as a multiset, since strategies order sequences their own way. Throws zb::Error (exit 2)
+// naming both values when the plan's world size, GPUs per node or sequences do not fit the scenario.
+[[nodiscard]] int match_plan_to_scenario(const plan::Plan& plan, const std::string& plan_file, const Scenario& scenario,
+                                         const std::vector<std::vector<std::int64_t>>& batches);
+
+// Checks the plan against the scenario, verifies it (its problems are exit 2: the file is wrong, not a
+// strategy), executes it on the scenario's backend and returns a RunResult with one system, labelled with
+// the plan's `system` or "plan:FILE". The scenario's gates are dropped: they compare systems that this
+// run does not execute.
+[[nodiscard]] RunResult run_plan(const Scenario& scenario, plan::Plan plan, const std::string& plan_file,
+                                 const RunOptions& options = {});
+
+}  // namespace zb

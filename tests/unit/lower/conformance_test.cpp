@@ -1,0 +1,170 @@
+// Properties of the lowering over random clusters and batches, for every registered strategy, and the
+// executor conformance suite: every executor walks the same instructions in the same order.
+//   * every lowered plan passes lower::verify (matching, keys, collectives, rendezvous safety);
+//   * the backward pass returns each owner's dK/dV to it, and moves every remap back reversed;
+//   * the simulator with free transfers (infinite bandwidth, zero latency) gives exactly the estimate's
+//     compute-only schedule, instruction by instruction;
+//   * the simulator moves, between every pair of GPUs, exactly the bytes of the Program's legs.
+// The reference executor's half of the suite (its per-rank compute order) is in
+// tests/integration/conformance_test.cpp.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "core/common/rng.hpp"
+#include "core/exec/sim/platform.hpp"
+#include "core/exec/sim/simulate.hpp"
+#include "core/exec/sim/task_graph.hpp"
+#include "core/lower/estimate.hpp"
+#include "core/lower/lower.hpp"
+#include "core/lower/verify_program.hpp"
+#include "core/strategies/strategy.hpp"
+#include "tests/unit/strategies/support.hpp"
+
+namespace zb {
+namespace {
+
+struct Case {
+  Scenario scenario;
+  std::vector<std::int64_t> lengths;
+};
+
+Case random_case(std::uint64_t seed) {
+  Rng rng(seed, 29);
+  Case c;
+  const int gpn_choices[] = {1, 2, 4, 8};
+  auto& cl = c.scenario.cluster;
+  cl = find_cluster_preset("dgx-h200")->spec;
+  cl.gpus_per_node = gpn_choices[rng.below(4)];
+  cl.nodes = 1 + static_cast<int>(rng.below(static_cast<std::uint64_t>(std::max(1, 16 / cl.gpus_per_node))));
+  const bool shared_nics = cl.gpus_per_node >= 2 && rng.below(2) == 0;
+  cl.nics_per_node = shared_nics ? cl.gpus_per_node / 2 : cl.gpus_per_node;
+  cl.gpu_to_nic.clear();
+  for (int i = 0; i < cl.gpus_per_node; ++i) cl.gpu_to_nic.push_back(shared_nics ? i / 2 : i);
+  c.scenario.model = test::small_model();
+  c.scenario.passes = Passes::fwd_bwd;
+  const int n = 1 + static_cast<int>(rng.below(12));
+  for (int i = 0; i < n; ++i) {
+    c.lengths.push_back(rng.below(3) == 0 ? 1 + static_cast<std::int64_t>(rng.below(64))
+                                          : 1 + static_cast<std::int64_t>(rng.below(1ULL << 16)));
+  }
+  return c;
+}
+
+struct Lowered {
+  Case c;
+  CostModel cost;
+  plan::Plan plan;
+  lower::Program program;
+};
+
+template <typename Fn>
+void for_every_lowered_plan(int seeds, Fn&& check) {
+  for (int seed = 0; seed < seeds; ++seed) {
+    const Case c = random_case(static_cast<std::uint64_t>(seed));
+    const CostModel cost(c.scenario.cluster, c.scenario.model);
+    for (const SystemSpec& system : test::registered_variants(c.scenario.cluster.world_size(), {1})) {
+      const auto strategy = make_strategy(system, c.scenario, cost);
+      const plan::Plan p = strategy->make_plan(test::batch_of(c.lengths));
+      if (!p.feasible()) continue;
+      SCOPED_TRACE("seed " + std::to_string(seed) + ", " + system.label + ", " + std::to_string(p.world_size) + " ranks");
+      const lower::Program program = lower::lower(p, cost, {.backward = true});
+      check(p, program, cost, c.scenario);
+    }
+  }
+}
+
+TEST(LoweringProperty, EveryStrategyLowersToAVerifiedProgram) {
+  for_every_lowered_plan(24, [](const plan::Plan&, const lower::Program& program, const CostModel&, const Scenario&) {
+    const auto problems = lower::verify(program);
+    EXPECT_TRUE(problems.empty()) << problems.front();
+  });
+}
+
+TEST(LoweringProperty, BackwardReturnsEveryOwnersGradientAndReversesEveryRemap) {
+  for_every_lowered_plan(24, [](const plan::Plan&, const lower::Program& program, const CostModel&, const Scenario&) {
+    // Each forward K/V message has a backward twin and a dK/dV accumulator on the same hop; every owner
+    // whose K/V left it gets exactly one finished dK/dV back per group.
+    std::map<std::tuple<int, int, int>, int> forward_kv, backward_kv, accumulators;  // (src, dst, group)
+    std::map<std::pair<int, int>, int> sent_away, returned;                          // (owner, group)
+    std::int64_t remap_forward = 0, remap_backward = 0;
+    for (const auto& m : program.messages) {
+      if (m.purpose == lower::Purpose::remap) (m.pass == Pass::fwd ? remap_forward : remap_backward) += m.bytes;
+      if (m.kv_owner < 0) continue;
+      if (m.purpose == lower::Purpose::kv) ++(m.pass == Pass::fwd ? forward_kv : backward_kv)[{m.src, m.dst, m.group}];
+      if (m.purpose == lower::Purpose::kv && m.pass == Pass::fwd && m.src == m.kv_owner) ++sent_away[{m.kv_owner, m.group}];
+      if (m.purpose == lower::Purpose::dkv && m.dst == m.kv_owner) ++returned[{m.kv_owner, m.group}];
+      if (m.purpose == lower::Purpose::dkv && m.dst != m.kv_owner) ++accumulators[{m.src, m.dst, m.group}];
+    }
+    EXPECT_EQ(forward_kv, backward_kv);
+    EXPECT_EQ(sent_away, returned);
+    EXPECT_EQ(remap_forward, remap_backward);
+    for (const auto& [hop, count] : accumulators) EXPECT_LE(count, forward_kv[hop]);
+  });
+}
+
+TEST(LoweringProperty, VerifyCatchesAnInstructionThatReadsWhatItDoesNotWaitFor) {
+  int corrupted = 0;
+  for_every_lowered_plan(4, [&](const plan::Plan&, const lower::Program& program, const CostModel&, const Scenario&) {
+    for (int r = 0; r < program.world_size; ++r) {
+      const auto& list = program.ranks[static_cast<std::size_t>(r)].instrs;
+      for (std::size_t i = 0; i < list.size(); ++i) {
+        if (list[i].kind != lower::InstrKind::attention || list[i].reads.empty()) continue;
+        lower::Program broken = program;
+        broken.ranks[static_cast<std::size_t>(r)].instrs[i].deps.clear();
+        const auto problems = lower::verify(broken);
+        ASSERT_FALSE(problems.empty());
+        EXPECT_NE(problems.front().find("a race"), std::string::npos) << problems.front();
+        EXPECT_NE(problems.front().find("rank " + std::to_string(r) + " instr " + std::to_string(i)), std::string::npos) << problems.front();
+        ++corrupted;
+        return;  // one corruption per program is enough
+      }
+    }
+  });
+  EXPECT_GT(corrupted, 3);
+}
+
+TEST(ExecutorConformance, SimulatorWithFreeTransfersEqualsTheComputeOnlyEstimateExactly) {
+  for_every_lowered_plan(8, [](const plan::Plan&, const lower::Program& program, const CostModel& cost, const Scenario& s) {
+    const lower::Schedule expected = lower::schedule(program, lower::free_transfers());
+    ASSERT_TRUE(expected.complete);
+    const sim::Platform platform(s.cluster, cost.profile().p2p_bandwidth_efficiency);
+    const sim::TaskGraph graph(program, {.free_transfers = true});
+    const sim::TaskTimes times = sim::simulate_isolated(platform, graph);
+    for (int r = 0; r < program.world_size; ++r) {
+      const auto& list = program.ranks[static_cast<std::size_t>(r)].instrs;
+      for (std::size_t i = 0; i < list.size(); ++i) {
+        if (!lower::is_compute(list[i])) continue;
+        const auto task = static_cast<std::size_t>(graph.of(r, static_cast<int>(i)).done);
+        ASSERT_EQ(times.start[task], expected.start[static_cast<std::size_t>(r)][i]) << lower::describe(program, r, static_cast<int>(i));
+        ASSERT_EQ(times.end[task], expected.end[static_cast<std::size_t>(r)][i]) << lower::describe(program, r, static_cast<int>(i));
+      }
+    }
+  });
+}
+
+TEST(ExecutorConformance, SimulatorMovesExactlyTheProgramsBytesBetweenEveryPair) {
+  for_every_lowered_plan(8, [](const plan::Plan&, const lower::Program& program, const CostModel&, const Scenario&) {
+    std::map<std::pair<int, int>, double> program_bytes, simulated_bytes;
+    for (int r = 0; r < program.world_size; ++r) {
+      for (const auto& in : program.ranks[static_cast<std::size_t>(r)].instrs) {
+        if (in.kind == lower::InstrKind::send && in.bytes > 0) program_bytes[{r, in.peer}] += static_cast<double>(in.bytes);
+      }
+    }
+    for (const auto& c : program.collectives) {
+      for (const int m : c.messages) {
+        const auto& msg = program.messages[static_cast<std::size_t>(m)];
+        if (msg.bytes > 0) program_bytes[{msg.src, msg.dst}] += static_cast<double>(msg.bytes);
+      }
+    }
+    const sim::TaskGraph graph(program);
+    for (const auto& f : graph.flows()) {
+      const auto& t = graph.tasks()[static_cast<std::size_t>(f.task)];
+      simulated_bytes[{t.rank, t.dst}] += t.amount;
+    }
+    EXPECT_EQ(program_bytes, simulated_bytes);
+  });
+}
+
+}  // namespace
+}  // namespace zb
