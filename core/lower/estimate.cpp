@@ -10,11 +10,12 @@ TransferModel nominal_transfers(const Program& program, const CostModel& cost) {
   const int g = program.gpus_per_node;
   const ClusterSpec& cluster = cost.cluster();
   const LinkSpec whole_nic{.bandwidth = cluster.nic.bandwidth / cluster.oversubscription, .latency = cluster.nic.latency};
+  const LinkSpec nvlink = cost.nvlink(), nic_share = cost.nic_per_gpu();  // once, not per leg
   TransferModel model;
-  model.p2p = [&cost, g, whole_nic](int src, int dst, std::int64_t bytes, const Message& m) {
+  model.p2p = [&cost, g, whole_nic, nvlink, nic_share](int src, int dst, std::int64_t bytes, const Message& m) {
     const auto b = static_cast<double>(bytes);
-    if (src / g == dst / g) return cost.transfer_time(b, cost.nvlink());
-    return cost.transfer_time(b, m.routed ? whole_nic : cost.nic_per_gpu());
+    if (src / g == dst / g) return cost.transfer_time(b, nvlink);
+    return cost.transfer_time(b, m.routed ? whole_nic : nic_share);
   };
   model.collective = [&cost, g](const Collective& c) {
     const auto p = static_cast<double>(c.ranks.size());

@@ -168,7 +168,7 @@ class Scheduler {
     // all_to_all_v: each message moves once both its ends have posted.
     const std::size_t me = member(c, r);
     member_end_[c][me] = std::max(member_end_[c][me], ready);
-    for (const auto [m, other_pos] : member_messages_[c][me]) {
+    for (const auto& [m, other_pos] : member_messages_[c][me]) {
       const Message& msg = p_.messages[static_cast<std::size_t>(m)];
       const auto other = static_cast<std::size_t>(other_pos);
       const int other_instr = col.instrs[other];

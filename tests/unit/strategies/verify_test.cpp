@@ -84,7 +84,7 @@ TEST_F(CorruptedPlan, DuplicatedRingStepComputesPairsTwice) {
   plan::Op* op = find(p, OpKind::attention, true);
   ASSERT_NE(op, nullptr);
   op->zigzag_kv_rank = -1;
-  op->blocks = {{0, 0, 1, 0, 1, plan::Mask::causal}, {0, 0, 1, 0, 1, plan::Mask::causal}};
+  op->blocks = {{0, 0, 1, 0, 1, plan::Mask::causal, {}}, {0, 0, 1, 0, 1, plan::Mask::causal, {}}};
   const auto problems = plan::verify(p);
   EXPECT_NE(all(problems).find("blocks overlap"), std::string::npos) << all(problems);
 }
