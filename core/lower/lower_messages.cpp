@@ -2,7 +2,6 @@
 // into pieces along their route, the legs of each piece (first leg on the source, relay legs on the
 // proxies, last leg on the destination), and the match of every send leg with its recv leg.
 #include <algorithm>
-#include <string_view>
 #include <unordered_map>
 
 #include "core/common/error.hpp"
@@ -77,13 +76,9 @@ SliceList Lowerer::owner_slices(int group, int owner, Tensor first, Tensor secon
       for (const Tensor t : {first, second}) {
         for (const int seq : g.sequences) {
           const std::int64_t length = plan_.sequences.at(static_cast<std::size_t>(seq)).length;
-          if (parts == 1) {
-            if (length > 0) slices.push_back({t, seq, 0, length, heads});
-            continue;
+          for (const plan::Shard& s : plan::owned_shards(seq, length, parts, pos)) {
+            if (s.size() > 0) slices.push_back({t, seq, s.begin, s.end, heads});
           }
-          const auto [a, b] = plan::zigzag_shards(seq, length, parts, pos);
-          if (a.size() > 0) slices.push_back({t, seq, a.begin, a.end, heads});
-          if (b.size() > 0) slices.push_back({t, seq, b.begin, b.end, heads});
         }
       }
     }
@@ -241,18 +236,32 @@ Instr transfer_instr(const Message& m, InstrKind kind, Stream stream, const std:
   return in;
 }
 
-// A leg's label for traces: the one that crosses nodes is the NIC leg, the ones before and after it
-// are the dispatch and combine legs of the routing layer.
-const char* leg_label(const Piece& p, int leg, int gpus_per_node) {
+// A leg's role: the one that crosses nodes is the NIC leg, the ones before and after it are the
+// dispatch and combine legs of the routing layer; the one leg of a message that is not routed is direct.
+LegRole leg_role(const Message& m, const Piece& p, int leg, int gpus_per_node) {
+  if (!m.routed) return LegRole::direct;
   int crossing = -1;
   for (int h = 0; h + 1 < p.hop_count; ++h) {
     if (p.hops[static_cast<std::size_t>(h)] / gpus_per_node != p.hops[static_cast<std::size_t>(h + 1)] / gpus_per_node) crossing = h;
   }
-  if (leg == crossing) return "nic";
-  return crossing < 0 || leg < crossing ? "dispatch" : "combine";
+  if (leg == crossing) return LegRole::nic;
+  return crossing < 0 || leg < crossing ? LegRole::dispatch : LegRole::combine;
 }
 
 }  // namespace
+
+Instr Lowerer::leg_instr(int message, std::size_t piece, int leg, InstrKind kind, Stream stream, const std::string& name,
+                         int plan_op) const {
+  const Message& m = prog_.messages[static_cast<std::size_t>(message)];
+  const Piece& p = routes_[static_cast<std::size_t>(message)].pieces[piece];
+  Instr in = transfer_instr(m, kind, stream, name, plan_op);
+  in.peer = p.hops[static_cast<std::size_t>(kind == InstrKind::send ? leg + 1 : leg)];
+  in.message = message;
+  in.offset = p.offset;
+  in.bytes = p.bytes;
+  in.leg = leg_role(m, p, leg, plan_.gpus_per_node);
+  return in;
+}
 
 std::vector<int> Lowerer::emit_first_legs(int message, const std::vector<int>& deps, const std::string& name, int plan_op,
                                           const std::vector<int>& reads) {
@@ -261,18 +270,13 @@ std::vector<int> Lowerer::emit_first_legs(int message, const std::vector<int>& d
   std::vector<int> ids;
   ids.reserve(route.pieces.size());
   for (std::size_t p = 0; p < route.pieces.size(); ++p) {
-    const Piece& piece = route.pieces[p];
-    Instr in = transfer_instr(m, InstrKind::send, Stream::comm, name, plan_op);
+    Instr in = leg_instr(message, p, 0, InstrKind::send, Stream::comm, name, plan_op);
     // The first piece of a part waits for `deps`; each later one for the piece before it, which waited.
     if (const int prev = previous_of_part(route.pieces, p); prev >= 0) {
       in.deps = {route.legs[static_cast<std::size_t>(prev)][0].send};
     } else {
       in.deps = deps;
     }
-    in.peer = piece.hops[1];
-    in.message = message;
-    in.offset = piece.offset;
-    in.bytes = piece.bytes;
     in.reads = reads;
     const int id = emit(m.src, std::move(in));
     route.legs[p][0].send = id;
@@ -287,8 +291,8 @@ std::vector<int> Lowerer::emit_last_legs(int message, const std::vector<int>& de
   std::vector<int> ids;
   ids.reserve(route.pieces.size());
   for (std::size_t p = 0; p < route.pieces.size(); ++p) {
-    const Piece& piece = route.pieces[p];
-    Instr in = transfer_instr(m, InstrKind::recv, Stream::comm, name, plan_op);
+    const int last = route.pieces[p].hop_count - 2;
+    Instr in = leg_instr(message, p, last, InstrKind::recv, Stream::comm, name, plan_op);
     // Pieces of a part arrive in order (their sender sends them one after the other), so posting each
     // after the previous one arrived changes no time and keeps every dependency list short.
     if (const int prev = previous_of_part(route.pieces, p); prev >= 0) {
@@ -296,10 +300,6 @@ std::vector<int> Lowerer::emit_last_legs(int message, const std::vector<int>& de
     } else {
       in.deps = deps;
     }
-    in.peer = piece.hops[static_cast<std::size_t>(piece.hop_count - 2)];
-    in.message = message;
-    in.offset = piece.offset;
-    in.bytes = piece.bytes;
     in.last_leg = true;
     const int id = emit(m.dst, std::move(in));
     route.legs[p].back().recv = id;
@@ -315,32 +315,23 @@ void Lowerer::emit_relays(Pass pass) {
     if (prog_.messages[mi].pass != pass) continue;
     MessageRoute& route = routes_[mi];
     const Message& m = prog_.messages[mi];
-    // Relay names, built once per message: "kv dispatch", "kv nic", "dkv combine", ...
+    // Relay names, built once per message and indexed by LegRole: "kv dispatch", "kv nic", "dkv combine".
     const std::string base = m.purpose == Purpose::dkv ? "dkv" : "kv";
-    const std::string names[] = {base + " dispatch", base + " nic", base + " combine"};
+    const std::string names[] = {base, base + " dispatch", base + " nic", base + " combine"};
     const auto label = [&](const Piece& piece, int leg) -> const std::string& {
-      const std::string_view l = leg_label(piece, leg, plan_.gpus_per_node);
-      return names[l == "dispatch" ? 0 : l == "nic" ? 1 : 2];
+      return names[static_cast<int>(leg_role(m, piece, leg, plan_.gpus_per_node))];
     };
     for (std::size_t p = 0; p < route.pieces.size(); ++p) {
       const Piece& piece = route.pieces[p];
       const int prev = previous_of_part(route.pieces, p);
       for (int h = 1; h + 1 < piece.hop_count; ++h) {
         const int rank = piece.hops[static_cast<std::size_t>(h)];
-        Instr recv = transfer_instr(m, InstrKind::recv, Stream::relay, label(piece, h - 1), -1);
-        recv.peer = piece.hops[static_cast<std::size_t>(h - 1)];
-        recv.message = static_cast<int>(mi);
-        recv.offset = piece.offset;
-        recv.bytes = piece.bytes;
+        Instr recv = leg_instr(static_cast<int>(mi), p, h - 1, InstrKind::recv, Stream::relay, label(piece, h - 1), -1);
         const int recv_id = emit(rank, std::move(recv));
         route.legs[p][static_cast<std::size_t>(h - 1)].recv = recv_id;
-        Instr send = transfer_instr(m, InstrKind::send, Stream::relay, label(piece, h), -1);
+        Instr send = leg_instr(static_cast<int>(mi), p, h, InstrKind::send, Stream::relay, label(piece, h), -1);
         send.deps = {recv_id};
         if (prev >= 0) send.deps.push_back(route.legs[static_cast<std::size_t>(prev)][static_cast<std::size_t>(h)].send);
-        send.peer = piece.hops[static_cast<std::size_t>(h + 1)];
-        send.message = static_cast<int>(mi);
-        send.offset = piece.offset;
-        send.bytes = piece.bytes;
         route.legs[p][static_cast<std::size_t>(h)].send = emit(rank, std::move(send));
       }
     }

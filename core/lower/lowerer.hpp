@@ -35,11 +35,6 @@ struct MessageRoute {
   std::vector<std::vector<Leg>> legs;  // [piece][hop]
 };
 
-// Per rank, what one forward plan op became: the ids whose completion means the op is complete.
-struct OpSpan {
-  int first = 0, count = 0;
-};
-
 class Lowerer {
  public:
   Lowerer(const plan::Plan& plan, const CostModel& cost, const LowerOptions& options);
@@ -56,6 +51,9 @@ class Lowerer {
                                    const std::vector<int>& reads = {});
   std::vector<int> emit_last_legs(int message, const std::vector<int>& deps, const std::string& name, int plan_op);
   void emit_relays(Pass pass);
+  // A send (on hops[leg]) or recv (on hops[leg + 1]) of leg `leg` of a message's piece: peer, fragment, role.
+  Instr leg_instr(int message, std::size_t piece, int leg, InstrKind kind, Stream stream, const std::string& name,
+                  int plan_op) const;
   void assign_matches();
   [[noreturn]] void fail(int rank, int op, const std::string& what) const;
 

@@ -47,7 +47,6 @@ const char* to_string(Purpose p) {
     case Purpose::kv: return "kv";
     case Purpose::dkv: return "dkv";
     case Purpose::remap: return "remap";
-    case Purpose::collective: return "collective";
   }
   return "?";
 }
@@ -59,6 +58,16 @@ const char* to_string(CollectiveKind k) {
     case CollectiveKind::all_reduce: return "all_reduce";
     case CollectiveKind::all_to_all: return "all_to_all";
     case CollectiveKind::all_to_all_v: return "all_to_all_v";
+  }
+  return "?";
+}
+
+const char* to_string(LegRole r) {
+  switch (r) {
+    case LegRole::direct: return "direct";
+    case LegRole::dispatch: return "dispatch";
+    case LegRole::nic: return "nic";
+    case LegRole::combine: return "combine";
   }
   return "?";
 }

@@ -59,11 +59,14 @@ enum class Stream : std::uint8_t { compute, comm, relay };
 // dO its gradient; dQ/dK/dV the attention gradients; hidden and grad are GEMM-side rows.
 enum class Tensor : std::uint8_t { Q, K, V, O, dQ, dK, dV, dO, hidden, grad };
 // Why a message exists, for traces and executors that treat KV rings specially (e.g. reusable buffers).
-enum class Purpose : std::uint8_t { kv, dkv, remap, collective };
+enum class Purpose : std::uint8_t { kv, dkv, remap };
 enum class CollectiveKind : std::uint8_t { all_gather, reduce_scatter, all_reduce, all_to_all, all_to_all_v };
 // Which GEMM of a forward GEMM: the forward product, its data gradient (dX = dY·Wᵀ) or its weight
 // gradient (dW = Xᵀ·dY).
 enum class GemmPart : std::uint8_t { forward, data_grad, weight_grad };
+// A transfer leg's role in the routing layer: the only leg of a direct message, or, for a routed one,
+// the NVLink leg to the proxy, the leg that crosses nodes on the proxy's NIC, or the NVLink leg after it.
+enum class LegRole : std::uint8_t { direct, dispatch, nic, combine };
 
 // Rows [begin, end) of one sequence's `tensor`, for heads `heads` (query heads; K/V heads by GQA).
 struct Slice {
@@ -127,6 +130,7 @@ struct Instr {
   Stream stream = Stream::compute;
   Pass pass = Pass::fwd;
   bool last_leg = false;  // recv: this leg delivers to the message's final destination
+  LegRole leg = LegRole::direct;  // send / recv: its role in the routing layer
   int peer = -1;          // send: the leg's destination; recv: the leg's source
   int match = -1;         // send / recv: the counterpart's instruction id on `peer`
   int message = -1;       // send / recv: index into Program::messages
@@ -183,6 +187,7 @@ struct Program {
 [[nodiscard]] const char* to_string(Tensor t);
 [[nodiscard]] const char* to_string(Purpose p);
 [[nodiscard]] const char* to_string(CollectiveKind k);
+[[nodiscard]] const char* to_string(LegRole r);
 // "rank 3 instr 17 (recv kv, group 2 step 1, fwd)": how every error names an instruction.
 [[nodiscard]] std::string describe(const Program& program, int rank, int id);
 

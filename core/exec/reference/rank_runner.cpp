@@ -245,8 +245,7 @@ void RankRunner::send_leg(int id) {
     const Relayed relayed = std::move(it->second);
     relayed_.erase(it);
     transport_.send(in.peer, tag, encode_leg(header, relayed.bytes));
-    const int gpn = std::max(1, state_.in.plan.gpus_per_node);
-    state_.record(id, Stream::nic, in.peer / gpn != state_.rank / gpn ? EventCategory::route_nic : EventCategory::route_combine,
+    state_.record(id, Stream::nic, in.leg == lower::LegRole::nic ? EventCategory::route_nic : EventCategory::route_combine,
                   relayed.arrived, static_cast<double>(relayed.bytes.size()), 0, state_.instr(source).peer);
     done(id);
     return;

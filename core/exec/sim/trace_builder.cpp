@@ -17,6 +17,14 @@ struct TimeSpan {
   double end = 0;
 };
 
+EventCategory category_of(lower::LegRole role) {
+  switch (role) {
+    case lower::LegRole::dispatch: return EventCategory::route_dispatch;
+    case lower::LegRole::combine: return EventCategory::route_combine;
+    default: return EventCategory::route_nic;
+  }
+}
+
 TraceEvent event_of(int rank, const Instr& in, Stream stream, EventCategory category) {
   TraceEvent e;
   e.rank = rank;
@@ -96,18 +104,14 @@ void add_instr_events(const TaskGraph& graph, const TaskTimes& times, const std:
 // the proxy (the NIC leg), the peer proxy (combine).
 void add_leg_events(const TaskGraph& graph, const TaskTimes& times, Trace& trace) {
   const lower::Program& p = graph.program();
-  const int g = p.gpus_per_node;
   for (const FlowInfo& f : graph.flows()) {
     if (f.send_rank < 0) continue;
     const Message& m = p.messages[static_cast<std::size_t>(f.message)];
     if (!m.routed) continue;
     const Instr& send = p.instr(f.send_rank, f.send_instr);
     const Task& task = graph.tasks()[static_cast<std::size_t>(f.task)];
-    TraceEvent e = event_of(task.rank, send, Stream::nic, EventCategory::route_nic);
-    if (task.rank / g == task.dst / g) e.category = task.rank == m.src ? EventCategory::route_dispatch : EventCategory::route_combine;
-    static const char* const labels[] = {"dispatch", "nic", "combine"};
-    const int label = e.category == EventCategory::route_dispatch ? 0 : e.category == EventCategory::route_nic ? 1 : 2;
-    e.name = std::string(lower::to_string(m.purpose)) + " " + labels[label];
+    TraceEvent e = event_of(task.rank, send, Stream::nic, category_of(send.leg));
+    e.name = std::string(lower::to_string(m.purpose)) + " " + lower::to_string(send.leg);
     e.op = -1;
     e.start = times.start[static_cast<std::size_t>(f.task)];
     e.end = times.end[static_cast<std::size_t>(f.task)];
