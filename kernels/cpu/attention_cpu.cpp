@@ -4,29 +4,19 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <string>
 #include <vector>
 
 #include "kernels/attention.hpp"
+#include "kernels/cpu/attention_cpu_common.hpp"
 
 namespace zb::kernels {
 namespace {
 
+using cpu_detail::check_size;
+using cpu_detail::visible_keys;
+
 // Keys processed per online-softmax step; the CUDA kernel uses the same tile so both round alike.
 constexpr std::int64_t kKeyTile = 64;
-
-Status check_size(std::string_view entry, const char* name, std::size_t got, std::int64_t want) {
-  if (static_cast<std::int64_t>(got) == want) return Status::success();
-  return Status::failure(std::string(entry) + ": " + name + " has " + std::to_string(got) +
-                         " elements, the shape needs " + std::to_string(want));
-}
-
-// Number of keys query `i` of block `b` sees: visible keys are always a prefix of the block's keys,
-// because causal visibility kv_position + j ≤ q_position + i is monotonic in j.
-std::int64_t visible_keys(const AttentionBlockDesc& b, std::int64_t i) {
-  if (b.mask == AttentionMask::full) return b.kv_count;
-  return std::clamp<std::int64_t>(b.q_position + i - b.kv_position + 1, 0, b.kv_count);
-}
 
 template <typename T>
 Status attention_forward_impl(const AttentionShape& shape, std::span<const AttentionBlockDesc> blocks,

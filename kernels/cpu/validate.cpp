@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kernels/attention.hpp"
+#include "kernels/attention_backward.hpp"
 #include "kernels/pack.hpp"
 
 namespace zb::kernels {
@@ -24,10 +25,10 @@ std::pair<std::int64_t, std::int64_t> find_overlap(std::vector<std::array<std::i
   return {-1, -1};
 }
 
-}  // namespace
-
-Status validate_attention(std::string_view entry, const AttentionShape& shape,
-                          std::span<const AttentionBlockDesc> blocks) {
+// The checks of validate_attention; `disjoint_outputs` adds the forward's "no two blocks write the same
+// output rows" (the backward accumulates and reads O/LSE, so it allows shared rows).
+Status validate_blocks(std::string_view entry, const AttentionShape& shape, std::span<const AttentionBlockDesc> blocks,
+                       bool disjoint_outputs) {
   const std::string p = prefix(entry);
   if (shape.heads <= 0) return Status::failure(p + "heads = " + std::to_string(shape.heads) + " must be > 0");
   if (shape.kv_heads <= 0)
@@ -66,11 +67,24 @@ Status validate_attention(std::string_view entry, const AttentionShape& shape,
                              std::to_string(shape.out_rows) + " rows");
     outputs.push_back({b.out_row, b.q_count, static_cast<std::int64_t>(i)});
   }
+  if (!disjoint_outputs) return Status::success();
   const auto [first, second] = find_overlap(std::move(outputs));
   if (first >= 0)
     return Status::failure(p + "blocks[" + std::to_string(first) + "] and blocks[" + std::to_string(second) +
                            "] write overlapping output rows");
   return Status::success();
+}
+
+}  // namespace
+
+Status validate_attention(std::string_view entry, const AttentionShape& shape,
+                          std::span<const AttentionBlockDesc> blocks) {
+  return validate_blocks(entry, shape, blocks, true);
+}
+
+Status validate_attention_backward(std::string_view entry, const AttentionShape& shape,
+                                   std::span<const AttentionBlockDesc> blocks) {
+  return validate_blocks(entry, shape, blocks, false);
 }
 
 std::int64_t total_rows(std::span<const RowRange> ranges) {

@@ -49,13 +49,8 @@ void expect_matches_naive(const AttentionShape& shape, const std::vector<Attenti
 TEST(AttentionCpu, CausalOffsetsMatchWholeSequence) {
   const std::int64_t length = 150;
   const AttentionShape shape{4, 2, 16, length, length, length};
-  std::vector<AttentionBlockDesc> blocks;
   const std::vector<std::int64_t> cuts{0, 37, 64, 129, length};
-  for (std::size_t c = 0; c + 1 < cuts.size(); ++c) {
-    const std::int64_t begin = cuts[c], end = cuts[c + 1];
-    blocks.push_back({begin, end - begin, 0, end, begin, 0, AttentionMask::causal, begin});
-  }
-  expect_matches_naive(shape, blocks, 11);
+  expect_matches_naive(shape, testing::causal_query_blocks(cuts), 11);
 }
 
 TEST(AttentionCpu, KeysStartAfterQueriesMeansEmptyRows) {
@@ -76,10 +71,7 @@ TEST(AttentionCpu, KeysStartAfterQueriesMeansEmptyRows) {
 
 TEST(AttentionCpu, OneTokenBlocks) {
   const AttentionShape shape{4, 4, 16, 3, 3, 3};
-  // Query at position 7 with its own key (sees it), a key after it (sees nothing), a full-mask pair.
-  const std::vector<AttentionBlockDesc> blocks{{0, 1, 0, 1, 7, 7, AttentionMask::causal, 0},
-                                               {1, 1, 1, 1, 7, 8, AttentionMask::causal, 1},
-                                               {2, 1, 2, 1, 0, 5, AttentionMask::full, 2}};
+  const std::vector<AttentionBlockDesc> blocks = testing::one_token_blocks();
   Rng rng(5);
   const AttentionInputs in = testing::random_inputs(rng, shape);
   const AttentionOutputs got = run_double(shape, blocks, in);

@@ -50,6 +50,26 @@ inline AttentionOutputs nan_outputs(const AttentionShape& shape) {
           std::vector<double>(static_cast<std::size_t>(shape.out_rows * shape.heads), nan)};
 }
 
+// One sequence cut into query blocks at `cuts` (its first and last positions included), each block
+// reading every key up to its own end, with absolute positions and outputs at the query rows: together
+// they are the causal attention over the whole sequence.
+inline std::vector<AttentionBlockDesc> causal_query_blocks(std::span<const std::int64_t> cuts) {
+  std::vector<AttentionBlockDesc> blocks;
+  for (std::size_t c = 0; c + 1 < cuts.size(); ++c) {
+    const std::int64_t begin = cuts[c], end = cuts[c + 1];
+    blocks.push_back({begin, end - begin, 0, end, begin, 0, AttentionMask::causal, begin});
+  }
+  return blocks;
+}
+
+// Three one-token blocks over 3 rows: a query at position 7 with its own key (sees it), one with the key
+// after it (sees nothing), and a full-mask pair.
+inline std::vector<AttentionBlockDesc> one_token_blocks() {
+  return {{0, 1, 0, 1, 7, 7, AttentionMask::causal, 0},
+          {1, 1, 1, 1, 7, 8, AttentionMask::causal, 1},
+          {2, 1, 2, 1, 0, 5, AttentionMask::full, 2}};
+}
+
 // softmax(Q Kᵀ / sqrt(d)) V per block, row by row, in float64, written into `out`.
 inline void naive_attention(const AttentionShape& shape, std::span<const AttentionBlockDesc> blocks,
                             const AttentionInputs& in, AttentionOutputs& out) {
