@@ -74,12 +74,14 @@ class ProgressBar {
 
 ExitCode run(const RunFlags& f) {
   Scenario scenario = load_scenario(f.scenario);
-  apply_overrides(scenario, f.backend.empty() ? std::nullopt : std::optional<Backend>(parse_backend(f.backend)),
-                  f.iterations, f.seed, f.out.empty() ? std::nullopt : std::optional<std::string>(f.out));
+  std::vector<ScenarioOverride> overrides =
+      apply_overrides(scenario, f.backend.empty() ? std::nullopt : std::optional<Backend>(parse_backend(f.backend)),
+                      f.iterations, f.seed, f.out.empty() ? std::nullopt : std::optional<std::string>(f.out));
   std::vector<std::string> formats = scenario.output.formats;
   for (const auto& extra : f.formats) {
     if (std::find(formats.begin(), formats.end(), extra) == formats.end()) formats.push_back(extra);
   }
+  if (!f.formats.empty()) overrides.push_back({"--format", "/output/formats", formats});
   // Under a multi-process launcher every process runs the command; rank 0 alone speaks and writes.
   const bool reporter = reference::launcher_rank() == 0;
   const bool quiet = f.quiet || !reporter;
@@ -92,7 +94,7 @@ ExitCode run(const RunFlags& f) {
   const RunResult result = f.plan.empty() ? run_scenario(scenario, options)
                                           : run_plan(scenario, plan::read_plan_file(f.plan), f.plan, options);
   const reports::RunSummary summary = reports::summarize_run(result);
-  const reports::RunContext context = reports::capture_run_context(result.backend);
+  const reports::RunContext context = reports::capture_run_context(result.backend, std::move(overrides));
   if (!reporter) return summary.gates_passed() ? ExitCode::ok : ExitCode::check_failed;
   if (!quiet) reports::print_console_summary(stdout, summary);
   const auto written = reports::write_reports(result, summary, context, scenario.output.dir, formats);

@@ -16,6 +16,7 @@ endif()
 # --- MPI (optional) -----------------------------------------------------------
 set(ZEPPELIN_HAVE_MPI OFF)
 if(NOT ZEPPELIN_MPI STREQUAL "OFF")
+  set(MPI_DETERMINE_LIBRARY_VERSION TRUE)  # MPI_CXX_LIBRARY_VERSION_STRING, for the report (cmake/Version.cmake)
   find_package(MPI COMPONENTS CXX QUIET)
   if(MPI_CXX_FOUND)
     set(ZEPPELIN_HAVE_MPI ON)

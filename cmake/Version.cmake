@@ -1,9 +1,6 @@
-# The git sha and build facts go into a generated header so reports can say what produced them.
-execute_process(COMMAND git rev-parse --short=12 HEAD WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
-                OUTPUT_VARIABLE ZB_GIT_SHA OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
-if(NOT ZB_GIT_SHA)
-  set(ZB_GIT_SHA "unknown")
-endif()
+# The build facts go into generated headers so reports can say what produced them: build_info.hpp at
+# configure time (versions of what the binary links), git_info.hpp on every build (cmake/git_info.cmake:
+# the commit and whether the tree was dirty, which change without a reconfigure).
 foreach(v ZEPPELIN_HAVE_CUDA ZEPPELIN_HAVE_NCCL ZEPPELIN_HAVE_MPI)
   if(${v})
     set(${v}_01 true)
@@ -11,6 +8,21 @@ foreach(v ZEPPELIN_HAVE_CUDA ZEPPELIN_HAVE_NCCL ZEPPELIN_HAVE_MPI)
     set(${v}_01 false)
   endif()
 endforeach()
+# "Open MPI v4.1.6, package: ..., ident: ..." → "Open MPI v4.1.6"; empty when MPI is not linked.
+set(ZB_MPI_LIBRARY_VERSION "")
+if(ZEPPELIN_HAVE_MPI AND MPI_CXX_LIBRARY_VERSION_STRING)
+  string(REGEX REPLACE ",.*" "" ZB_MPI_LIBRARY_VERSION "${MPI_CXX_LIBRARY_VERSION_STRING}")
+  string(STRIP "${ZB_MPI_LIBRARY_VERSION}" ZB_MPI_LIBRARY_VERSION)
+endif()
 configure_file(${PROJECT_SOURCE_DIR}/cmake/build_info.hpp.in ${PROJECT_BINARY_DIR}/generated/zb/build_info.hpp @ONLY)
+
+set(_zb_git_info_header ${PROJECT_BINARY_DIR}/generated/zb/git_info.hpp)
+add_custom_target(zb_git_info
+  COMMAND ${CMAKE_COMMAND} -DSOURCE_DIR=${PROJECT_SOURCE_DIR} -DOUTPUT=${_zb_git_info_header}
+          -DTEMPLATE=${PROJECT_SOURCE_DIR}/cmake/git_info.hpp.in -P ${PROJECT_SOURCE_DIR}/cmake/git_info.cmake
+  BYPRODUCTS ${_zb_git_info_header}
+  COMMENT "Recording the git revision"
+  VERBATIM)
 add_library(zb_build_info INTERFACE)
 target_include_directories(zb_build_info INTERFACE ${PROJECT_BINARY_DIR}/generated)
+add_dependencies(zb_build_info zb_git_info)

@@ -1,116 +1,90 @@
 #include "reports/compare.hpp"
 
-#include <array>
-#include <cmath>
+#include <algorithm>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include <fmt/format.h>
 
-#include "reports/json_report.hpp"
+#include "reports/compare_input.hpp"
 
 namespace zb::reports {
 namespace {
 
-struct ComparedMetric {
-  const char* key;  // key under systems[].samples
-  bool higher_is_better;
+using compare_input::ComparedMetric;
+
+struct SideSamples {
+  std::vector<double> base;
+  std::vector<double> candidate;
 };
-constexpr std::array<ComparedMetric, 3> compared_metrics{{
-    {"iteration_seconds", false},
-    {"tokens_per_second", true},
-    {"mfu", true},
-}};
 
-[[noreturn]] void bad_report(const std::filesystem::path& path, const std::string& json_path, const std::string& what,
-                             const std::string& hint = {}) {
-  Location where;
-  where.file = path.string();
-  where.json_path = json_path;
-  throw_input_error(where, what, hint);
-}
-
-// The shape `compare` relies on; anything else in the file is ignored (readers ignore unknown fields).
-void check_report_shape(const nlohmann::json& report, const std::filesystem::path& path) {
-  if (!report.is_object()) bad_report(path, "", "not a zeppelin-bench report (the top level is not an object)");
-  const auto version = report.find("schema_version");
-  if (version == report.end() || !version->is_number_integer()) {
-    bad_report(path, "schema_version", "not a zeppelin-bench report (no integer schema_version)",
-               "pass the report.json written by `zeppelin-bench run`");
+// The values of the iterations that fitted on both sides, in iteration order, pair by pair.
+SideSamples paired_samples(const nlohmann::json& base_system, const nlohmann::json& candidate_system, const char* key) {
+  std::map<std::int64_t, double> base_by_iteration;
+  for (const auto& [iteration, value] : compare_input::per_iteration_values(base_system, key)) {
+    base_by_iteration[iteration] = value;
   }
-  if (version->get<int>() != report_schema_version) {
-    bad_report(path, "schema_version",
-               fmt::format("schema_version {} is not supported (this build reads {})", version->get<int>(),
-                           report_schema_version),
-               "compare reports written by the same major version of zeppelin-bench");
+  SideSamples out;
+  for (const auto& [iteration, value] : compare_input::per_iteration_values(candidate_system, key)) {
+    const auto base = base_by_iteration.find(iteration);
+    if (base == base_by_iteration.end() || !(base->second > 0) || !(value > 0)) continue;
+    out.base.push_back(base->second);
+    out.candidate.push_back(value);
   }
-  const auto systems = report.find("systems");
-  if (systems == report.end() || !systems->is_array()) bad_report(path, "systems", "missing or not an array");
-  for (std::size_t i = 0; i < systems->size(); ++i) {
-    const nlohmann::json& system = (*systems)[i];
-    const std::string where = fmt::format("systems[{}]", i);
-    if (!system.is_object() || !system.contains("label") || !system["label"].is_string()) {
-      bad_report(path, where + ".label", "missing or not a string");
-    }
-    if (!system.contains("samples") || !system["samples"].is_object()) {
-      bad_report(path, where + ".samples", "missing or not an object");
-    }
-    for (const ComparedMetric& metric : compared_metrics) {
-      const auto samples = system["samples"].find(metric.key);
-      if (samples == system["samples"].end()) continue;  // an older or partial report: compared as absent
-      if (!samples->is_array()) bad_report(path, where + ".samples." + metric.key, "not an array of numbers");
-      for (const auto& value : *samples) {
-        if (!value.is_number()) bad_report(path, where + ".samples." + metric.key, "not an array of numbers");
-      }
-    }
-  }
-}
-
-std::vector<double> samples_of(const nlohmann::json& system, const char* key) {
-  std::vector<double> out;
-  const auto samples = system["samples"].find(key);
-  if (samples == system["samples"].end()) return out;
-  for (const auto& value : *samples) out.push_back(value.get<double>());
   return out;
 }
 
-const nlohmann::json* find_system(const nlohmann::json& report, const std::string& label) {
-  for (const auto& system : report["systems"]) {
-    if (system["label"].get<std::string>() == label) return &system;
+// Inconclusive, with the reason, when the sizes cannot support a verdict whatever the data.
+bool too_few_for_a_verdict(MetricComparison& out, const CompareOptions& options) {
+  const std::string row = out.system + " / " + out.metric;
+  if (out.test_used == ComparisonTest::paired_t) {
+    if (out.paired.pairs >= minimum_pairs_for_verdict) return false;
+    out.warning = fmt::format("{}: {} iteration{} fitted on both sides; at least {} pairs are needed for a verdict", row,
+                              out.paired.pairs, out.paired.pairs == 1 ? "" : "s", minimum_pairs_for_verdict);
+    return true;
   }
-  return nullptr;
+  const int fewest = std::min(out.base.count, out.candidate.count);
+  if (fewest < minimum_samples_for_verdict) {
+    out.warning = fmt::format("{}: {} and {} samples; at least {} per side are needed for a verdict", row,
+                              out.base.count, out.candidate.count, minimum_samples_for_verdict);
+    return true;
+  }
+  // Whatever method computed p, these sizes cannot support significance at alpha: even fully separated
+  // samples give p ≥ 2 / C(n₁+n₂, n₁) (ties only raise it).
+  const double smallest_p = smallest_exact_p_value(out.base.count, out.candidate.count);
+  if (smallest_p >= options.alpha) {
+    out.warning = fmt::format("{}: with {} and {} samples the U test cannot reach p < {} (smallest p = {:.3g}); "
+                              "run more iterations",
+                              row, out.base.count, out.candidate.count, options.alpha, smallest_p);
+    return true;
+  }
+  return false;
 }
 
-MetricComparison compare_metric(const std::string& label, const ComparedMetric& metric, const std::vector<double>& base,
-                                const std::vector<double>& candidate, const CompareOptions& options) {
+MetricComparison compare_metric(const std::string& label, const ComparedMetric& metric, const SideSamples& samples,
+                                ComparisonTest test, const CompareOptions& options) {
   MetricComparison out;
   out.system = label;
   out.metric = metric.key;
   out.higher_is_better = metric.higher_is_better;
-  out.base = aggregate(base);
-  out.candidate = aggregate(candidate);
+  out.test_used = test;
+  out.base = aggregate(samples.base);
+  out.candidate = aggregate(samples.candidate);
   out.change = out.base.mean != 0 ? out.candidate.mean / out.base.mean - 1 : 0.0;
-  out.test = mann_whitney_u(base, candidate);
-
-  const int fewest = std::min(out.base.count, out.candidate.count);
-  if (fewest < minimum_samples_for_verdict) {
-    out.verdict = Verdict::inconclusive;
-    out.warning = fmt::format("{} / {}: {} and {} samples; at least {} per side are needed for a verdict", label,
-                              metric.key, out.base.count, out.candidate.count, minimum_samples_for_verdict);
-    return out;
+  if (test == ComparisonTest::paired_t) {
+    out.paired = paired_log_ratio_t_test(samples.base, samples.candidate);
+    out.p_value = out.paired.p_value;
+  } else {
+    out.u_test = mann_whitney_u(samples.base, samples.candidate);
+    out.p_value = out.u_test.p_value;
   }
-  // Whatever method computed p, these sizes cannot support significance at alpha: even fully separated
-  // samples give p ≥ 2 / C(n₁+n₂, n₁) (ties only raise it).
-  if (smallest_exact_p_value(out.base.count, out.candidate.count) >= options.alpha) {
+  if (too_few_for_a_verdict(out, options)) {
     out.verdict = Verdict::inconclusive;
-    out.warning = fmt::format("{} / {}: with {} and {} samples the U test cannot reach p < {} (smallest p = {:.3g}); "
-                              "run more iterations",
-                              label, metric.key, out.base.count, out.candidate.count, options.alpha,
-                              smallest_exact_p_value(out.base.count, out.candidate.count));
     return out;
   }
   const double worse_by = metric.higher_is_better ? -out.change : out.change;
-  const bool significant = out.test.p_value < options.alpha;
+  const bool significant = out.p_value < options.alpha;
   if (significant && worse_by > options.threshold) {
     out.verdict = Verdict::regression;
   } else if (significant && -worse_by > options.threshold) {
@@ -121,22 +95,45 @@ MetricComparison compare_metric(const std::string& label, const ComparedMetric& 
   return out;
 }
 
+// OOM shares compared as fractions of the iterations each side ran (cross-multiplied: exact in integers).
+FeasibilityComparison compare_feasibility(const std::string& label, const nlohmann::json& base_system,
+                                          const nlohmann::json& candidate_system) {
+  FeasibilityComparison out;
+  out.system = label;
+  out.base_iterations = compare_input::iterations_of(base_system);
+  out.base_oom_iterations = compare_input::oom_iterations_of(base_system);
+  out.candidate_iterations = compare_input::iterations_of(candidate_system);
+  out.candidate_oom_iterations = compare_input::oom_iterations_of(candidate_system);
+  const long long base_share = static_cast<long long>(out.base_oom_iterations) * out.candidate_iterations;
+  const long long candidate_share = static_cast<long long>(out.candidate_oom_iterations) * out.base_iterations;
+  out.verdict = candidate_share > base_share   ? Verdict::regression
+                : candidate_share < base_share ? Verdict::improvement
+                                               : Verdict::unchanged;
+  return out;
+}
+
 }  // namespace
 
 int ComparisonReport::regressions() const {
-  int count = 0;
-  for (const MetricComparison& metric : metrics) count += metric.verdict == Verdict::regression ? 1 : 0;
-  return count;
+  const auto metric_regressions = std::count_if(metrics.begin(), metrics.end(),
+                                                [](const MetricComparison& m) { return m.verdict == Verdict::regression; });
+  const auto memory_regressions = std::count_if(feasibility.begin(), feasibility.end(),
+                                                [](const FeasibilityComparison& f) { return f.verdict == Verdict::regression; });
+  return static_cast<int>(metric_regressions + memory_regressions);
 }
 
 nlohmann::json load_report_file(const std::filesystem::path& path) {
+  Location where;
+  where.file = path.string();
   std::ifstream in(path, std::ios::binary);
-  if (!in) bad_report(path, "", "cannot open the report file", "check the path");
+  if (!in) throw_input_error(where, "cannot open the report file", "check the path");
   std::stringstream text;
   text << in.rdbuf();
   nlohmann::json report = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
-  if (report.is_discarded()) bad_report(path, "", "not valid JSON", "pass the report.json written by `zeppelin-bench run`");
-  check_report_shape(report, path);
+  if (report.is_discarded()) {
+    throw_input_error(where, "not valid JSON", "pass the report.json written by `zeppelin-bench run`");
+  }
+  compare_input::check_report_shape(report, path.string());
   return report;
 }
 
@@ -144,23 +141,31 @@ ComparisonReport compare_reports(const nlohmann::json& base, const nlohmann::jso
                                  const CompareOptions& options) {
   ComparisonReport out;
   out.options = options;
+  out.warnings = compare_input::mismatch_warnings(base, candidate);
+  const compare_input::PairingDecision pairing = compare_input::decide_pairing(base, candidate);
+  out.paired = pairing.paired;
+  out.pairing_reason = pairing.reason;
+  const ComparisonTest test = out.paired ? ComparisonTest::paired_t : ComparisonTest::mann_whitney_u;
   for (const auto& base_system : base["systems"]) {
     const auto label = base_system["label"].get<std::string>();
-    const nlohmann::json* candidate_system = find_system(candidate, label);
+    const nlohmann::json* candidate_system = compare_input::find_system(candidate, label);
     if (candidate_system == nullptr) {
       out.warnings.push_back(fmt::format("system \"{}\" is only in the base report; not compared", label));
       continue;
     }
-    for (const ComparedMetric& metric : compared_metrics) {
-      MetricComparison compared = compare_metric(label, metric, samples_of(base_system, metric.key),
-                                                 samples_of(*candidate_system, metric.key), options);
+    out.feasibility.push_back(compare_feasibility(label, base_system, *candidate_system));
+    for (const ComparedMetric& metric : compare_input::compared_metrics()) {
+      const SideSamples samples = out.paired ? paired_samples(base_system, *candidate_system, metric.key)
+                                             : SideSamples{compare_input::samples_of(base_system, metric.key),
+                                                           compare_input::samples_of(*candidate_system, metric.key)};
+      MetricComparison compared = compare_metric(label, metric, samples, test, options);
       if (!compared.warning.empty()) out.warnings.push_back(compared.warning);
       out.metrics.push_back(std::move(compared));
     }
   }
   for (const auto& candidate_system : candidate["systems"]) {
     const auto label = candidate_system["label"].get<std::string>();
-    if (find_system(base, label) == nullptr) {
+    if (compare_input::find_system(base, label) == nullptr) {
       out.warnings.push_back(fmt::format("system \"{}\" is only in the candidate report; not compared", label));
     }
   }
@@ -179,6 +184,10 @@ const char* to_string(Verdict verdict) {
     case Verdict::inconclusive: return "inconclusive";
   }
   return "?";
+}
+
+const char* to_string(ComparisonTest test) {
+  return test == ComparisonTest::paired_t ? "paired t" : "Mann-Whitney U";
 }
 
 }  // namespace zb::reports

@@ -1,9 +1,13 @@
 #pragma once
 // `zeppelin-bench compare BASE.json CAND.json`: CI performance gating between two JSON reports
-// (docs/REPORT_FORMAT.md). Per system (matched by label) and metric it reports the change of the mean and
-// a two-sided Mann–Whitney U p-value over the per-iteration samples. A regression needs BOTH an effect
-// beyond the threshold and significance (p < alpha): a single-point ratio is too noisy to gate on, and a
-// significant but tiny change is not worth failing a build for.
+// (docs/REPORT_FORMAT.md). Per system (matched by label):
+// - whether it fitted in memory: going from fitting to out of memory is a regression outright (an OOM is
+//   the plan's memory model speaking, not noise, so no test is needed);
+// - per metric, the change of the mean and a two-sided p-value. Simulations of the same batches (same
+//   scenario, seed and workload) are compared pairwise per iteration (a t test on the log ratios); other
+//   runs with the Mann–Whitney U test over the samples.
+// A regression needs BOTH an effect beyond the threshold and significance (p < alpha): a single-point ratio
+// is too noisy to gate on, and a significant but tiny change is not worth failing a build for.
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -11,19 +15,23 @@
 #include <nlohmann/json.hpp>
 
 #include "core/common/error.hpp"
+#include "reports/paired_test.hpp"
 #include "reports/sample_statistics.hpp"
 
 namespace zb::reports {
 
 struct CompareOptions {
   double threshold = 0.05;  // relative change, 0.05 = 5 %
-  double alpha = 0.05;      // significance level of the U test
+  double alpha = 0.05;      // significance level of either test
 };
 
-// Fewer samples than this on either side: the test cannot mean anything, so no verdict is given.
+// Fewer unpaired samples than this on either side: the U test cannot mean anything, so no verdict.
 inline constexpr int minimum_samples_for_verdict = 3;
+// Fewer pairs than this: the paired t test has no degree of freedom.
+inline constexpr int minimum_pairs_for_verdict = 2;
 
 enum class Verdict { regression, improvement, unchanged, inconclusive };
+enum class ComparisonTest { mann_whitney_u, paired_t };
 
 struct MetricComparison {
   std::string system;
@@ -32,29 +40,46 @@ struct MetricComparison {
   SampleAggregates base;
   SampleAggregates candidate;
   double change = 0;  // candidate mean / base mean − 1 (+0.2 = 20 % larger)
-  MannWhitneyResult test;
+  ComparisonTest test_used = ComparisonTest::mann_whitney_u;
+  MannWhitneyResult u_test;   // when test_used is mann_whitney_u
+  PairedTestResult paired;    // when test_used is paired_t
+  double p_value = 1;         // of the test used
   Verdict verdict = Verdict::unchanged;
   std::string warning;  // why the verdict is inconclusive (empty otherwise)
+};
+
+// How often a system ran out of memory on each side. More OOM iterations (as a share of the iterations
+// run) is a regression, fewer an improvement.
+struct FeasibilityComparison {
+  std::string system;
+  int base_iterations = 0;
+  int base_oom_iterations = 0;
+  int candidate_iterations = 0;
+  int candidate_oom_iterations = 0;
+  Verdict verdict = Verdict::unchanged;
 };
 
 struct ComparisonReport {
   std::string base_file;
   std::string candidate_file;
   CompareOptions options;
+  bool paired = false;           // both reports simulate the same batches: per-iteration pairs
+  std::string pairing_reason;    // why they are (or are not) paired, one sentence
+  std::vector<FeasibilityComparison> feasibility;
   std::vector<MetricComparison> metrics;
-  std::vector<std::string> warnings;  // systems present on one side only, too few samples, ...
+  std::vector<std::string> warnings;  // other scenario or backend, systems on one side only, too few samples
 
   [[nodiscard]] int regressions() const;
 };
 
-// Reads and checks a report written by `run` (schema_version 1). Throws zb::Error with exit code 2 naming
-// the file when it cannot be read, is not JSON, or has another schema version or shape.
+// Reads and checks a report written by `run` (schema_version 1 or 2). Throws zb::Error with exit code 2
+// naming the file when it cannot be read, is not JSON, or has another schema version or shape.
 [[nodiscard]] nlohmann::json load_report_file(const std::filesystem::path& path);
 
 [[nodiscard]] ComparisonReport compare_reports(const nlohmann::json& base, const nlohmann::json& candidate,
                                                const CompareOptions& options);
 
-// 1 (check_failed) when any metric regressed, 0 otherwise; warnings never fail.
+// 1 (check_failed) when any metric or feasibility row regressed, 0 otherwise; warnings never fail.
 [[nodiscard]] ExitCode exit_code_of(const ComparisonReport& report);
 
 [[nodiscard]] std::string format_comparison_text(const ComparisonReport& report);
@@ -62,5 +87,6 @@ struct ComparisonReport {
 [[nodiscard]] nlohmann::ordered_json comparison_to_json(const ComparisonReport& report);
 
 [[nodiscard]] const char* to_string(Verdict verdict);
+[[nodiscard]] const char* to_string(ComparisonTest test);
 
 }  // namespace zb::reports

@@ -1,5 +1,7 @@
 // The three forms of a comparison: text for a terminal, Markdown for a pull-request comment, JSON for
 // scripts. All three carry the same rows, warnings and verdict.
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "reports/compare.hpp"
@@ -25,7 +27,7 @@ std::string spread_text(const std::string& metric, const SampleAggregates& sampl
 
 TextTable comparison_table(const ComparisonReport& report) {
   TextTable table;
-  table.header = {"system", "metric", "base (mean \u00b1 sd)", "candidate", "n", "change", "p (U test)", "verdict"};
+  table.header = {"system", "metric", "base (mean \u00b1 sd)", "candidate", "n", "change", "p", "verdict"};
   table.align = {Align::left, Align::left, Align::right, Align::right, Align::right, Align::right, Align::right, Align::left};
   for (const MetricComparison& m : report.metrics) {
     const bool counted = m.base.count > 0 && m.candidate.count > 0;
@@ -33,14 +35,29 @@ TextTable comparison_table(const ComparisonReport& report) {
                           value_text(m.metric, m.candidate) + spread_text(m.metric, m.candidate),
                           fmt::format("{}/{}", m.base.count, m.candidate.count),
                           counted ? format_change(m.change) : "n/a",
-                          counted ? format_p_value(m.test.p_value) : "n/a", to_string(m.verdict)});
+                          counted ? format_p_value(m.p_value) : "n/a", to_string(m.verdict)});
+  }
+  return table;
+}
+
+std::string oom_text(int oom_iterations, int iterations) {
+  return fmt::format("{} of {}", oom_iterations, iterations);
+}
+
+TextTable memory_table(const ComparisonReport& report) {
+  TextTable table;
+  table.header = {"system", "OOM iterations (base)", "(candidate)", "verdict"};
+  table.align = {Align::left, Align::right, Align::right, Align::left};
+  for (const FeasibilityComparison& f : report.feasibility) {
+    table.rows.push_back({f.system, oom_text(f.base_oom_iterations, f.base_iterations),
+                          oom_text(f.candidate_oom_iterations, f.candidate_iterations), to_string(f.verdict)});
   }
   return table;
 }
 
 std::string settings_line(const ComparisonReport& report) {
-  return fmt::format("threshold {}, alpha {}, two-sided Mann\u2013Whitney U over per-iteration samples",
-                     format_percent(report.options.threshold), report.options.alpha);
+  return fmt::format("threshold {}, alpha {}; {}", format_percent(report.options.threshold), report.options.alpha,
+                     report.pairing_reason);
 }
 
 std::string result_line(const ComparisonReport& report) {
@@ -55,6 +72,7 @@ std::string format_comparison_text(const ComparisonReport& report) {
   std::string out = fmt::format("compare: base {}\n         candidate {}\n         {}\n\n", report.base_file,
                                 report.candidate_file, settings_line(report));
   out += render_text(comparison_table(report));
+  out += "\n" + render_text(memory_table(report));
   if (!report.warnings.empty()) out += "\n";
   for (const std::string& warning : report.warnings) out += "WARNING: " + warning + "\n";
   out += "\n" + result_line(report) + "\n";
@@ -65,6 +83,7 @@ std::string format_comparison_markdown(const ComparisonReport& report) {
   std::string out = fmt::format("### zeppelin-bench compare\n\nBase `{}`, candidate `{}`; {}.\n\n", report.base_file,
                                 report.candidate_file, settings_line(report));
   out += render_markdown(comparison_table(report));
+  out += "\n" + render_markdown(memory_table(report));
   if (!report.warnings.empty()) out += "\n";
   for (const std::string& warning : report.warnings) out += "> **Warning:** " + warning + "\n";
   out += "\n**" + result_line(report) + "**\n";
@@ -72,14 +91,28 @@ std::string format_comparison_markdown(const ComparisonReport& report) {
 }
 
 nlohmann::ordered_json comparison_to_json(const ComparisonReport& report) {
+  // No sample, no figure (as in report.json): null, never 0.
   auto aggregates_json = [](const SampleAggregates& a) {
-    return nlohmann::ordered_json{{"count", a.count}, {"mean", a.mean}, {"sd", a.sd}, {"median", a.median}};
+    auto figure = [&](double value) { return a.count > 0 ? nlohmann::ordered_json(value) : nlohmann::ordered_json(); };
+    return nlohmann::ordered_json{{"count", a.count}, {"mean", figure(a.mean)}, {"sd", figure(a.sd)},
+                                  {"median", figure(a.median)}};
   };
   nlohmann::ordered_json out;
   out["base"] = report.base_file;
   out["candidate"] = report.candidate_file;
   out["threshold"] = report.options.threshold;
   out["alpha"] = report.options.alpha;
+  out["paired"] = report.paired;
+  out["pairing"] = report.pairing_reason;
+  out["memory"] = nlohmann::ordered_json::array();
+  for (const FeasibilityComparison& f : report.feasibility) {
+    out["memory"].push_back(nlohmann::ordered_json{{"system", f.system},
+                                                   {"base_iterations", f.base_iterations},
+                                                   {"base_oom_iterations", f.base_oom_iterations},
+                                                   {"candidate_iterations", f.candidate_iterations},
+                                                   {"candidate_oom_iterations", f.candidate_oom_iterations},
+                                                   {"verdict", to_string(f.verdict)}});
+  }
   out["results"] = nlohmann::ordered_json::array();
   for (const MetricComparison& m : report.metrics) {
     nlohmann::ordered_json row;
@@ -88,10 +121,17 @@ nlohmann::ordered_json comparison_to_json(const ComparisonReport& report) {
     row["higher_is_better"] = m.higher_is_better;
     row["base"] = aggregates_json(m.base);
     row["candidate"] = aggregates_json(m.candidate);
-    row["change"] = m.change;
-    row["u"] = m.test.u;
-    row["p_value"] = m.test.p_value;
-    row["test_method"] = to_string(m.test.method);
+    row["change"] = m.base.count > 0 && m.candidate.count > 0 ? nlohmann::ordered_json(m.change) : nlohmann::ordered_json();
+    row["test"] = to_string(m.test_used);
+    row["p_value"] = m.p_value;
+    if (m.test_used == ComparisonTest::paired_t) {
+      row["pairs"] = m.paired.pairs;
+      row["mean_log_ratio"] = m.paired.mean_log_ratio;
+      row["t"] = std::isfinite(m.paired.t) ? nlohmann::ordered_json(m.paired.t) : nlohmann::ordered_json();
+    } else {
+      row["u"] = m.u_test.u;
+      row["test_method"] = to_string(m.u_test.method);
+    }
     row["verdict"] = to_string(m.verdict);
     if (!m.warning.empty()) row["warning"] = m.warning;
     out["results"].push_back(std::move(row));

@@ -2,6 +2,8 @@
 
 #include <thread>
 
+#include <fmt/format.h>
+
 #include "reports/atomic_write.hpp"
 
 namespace zb::reports {
@@ -12,7 +14,7 @@ constexpr double milliseconds_per_second = 1e3;
 nlohmann::ordered_json gbench_context(const RunSummary& summary, const RunContext& context) {
   nlohmann::ordered_json out;
   out["date"] = context.date_utc;
-  out["host_name"] = context.host;
+  out["host_name"] = context.host.name;
   out["executable"] = "zeppelin-bench";
   out["num_cpus"] = std::thread::hardware_concurrency();
   out["mhz_per_cpu"] = 0;
@@ -21,12 +23,16 @@ nlohmann::ordered_json gbench_context(const RunSummary& summary, const RunContex
   out["load_avg"] = nlohmann::ordered_json::array();
   out["library_build_type"] = context.build_type == "Debug" ? "debug" : "release";
   out["json_schema_version"] = 1;
-  // Free-form keys, as --benchmark_context=key=value adds them.
+  // Free-form keys, as --benchmark_context=key=value adds them (strings): what a history point needs to
+  // be told apart from another (the revision, whether it was dirty, the seed and size of the workload).
   out["zeppelin_bench_version"] = context.tool_version;
   out["git_sha"] = context.git_sha;
+  out["git_dirty"] = context.git_dirty ? "true" : "false";
   out["scenario"] = summary.scenario;
   out["backend"] = context.backend;
   out["simulated"] = context.simulated ? "true" : "false";
+  out["seed"] = std::to_string(summary.seed);
+  out["iterations"] = std::to_string(summary.iterations);
   return out;
 }
 
@@ -50,12 +56,30 @@ nlohmann::ordered_json entry(const std::string& name, const std::string& run_nam
 }
 
 nlohmann::ordered_json aggregate_entry(const std::string& run_name, int family, int repetitions, int iterations,
-                                       const char* aggregate_name, double value, bool is_percentage) {
-  nlohmann::ordered_json out = entry(run_name + "_" + aggregate_name, run_name, family, repetitions, iterations, value);
+                                       const char* aggregate_name, double milliseconds) {
+  nlohmann::ordered_json out = entry(run_name + "_" + aggregate_name, run_name, family, repetitions, iterations, milliseconds);
   out["run_type"] = "aggregate";
   out["aggregate_name"] = aggregate_name;
-  out["aggregate_unit"] = is_percentage ? "percentage" : "time";
+  out["aggregate_unit"] = "time";
   out.erase("repetition_index");
+  return out;
+}
+
+// Google Benchmark's form for a benchmark that failed (State::SkipWithError): error_occurred and
+// error_message, then the time of the iterations that ran. No aggregates follow it.
+nlohmann::ordered_json out_of_memory_entry(const std::string& run_name, int family, const SystemSummary& system) {
+  const SampleAggregates& time = system.iteration_time;
+  nlohmann::ordered_json ran = entry(run_name, run_name, family, system.iterations, time.count,
+                                     time.count > 0 ? time.mean * milliseconds_per_second : 0.0);
+  nlohmann::ordered_json out;
+  for (const char* key : {"name", "family_index", "per_family_instance_index", "run_name", "run_type", "repetitions",
+                          "repetition_index", "threads"}) {
+    out[key] = ran[key];
+  }
+  out["error_occurred"] = true;
+  out["error_message"] = fmt::format("out of memory in {} of {} iterations{}", system.iterations - system.feasible_iterations,
+                                     system.iterations, system.oom.empty() ? "" : " (" + system.oom.front() + ")");
+  for (const char* key : {"iterations", "real_time", "cpu_time", "time_unit"}) out[key] = ran[key];
   return out;
 }
 
@@ -67,21 +91,25 @@ nlohmann::ordered_json gbench_json(const RunSummary& summary, const RunContext& 
   out["benchmarks"] = nlohmann::ordered_json::array();
   int family = 0;
   for (const SystemSummary& system : summary.systems) {
-    if (!system.feasible()) continue;
     const std::string run_name = summary.scenario + "/" + system.label + "/iteration_time";
+    if (!system.fits_every_iteration()) {
+      out["benchmarks"].push_back(out_of_memory_entry(run_name, family++, system));
+      continue;
+    }
     const SampleAggregates& time = system.iteration_time;
     const int n = time.count;
     nlohmann::ordered_json main = entry(run_name, run_name, family, n, n, time.mean * milliseconds_per_second);
     main["tokens_per_second"] = system.throughput.mean;
     main["mfu"] = system.mfu_aggregate.mean;
     main["tflops_per_gpu"] = system.tflops_per_gpu.mean;
+    // The spread rides along as counters, not as _stddev/_cv entries: github-action-benchmark charts and
+    // alerts on every entry's real_time, and a spread swings with the batches (a new seed can triple it)
+    // where the code did not change at all.
+    main["iteration_time_sd_ms"] = time.sd * milliseconds_per_second;
+    main["iteration_time_cv"] = time.mean > 0 ? time.sd / time.mean : 0.0;
     out["benchmarks"].push_back(std::move(main));
-    out["benchmarks"].push_back(aggregate_entry(run_name, family, n, n, "mean", time.mean * milliseconds_per_second, false));
-    out["benchmarks"].push_back(aggregate_entry(run_name, family, n, n, "median", time.median * milliseconds_per_second, false));
-    out["benchmarks"].push_back(aggregate_entry(run_name, family, n, n, "stddev", time.sd * milliseconds_per_second, false));
-    // Google Benchmark writes the coefficient of variation as a fraction with aggregate_unit "percentage".
-    out["benchmarks"].push_back(
-        aggregate_entry(run_name, family, n, n, "cv", time.mean > 0 ? time.sd / time.mean : 0.0, true));
+    out["benchmarks"].push_back(aggregate_entry(run_name, family, n, n, "mean", time.mean * milliseconds_per_second));
+    out["benchmarks"].push_back(aggregate_entry(run_name, family, n, n, "median", time.median * milliseconds_per_second));
     ++family;
   }
   return out;

@@ -3,12 +3,14 @@
 // github-action-benchmark (`tool: googlecpp`, which reads benchmarks[].name, real_time and time_unit) or
 // compare two runs with Google Benchmark's tools/compare.py.
 //
-// Per feasible system: one "iteration" entry named "<scenario>/<system>/iteration_time" whose real_time is
-// the mean iteration time in ms and `iterations` the number of feasible iterations (Google Benchmark's own
-// meaning: real_time is the mean over `iterations` runs), with tokens_per_second, mfu and
-// tflops_per_gpu as user counters; then aggregate entries _mean, _median, _stddev and _cv, as
-// --benchmark_repetitions writes them. Systems with no feasible iteration are left out: a missing point is
-// safer for a trend chart than a fake one.
+// Per system that fitted in every iteration: one "iteration" entry named "<scenario>/<system>/iteration_time"
+// whose real_time is the mean iteration time in ms and `iterations` the number of iterations (Google
+// Benchmark's own meaning: real_time is the mean over `iterations` runs), with tokens_per_second, mfu,
+// tflops_per_gpu and the spread (iteration_time_sd_ms, iteration_time_cv) as user counters; then the
+// aggregate entries _mean and _median. No _stddev or _cv entries: github-action-benchmark alerts on every
+// entry's real_time, and a spread follows the batches, not the code. A system that ran out of memory in any
+// iteration gets one entry with error_occurred and error_message, as Google Benchmark writes a benchmark
+// that failed (its real_time: the mean of the iterations that fitted, 0 when none did).
 #include <filesystem>
 
 #include <nlohmann/json.hpp>

@@ -45,7 +45,8 @@ std::string header_html(const RunResult& run, const RunSummary& summary, const R
       R"(<p class="facts"><span>{}</span><span>{}</span><span>{} iteration{}</span><span>{}</span><span>{} tokens per iteration</span><span>zeppelin-bench {} (git {})</span><span>{}</span></p>)",
       html_escape(summary.cluster), html_escape(summary.model), iterations, iterations == 1 ? "" : "s",
       to_string(run.scenario.passes), format_si(static_cast<double>(run.scenario.workload.tokens_per_iteration)),
-      html_escape(context.tool_version), html_escape(context.git_sha), html_escape(context.date_utc));
+      html_escape(context.tool_version), html_escape(context.git_sha + (context.git_dirty ? ", dirty" : "")),
+      html_escape(context.date_utc));
   return out + "</header>";
 }
 

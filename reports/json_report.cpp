@@ -1,7 +1,10 @@
 #include "reports/json_report.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <string_view>
+
+#include <fmt/format.h>
 
 #include "reports/atomic_write.hpp"
 
@@ -10,8 +13,11 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
+// No sample, no figure: a system that never fitted has null aggregates, never a 0 s "measurement".
 ojson aggregates_json(const SampleAggregates& a) {
-  return ojson{{"count", a.count}, {"mean", a.mean}, {"sd", a.sd}, {"min", a.min}, {"max", a.max}, {"median", a.median}};
+  auto figure = [&](double value) { return a.count > 0 ? ojson(value) : ojson(); };
+  return ojson{{"count", a.count},          {"mean", figure(a.mean)}, {"sd", figure(a.sd)},
+               {"min", figure(a.min)},      {"max", figure(a.max)},   {"median", figure(a.median)}};
 }
 
 ojson breakdown_json(const TimeBreakdown& b) {
@@ -122,7 +128,9 @@ ojson system_json(const SystemResult& result, const SystemSummary& s) {
                             {"mfu", aggregates_json(s.mfu_aggregate)},
                             {"prediction_ratio", aggregates_json(s.prediction_ratio)},
                             {"planner_seconds", aggregates_json(s.planner_time)}};
-  out["breakdown"] = ojson{{"critical_rank", breakdown_json(s.critical_rank)}, {"mean_rank", breakdown_json(s.mean_rank)}};
+  out["breakdown"] = s.feasible() ? ojson{{"critical_rank", breakdown_json(s.critical_rank)},
+                                           {"mean_rank", breakdown_json(s.mean_rank)}}
+                                   : ojson();
   out["balance"] = ojson{{"attention_imbalance", aggregates_json(s.attention_imbalance)},
                          {"token_imbalance", aggregates_json(s.token_imbalance)}};
   out["nic"] = ojson{{"utilization_mean", aggregates_json(s.nic_utilization_mean)},
@@ -150,7 +158,11 @@ ojson workload_json(const RunResult& run) {
     std::int64_t tokens = 0;
     for (const std::int64_t length : lengths) tokens += length;
     const auto longest = lengths.empty() ? std::int64_t{0} : *std::max_element(lengths.begin(), lengths.end());
-    batches.push_back(ojson{{"iteration", i}, {"documents", lengths.size()}, {"tokens", tokens}, {"longest", longest}});
+    batches.push_back(ojson{{"iteration", i},
+                            {"documents", lengths.size()},
+                            {"tokens", tokens},
+                            {"longest", longest},
+                            {"lengths_fnv1a", lengths_fingerprint(lengths)}});
   }
   return ojson{{"iterations", run.batches.size()}, {"batches", std::move(batches)}};
 }
@@ -167,6 +179,28 @@ ojson gates_json(const RunSummary& summary) {
                         {"passed", g.passed},
                         {"reason", g.reason}});
   }
+  return out;
+}
+
+// The scenario file as written with every override written into it: run again without the flags, it
+// reproduces the run.
+ojson effective_scenario_json(const RunResult& run, const RunContext& context) {
+  nlohmann::json scenario = run.scenario.source_json;
+  for (const ScenarioOverride& o : context.overrides) scenario[nlohmann::json::json_pointer(o.json_pointer)] = o.value;
+  return ojson::parse(scenario.dump());
+}
+
+ojson run_section(const RunResult& run, const RunSummary& summary, const RunContext& context) {
+  ojson out;
+  out["scenario"] = run.scenario.name;
+  out["backend"] = run.backend;
+  out["simulated"] = summary.simulated;
+  out["seed"] = run.scenario.seed;
+  out["iterations"] = run.scenario.workload.iterations;
+  out["overrides"] = overrides_to_json(context.overrides);
+  out["effective_scenario"] = effective_scenario_json(run, context);
+  out["backend_note"] = summary.backend_note;
+  out["simulator"] = summary.simulator_version;
   return out;
 }
 
@@ -191,10 +225,8 @@ void null_out(ojson& node, std::string_view pointer) {
 ojson report_json(const RunResult& run, const RunSummary& summary, const RunContext& context) {
   ojson out;
   out["schema_version"] = report_schema_version;
-  out["context"] = context_to_json(context);
-  out["context"]["backend_note"] = summary.backend_note;
-  out["context"]["simulator"] = summary.simulator_version;
-  out["context"]["scenario"] = ojson::parse(run.scenario.source_json.dump());
+  out["run"] = run_section(run, summary, context);
+  out["provenance"] = provenance_to_json(context, run.scenario.source_file.string());
   out["scenario"] = ojson{{"name", summary.scenario}, {"model", summary.model}, {"cluster", summary.cluster},
                           {"passes", to_string(run.scenario.passes)}};
   out["verdict"] = ojson{{"gates_passed", summary.gates_passed()},
@@ -215,13 +247,24 @@ ojson report_json(const RunResult& run, const RunSummary& summary, const RunCont
 }
 
 const std::vector<std::string>& volatile_report_fields() {
-  static const std::vector<std::string> fields{
-      "/context/tool_version",     "/context/git_sha",          "/context/build_type",
-      "/context/host",             "/context/date",             "/context/simgrid_version",
-      "/context/cuda_version",     "/context/nccl_version",     "/context/nccl_environment",
-      "/systems/*/samples/planner_seconds", "/systems/*/aggregates/planner_seconds",
-      "/systems/*/per_iteration/*/planner_seconds"};
+  static const std::vector<std::string> fields{"/provenance", "/systems/*/samples/planner_seconds",
+                                               "/systems/*/aggregates/planner_seconds",
+                                               "/systems/*/per_iteration/*/planner_seconds"};
   return fields;
+}
+
+std::string lengths_fingerprint(const std::vector<std::int64_t>& lengths) {
+  // FNV-1a, 64 bits, over each length as 8 little-endian bytes: the same on every platform.
+  std::uint64_t hash = 0xcbf29ce484222325ULL;
+  for (const std::int64_t length : lengths) {
+    auto bits = static_cast<std::uint64_t>(length);
+    for (int byte = 0; byte < 8; ++byte) {
+      hash ^= bits & 0xffU;
+      hash *= 0x100000001b3ULL;
+      bits >>= 8;
+    }
+  }
+  return fmt::format("{:016x}", hash);
 }
 
 ojson without_volatile_fields(ojson report) {

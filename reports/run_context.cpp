@@ -1,10 +1,8 @@
 #include "reports/run_context.hpp"
 
-#include <unistd.h>
-
-#include <array>
 #include <chrono>
 #include <ctime>
+#include <fstream>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -15,12 +13,6 @@ extern char** environ;  // POSIX: the process environment (read only here)
 
 namespace zb::reports {
 namespace {
-
-std::string host_name() {
-  std::array<char, 256> buffer{};
-  if (gethostname(buffer.data(), buffer.size() - 1) != 0) return "unknown";
-  return std::string(buffer.data());
-}
 
 std::map<std::string, std::string> nccl_variables() {
   std::map<std::string, std::string> out;
@@ -44,36 +36,67 @@ std::string utc_timestamp_now() {
                      utc.tm_min, utc.tm_sec);
 }
 
-RunContext capture_run_context(const std::string& backend) {
+std::vector<LinkedLibrary> linked_libraries() {
+  // The binary links SimGrid, fmt, nlohmann_json and CLI11 always and MPI when it was found. CUDA and NCCL
+  // are not linked by zeppelin-bench (only by the kernels' own GPU check), so their versions would
+  // describe the build machine, not this binary: they are not listed.
+  std::vector<LinkedLibrary> out{{"simgrid", build::simgrid_version},
+                                 {"fmt", build::fmt_version},
+                                 {"nlohmann_json", build::nlohmann_json_version},
+                                 {"cli11", build::cli11_version}};
+  if (build::have_mpi) {
+    out.push_back({"mpi", std::string_view(build::mpi_library_version).empty() ? "version not recorded"
+                                                                               : build::mpi_library_version});
+  }
+  return out;
+}
+
+std::vector<std::string> process_arguments() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::vector<std::string> out;
+  std::string argument;
+  while (std::getline(in, argument, '\0')) out.push_back(argument);  // NUL-terminated, one per argument
+  return out;
+}
+
+RunContext capture_run_context(const std::string& backend, std::vector<ScenarioOverride> overrides) {
   RunContext context;
-  context.tool_version = build::version;
-  context.git_sha = build::git_sha;
-  context.build_type = build::build_type;
-  context.host = host_name();
-  context.date_utc = utc_timestamp_now();
   context.backend = backend;
   context.simulated = backend == "sim";
-  context.simgrid_version = build::simgrid_version;
-  if (build::have_cuda) context.cuda_version = build::cuda_version;
-  // The build records that NCCL was found but not its version; the cuda backend reads it at run time.
-  if (build::have_nccl) context.nccl_version = "found at build time (version not recorded)";
+  context.overrides = std::move(overrides);
+  context.tool_version = build::version;
+  context.git_sha = build::git_sha;
+  context.git_dirty = build::git_dirty;
+  context.build_type = build::build_type;
+  context.libraries = linked_libraries();
+  context.argv = process_arguments();
+  context.host = read_host_facts();
+  context.date_utc = utc_timestamp_now();
   context.nccl_environment = nccl_variables();
   return context;
 }
 
-nlohmann::ordered_json context_to_json(const RunContext& context) {
+nlohmann::ordered_json overrides_to_json(const std::vector<ScenarioOverride>& overrides) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const ScenarioOverride& o : overrides) {
+    out.push_back(nlohmann::ordered_json{
+        {"flag", o.flag}, {"path", o.json_pointer}, {"value", nlohmann::ordered_json::parse(o.value.dump())}});
+  }
+  return out;
+}
+
+nlohmann::ordered_json provenance_to_json(const RunContext& context, const std::string& scenario_file) {
   nlohmann::ordered_json out;
   out["tool"] = "zeppelin-bench";
   out["tool_version"] = context.tool_version;
-  out["git_sha"] = context.git_sha;
   out["build_type"] = context.build_type;
-  out["host"] = context.host;
+  out["git"] = nlohmann::ordered_json{{"sha", context.git_sha}, {"dirty", context.git_dirty}};
+  out["libraries"] = nlohmann::ordered_json::object();
+  for (const LinkedLibrary& library : context.libraries) out["libraries"][library.name] = library.version;
+  out["argv"] = context.argv;
+  out["scenario_file"] = scenario_file;
   out["date"] = context.date_utc;
-  out["backend"] = context.backend;
-  out["simulated"] = context.simulated;
-  out["simgrid_version"] = context.simgrid_version;
-  out["cuda_version"] = context.cuda_version ? nlohmann::ordered_json(*context.cuda_version) : nlohmann::ordered_json();
-  out["nccl_version"] = context.nccl_version ? nlohmann::ordered_json(*context.nccl_version) : nlohmann::ordered_json();
+  out["host"] = host_facts_to_json(context.host);
   out["nccl_environment"] = nlohmann::ordered_json::object();
   for (const auto& [name, value] : context.nccl_environment) out["nccl_environment"][name] = value;
   return out;

@@ -1,36 +1,59 @@
 #pragma once
-// Where and how a report was produced: tool version and git revision, build type, host, date, backend and
-// the library versions behind it, and every NCCL_* environment variable (they change which NIC carries
-// which bytes, so a result without them cannot be reproduced). Captured once per run and shared by the
-// JSON and gbench reports.
+// How a report was produced, captured once per run and shared by the JSON, HTML and gbench reports:
+// - what ran: the backend and every command-line override (same inputs → same values);
+// - provenance, which changes from run to run on the same inputs: the build (version, git revision and
+//   whether the tree was dirty, the versions of the libraries the binary links), the command line, the
+//   host (CPU, memory, GPUs, driver), the date, and every NCCL_* environment variable (they change which
+//   NIC carries which bytes, so a result without them cannot be reproduced).
 #include <map>
-#include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "core/run/run_result.hpp"
+#include "reports/host_facts.hpp"
+
 namespace zb::reports {
 
+struct LinkedLibrary {
+  std::string name;     // "simgrid"
+  std::string version;  // "3.32"
+};
+
 struct RunContext {
-  std::string tool_version;
-  std::string git_sha;
-  std::string build_type;
-  std::string host;
-  std::string date_utc;  // ISO-8601, e.g. 2026-11-30T10:40:16Z
+  // What ran.
   std::string backend;
   bool simulated = false;
-  std::string simgrid_version;
-  std::optional<std::string> cuda_version;  // none when built without CUDA
-  std::optional<std::string> nccl_version;  // none when built without NCCL
+  std::vector<ScenarioOverride> overrides;
+  // Provenance.
+  std::string tool_version;
+  std::string git_sha;  // "unknown" outside a git checkout
+  bool git_dirty = false;
+  std::string build_type;
+  std::vector<LinkedLibrary> libraries;  // only what the binary links, in a fixed order
+  std::vector<std::string> argv;
+  HostFacts host;
+  std::string date_utc;  // ISO-8601, e.g. 2026-11-30T10:40:16Z
   std::map<std::string, std::string> nccl_environment;  // sorted by name
 };
 
-// Reads the build facts, the host name, the clock and the environment of this process.
-[[nodiscard]] RunContext capture_run_context(const std::string& backend);
+// Reads the build facts, the command line (/proc/self/cmdline), the host, the clock and the environment of
+// this process.
+[[nodiscard]] RunContext capture_run_context(const std::string& backend, std::vector<ScenarioOverride> overrides = {});
+
+// The arguments this process was started with, argv[0] included; empty where /proc is not mounted.
+[[nodiscard]] std::vector<std::string> process_arguments();
+
+// The libraries this binary links, with the versions found when it was configured.
+[[nodiscard]] std::vector<LinkedLibrary> linked_libraries();
 
 // The current time in UTC as ISO-8601 with a 'Z' suffix.
 [[nodiscard]] std::string utc_timestamp_now();
 
-[[nodiscard]] nlohmann::ordered_json context_to_json(const RunContext& context);
+// The provenance part of the context, as report.json writes it (its "provenance" section).
+[[nodiscard]] nlohmann::ordered_json provenance_to_json(const RunContext& context, const std::string& scenario_file);
+
+[[nodiscard]] nlohmann::ordered_json overrides_to_json(const std::vector<ScenarioOverride>& overrides);
 
 }  // namespace zb::reports

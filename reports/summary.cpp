@@ -126,13 +126,29 @@ std::string gate_description(const GateSpec& gate) {
   return fmt::format("{} of {} vs {}{}", gate.metric, gate.system, gate.baseline, bounds);
 }
 
+// The first system a gate reads that ran out of memory in some iteration, or null. An OOM is a failure of
+// the system on that workload, not a missing sample: a gate over the iterations that happened to fit would
+// pass a system that cannot train on the data.
+const SystemSummary* out_of_memory_system(const RunSummary& summary, const GateSpec& gate) {
+  for (const std::string& label : {gate.system, gate.baseline}) {
+    const SystemSummary* system = label.empty() ? nullptr : summary.find(label);
+    if (system != nullptr && system->feasible_iterations < system->iterations) return system;
+  }
+  return nullptr;
+}
+
 GateResult evaluate_gate(const RunSummary& summary, const GateSpec& gate) {
   GateResult result;
   result.gate = gate;
   result.description = gate_description(gate);
   result.observed = gate_observed_value(summary, gate);
+  if (const SystemSummary* oom = out_of_memory_system(summary, gate)) {
+    result.reason = fmt::format("{} ran out of memory in {} of {} iterations", oom->label,
+                                oom->iterations - oom->feasible_iterations, oom->iterations);
+    return result;
+  }
   if (!result.observed) {
-    result.reason = "no value: the system (or its baseline) had no feasible iteration";
+    result.reason = "no value: the system (or its baseline) is not in the run";
     return result;
   }
   const double value = *result.observed;
@@ -166,7 +182,10 @@ std::optional<double> RunSummary::speedup(const std::string& system, const std::
   // Gates may name any pair, not only (system, baseline strategy) pairs listed in the tables.
   const SystemSummary* a = find(system);
   const SystemSummary* b = find(baseline);
-  if (a == nullptr || b == nullptr || !a->feasible() || !b->feasible() || a->iteration_time.mean <= 0) return std::nullopt;
+  if (a == nullptr || b == nullptr || !a->fits_every_iteration() || !b->fits_every_iteration() ||
+      a->iteration_time.mean <= 0) {
+    return std::nullopt;
+  }
   return b->iteration_time.mean / a->iteration_time.mean;
 }
 
@@ -185,6 +204,8 @@ std::optional<double> gate_observed_value(const RunSummary& summary, const GateS
 RunSummary summarize_run(const RunResult& run) {
   RunSummary summary;
   summary.scenario = run.scenario.name;
+  summary.seed = run.scenario.seed;
+  summary.iterations = run.scenario.workload.iterations;
   summary.backend = run.backend;
   summary.simulated = run.backend == "sim";
   summary.model = model_text(run.scenario.model);
@@ -199,7 +220,11 @@ RunSummary summarize_run(const RunResult& run) {
   }
   for (const SystemSummary& system : summary.systems) {
     for (const SystemSummary& baseline : summary.systems) {
-      if (&system == &baseline || !baseline.is_baseline || !system.feasible() || !baseline.feasible()) continue;
+      // Only on equal workloads: a system that ran out of memory in some iteration has no comparable mean.
+      if (&system == &baseline || !baseline.is_baseline || !system.fits_every_iteration() ||
+          !baseline.fits_every_iteration()) {
+        continue;
+      }
       if (system.iteration_time.mean <= 0) continue;
       summary.speedups.push_back({system.label, baseline.label, baseline.iteration_time.mean / system.iteration_time.mean});
     }

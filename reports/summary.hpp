@@ -3,6 +3,7 @@
 // iterations, the speed-ups against the baselines, and the gate results. The console table, the JSON
 // report, the HTML report and the gbench file all read this struct, so they cannot disagree.
 // Definitions: docs/METRICS.md ("Run metrics" and "Report figures").
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -50,6 +51,7 @@ struct SystemSummary {
   std::vector<NicMetrics> nics;  // mean over feasible iterations (timelines too), node-major
 
   [[nodiscard]] bool feasible() const { return feasible_iterations > 0; }
+  [[nodiscard]] bool fits_every_iteration() const { return feasible_iterations == iterations && iterations > 0; }
 };
 
 struct Speedup {
@@ -68,6 +70,8 @@ struct GateResult {
 
 struct RunSummary {
   std::string scenario;
+  std::uint64_t seed = 0;  // the effective seed, after overrides
+  int iterations = 0;      // the effective iteration count, after overrides
   std::string backend;
   bool simulated = false;
   std::string simulator_version;  // "SimGrid 3.32" when simulated

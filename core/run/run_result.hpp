@@ -5,12 +5,22 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "core/config/scenario.hpp"
 #include "core/exec/trace.hpp"
 #include "core/metrics/metrics.hpp"
 #include "core/plan/plan.hpp"
 
 namespace zb {
+
+// One command-line flag that replaced a value of the scenario file. The report lists them and writes them
+// into the file's JSON to give the scenario that actually ran.
+struct ScenarioOverride {
+  std::string flag;          // "--seed"
+  std::string json_pointer;  // "/seed": where the value sits in a scenario file
+  nlohmann::json value;      // 7
+};
 
 struct IterationResult {
   int iteration = 0;

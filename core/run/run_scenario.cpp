@@ -20,18 +20,29 @@ Location flag(const char* name) {
 
 }  // namespace
 
-void apply_overrides(Scenario& scenario, std::optional<Backend> backend, std::optional<int> iterations,
-                     std::optional<std::uint64_t> seed, std::optional<std::string> out_dir) {
-  if (backend) scenario.backend = *backend;
+std::vector<ScenarioOverride> apply_overrides(Scenario& scenario, std::optional<Backend> backend,
+                                              std::optional<int> iterations, std::optional<std::uint64_t> seed,
+                                              std::optional<std::string> out_dir) {
+  std::vector<ScenarioOverride> applied;
+  if (backend) {
+    scenario.backend = *backend;
+    applied.push_back({"--backend", "/backend", to_string(*backend)});
+  }
   if (iterations) {
     if (*iterations < 1) throw_input_error(flag("--iterations"), "must be at least 1, got " + std::to_string(*iterations));
     scenario.workload.iterations = *iterations;
+    applied.push_back({"--iterations", "/workload/iterations", *iterations});
   }
-  if (seed) scenario.seed = *seed;
+  if (seed) {
+    scenario.seed = *seed;
+    applied.push_back({"--seed", "/seed", *seed});
+  }
   if (out_dir) {
     if (out_dir->empty()) throw_input_error(flag("--out"), "must name a directory");
     scenario.output.dir = *out_dir;
+    applied.push_back({"--out", "/output/dir", *out_dir});
   }
+  return applied;
 }
 
 RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {

@@ -5,6 +5,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/run/run_result.hpp"
 
@@ -24,9 +25,11 @@ struct RunOptions {
   int verify_max_ranks = 64;
 };
 
-// Applies command-line overrides to a loaded scenario (each one validated: bad values are exit 2).
-void apply_overrides(Scenario& scenario, std::optional<Backend> backend, std::optional<int> iterations,
-                     std::optional<std::uint64_t> seed, std::optional<std::string> out_dir);
+// Applies command-line overrides to a loaded scenario (each one validated: bad values are exit 2) and
+// returns them in a fixed order (backend, iterations, seed, output directory), for the report.
+std::vector<ScenarioOverride> apply_overrides(Scenario& scenario, std::optional<Backend> backend,
+                                              std::optional<int> iterations, std::optional<std::uint64_t> seed,
+                                              std::optional<std::string> out_dir);
 
 [[nodiscard]] RunResult run_scenario(const Scenario& scenario, const RunOptions& options = {});
 

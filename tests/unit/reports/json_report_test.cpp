@@ -2,6 +2,8 @@
 // sample run with its volatile fields nulled. After an intended format change, regenerate it with
 //   ZB_UPDATE_GOLDEN=1 ./zb_reports_tests --gtest_filter='JsonReport.*'
 // and review the diff (docs/REPORT_FORMAT.md must describe every change).
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -29,6 +31,30 @@ nlohmann::ordered_json sample_report(const RunContext& context) {
   return report_json(run, summarize_run(run), context);
 }
 
+// Equal JSON, numbers within a relative 1e-12 (the last bits of a sum may differ between compilers and
+// libms; the 17th digit is not part of the format). Reports where the first difference is.
+void expect_json_near(const nlohmann::json& actual, const nlohmann::json& expected, const std::string& where) {
+  if (actual.is_number() && expected.is_number()) {
+    const double a = actual.get<double>();
+    const double e = expected.get<double>();
+    EXPECT_LE(std::fabs(a - e), 1e-12 * std::max(std::fabs(a), std::fabs(e))) << where << ": " << a << " vs " << e;
+    return;
+  }
+  ASSERT_EQ(actual.type(), expected.type()) << where << ": " << actual << " vs " << expected;
+  if (actual.is_object()) {
+    ASSERT_EQ(actual.size(), expected.size()) << where << ": other keys";
+    for (auto it = expected.begin(); it != expected.end(); ++it) {
+      ASSERT_TRUE(actual.contains(it.key())) << where << "/" << it.key() << " is missing";
+      expect_json_near(actual[it.key()], it.value(), where + "/" + it.key());
+    }
+  } else if (actual.is_array()) {
+    ASSERT_EQ(actual.size(), expected.size()) << where << ": other length";
+    for (std::size_t i = 0; i < actual.size(); ++i) expect_json_near(actual[i], expected[i], where + "/" + std::to_string(i));
+  } else {
+    EXPECT_EQ(actual, expected) << where;
+  }
+}
+
 TEST(JsonReport, MatchesGoldenFile) {
   // The real context (host, clock, environment) proves that nulling the volatile fields is enough.
   const std::string actual = dump_report(without_volatile_fields(sample_report(capture_run_context("sim"))));
@@ -38,12 +64,24 @@ TEST(JsonReport, MatchesGoldenFile) {
     GTEST_SKIP() << "golden file rewritten: " << golden_path;
   }
   ASSERT_TRUE(std::filesystem::exists(golden_path)) << "missing " << golden_path << "; run with ZB_UPDATE_GOLDEN=1";
-  EXPECT_EQ(actual, read_text(golden_path)) << "the JSON report changed; if intended, regenerate with ZB_UPDATE_GOLDEN=1";
+  SCOPED_TRACE("the JSON report changed; if intended, regenerate with ZB_UPDATE_GOLDEN=1");
+  expect_json_near(nlohmann::json::parse(actual), nlohmann::json::parse(read_text(golden_path)), "");
+  // Key order is part of the format (two reports diff cleanly): the same keys in the same order.
+  auto key_order = [](const std::string& text) {
+    std::vector<std::string> keys;
+    const nlohmann::ordered_json flat = nlohmann::ordered_json::parse(text).flatten();
+    for (const auto& item : flat.items()) keys.push_back(item.key());
+    return keys;
+  };
+  EXPECT_EQ(key_order(actual), key_order(read_text(golden_path)));
 }
 
 TEST(JsonReport, VolatileFieldsAreTheOnlyDifferenceBetweenContexts) {
   RunContext other = test::fixed_context();
-  other.host = "another-host";
+  other.host.name = "another-host";
+  other.host.gpus.clear();
+  other.argv = {"zeppelin-bench", "run", "/elsewhere/sample.json"};
+  other.git_dirty = true;
   other.date_utc = "2030-05-05T05:05:05Z";
   other.git_sha = "fedcba987654";
   EXPECT_NE(sample_report(test::fixed_context()), sample_report(other));
@@ -52,10 +90,10 @@ TEST(JsonReport, VolatileFieldsAreTheOnlyDifferenceBetweenContexts) {
 
 TEST(JsonReport, CarriesContextSamplesAndGates) {
   const nlohmann::ordered_json report = sample_report(test::fixed_context());
-  EXPECT_EQ(report["schema_version"], 1);
-  EXPECT_EQ(report["context"]["nccl_environment"]["NCCL_IB_HCA"], "mlx5");
-  EXPECT_EQ(report["context"]["scenario"]["name"], "sample");
-  EXPECT_TRUE(report["context"]["simulated"].get<bool>());
+  EXPECT_EQ(report["schema_version"], 2);
+  EXPECT_EQ(report["provenance"]["nccl_environment"]["NCCL_IB_HCA"], "mlx5");
+  EXPECT_EQ(report["run"]["effective_scenario"]["name"], "sample");
+  EXPECT_TRUE(report["run"]["simulated"].get<bool>());
   ASSERT_EQ(report["systems"].size(), 3U);
   const auto& zeppelin = report["systems"][0];
   EXPECT_EQ(zeppelin["samples"]["iteration_seconds"].size(), 3U);
@@ -87,7 +125,7 @@ TEST(JsonReport, WriteIsAtomicAndCreatesTheFolder) {
     EXPECT_EQ(entry.path().filename(), "report.json") << "temporary file left behind";
   }
   EXPECT_EQ(files, 1);
-  EXPECT_EQ(nlohmann::json::parse(read_text(dir / "report.json"))["schema_version"], 1);
+  EXPECT_EQ(nlohmann::json::parse(read_text(dir / "report.json"))["schema_version"], 2);
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "reports/json_report.hpp"
+
 namespace zb::test {
 namespace {
 
@@ -27,6 +29,7 @@ Scenario sample_scenario(const SampleOptions& options) {
   s.model.hidden = 4096;
   s.model.heads = 32;
   s.model.kv_heads = 32;
+  s.seed = options.seed;
   s.workload.iterations = options.iterations;
   s.workload.tokens_per_iteration = 65536;
   s.systems = {SystemSpec{"zeppelin", "zeppelin", nlohmann::json::object()},
@@ -35,6 +38,8 @@ Scenario sample_scenario(const SampleOptions& options) {
   s.gates = {GateSpec{"speedup", "zeppelin", "ring-cp", 1.2, std::nullopt},
              GateSpec{"mfu", "ring-cp", "", 0.9, std::nullopt}};
   s.source_json = nlohmann::json{{"name", options.scenario_name},
+                                 {"seed", options.seed},
+                                 {"workload", {{"iterations", options.iterations}}},
                                  {"cluster", {{"preset", "test-node"}, {"nodes", nodes}}},
                                  {"systems", {"zeppelin", "ring-cp", {{"name", "uniform-cp"}, {"degree", 8}}}}};
   return s;
@@ -207,34 +212,59 @@ SystemResult oom_system(const SystemSpec& spec, int iterations) {
 RunResult sample_run(const SampleOptions& options) {
   RunResult run;
   run.scenario = sample_scenario(options);
-  run.backend = "sim";
+  run.backend = options.backend;
   std::vector<double> zeppelin_times, ring_times;
+  const auto seed_shift = static_cast<std::int64_t>(options.seed - 1);
   for (int i = 0; i < options.iterations; ++i) {
+    const double jitter = 1 + options.jitter * ((i % 3) - 1);
+    const double scale = options.time_scale * jitter;
     // Distinct values (up to 10 iterations) so U tests on them have no ties.
-    zeppelin_times.push_back(options.time_scale * (1.00 + 0.013 * ((i * 7) % 5) + 0.002 * (i / 5)));
-    ring_times.push_back(options.time_scale * (1.50 + 0.017 * ((i * 3) % 5) + 0.003 * (i / 5)));
+    zeppelin_times.push_back(scale * (1.00 + 0.013 * ((i * 7) % 5) + 0.002 * (i / 5)));
+    ring_times.push_back(scale * (1.50 + 0.017 * ((i * 3) % 5) + 0.003 * (i / 5)));
     std::vector<std::int64_t> batch;
-    for (int d = 0; d < 40; ++d) batch.push_back(64 + (d * d * 37 + i * 101) % 16000);
+    for (int d = 0; d < 40; ++d) batch.push_back(64 + (d * d * 37 + i * 101 + seed_shift * 13) % 16000);
     run.batches.push_back(batch);
   }
   run.systems.push_back(feasible_system(run.scenario.systems[0], zeppelin_times, 0.05));
-  run.systems.push_back(feasible_system(run.scenario.systems[1], ring_times, 0.6));
+  SystemResult ring = feasible_system(run.scenario.systems[1], ring_times, 0.6);
+  for (int k = 0; k < options.ring_cp_oom_iterations && k < options.iterations; ++k) {
+    IterationResult& it = ring.iterations[static_cast<std::size_t>(options.iterations - 1 - k)];
+    it.feasible = false;
+    it.oom = {plan::OomReport{5, 0, 30000, 23393}};
+  }
+  run.systems.push_back(std::move(ring));
   run.systems.push_back(oom_system(run.scenario.systems[2], options.iterations));
   return run;
 }
 
 reports::RunContext fixed_context() {
   reports::RunContext c;
-  c.tool_version = "0.1.0";
-  c.git_sha = "0123456789ab";
-  c.build_type = "RelWithDebInfo";
-  c.host = "test-host";
-  c.date_utc = "2026-01-01T00:00:00Z";
   c.backend = "sim";
   c.simulated = true;
-  c.simgrid_version = "3.32";
+  c.tool_version = "0.1.0";
+  c.git_sha = "0123456789ab";
+  c.git_dirty = false;
+  c.build_type = "RelWithDebInfo";
+  c.libraries = {{"simgrid", "3.32"}, {"fmt", "9.1.0"}};
+  c.argv = {"zeppelin-bench", "run", "sample.json"};
+  c.host.name = "test-host";
+  c.host.os = "Linux 6.0 x86_64";
+  c.host.cpu_model = "Test CPU";
+  c.host.logical_cpus = 8;
+  c.host.memory_bytes = std::int64_t{64} << 30;
+  c.host.gpus = {{"NVIDIA H200", "0000:18:00.0"}};
+  c.host.gpu_driver = "550.90.07";
+  c.date_utc = "2026-01-01T00:00:00Z";
   c.nccl_environment = {{"NCCL_IB_HCA", "mlx5"}};
   return c;
+}
+
+nlohmann::json sample_report_json(const SampleOptions& options) {
+  const RunResult run = sample_run(options);
+  reports::RunContext context = fixed_context();
+  context.backend = options.backend;
+  context.simulated = options.backend == "sim";
+  return nlohmann::json::parse(reports::dump_report(reports::report_json(run, reports::summarize_run(run), context)));
 }
 
 }  // namespace zb::test

@@ -65,7 +65,8 @@ TEST(GbenchReport, GoogleBenchmarkShape) {
   EXPECT_EQ(json["context"]["json_schema_version"], 1);
   EXPECT_EQ(json["context"]["host_name"], "test-host");
   const auto& benchmarks = json["benchmarks"];
-  ASSERT_EQ(benchmarks.size(), 2U * 5U);  // two feasible systems: iteration + mean, median, stddev, cv
+  // Two feasible systems: iteration + mean, median; the OOM one: one error entry.
+  ASSERT_EQ(benchmarks.size(), 2U * 3U + 1U);
   const auto& main = benchmarks[0];
   EXPECT_EQ(main["name"], "sample/zeppelin/iteration_time");
   EXPECT_EQ(main["run_type"], "iteration");
@@ -75,8 +76,11 @@ TEST(GbenchReport, GoogleBenchmarkShape) {
   EXPECT_TRUE(main.contains("tokens_per_second"));
   EXPECT_EQ(benchmarks[1]["name"], "sample/zeppelin/iteration_time_mean");
   EXPECT_EQ(benchmarks[1]["run_type"], "aggregate");
-  EXPECT_EQ(benchmarks[4]["aggregate_name"], "cv");
-  EXPECT_EQ(benchmarks[5]["name"], "sample/ring-cp/iteration_time");
+  EXPECT_EQ(benchmarks[2]["aggregate_name"], "median");
+  EXPECT_GT(main["iteration_time_sd_ms"].get<double>(), 0.0);  // the spread, as a counter
+  EXPECT_EQ(benchmarks[3]["name"], "sample/ring-cp/iteration_time");
+  EXPECT_EQ(benchmarks[6]["name"], "sample/uniform-cp/iteration_time");
+  EXPECT_EQ(benchmarks[6]["error_occurred"], true);
   for (const auto& b : benchmarks) {
     EXPECT_TRUE(b["real_time"].is_number());  // github-action-benchmark reads real_time + time_unit
     EXPECT_TRUE(b["name"].is_string());
