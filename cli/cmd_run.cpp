@@ -94,7 +94,8 @@ ExitCode run(const RunFlags& f) {
   const RunResult result = f.plan.empty() ? run_scenario(scenario, options)
                                           : run_plan(scenario, plan::read_plan_file(f.plan), f.plan, options);
   const reports::RunSummary summary = reports::summarize_run(result);
-  const reports::RunContext context = reports::capture_run_context(result.backend, std::move(overrides));
+  reports::RunContext context = reports::capture_run_context(result.backend, std::move(overrides));
+  context.plan_file = f.plan;
   if (!reporter) return summary.gates_passed() ? ExitCode::ok : ExitCode::check_failed;
   if (!quiet) reports::print_console_summary(stdout, summary);
   const auto written = reports::write_reports(result, summary, context, scenario.output.dir, formats);

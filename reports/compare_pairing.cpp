@@ -2,6 +2,9 @@
 // A simulation is deterministic: the same scenario and seed give the same batches (docs/ARCHITECTURE.md,
 // "Determinism"), so a per-iteration difference is the code's, not the workload's. The batch fingerprints
 // prove it rather than assume it: a change to the workload generator gives other batches for the same seed.
+#include <algorithm>
+#include <cstddef>
+
 #include <fmt/format.h>
 
 #include "reports/compare_input.hpp"
@@ -47,13 +50,18 @@ PairingDecision decide_pairing(const nlohmann::json& base, const nlohmann::json&
   if (*base_seed != *candidate_seed) {
     return {false, fmt::format("{}: the seeds differ ({} vs {}), so the batches do", unpaired, *base_seed, *candidate_seed)};
   }
+  // Iteration i's batch depends on the seed and i only, so runs of other lengths share their first batches:
+  // those pair up (paired_samples matches iterations by index), the rest have no partner.
   const std::vector<std::string> base_batches = batch_fingerprints(base);
-  if (base_batches.empty() || base_batches != batch_fingerprints(candidate)) {
+  const std::vector<std::string> candidate_batches = batch_fingerprints(candidate);
+  const std::size_t shared = std::min(base_batches.size(), candidate_batches.size());
+  if (shared == 0 || !std::equal(base_batches.begin(), base_batches.begin() + static_cast<std::ptrdiff_t>(shared),
+                                 candidate_batches.begin())) {
     return {false, fmt::format("{}: seed {} gave different batches (the workload generator changed?)", unpaired, *base_seed)};
   }
   return {true, fmt::format("paired per iteration (t test on log ratios): both simulate scenario \"{}\" with seed {} "
                             "on the same {} batch{}",
-                            name, *base_seed, base_batches.size(), base_batches.size() == 1 ? "" : "es")};
+                            name, *base_seed, shared, shared == 1 ? "" : "es")};
 }
 
 std::vector<std::string> mismatch_warnings(const nlohmann::json& base, const nlohmann::json& candidate) {

@@ -199,6 +199,8 @@ ojson run_section(const RunResult& run, const RunSummary& summary, const RunCont
   out["iterations"] = run.scenario.workload.iterations;
   out["overrides"] = overrides_to_json(context.overrides);
   out["effective_scenario"] = effective_scenario_json(run, context);
+  // A plan file replaces the systems: the effective scenario alone does not reproduce such a run.
+  out["plan_file"] = context.plan_file.empty() ? ojson() : ojson(context.plan_file);
   out["backend_note"] = summary.backend_note;
   out["simulator"] = summary.simulator_version;
   return out;

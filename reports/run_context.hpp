@@ -26,6 +26,7 @@ struct RunContext {
   std::string backend;
   bool simulated = false;
   std::vector<ScenarioOverride> overrides;
+  std::string plan_file;  // `run --plan FILE`: that plan ran instead of the scenario's systems ("" = none)
   // Provenance.
   std::string tool_version;
   std::string git_sha;  // "unknown" outside a git checkout

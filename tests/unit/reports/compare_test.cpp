@@ -147,6 +147,20 @@ TEST(CompareCli, ExitCodes) {
   EXPECT_EQ(run_cli("compare " + few + " " + few_slower), 0);
   EXPECT_EQ(run_cli("compare " + base + " " + slower + " --format markdown"), 1);
   EXPECT_EQ(run_cli("compare " + base + " " + slower + " --format json"), 1);
+  // A system that goes from fitting to out of memory fails the comparison (it was "inconclusive", exit 0).
+  test::SampleOptions out_of_memory;
+  out_of_memory.iterations = 8;
+  out_of_memory.backend = "cuda";
+  out_of_memory.ring_cp_oom_iterations = 8;
+  const auto oom = write_json("oom.json", test::sample_report_json(out_of_memory)).string();
+  EXPECT_EQ(run_cli("compare " + base + " " + oom), 1);
+  // Simulations of the same seed pair up: 3 iterations 20 % slower decide (they were "inconclusive").
+  test::SampleOptions simulated_slower;
+  simulated_slower.time_scale = 1.2;
+  const auto sim = write_json("sim.json", test::sample_report_json()).string();
+  const auto sim_slower = write_json("sim_slower.json", test::sample_report_json(simulated_slower)).string();
+  EXPECT_EQ(run_cli("compare " + sim + " " + sim_slower), 1);
+  EXPECT_EQ(run_cli("compare " + sim + " " + sim), 0);
   EXPECT_EQ(run_cli("compare " + base + " " + (scratch_dir() / "missing.json").string()), 2);
   EXPECT_EQ(run_cli("compare " + base + " " + base + " --threshold lots"), 2);
   EXPECT_EQ(run_cli("compare " + base + " " + base + " --format html"), 2);

@@ -114,6 +114,18 @@ TEST(PairedCompare, DifferentBackendsAndScenariosWarn) {
   EXPECT_TRUE(has_warning(scenarios, "different scenarios (\"sample\" vs \"other\")"));
 }
 
+TEST(PairedCompare, RunsOfOtherLengthsPairTheirSharedIterations) {
+  test::SampleOptions longer = slower(1.2);
+  longer.iterations = 5;
+  const ComparisonReport result = compare_reports(report_of({}), report_of(longer), {});
+  ASSERT_TRUE(result.paired) << result.pairing_reason;
+  EXPECT_NE(result.pairing_reason.find("on the same 3 batches"), std::string::npos) << result.pairing_reason;
+  const MetricComparison& time = row(result, "zeppelin", "iteration_seconds");
+  EXPECT_EQ(time.paired.pairs, 3);
+  EXPECT_EQ(time.verdict, Verdict::regression);
+  EXPECT_TRUE(has_warning(result, "/workload/iterations"));
+}
+
 TEST(PairedCompare, SameSeedButOtherBatchesIsNotPaired) {
   nlohmann::json candidate = report_of({});
   candidate["workload"]["batches"][1]["lengths_fnv1a"] = "0000000000000000";

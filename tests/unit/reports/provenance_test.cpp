@@ -44,6 +44,13 @@ TEST(Provenance, RunSectionHoldsTheEffectiveSettingsAndOverrides) {
   EXPECT_EQ(scenario["workload"]["iterations"], 3);
   EXPECT_EQ(scenario["output"]["dir"], "out/x");
   EXPECT_EQ(scenario["cluster"]["preset"], "test-node");  // the rest as written
+  EXPECT_TRUE(run["plan_file"].is_null());
+}
+
+TEST(Provenance, APlanRunNamesItsPlanFile) {
+  RunContext context = test::fixed_context();
+  context.plan_file = "what_if.plan.json";
+  EXPECT_EQ(report_with(context)["run"]["plan_file"], "what_if.plan.json");
 }
 
 TEST(Provenance, ProvenanceSectionHoldsBuildCommandLineAndHost) {
