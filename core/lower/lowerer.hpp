@@ -16,10 +16,11 @@
 namespace zb::lower::detail {
 
 // One piece of a message: a byte range that travels along `hops` (src, optional proxy, optional peer
-// proxy, dst). A direct message is one piece with two hops.
+// proxy, dst) in `chunks` pipelined sub-pieces. A direct message is one piece with two hops.
 struct Piece {
   int part = 0;
   std::int64_t offset = 0, bytes = 0;
+  int chunks = 1;
   std::array<int, 4> hops{};
   int hop_count = 0;
 };

@@ -28,6 +28,12 @@
 //   * comm and relay instructions have no stream order: each starts (is posted) once its deps are done;
 //   * a wait completes as soon as it is posted;
 //   * a send and its recv complete together, when both are posted and the bytes have moved;
+//   * a transfer of `chunks` > 1 moves its fragment as that many equal sub-pieces, one after the other
+//     (chunk c is bytes [offset + bytes·c/chunks, offset + bytes·(c+1)/chunks)); a relay send with
+//     `stream_from` forwards the chunks of that recv as they arrive: it is posted once the recv's first
+//     chunk has arrived, and chunk c leaves once chunk c has arrived and chunk c−1 has left. An executor
+//     that does not pipeline may instead wait for the whole recv (it is in `deps` too): that changes
+//     time, never what completes, so rendezvous safety holds either way;
 //   * a collective starts once every member has posted its instruction and completes for all at once;
 //     all_to_all_v is its messages, each moving once its sender and its receiver have posted;
 //   * the backward pass starts once every forward instruction of every rank is done (a layer barrier:
@@ -38,6 +44,7 @@
 #include <string>
 #include <vector>
 
+#include "core/lower/id_list.hpp"
 #include "core/plan/plan.hpp"
 
 namespace zb {
@@ -136,8 +143,10 @@ struct Instr {
   int message = -1;       // send / recv: index into Program::messages
   int collective = -1;    // collective: index into Program::collectives
   std::int64_t bytes = 0; // send / recv: the fragment of the message this leg moves (with `offset`)
+  int chunks = 1;         // send / recv: pipelined sub-pieces of the fragment (the routing layer's chunks)
+  int stream_from = -1;   // relay send: the relay recv (in deps) whose chunks it forwards as they arrive
   double seconds = 0;     // compute: duration under the cost model (what the simulator and the estimate charge)
-  std::vector<int> deps;
+  IdList deps;
 
   int micro_batch = 0;
   int group = -1, step = -1;
@@ -157,7 +166,7 @@ struct Instr {
 
   // Messages this instruction reads from buffers received earlier (attention: the K/V it computes with;
   // a send that forwards K/V around a ring: what it forwards).
-  std::vector<int> reads;
+  IdList reads;
 };
 
 struct RankProgram {

@@ -34,6 +34,7 @@ class Scheduler {
     const std::size_t n = p_.ranks.size();
     s_.start.resize(n);
     s_.end.resize(n);
+    first_.resize(n);
     pending_.resize(n);
     ready_.resize(n);
     posted_.resize(n);
@@ -44,6 +45,7 @@ class Scheduler {
       const std::size_t m = list.size();
       s_.start[r].assign(m, -1.0);
       s_.end[r].assign(m, -1.0);
+      first_[r].assign(m, -1.0);
       pending_[r].assign(m, 0);
       ready_[r].assign(m, 0.0);
       posted_[r].assign(m, 0);
@@ -140,9 +142,16 @@ class Scheduler {
         const double start = std::max(ready, ready_[pi][mi]);
         const bool is_send = in.kind == InstrKind::send;
         const int src = is_send ? r : in.peer, dst = is_send ? in.peer : r;
-        const double end = start + model_.p2p(src, dst, in.bytes, p_.messages[static_cast<std::size_t>(in.message)]);
-        resolve(r, i, start, end);
-        resolve(in.peer, in.match, start, end);
+        const Instr& send = is_send ? in : at(in.peer, in.match);
+        // Chunks leave one after the other; a streamed relay's chunk c also waits for chunk c of its recv.
+        // With both ends' chunk times linear in c, the first and last chunk bound every chunk exactly.
+        const int chunks = std::max(1, send.chunks);
+        const double chunk = model_.p2p(src, dst, in.bytes / chunks, p_.messages[static_cast<std::size_t>(in.message)]);
+        const double first = start + chunk;
+        double end = start + chunks * chunk;
+        if (send.stream_from >= 0) end = std::max(end, s_.end[static_cast<std::size_t>(src)][static_cast<std::size_t>(send.stream_from)] + chunk);
+        resolve(r, i, start, end, first);
+        resolve(in.peer, in.match, start, end, first);
         break;
       }
       case InstrKind::collective:
@@ -192,11 +201,13 @@ class Scheduler {
     resolve(r, i, ready_[ri][ii], std::max(ready_[ri][ii], member_end_[c][k]));
   }
 
-  void resolve(int r, int i, double start, double end) {
+  // `first`: when a chunked transfer's first chunk has arrived (what a streamed relay send waits for).
+  void resolve(int r, int i, double start, double end, double first = -1) {
     const auto ri = static_cast<std::size_t>(r), ii = static_cast<std::size_t>(i);
     if (s_.end[ri][ii] >= 0) return;
     s_.start[ri][ii] = start;
     s_.end[ri][ii] = end;
+    first_[ri][ii] = first < 0 ? end : first;
     done_.emplace_back(r, i);
   }
 
@@ -210,7 +221,10 @@ class Scheduler {
         s_.barrier = std::max(s_.barrier, end);
         if (--forward_left_ == 0) open_barrier();
       }
-      for (int k = succ_begin_[ri][ii]; k < succ_begin_[ri][ii + 1]; ++k) release(r, succ_[ri][static_cast<std::size_t>(k)], end);
+      for (int k = succ_begin_[ri][ii]; k < succ_begin_[ri][ii + 1]; ++k) {
+        const int next = succ_[ri][static_cast<std::size_t>(k)];
+        release(r, next, at(r, next).stream_from == i ? first_[ri][ii] : end);
+      }
     }
   }
 
@@ -244,7 +258,7 @@ class Scheduler {
   const TransferModel& model_;
   Schedule s_;
   std::vector<std::vector<int>> pending_;
-  std::vector<std::vector<double>> ready_;
+  std::vector<std::vector<double>> ready_, first_;
   std::vector<std::vector<char>> posted_;
   std::vector<std::vector<int>> succ_begin_, succ_;
   std::vector<std::pair<int, int>> done_;

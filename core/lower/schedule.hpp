@@ -1,8 +1,9 @@
 #pragma once
 // The contention-free schedule of a Program: each instruction's start and end under the execution rules
 // of program.hpp (compute in strict list order, comm when its deps are done, a send and its recv together
-// once both are posted, collectives once their members have posted, a barrier between the passes), with
-// transfers timed by a caller's model and never slowed by one another.
+// once both are posted, chunked legs pipelined through their relays, collectives once their members have
+// posted, a barrier between the passes), with transfers timed by a caller's model and never slowed by
+// one another.
 //
 // Two users: the planner's estimate (nominal link rates) and the verifier's rendezvous check (any
 // model: an instruction that never completes is a deadlock under zero send buffering). One pass over the

@@ -1,5 +1,6 @@
 #include "core/lower/verify_program.hpp"
 
+#include <algorithm>
 #include <set>
 #include <tuple>
 
@@ -112,13 +113,33 @@ class Checker {
     if (other.kind != (is_send ? InstrKind::recv : InstrKind::send) || other.peer != r || other.match != id) {
       return add(r, id, "its counterpart " + describe(p_, in.peer, in.match) + " does not point back at it");
     }
-    if (other.message != in.message || other.offset != in.offset || other.bytes != in.bytes || other.key != in.key) {
-      return add(r, id, "disagrees with its counterpart " + describe(p_, in.peer, in.match) + " on message, fragment or key");
+    if (other.message != in.message || other.offset != in.offset || other.bytes != in.bytes || other.key != in.key ||
+        other.chunks != in.chunks) {
+      return add(r, id, "disagrees with its counterpart " + describe(p_, in.peer, in.match) + " on message, fragment, chunks or key");
     }
+    if (in.chunks < 1 || (in.bytes > 0 && in.chunks > in.bytes)) {
+      return add(r, id, "cuts its " + std::to_string(in.bytes) + " bytes into " + std::to_string(in.chunks) + " chunks");
+    }
+    if (in.stream_from >= 0) check_stream(r, id, in);
     if (is_send && !keys.emplace(r, in.peer, in.key).second) {
       add(r, id, "reuses match key " + std::to_string(in.key) + " between rank " + std::to_string(r) + " and rank " + std::to_string(in.peer));
     }
     if (!is_send && in.last_leg) delivered[static_cast<std::size_t>(in.message)] += in.bytes;
+  }
+
+  // A streamed relay send forwards, chunk for chunk, a relay recv of the same fragment it depends on.
+  void check_stream(int r, int id, const Instr& in) {
+    const auto& list = p_.ranks[static_cast<std::size_t>(r)].instrs;
+    const int from = in.stream_from;
+    const bool listed = std::find(in.deps.begin(), in.deps.end(), from) != in.deps.end();
+    if (in.kind != InstrKind::send || from >= id || !listed) {
+      return add(r, id, "streams from instr " + std::to_string(from) + ", which is not a dependency of this send");
+    }
+    const Instr& src = list[static_cast<std::size_t>(from)];
+    if (src.kind != InstrKind::recv || src.last_leg || src.message != in.message || src.offset != in.offset ||
+        src.bytes != in.bytes || src.chunks != in.chunks) {
+      add(r, id, "streams from " + describe(p_, r, from) + ", which is not a relay recv of the same fragment and chunks");
+    }
   }
 
   void check_member(int r, int id, const Instr& in) {

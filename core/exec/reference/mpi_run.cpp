@@ -25,6 +25,10 @@ class Fingerprint {
     add(text.size());
     for (const char c : text) add(c);
   }
+  void add(const lower::IdList& ids) {
+    add(ids.size());
+    for (const int id : ids) add(id);
+  }
   template <typename T>
   void add(const std::vector<T>& values) {
     add(values.size());
@@ -68,6 +72,9 @@ std::uint64_t program_fingerprint(const lower::Program& program) {
       f.add(in.message);
       f.add(in.offset);
       f.add(in.bytes);
+      f.add(in.chunks);
+      f.add(in.stream_from);
+      f.add(in.leg);
       f.add(in.match);
       f.add(in.key);
       f.add(in.last_leg);

@@ -105,12 +105,15 @@ void RankRunner::check_program() {
           if (m.src != rank) fail(id, "sends message " + std::to_string(in.message) + " of rank " + std::to_string(m.src) + " as its first leg");
           ++send_ends_[in.message].left;
         } else {
-          int source = -1;
-          for (const int d : in.deps) {
-            const Instr& r = state_.instr(d);
-            if (is_relay_recv(r) && r.message == in.message && r.offset == in.offset && r.bytes == in.bytes) source = d;
+          // The reference copies whole fragments: it forwards once the recv it streams from has it all.
+          const int source = in.stream_from;
+          const bool in_deps = std::find(in.deps.begin(), in.deps.end(), source) != in.deps.end();
+          if (source < 0 || source >= id || !in_deps || !is_relay_recv(state_.instr(source)) ||
+              state_.instr(source).message != in.message || state_.instr(source).offset != in.offset ||
+              state_.instr(source).bytes != in.bytes) {
+            fail(id, "is a relay send, but its stream_from (" + std::to_string(source) +
+                         ") is not a relay recv of the same fragment among its deps");
           }
-          if (source < 0) fail(id, "is a relay send, but none of its deps is a relay recv of the same fragment");
           relay_source_[id] = source;
         }
         break;

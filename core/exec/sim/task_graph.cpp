@@ -27,7 +27,16 @@ TaskGraph::TaskGraph(const lower::Program& program, const TaskGraphOptions& opti
     for (std::size_t i = 0; i < list.size(); ++i) {
       const Instr& in = list[i];
       const InstrTasks& t = instrs_[static_cast<std::size_t>(r)][i];
-      for (const int d : in.deps) add_edge(instrs_[static_cast<std::size_t>(r)][static_cast<std::size_t>(d)].done, t.gate);
+      for (const int d : in.deps) {
+        const InstrTasks& dep = instrs_[static_cast<std::size_t>(r)][static_cast<std::size_t>(d)];
+        if (d != in.stream_from) {
+          add_edge(dep.done, t.gate);
+          continue;
+        }
+        // A streamed relay: posted once the first chunk has arrived; chunk c leaves after chunk c arrived.
+        add_edge(dep.flows.front(), t.gate);
+        for (std::size_t c = 1; c < t.flows.size() && c < dep.flows.size(); ++c) add_edge(dep.flows[c], t.flows[c]);
+      }
       if (lower::is_compute(in)) {
         if (previous_compute >= 0) add_edge(instrs_[static_cast<std::size_t>(r)][static_cast<std::size_t>(previous_compute)].done, t.gate);
         previous_compute = static_cast<int>(i);
@@ -77,17 +86,24 @@ void TaskGraph::add_instr_tasks(int rank, int id) {
       break;
     }
     case InstrKind::send: {
-      // The pair's tasks hang off the send; the recv (checked by lower::verify) shares them.
+      // The pair's tasks hang off the send; the recv (checked by lower::verify) shares them. A chunked
+      // leg is a chain of flows, one per chunk, each leaving once the previous one has arrived.
       const int rendezvous = add_task(Task{});
-      const int flow = add_flow(rank, in.peer, static_cast<double>(in.bytes), in.message, rank, id);
-      add_edge(rendezvous, flow);
+      const int chunks = std::max(1, in.chunks);
+      int previous = rendezvous;
+      for (int c = 0; c < chunks; ++c) {
+        const std::int64_t bytes = in.bytes * (c + 1) / chunks - in.bytes * c / chunks;
+        const int flow = add_flow(rank, in.peer, static_cast<double>(bytes), in.message, rank, id);
+        add_edge(previous, flow);
+        t.flows.push_back(flow);
+        previous = flow;
+      }
       t.gate = rendezvous;
-      t.done = flow;
-      t.flows = {flow};
+      t.done = previous;
       InstrTasks& r = instrs_[static_cast<std::size_t>(in.peer)][static_cast<std::size_t>(in.match)];
       r.gate = rendezvous;
-      r.done = flow;
-      r.flows = {flow};
+      r.done = previous;
+      r.flows = t.flows;
       break;
     }
     case InstrKind::recv:

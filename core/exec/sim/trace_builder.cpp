@@ -51,7 +51,10 @@ std::vector<TimeSpan> message_spans(const TaskGraph& graph, const TaskTimes& tim
       const InstrTasks& t = graph.of(r, static_cast<int>(i));
       TimeSpan& span = spans[static_cast<std::size_t>(in.message)];
       const Message& m = p.messages[static_cast<std::size_t>(in.message)];
-      if (in.kind == InstrKind::send && r == m.src) span.start = std::min(span.start, times.start[static_cast<std::size_t>(t.done)]);
+      if (in.kind == InstrKind::send && r == m.src) {
+        const int first = t.flows.empty() ? t.done : t.flows.front();  // a chunked leg starts with its first chunk
+        span.start = std::min(span.start, times.start[static_cast<std::size_t>(first)]);
+      }
       if (in.kind == InstrKind::recv && in.last_leg) span.end = std::max(span.end, times.end[static_cast<std::size_t>(t.done)]);
     }
   }

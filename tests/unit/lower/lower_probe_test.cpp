@@ -5,6 +5,7 @@
 #include "core/common/error.hpp"
 #include "core/lower/estimate.hpp"
 #include "core/lower/lower.hpp"
+#include "core/lower/schedule.hpp"
 #include "core/lower/verify_program.hpp"
 #include "tests/unit/sim/sim_test_support.hpp"
 
@@ -185,18 +186,41 @@ TEST(ProbePlans, RoutedSendBecomesRelayInstructionsOnTheProxies) {
   const CostModel cost(c, sim_test::llama_7b());
   const lower::Program program = lower::lower(p, cost, {.backward = false});
   EXPECT_TRUE(lower::verify(program).empty());
-  // Proxy 3 relays part 3 (2 chunks) onto its NIC: a recv and a send per chunk, on its relay stream,
-  // though its own plan has no op at all.
+  // Proxy 3 relays part 3 onto its NIC: one recv and one send carrying the part's 2 chunks, on its relay
+  // stream, though its own plan has no op at all. The send streams the chunks as they arrive.
   const auto& proxy = program.ranks[3].instrs;
-  ASSERT_EQ(proxy.size(), 4u);
+  ASSERT_EQ(proxy.size(), 2u);
   for (const auto& in : proxy) EXPECT_EQ(in.stream, lower::Stream::relay);
+  EXPECT_EQ(proxy[0].kind, lower::InstrKind::recv);
   EXPECT_EQ(proxy[1].kind, lower::InstrKind::send);
   EXPECT_EQ(proxy[1].peer, 11);
-  EXPECT_EQ(proxy[1].bytes, 512 << 10);
-  // The destination gets one last-leg recv per piece: 8 parts × 2 chunks (part 1 arrives directly).
+  EXPECT_EQ(proxy[1].bytes, 1 << 20);
+  EXPECT_EQ(proxy[1].chunks, 2);
+  EXPECT_EQ(proxy[1].stream_from, 0);
+  EXPECT_EQ(proxy[1].leg, lower::LegRole::nic);
+  // The destination gets one last-leg recv per part (part 1 arrives directly from proxy 1's peer 9).
   int last_legs = 0;
   for (const auto& in : program.ranks[9].instrs) last_legs += in.last_leg ? 1 : 0;
-  EXPECT_EQ(last_legs, 16);
+  EXPECT_EQ(last_legs, 8);
+}
+
+// Chunked legs pipeline: with k chunks over h hops of equal chunk time t, the last byte arrives after
+// (h + k − 1)·t, not h·k·t (store and forward) nor h·t (no chunking cost at all).
+TEST(ProbePlans, ChunkedRelayLegsPipelineInTheSchedule) {
+  const ClusterSpec c = sim_test::dgx_h200(2);
+  plan::Plan p = empty_plan(c);
+  const plan::Route route{.kind = plan::RouteKind::routed, .proxies = {1}, .peer_proxies = {9}, .part_bytes = {4 << 20}, .chunks = 4};
+  add_transfer(p, 0, 10, 4 << 20, 0, {}, {}, route);
+  const CostModel cost(c, sim_test::llama_7b());
+  const lower::Program program = lower::lower(p, cost, {.backward = false});
+  ASSERT_TRUE(lower::verify(program).empty());
+  lower::TransferModel model;
+  model.p2p = [](int, int, std::int64_t bytes, const lower::Message&) { return static_cast<double>(bytes) * 1e-9; };
+  model.collective = [](const lower::Collective&) { return 0.0; };
+  const lower::Schedule s = lower::schedule(program, model);
+  ASSERT_TRUE(s.complete);
+  const double t = (1 << 20) * 1e-9;  // one chunk on one hop
+  EXPECT_NEAR(s.finish, (3 + 4 - 1) * t, 1e-12);
 }
 
 }  // namespace
