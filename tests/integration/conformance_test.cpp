@@ -1,6 +1,7 @@
-// The executor conformance suite, reference half: on random clusters and batches, for every registered
-// strategy, the reference executor runs every rank's compute instructions in exactly the order the
-// simulator does (the Program's list order), and both record one send and one recv per message they move.
+// The executor conformance suite, reference half: on random clusters and batches (forward only, and
+// forward and backward), for every registered strategy, the reference executor runs every rank's compute
+// instructions in exactly the order the simulator does (the Program's list order, pass by pass), and both
+// record one send and one recv per message they move.
 // New executors join this suite. The simulator's half is tests/unit/lower/conformance_test.cpp.
 #include <gtest/gtest.h>
 
@@ -42,7 +43,8 @@ TEST(ExecutorConformance, ReferenceRunsEveryRanksComputeInTheSimulatorsOrder) {
   for (std::uint64_t seed = 0; seed < 6; ++seed) {
     Rng rng(seed, 41);
     const int gpus[] = {1, 2, 4};
-    const Scenario s = test::small_cluster(1 + static_cast<int>(rng.below(2)), gpus[rng.below(3)], rng.below(2) == 0, seed);
+    Scenario s = test::small_cluster(1 + static_cast<int>(rng.below(2)), gpus[rng.below(3)], rng.below(2) == 0, seed);
+    if (seed % 2 == 1) s.passes = Passes::fwd_bwd;  // the backward pass follows the same order rules
     std::vector<std::int64_t> lengths;
     for (int i = 0, n = 1 + static_cast<int>(rng.below(6)); i < n; ++i) lengths.push_back(1 + static_cast<std::int64_t>(rng.below(600)));
     const CostModel cost(s.cluster, s.model);

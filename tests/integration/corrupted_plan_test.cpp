@@ -18,26 +18,13 @@
 namespace zb {
 namespace {
 
-// A scenario, its cost model and one plan of it (returned as a prvalue: the cost model refers to the
-// scenario's cluster, so the three stay together).
-struct Prepared {
-  Prepared(Scenario s, const SystemSpec& system, std::vector<std::int64_t> lengths)
-      : scenario(std::move(s)), cost(scenario.cluster, scenario.model) {
-    plan = make_strategy(system, scenario, cost)->make_plan(test::batch_of(std::move(lengths)));
-  }
-  [[nodiscard]] lower::Program program() const { return lower::lower(plan, cost, {.backward = false}); }
-  Scenario scenario;
-  CostModel cost;
-  plan::Plan plan;
-};
+using Prepared = test::PreparedPlan;
 
-Prepared ring_plan() { return Prepared(test::small_cluster(1, 4, false, 3), test::system("ring-cp"), {300, 41}); }
+Prepared ring_plan() { return test::ring_plan(); }
 // Zeppelin over two nodes of 8 GPUs: one long sequence is routed over every NIC (relays on proxies).
 Prepared routed_plan() { return Prepared(test::small_cluster(2, 8, false), test::system("zeppelin"), {4096}); }
 // Zeppelin remapping between the linear and the attention layout.
-Prepared remapping_plan() {
-  return Prepared(test::small_cluster(2, 8, false), test::system("zeppelin"), {1638, 714, 9, 1});
-}
+Prepared remapping_plan() { return test::remapping_plan(); }
 
 reference::ReferenceOptions quick_options() {
   reference::ReferenceOptions options;

@@ -1,6 +1,6 @@
 // zb_reference_driver: runs one fixed scenario (2 nodes × 2 GPUs, one NIC per GPU, odd and short
-// sequences) on the reference backend with every strategy and writes each rank's output rows as hex
-// into DUMP_DIR/<system>/rank-<r>.hex. Run once in-process and once under `mpirun -np 4`, the two dump
+// sequences, forward and backward) on the reference backend with every strategy and writes each rank's
+// output and gradient rows (dQ, dK, dV) as hex into DUMP_DIR/<system>/rank-<r>.hex. Run once in-process and once under `mpirun -np 4`, the two dump
 // trees must be identical byte for byte (compare_mpi_dumps.cmake does that for CTest).
 //
 //   zb_reference_driver DUMP_DIR [threads|mpi|auto]   exit 0 verified, 2 bad input, 3 failed
@@ -23,7 +23,8 @@ bool first_process() {
 
 int run(const std::filesystem::path& dump_dir, const std::string& transport) {
   using namespace zb;
-  const Scenario scenario = test::small_cluster(2, 2, false, 11);
+  Scenario scenario = test::small_cluster(2, 2, false, 11);
+  scenario.passes = Passes::fwd_bwd;
   const std::vector<std::int64_t> lengths{1, 3, 7, 100, 517, 1000, 2047};
   reference::ReferenceOptions options;
   options.transport = transport == "mpi"       ? reference::TransportChoice::mpi

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "core/common/rng.hpp"
 #include "core/cost/cost_model.hpp"
 #include "core/exec/reference/reference_executor.hpp"
 #include "core/lower/lower.hpp"
@@ -59,6 +60,82 @@ inline ReferenceRun run_reference(const Scenario& scenario, const SystemSpec& sy
                                   const std::vector<std::int64_t>& lengths, const reference::ReferenceOptions& options) {
   reference::ReferenceExecutor executor(options);
   return run_reference(executor, scenario, system, lengths);
+}
+
+// A random small scenario: up to 16 ranks (1, 2, 4 or 8 GPUs per node, NICs shared or not) and 1 to 10
+// documents: single tokens, lengths below 2P, odd lengths and lengths up to `max_length`, with the sum
+// of squared lengths (what the kernels and the float64 checks cost) held under `squared_budget`.
+struct RandomCase {
+  Scenario scenario;
+  std::vector<std::int64_t> lengths;
+};
+
+inline RandomCase random_case(std::uint64_t seed, double squared_budget, std::int64_t max_length = 4096) {
+  Rng rng(seed, 29);
+  const int gpn_choices[] = {1, 2, 4, 8};
+  const int gpus_per_node = gpn_choices[rng.below(4)];
+  const int nodes = 1 + static_cast<int>(rng.below(static_cast<std::uint64_t>(16 / gpus_per_node)));
+  RandomCase c{small_cluster(nodes, gpus_per_node, rng.below(2) == 0, seed), {}};
+  const int world = c.scenario.cluster.world_size();
+  const int documents = 1 + static_cast<int>(rng.below(10));
+  const auto half = static_cast<std::uint64_t>(max_length / 2);
+  double squared = 0;
+  for (int i = 0; i < documents; ++i) {
+    std::int64_t length = 1;
+    switch (rng.below(5)) {
+      case 0: length = 1; break;                                                                      // single token
+      case 1: length = 1 + static_cast<std::int64_t>(rng.below(2ULL * world)); break;                 // below 2P
+      case 2: length = 2 * static_cast<std::int64_t>(rng.below(half)) + 1; break;                     // odd
+      default: length = 1 + static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(max_length))); break;
+    }
+    if (squared + static_cast<double>(length * length) > squared_budget) length = 1 + length % 97;
+    squared += static_cast<double>(length * length);
+    c.lengths.push_back(length);
+  }
+  return c;
+}
+
+inline std::string describe(const RandomCase& c) {
+  std::string text = std::to_string(c.scenario.cluster.nodes) + "x" + std::to_string(c.scenario.cluster.gpus_per_node) +
+                     " GPUs, " + std::to_string(c.scenario.cluster.nics_per_node) + " NICs/node, lengths";
+  for (const auto l : c.lengths) text += " " + std::to_string(l);
+  return text;
+}
+
+// A scenario, its cost model and one plan of it, lowered as the scenario's passes say (returned as a
+// prvalue: the cost model refers to the scenario's cluster, so the three stay together).
+struct PreparedPlan {
+  PreparedPlan(Scenario s, const SystemSpec& system, std::vector<std::int64_t> lengths, Passes passes = Passes::fwd)
+      : scenario(std::move(s)), cost(scenario.cluster, scenario.model) {
+    scenario.passes = passes;
+    plan = make_strategy(system, scenario, cost)->make_plan(batch_of(std::move(lengths)));
+  }
+  [[nodiscard]] lower::Program program() const {
+    return lower::lower(plan, cost, {.backward = scenario.passes == Passes::fwd_bwd});
+  }
+  Scenario scenario;
+  CostModel cost;
+  plan::Plan plan;
+};
+
+// Ring-CP on one node of 4 GPUs, two sequences: every rank's K/V travels a ring.
+inline PreparedPlan ring_plan(Passes passes = Passes::fwd) {
+  return PreparedPlan(small_cluster(1, 4, false, 3), system("ring-cp"), {300, 41}, passes);
+}
+// Zeppelin over two nodes of 8 GPUs, remapping between the linear and the attention layout.
+inline PreparedPlan remapping_plan(Passes passes = Passes::fwd) {
+  return PreparedPlan(small_cluster(2, 8, false), system("zeppelin"), {1638, 714, 9, 1}, passes);
+}
+
+// In-process options; with `gqa`, 4 query heads share 2 kv heads.
+inline reference::ReferenceOptions in_process_options(bool gqa = false) {
+  reference::ReferenceOptions options;
+  options.transport = reference::TransportChoice::in_process;
+  if (gqa) {
+    options.heads = 4;
+    options.kv_heads = 2;
+  }
+  return options;
 }
 
 // The systems every integration test runs: every registered strategy and each value of its options,

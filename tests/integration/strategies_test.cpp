@@ -5,64 +5,24 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "core/common/rng.hpp"
 #include "tests/integration/reference_support.hpp"
 
 namespace zb {
 namespace {
 
-struct RandomCase {
-  Scenario scenario;
-  std::vector<std::int64_t> lengths;
-};
+using test::RandomCase;
 
 // Sum of squared lengths is what the kernel and the float64 check cost; the budget keeps the whole
 // suite within its time while most cases still hold a sequence of a few thousand tokens.
 constexpr double kSquaredLengthBudget = 6.0e6;
 
-RandomCase random_case(std::uint64_t seed) {
-  Rng rng(seed, 29);
-  const int gpn_choices[] = {1, 2, 4, 8};
-  const int gpus_per_node = gpn_choices[rng.below(4)];
-  const int nodes = 1 + static_cast<int>(rng.below(static_cast<std::uint64_t>(16 / gpus_per_node)));
-  RandomCase c{test::small_cluster(nodes, gpus_per_node, rng.below(2) == 0, seed), {}};
-  const int world = c.scenario.cluster.world_size();
-  const int documents = 1 + static_cast<int>(rng.below(10));
-  double squared = 0;
-  for (int i = 0; i < documents; ++i) {
-    std::int64_t length = 1;
-    switch (rng.below(5)) {
-      case 0: length = 1; break;                                                           // single token
-      case 1: length = 1 + static_cast<std::int64_t>(rng.below(2ULL * world)); break;      // below 2P
-      case 2: length = 2 * static_cast<std::int64_t>(rng.below(2048)) + 1; break;          // odd
-      default: length = 1 + static_cast<std::int64_t>(rng.below(4096)); break;             // up to 4096
-    }
-    if (squared + static_cast<double>(length * length) > kSquaredLengthBudget) length = 1 + length % 97;
-    squared += static_cast<double>(length * length);
-    c.lengths.push_back(length);
-  }
-  return c;
-}
-
-std::string describe(const RandomCase& c) {
-  std::string text = std::to_string(c.scenario.cluster.nodes) + "x" + std::to_string(c.scenario.cluster.gpus_per_node) +
-                     " GPUs, " + std::to_string(c.scenario.cluster.nics_per_node) + " NICs/node, lengths";
-  for (const auto l : c.lengths) text += " " + std::to_string(l);
-  return text;
-}
-
 class RandomScenarios : public ::testing::TestWithParam<int> {};
 
 TEST_P(RandomScenarios, EveryStrategyVerifies) {
-  const RandomCase c = random_case(1000 + static_cast<std::uint64_t>(GetParam()));
-  reference::ReferenceOptions options;
-  options.transport = reference::TransportChoice::in_process;
-  if (GetParam() % 3 == 0) {  // the GQA case on a third of the scenarios
-    options.heads = 4;
-    options.kv_heads = 2;
-  }
+  const RandomCase c = test::random_case(1000 + static_cast<std::uint64_t>(GetParam()), kSquaredLengthBudget);
+  const reference::ReferenceOptions options = test::in_process_options(GetParam() % 3 == 0);  // GQA on a third
   for (const SystemSpec& system : test::reference_systems(c.scenario.cluster.world_size())) {
-    SCOPED_TRACE(system.label + " on " + describe(c));
+    SCOPED_TRACE(system.label + " on " + test::describe(c));
     try {
       const test::ReferenceRun run = test::run_reference(c.scenario, system, c.lengths, options);
       if (!run.plan.feasible()) continue;

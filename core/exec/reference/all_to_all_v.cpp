@@ -15,7 +15,7 @@ std::vector<int> incoming_messages(const lower::Program& program, int collective
 }
 
 std::int64_t send_collective(Transport& transport, const lower::Program& program, int collective, int rank,
-                             TensorRows& own, const AttentionDims& dims, const std::string& context) {
+                             TensorRows& own, const AttentionDims& dims, const std::string& context, bool keep_sent) {
   std::int64_t total = 0;
   const TensorRows* const sources[] = {&own};
   for (const int m : program.collectives.at(static_cast<std::size_t>(collective)).messages) {
@@ -30,7 +30,7 @@ std::int64_t send_collective(Transport& transport, const lower::Program& program
                       std::to_string(message.dst) + ": token " + std::to_string(missing->token) + " is not on this rank");
     }
     for (const lower::Slice& s : message.slices)
-      if (s.rows() > 0) own.of(s.tensor).erase(s.seq, s.begin, s.end);
+      if (s.rows() > 0 && !(keep_sent && s.tensor == lower::Tensor::O)) own.of(s.tensor).erase(s.seq, s.begin, s.end);
     total += static_cast<std::int64_t>(payload.size() - sizeof id);
     transport.send(message.dst, collective_tag(collective), std::move(payload));
   }

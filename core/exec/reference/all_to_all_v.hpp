@@ -22,10 +22,12 @@ namespace zb::reference {
 [[nodiscard]] std::vector<int> incoming_messages(const lower::Program& program, int collective, int rank);
 
 // Sends every message of `collective` whose src is `rank` to its dst, packed from `own`, and erases the
-// sent rows from `own`. Throws zb::Error (runtime) naming `context` and the first row `own` lacks.
-// Returns the payload bytes sent.
+// sent rows from `own`, except O rows with `keep_sent` (a forward remap followed by a backward pass: the
+// attention rank keeps O as the saved activation its backward needs, as FlashAttention saves O and LSE).
+// Throws zb::Error (runtime) naming `context` and the first row `own` lacks. Returns the payload bytes sent.
 std::int64_t send_collective(Transport& transport, const lower::Program& program, int collective, int rank,
-                             TensorRows& own, const AttentionDims& dims, const std::string& context);
+                             TensorRows& own, const AttentionDims& dims, const std::string& context,
+                             bool keep_sent = false);
 
 // Stores message `message` of a collective, received as `payload`, into `own`. Throws zb::Error
 // (runtime) naming `context` when the payload is not that message's.

@@ -4,14 +4,9 @@
 #include <limits>
 
 #include "core/exec/reference/rank_location.hpp"
-#include "kernels/attention.hpp"
 
 namespace zb::reference {
 namespace {
-
-[[noreturn]] void fail(const RankState& state, int id, const std::string& what) {
-  throw Error(ExitCode::runtime, rank_location(state.rank), state.where(id) + ": " + what);
-}
 
 // Causal pairs of a block: queries [q0, q1) against keys [k0, k1) with k ≤ q.
 double causal_pairs(const plan::AttentionBlock& b) {
@@ -22,23 +17,30 @@ double causal_pairs(const plan::AttentionBlock& b) {
 
 }  // namespace
 
-double run_attention(RankState& state, int id) {
+void fail_instr(const RankState& state, int id, const std::string& what) {
+  throw Error(ExitCode::runtime, rank_location(state.rank), state.where(id) + ": " + what);
+}
+
+PackedAttention pack_attention(const RankState& state, int id) {
   const lower::Instr& instr = state.instr(id);
   const auto& ops = state.in.plan.ranks.at(static_cast<std::size_t>(state.rank)).ops;
   if (instr.plan_op < 0 || static_cast<std::size_t>(instr.plan_op) >= ops.size() ||
       ops[static_cast<std::size_t>(instr.plan_op)].kind != plan::OpKind::attention) {
-    fail(state, id, "its plan op " + std::to_string(instr.plan_op) + " is not an attention op of this rank");
+    fail_instr(state, id, "its plan op " + std::to_string(instr.plan_op) + " is not an attention op of this rank");
   }
   const plan::Op& op = ops[static_cast<std::size_t>(instr.plan_op)];
-  const std::vector<plan::AttentionBlock> blocks = plan::expand_blocks(state.in.plan, state.rank, op);
+  PackedAttention p;
+  p.blocks = plan::expand_blocks(state.in.plan, state.rank, op);
+  const std::vector<plan::AttentionBlock>& blocks = p.blocks;
   const AttentionDims& d = state.dims;
   const auto q_width = static_cast<std::size_t>(d.q_width());
   const auto kv_width = static_cast<std::size_t>(d.kv_width());
 
-  kernels::AttentionShape shape{d.heads, d.kv_heads, d.head_dim, 0, 0, 0};
-  std::vector<kernels::AttentionBlockDesc> descs;
+  kernels::AttentionShape& shape = p.shape;
+  shape = {d.heads, d.kv_heads, d.head_dim, 0, 0, 0};
+  std::vector<kernels::AttentionBlockDesc>& descs = p.descs;
   descs.reserve(blocks.size());
-  double pairs = 0;
+  double& pairs = p.pairs;
   for (const auto& b : blocks) {
     kernels::AttentionBlockDesc desc;
     desc.q_row = shape.q_tokens;
@@ -58,15 +60,19 @@ double run_attention(RankState& state, int id) {
 
   // Pack the inputs: Q from the rank's own rows (queries never travel), K and V from own rows or from
   // the buffers of the messages the instruction reads, in the order it lists them.
-  std::vector<float> q(static_cast<std::size_t>(shape.q_tokens) * q_width);
-  std::vector<float> k(static_cast<std::size_t>(shape.kv_tokens) * kv_width), v(k.size());
+  std::vector<float>& q = p.q;
+  std::vector<float>& k = p.k;
+  std::vector<float>& v = p.v;
+  q.resize(static_cast<std::size_t>(shape.q_tokens) * q_width);
+  k.resize(static_cast<std::size_t>(shape.kv_tokens) * kv_width);
+  v.resize(k.size());
   const std::vector<const TensorRows*> sources = state.sources(id);
-  const RowStore& own_q = state.q();
+  const RowStore& own_q = state.own.of(lower::Tensor::Q);
   for (std::size_t i = 0; i < blocks.size(); ++i) {
     const auto& b = blocks[i];
     const auto& desc = descs[i];
     if (const auto missing = own_q.first_missing(b.seq, b.q0, b.q1)) {
-      fail(state, id, "the query row of sequence " + std::to_string(b.seq) + " token " + std::to_string(*missing) +
+      fail_instr(state, id, "the query row of sequence " + std::to_string(b.seq) + " token " + std::to_string(*missing) +
                           " is not on this rank (the attention layout does not give it this token)");
     }
     const auto q_rows = own_q.rows(b.seq, b.q0, b.q1);
@@ -75,15 +81,25 @@ double run_attention(RankState& state, int id) {
       const auto rows = std::span<float>(*into).subspan(static_cast<std::size_t>(desc.kv_row) * kv_width,
                                                         static_cast<std::size_t>(desc.kv_count) * kv_width);
       if (const auto missing = gather_rows(sources, tensor, b.seq, b.k0, b.k1, rows)) {
-        fail(state, id, std::string("the ") + lower::to_string(tensor) + " row of sequence " + std::to_string(b.seq) +
+        fail_instr(state, id, std::string("the ") + lower::to_string(tensor) + " row of sequence " + std::to_string(b.seq) +
                             " token " + std::to_string(*missing) +
                             " is neither on this rank nor in a buffer of the messages this instruction reads");
       }
     }
   }
 
-  std::vector<float> o(q.size()), lse(static_cast<std::size_t>(shape.out_rows) * static_cast<std::size_t>(d.heads));
-  kernels::throw_if_error(kernels::attention_forward(shape, descs, q, k, v, o, lse), state.where(id));
+  return p;
+}
+
+double run_attention(RankState& state, int id) {
+  const PackedAttention p = pack_attention(state, id);
+  const AttentionDims& d = state.dims;
+  const auto q_width = static_cast<std::size_t>(d.q_width());
+  const std::vector<plan::AttentionBlock>& blocks = p.blocks;
+  const auto& descs = p.descs;
+  const auto& shape = p.shape;
+  std::vector<float> o(p.q.size()), lse(static_cast<std::size_t>(shape.out_rows) * static_cast<std::size_t>(d.heads));
+  kernels::throw_if_error(kernels::attention_forward(shape, descs, p.q, p.k, p.v, o, lse), state.where(id));
 
   const auto heads = static_cast<std::size_t>(d.heads);
   for (std::size_t i = 0; i < blocks.size(); ++i) {
@@ -103,7 +119,7 @@ double run_attention(RankState& state, int id) {
     out.mark_present(b.seq, b.q0, b.q1);
     state.lse.mark_present(b.seq, b.q0, b.q1);
   }
-  return 4.0 * pairs * d.heads * d.head_dim;
+  return 4.0 * p.pairs * d.heads * d.head_dim;
 }
 
 }  // namespace zb::reference

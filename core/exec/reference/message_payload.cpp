@@ -16,21 +16,29 @@ std::size_t store_index(lower::Tensor tensor) {
     case lower::Tensor::K: return 1;
     case lower::Tensor::V: return 2;
     case lower::Tensor::O: return 3;
+    case lower::Tensor::dQ: return 4;
+    case lower::Tensor::dK: return 5;
+    case lower::Tensor::dV: return 6;
+    case lower::Tensor::dO: return 7;
     default: break;
   }
   throw Error(ExitCode::runtime, Location{},
               std::string("the reference backend holds no rows of tensor ") + lower::to_string(tensor) +
-                  " (it runs the forward attention layer only)");
+                  " (it runs the attention layer only: Q, K, V, O and their gradients)");
+}
+
+bool kv_wide(lower::Tensor tensor) {
+  const std::size_t i = store_index(tensor);
+  return i == 1 || i == 2 || i == 5 || i == 6;
 }
 
 }  // namespace
 
-int row_width(const AttentionDims& dims, lower::Tensor tensor) {
-  return store_index(tensor) == 1 || store_index(tensor) == 2 ? dims.kv_width() : dims.q_width();
-}
+int row_width(const AttentionDims& dims, lower::Tensor tensor) { return kv_wide(tensor) ? dims.kv_width() : dims.q_width(); }
 
 TensorRows::TensorRows(const AttentionDims& dims)
-    : stores_{RowStore(dims.q_width()), RowStore(dims.kv_width()), RowStore(dims.kv_width()), RowStore(dims.q_width())} {}
+    : stores_{RowStore(dims.q_width()), RowStore(dims.kv_width()), RowStore(dims.kv_width()), RowStore(dims.q_width()),
+              RowStore(dims.q_width()), RowStore(dims.kv_width()), RowStore(dims.kv_width()), RowStore(dims.q_width())} {}
 
 RowStore& TensorRows::of(lower::Tensor tensor) { return stores_[store_index(tensor)]; }
 const RowStore& TensorRows::of(lower::Tensor tensor) const { return stores_[store_index(tensor)]; }

@@ -25,11 +25,12 @@
 
 namespace zb::reference {
 
-// Floats per row of `tensor` at `dims`: Q and O heads·head_dim, K and V kv_heads·head_dim. Throws
-// zb::Error (runtime) for a tensor the reference holds no rows of (the backward pass's, GEMM rows).
+// Floats per row of `tensor` at `dims`: Q, O, dQ and dO heads·head_dim, K, V, dK and dV
+// kv_heads·head_dim. Throws zb::Error (runtime) for a tensor the reference holds no rows of (GEMM rows).
 [[nodiscard]] int row_width(const AttentionDims& dims, lower::Tensor tensor);
 
-// One RowStore per tensor the forward layer moves: Q, K, V (the inputs) and O (the attention output).
+// One RowStore per tensor the attention layer moves: Q, K, V (the inputs), O (the attention output) and
+// their gradients dQ, dK, dV, dO. Stores are sparse, so the ones a rank never fills cost nothing.
 class TensorRows {
  public:
   explicit TensorRows(const AttentionDims& dims);
@@ -37,7 +38,7 @@ class TensorRows {
   [[nodiscard]] const RowStore& of(lower::Tensor tensor) const;
 
  private:
-  std::array<RowStore, 4> stores_;  // Q, K, V, O
+  std::array<RowStore, 8> stores_;  // Q, K, V, O, dQ, dK, dV, dO
 };
 
 // Bytes of a message's real payload: Σ over its slices of rows · row_width · sizeof(float).

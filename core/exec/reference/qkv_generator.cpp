@@ -36,7 +36,7 @@ double QkvGenerator::value(QkvTensor tensor, int seq, std::int64_t position, int
 template <typename T>
 void QkvGenerator::fill_rows(QkvTensor tensor, int seq, std::int64_t begin, std::int64_t end,
                              std::span<T> out) const {
-  const int heads = tensor == QkvTensor::q ? dims_.heads : dims_.kv_heads;
+  const int heads = tensor == QkvTensor::q || tensor == QkvTensor::d_o ? dims_.heads : dims_.kv_heads;
   const auto width = static_cast<std::size_t>(heads * dims_.head_dim);
   if (end < begin || out.size() != static_cast<std::size_t>(end - begin) * width)
     throw std::logic_error("QkvGenerator::fill: output size does not match the rows");

@@ -2,33 +2,40 @@
 // RankRunner: one rank of a reference run. It executes ONLY its own instructions of the lowered Program
 // (program.ranks[rank].instrs), under the execution rules of core/lower/program.hpp, and works out
 // nothing the Program already says (pairings, payloads, relays, buffer lifetimes):
-//   * FORWARD PASS ONLY: it runs instructions [0, first_backward). Numerical backward is a later issue;
-//     a reference trace has forward events only and layer.backward = 0.
+//   * both passes: the forward instructions [0, first_backward), then, when the Program has a backward
+//     pass, a layer barrier (every rank says its forward is done and waits for all), the seeded output
+//     gradient dO on the rows of its linear layout, and the backward instructions;
 //   * compute instructions (attention, GEMM) run one at a time in strict list order, each once its deps
-//     are done — the compute stream — so partial results merge in a fixed order;
+//     are done — the compute stream — so partial results merge (forward) and gradients add (backward)
+//     in a fixed order;
 //   * comm and relay instructions (send, recv, collective) are posted as soon as their deps are done, in
 //     any order. A send packs its message's slices (from the rank's own rows or the buffers of the
 //     messages it `reads`), cuts its byte fragment and sends it at once (sends are buffered); a relay send
 //     forwards the bytes its relay recv got. A recv completes when its leg has arrived; a last-leg recv
 //     stores its fragment in the message's buffer, complete once every fragment is in. A collective
-//     (all_to_all_v: the remap) sends its messages and completes once every message for it arrived;
+//     (all_to_all_v: the remap, forward or its inverse) sends its messages and completes once every
+//     message for it arrived;
+//   * dK/dV accumulators (Purpose::dkv, gradient_ops.hpp): a send carries the accumulator it reads plus
+//     this rank's partial and hands the partial over; a delivery nobody forwards is added into the rank's
+//     own gradient rows;
 //   * a received buffer is freed once every instruction listing it in `reads` is done;
-//   * legs and collective messages are taken from the transport as soon as they arrive: one that no
-//     instruction of this rank expects is reported at once (a send to the wrong peer), not after a
-//     timeout on the starved receiver;
+//   * legs and collective messages are taken from the transport as soon as they arrive (backward ones
+//     too, while the rank is still in its forward pass): one that no instruction of this rank expects is
+//     reported at once (a send to the wrong peer), not after a timeout on the starved receiver;
 //   * when idle it sleeps until a message arrives; nothing arriving for the receive timeout is an error
 //     that lists the instructions it waits for (lower::describe), so a wrong program never hangs.
-// Before running it checks the promises it relies on (indices, one recv per (peer, key), relay sends
-// after their relay recv, an instruction that reads a message depends on every recv that delivers it),
-// so a corrupted Program is an error naming the instruction rather than a race. After its instructions
-// it tells every rank it is done, waits until all are, checks that no message was left unreceived, and
-// verifies its outputs.
+// Before running it checks the promises it relies on (passes and their order, indices, one recv per
+// (peer, key), relay sends after their relay recv, an instruction that reads a message depends on every
+// recv that delivers it), so a corrupted Program is an error naming the instruction rather than a race.
+// After its instructions it tells every rank it is done, waits until all are, checks that no message
+// was left unreceived, and verifies its outputs and, after a backward pass, its gradients.
 #include <map>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "core/exec/reference/gradient_verification.hpp"
 #include "core/exec/reference/rank_location.hpp"
 #include "core/exec/reference/rank_state.hpp"
 #include "core/exec/reference/transport.hpp"
@@ -39,7 +46,8 @@ namespace zb::reference {
 struct RankResult {
   int rank = 0;
   std::vector<TraceEvent> events;
-  RankVerification verification;
+  RankVerification verification;  // the forward's output rows
+  GradientVerification gradients;  // the backward's dQ, dK, dV rows (ran = false for a forward-only Program)
 };
 
 // Raised on a rank that stopped because another rank failed: the executor reports the other rank's
@@ -95,23 +103,26 @@ class RankRunner {
     std::int64_t bytes = 0;
   };
 
-  void check_program();
+  void check_program();                       // rank_program_check.cpp
+  void run_instructions(int begin, int end);  // one pass: instructions [begin, end)
+  // Tells every other rank `kind` and waits until each has told it the same; `what` names the phase.
+  void barrier(MessageKind kind, const std::string& what);
   [[nodiscard]] bool deps_done(int id) const;
   bool collect_arrivals();   // true when anything arrived
   bool advance_comm(int id);  // true when it made progress
-  void send_leg(int id);
-  bool complete_recv(int id);
+  void send_leg(int id);       // rank_transfers.cpp
+  bool complete_recv(int id);  // rank_transfers.cpp
   bool advance_collective(int id);
-  void run_compute(int id);
+  void run_compute(int id);    // rank_compute.cpp
   void done(int id);
-  void say_finished_and_wait_for_all();
   void check_aborted();
   [[noreturn]] void fail(int id, const std::string& what) const;
   [[noreturn]] void stalled() const;
 
   RankState state_;
   Transport& transport_;
-  int count_ = 0;  // forward instructions: [0, first_backward)
+  int first_backward_ = 0;  // the rank's first backward instruction
+  int count_ = 0;           // instructions it runs: all of them, or [0, first_backward) for a forward-only Program
   std::vector<Status> status_;
   std::vector<double> posted_at_;
   std::size_t next_compute_ = 0;                       // first compute instruction not yet run
@@ -125,7 +136,7 @@ class RankRunner {
   std::map<int, Bytes> collective_arrived_;            // message → its payload, taken early
   std::set<int> collective_stored_;                    // messages already stored
   std::map<int, CollectiveProgress> collectives_;      // collective instruction → its progress
-  std::vector<int> unfinished_peers_;                  // in the finishing phase
+  std::vector<int> unfinished_peers_;                  // in a barrier: the ranks not yet heard from
 };
 
 }  // namespace zb::reference

@@ -1,7 +1,7 @@
 #pragma once
 // RankState: everything one rank holds while it runs its instructions: its own rows (Q, K, V, the
-// attention output O and its LSE), the buffers of the messages it received, and the trace events it
-// records. Only the rank's own thread (or process) touches it; other ranks see it only through messages.
+// attention output O and its LSE, and in the backward pass dO, dQ and the dK/dV it accumulates), the
+// buffers of the messages it received, and the trace events it records. Only the rank's own thread (or process) touches it; other ranks see it only through messages.
 #include <chrono>
 #include <map>
 #include <string>
@@ -19,6 +19,8 @@ namespace zb::reference {
 
 using Clock = std::chrono::steady_clock;
 
+class GradientReference;  // gradient_reference.hpp
+
 // Read-only inputs shared by every rank of one run.
 struct RunInputs {
   const lower::Program& program;
@@ -26,6 +28,9 @@ struct RunInputs {
   const ReferenceOptions& options;
   QkvGenerator generator;
   Clock::time_point start;  // time zero of the trace
+  // The float64 backward reference shared by the ranks of this process; set when the Program has a
+  // backward pass.
+  const GradientReference* gradients = nullptr;
 };
 
 // A message this rank receives (it is the message's dst): its payload, assembled fragment by fragment
@@ -46,7 +51,7 @@ struct RankState {
   const RunInputs& in;
   int rank;
   AttentionDims dims;
-  TensorRows own;                 // Q, K, V of the rows this rank holds; O, its attention output
+  TensorRows own;                 // Q, K, V of the rows this rank holds; O, its attention output; gradients
   RowStore lse;                   // log-sum-exp of O's rows, width heads; −inf = no key seen yet
   std::map<int, Buffer> buffers;  // message id → the buffer of a message this rank receives
   std::vector<TraceEvent> events;

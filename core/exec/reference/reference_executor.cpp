@@ -7,8 +7,9 @@
 #include <thread>
 #include <tuple>
 
-#include "core/exec/reference/rank_location.hpp"
+#include "core/exec/reference/gradient_reference.hpp"
 #include "core/exec/reference/in_process_transport.hpp"
+#include "core/exec/reference/rank_location.hpp"
 #include "core/exec/reference/launcher.hpp"
 #ifdef ZEPPELIN_HAVE_MPI
 #include "core/exec/reference/mpi_run.hpp"
@@ -92,6 +93,53 @@ std::string format_error(double value) {
   char text[32];
   std::snprintf(text, sizeof text, "%.2g", value);
   return text;
+}
+
+struct Verdict {
+  std::string note;  // "forward verified: …; backward verified: …"
+};
+
+// The verdict over every rank: a failed check throws (exit 3) with one problem per failing rank, the
+// forward's first; otherwise the note states forward and backward verified separately, with the worst
+// error of each tensor.
+Verdict summarise(const std::vector<RankResult>& results, const std::string& system, double tolerance) {
+  double max_error = 0;
+  std::int64_t rows = 0;
+  TensorCheck dq, dk, dv;
+  bool backward = false;
+  std::vector<Problem> forward_failures, backward_failures;
+  for (const RankResult& r : results) {
+    max_error = std::max(max_error, r.verification.max_rel_error);
+    rows += r.verification.rows_checked;
+    if (!r.verification.failure.empty()) forward_failures.push_back({rank_location(r.rank), r.verification.failure, ""});
+    if (!r.gradients.ran) continue;
+    backward = true;
+    dq.merge(r.gradients.dq);
+    dk.merge(r.gradients.dk);
+    dv.merge(r.gradients.dv);
+    if (!r.gradients.failure.empty()) backward_failures.push_back({rank_location(r.rank), r.gradients.failure, ""});
+  }
+  if (!forward_failures.empty()) {
+    forward_failures.front().hint = "the plan of " + system + " computes wrong attention outputs (tolerance " +
+                                    format_error(tolerance) + ")";
+    throw Error(ExitCode::runtime, std::move(forward_failures));
+  }
+  if (!backward_failures.empty()) {
+    backward_failures.front().hint = "the plan of " + system +
+                                     " computes wrong attention gradients; each element is held to its derived float32 "
+                                     "rounding bound, docs/REFERENCE.md";
+    throw Error(ExitCode::runtime, std::move(backward_failures));
+  }
+  Verdict v;
+  v.note = "forward verified: max rel error " + format_error(max_error) + " over " + std::to_string(rows) +
+           " output rows (token, head) (tolerance " + format_error(tolerance) + ")";
+  if (backward) {
+    const double ratio = std::max({dq.worst_ratio, dk.worst_ratio, dv.worst_ratio});
+    v.note += "; backward verified: normwise rel error dQ " + format_error(dq.normwise()) + ", dK " +
+              format_error(dk.normwise()) + ", dV " + format_error(dv.normwise()) + " over " + std::to_string(dq.rows) +
+              " token rows (every element within its derived rounding bound, worst error/bound " + format_error(ratio) + ")";
+  }
+  return v;
 }
 
 }  // namespace
@@ -184,14 +232,16 @@ Trace ReferenceExecutor::run(const lower::Program& program, const RunContext& co
   trace.gpus_per_node = plan.gpus_per_node;
   trace.nics_per_node = cluster.nics_per_node;
   trace.layers = context.cost.model().layers;
-  trace.backward = false;
+  trace.backward = false;  // set once the backward pass has run and verified
   if (!plan.feasible()) {
     trace.model_note = "not run: the plan does not fit in GPU memory";
     return trace;
   }
   const TransportChoice transport = resolve_transport(options_.transport, plan.world_size);
-  const RunInputs inputs{program, plan, options_, QkvGenerator(context.scenario.seed, {options_.heads, options_.kv_heads, options_.head_dim}),
-                         Clock::now()};
+  RunInputs inputs{program, plan, options_, QkvGenerator(context.scenario.seed, {options_.heads, options_.kv_heads, options_.head_dim}),
+                   Clock::now(), nullptr};
+  std::optional<GradientReference> gradients;  // shared by the rank threads; one per process under MPI
+  if (program.backward) inputs.gradients = &gradients.emplace(plan, inputs.generator);
 #ifdef ZEPPELIN_HAVE_MPI
   if (transport == TransportChoice::mpi && !mpi_transport_) mpi_transport_ = make_mpi_transport();
   last_results_ =
@@ -200,31 +250,25 @@ Trace ReferenceExecutor::run(const lower::Program& program, const RunContext& co
   last_results_ = run_in_process(inputs, plan.world_size);
 #endif
 
-  double max_error = 0;
-  std::int64_t rows = 0;
-  std::vector<Problem> failures;
-  for (RankResult& r : last_results_) {
-    max_error = std::max(max_error, r.verification.max_rel_error);
-    rows += r.verification.rows_checked;
-    if (!r.verification.failure.empty()) failures.push_back({rank_location(r.rank), r.verification.failure, ""});
-    trace.events.insert(trace.events.end(), r.events.begin(), r.events.end());
-  }
-  if (!failures.empty()) {
-    failures.front().hint = "the plan of " + plan.system + " computes wrong attention outputs (tolerance " +
-                            format_error(options_.tolerance) + ")";
-    throw Error(ExitCode::runtime, std::move(failures));
-  }
+  const Verdict verdict = summarise(last_results_, plan.system, options_.tolerance);
+  for (RankResult& r : last_results_) trace.events.insert(trace.events.end(), r.events.begin(), r.events.end());
   std::stable_sort(trace.events.begin(), trace.events.end(), [](const TraceEvent& a, const TraceEvent& b) {
     return std::tie(a.pass, a.rank, a.stream, a.start, a.op) < std::tie(b.pass, b.rank, b.stream, b.start, b.op);
   });
-  for (const TraceEvent& e : trace.events) trace.layer.forward = std::max(trace.layer.forward, e.end);
-  trace.iteration_seconds = trace.layers * trace.layer.forward;
-  trace.model_note = "verified: max rel error " + format_error(max_error) + " over " + std::to_string(rows) +
-                     " output rows (token, head) of " + std::to_string(plan.world_size) + " ranks (tolerance " +
-                     format_error(options_.tolerance) + "); CPU reference, " +
+  // The layer barrier: every backward event starts after the last forward one ended (the ranks said so
+  // to each other), so the backward layer is the time from there to its last event.
+  for (const TraceEvent& e : trace.events)
+    if (e.pass == Pass::fwd) trace.layer.forward = std::max(trace.layer.forward, e.end);
+  double backward_end = trace.layer.forward;
+  for (const TraceEvent& e : trace.events)
+    if (e.pass == Pass::bwd) backward_end = std::max(backward_end, e.end);
+  trace.backward = program.backward;
+  trace.layer.backward = program.backward ? backward_end - trace.layer.forward : 0;
+  trace.iteration_seconds = trace.layers * (trace.layer.forward + trace.layer.backward);
+  trace.model_note = verdict.note + " of " + std::to_string(plan.world_size) + " ranks; CPU reference, " +
                      (transport == TransportChoice::mpi ? "MPI" : "threads") + ", heads " + std::to_string(options_.heads) +
                      ", kv_heads " + std::to_string(options_.kv_heads) + ", head_dim " + std::to_string(options_.head_dim) +
-                     ", one layer forward, wall-clock";
+                     (program.backward ? ", one layer forward and backward" : ", one layer forward") + ", wall-clock";
   return trace;
 }
 

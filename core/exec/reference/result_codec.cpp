@@ -11,6 +11,15 @@ Bytes encode_result(const RankResult& result) {
   w.put<std::int64_t>(result.verification.rows_checked);
   w.put<std::uint64_t>(result.verification.checksum);
   w.put_string(result.verification.failure);
+  w.put<std::uint8_t>(result.gradients.ran ? 1 : 0);
+  for (const TensorCheck* c : {&result.gradients.dq, &result.gradients.dk, &result.gradients.dv}) {
+    w.put<double>(c->max_error);
+    w.put<double>(c->max_reference);
+    w.put<double>(c->worst_ratio);
+    w.put<std::int64_t>(c->rows);
+  }
+  w.put_string(result.gradients.failure);
+  w.put<std::uint64_t>(result.gradients.checksum);
   w.put<std::uint64_t>(result.events.size());
   for (const TraceEvent& e : result.events) {
     w.put<std::int32_t>(e.rank);
@@ -39,6 +48,15 @@ RankResult decode_result(const Bytes& bytes) {
   result.verification.rows_checked = r.get<std::int64_t>();
   result.verification.checksum = r.get<std::uint64_t>();
   result.verification.failure = r.get_string();
+  result.gradients.ran = r.get<std::uint8_t>() != 0;
+  for (TensorCheck* c : {&result.gradients.dq, &result.gradients.dk, &result.gradients.dv}) {
+    c->max_error = r.get<double>();
+    c->max_reference = r.get<double>();
+    c->worst_ratio = r.get<double>();
+    c->rows = r.get<std::int64_t>();
+  }
+  result.gradients.failure = r.get_string();
+  result.gradients.checksum = r.get<std::uint64_t>();
   const auto count = r.get<std::uint64_t>();
   result.events.resize(count);
   for (TraceEvent& e : result.events) {

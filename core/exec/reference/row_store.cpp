@@ -162,4 +162,11 @@ std::int64_t RowStore::stored_rows() const {
   return total;
 }
 
+std::vector<RowStore::Range> RowStore::ranges() const {
+  std::vector<Range> out;
+  for (const auto& [seq, runs] : sequences_)
+    for (const auto& [first, run] : runs) out.push_back({seq, first, first + run.rows()});
+  return out;
+}
+
 }  // namespace zb::reference

@@ -48,6 +48,14 @@ class RowStore {
   // Rows stored over all sequences (present or not): what the store costs in memory, for tests.
   [[nodiscard]] std::int64_t stored_rows() const;
 
+  // The stored runs, by sequence then first token: what a rank still holds (the check that no gradient
+  // was left on a rank that does not own it).
+  struct Range {
+    int seq = 0;
+    std::int64_t begin = 0, end = 0;
+  };
+  [[nodiscard]] std::vector<Range> ranges() const;
+
  private:
   struct Run {
     std::vector<float> values;           // rows · width

@@ -14,6 +14,7 @@ std::string describe(Tag tag) {
     case MessageKind::finished: return "end-of-layer notice";
     case MessageKind::result: return "result record";
     case MessageKind::abort: return "abort notice";
+    case MessageKind::pass_done: return "end-of-forward notice";
   }
   return "message " + std::to_string(tag.value);
 }

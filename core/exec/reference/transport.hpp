@@ -23,6 +23,7 @@ enum class MessageKind : std::uint8_t {
   finished = 4,    // "my instructions are done"; a rank checks for strays once every rank has said it
   result = 5,      // a rank's verification record and trace events, the program fingerprint (MPI only)
   abort = 6,       // "I failed": payload is the reason; the receiver stops waiting at once
+  pass_done = 7,   // "my forward instructions are done": the layer barrier before the backward pass
 };
 
 struct Tag {

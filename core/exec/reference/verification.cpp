@@ -134,17 +134,29 @@ void dump_outputs(const RankState& state, const std::filesystem::path& root) {
   std::ofstream out(path);
   std::uint64_t checksum = kFnvOffset;
   char word[24];
-  for (const plan::Shard& shard : state.in.plan.linear_layout.at(static_cast<std::size_t>(state.rank)).shards) {
-    out << "sequence " << shard.seq << " tokens " << shard.begin << " " << shard.end << "\n";
-    if (shard.size() <= 0 || !state.out().has(shard.seq, shard.begin, shard.end)) continue;
-    const auto rows = state.out().rows(shard.seq, shard.begin, shard.end);
+  const auto write_rows = [&](const RowStore& store, const plan::Shard& shard) {
+    if (shard.size() <= 0 || !store.has(shard.seq, shard.begin, shard.end)) return;
+    const auto rows = store.rows(shard.seq, shard.begin, shard.end);
     fnv1a(checksum, rows);
-    const auto width = static_cast<std::size_t>(state.out().width());
+    const auto width = static_cast<std::size_t>(store.width());
     for (std::size_t i = 0; i < rows.size(); ++i) {
       std::uint32_t bits = 0;
       std::memcpy(&bits, &rows[i], sizeof bits);
       std::snprintf(word, sizeof word, "%08x", bits);
       out << word << ((i + 1) % width == 0 ? "\n" : " ");
+    }
+  };
+  const auto& shards = state.in.plan.linear_layout.at(static_cast<std::size_t>(state.rank)).shards;
+  for (const plan::Shard& shard : shards) {
+    out << "sequence " << shard.seq << " tokens " << shard.begin << " " << shard.end << "\n";
+    write_rows(state.out(), shard);
+  }
+  if (state.in.program.backward) {  // the gradients of the same rows, after the backward pass
+    for (const lower::Tensor t : {lower::Tensor::dQ, lower::Tensor::dK, lower::Tensor::dV}) {
+      for (const plan::Shard& shard : shards) {
+        out << lower::to_string(t) << " sequence " << shard.seq << " tokens " << shard.begin << " " << shard.end << "\n";
+        write_rows(state.own.of(t), shard);
+      }
     }
   }
   std::snprintf(word, sizeof word, "%016llx", static_cast<unsigned long long>(checksum));

@@ -27,7 +27,8 @@ struct RankVerification {
 
 // Writes <root>/<system label>/rank-<rank>.hex (label characters other than letters, digits and '-'
 // become '_'; a later run of the same system overwrites): per linear-layout shard a header line, then one line per token
-// with the bits of its output row in hex; the last line is the checksum. Identical runs give identical
+// with the bits of its output row in hex; after a backward pass the same for its dQ, dK and dV rows; the
+// last line is the checksum of them all. Identical runs give identical
 // files, whatever the transport.
 void dump_outputs(const RankState& state, const std::filesystem::path& root);
 

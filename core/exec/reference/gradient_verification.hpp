@@ -1,0 +1,34 @@
+#pragma once
+// The check after the backward pass. Each rank takes the gradient rows it holds in the linear layout
+// (after the inverse remaps, so they are checked too): dQ of its query rows, dK and dV of its key rows,
+// and compares every element with the float64 reference of gradient_reference.hpp: |x − ref| must stay
+// within the element's derived rounding bound (docs/REFERENCE.md, "Backward tolerance"). It reports per
+// tensor the normwise relative error (max |x − ref| / max |ref|) and the worst ratio error / bound. A
+// gradient row it holds outside its linear layout (a partial that never went home, or one accumulated
+// on the wrong rank) is a failure as well.
+#include <cstdint>
+#include <string>
+
+#include "core/exec/reference/rank_state.hpp"
+
+namespace zb::reference {
+
+struct TensorCheck {
+  double max_error = 0;      // max |x − ref| over the elements checked
+  double max_reference = 0;  // max |ref|
+  double worst_ratio = 0;    // max |x − ref| / bound
+  std::int64_t rows = 0;     // token rows checked
+  [[nodiscard]] double normwise() const { return max_reference > 0 ? max_error / max_reference : max_error; }
+  void merge(const TensorCheck& other);
+};
+
+struct GradientVerification {
+  bool ran = false;  // the Program had a backward pass
+  TensorCheck dq, dk, dv;
+  std::string failure;         // empty when every element is within its bound and nothing was left over
+  std::uint64_t checksum = 0;  // FNV-1a of the dQ, dK, dV rows' bytes, linear layout order
+};
+
+[[nodiscard]] GradientVerification verify_gradients(const RankState& state);
+
+}  // namespace zb::reference
