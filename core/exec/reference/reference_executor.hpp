@@ -3,11 +3,11 @@
 // (docs/REFERENCE.md). Each rank runs only its own instructions of the Program (RankRunner) over a
 // Transport: one thread per rank in this process, or one process per rank under mpirun. What moves
 // where, relays, pairings and buffer lifetimes are the Program's; nothing here re-derives them.
-// FORWARD PASS ONLY: the instructions before each rank's first_backward run; numerical backward is a
-// later issue, so a reference trace has forward events only, backward = false and layer.backward = 0,
-// even for a Program lowered with its backward pass. After the layer every rank checks its output rows
-// against a float64 reference; the Trace carries wall-clock events and the verdict in model_note, and a
-// failed check is a zb::Error with exit code 3 naming the rank, the sequence and the first wrong token.
+// Both passes: the forward instructions, and when the Program has a backward pass (trace.backward =
+// true) a layer barrier and the backward ones. After the layer every rank checks its output rows, and
+// after the backward its dQ, dK and dV rows, against float64 references; the Trace carries wall-clock
+// events of both passes and the two verdicts in model_note, and a failed check is a zb::Error with exit
+// code 3 naming the rank, the tensor, the sequence and the first wrong token.
 #include "core/exec/executor.hpp"
 #include "core/exec/reference/rank_runner.hpp"
 #include "core/exec/reference/reference_options.hpp"
@@ -20,8 +20,7 @@ class ReferenceExecutor final : public Executor {
   explicit ReferenceExecutor(ReferenceOptions options = {});
   ~ReferenceExecutor() override;
   [[nodiscard]] std::string backend() const override { return "reference"; }
-  // One layer forward: the program's forward instructions (the backward pass is not computed:
-  // layer.backward = 0 and backward = false).
+  // One layer: the program's forward instructions, then its backward ones when it has them.
   [[nodiscard]] Trace run(const lower::Program& program, const RunContext& context) override;
 
   // The per-rank results of the last run (verification figures, checksums), for tests.
