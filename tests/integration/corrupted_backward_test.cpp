@@ -130,6 +130,30 @@ TEST(CorruptedBackward, AccumulatorThatDropsWhatItReceivedIsCaughtNumerically) {
   EXPECT_TRUE(contains(message, "differs from the float64 reference")) << message;
 }
 
+TEST(CorruptedBackward, AccumulatorWhoseSlicesLeaveOutWhatItForwardsIsCaughtBySender) {
+  const Prepared p = ring_plan();
+  lower::Program program = p.program();
+  // A mid-chain accumulator relabelled with another owner's rows: what it received cannot travel on.
+  int rank = -1, m = -1;
+  for (const lower::RankProgram& rp : program.ranks) {
+    for (const lower::Instr& in : rp.instrs) {
+      if (m < 0 && in.kind == lower::InstrKind::send && in.pass == Pass::bwd && !in.reads.empty() &&
+          program.messages[static_cast<std::size_t>(in.message)].purpose == lower::Purpose::dkv) {
+        rank = rp.rank;
+        m = in.message;
+      }
+    }
+  }
+  ASSERT_GE(m, 0) << "no accumulator send forwards a received accumulator";
+  lower::Message& msg = program.messages[static_cast<std::size_t>(m)];
+  const int home = home_accumulator(program, msg.kv_owner == 0 ? 1 : 0);
+  ASSERT_GE(home, 0);
+  msg.slices = program.messages[static_cast<std::size_t>(home)].slices;
+  const std::string message = run_program(p, program);
+  EXPECT_TRUE(contains(message, "rank " + std::to_string(rank) + " instr")) << message;
+  EXPECT_TRUE(contains(message, "rows of dK, but message " + std::to_string(m) + " carries only 0 of them on")) << message;
+}
+
 TEST(CorruptedBackward, SkippedInverseRemapIsCaughtNamingTheGradient) {
   const Prepared p = remapping_plan();
   // Backward collectives: the inverse of to_linear brings dO to the attention layout, the inverse of

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 #include <stdexcept>
 #include <string>
 
@@ -81,11 +82,6 @@ void accumulate(std::size_t d, double* __restrict dk, double* __restrict dk_boun
 
 }  // namespace
 
-struct GradientReference::Entry {
-  std::once_flag once;
-  RowStatistics stats;
-};
-
 GradientReference::GradientReference(const plan::Plan& plan, const QkvGenerator& generator)
     : plan_(plan), generator_(generator) {
   for (std::size_t s = 0; s < plan.sequences.size(); ++s)
@@ -105,28 +101,45 @@ GradientReference::GradientReference(const plan::Plan& plan, const QkvGenerator&
 
 GradientReference::~GradientReference() = default;
 
-const RowStatistics& GradientReference::statistics(int seq) const {
-  Entry* entry = nullptr;
-  {
-    const std::lock_guard lock(mutex_);
-    auto& slot = entries_[seq];
-    if (!slot) slot = std::make_unique<Entry>();
-    entry = slot.get();
+void GradientReference::insert(int seq, std::int64_t begin, const RowStatistics& rows) {
+  const auto heads = static_cast<std::size_t>(generator_.dims().heads);
+  const std::lock_guard lock(mutex_);
+  Entry& entry = entries_[seq];
+  if (entry.stats.lse.empty()) {
+    const auto size = static_cast<std::size_t>(plan_.sequences.at(static_cast<std::size_t>(seq)).length) * heads;
+    for (auto* v : {&entry.stats.lse, &entry.stats.d, &entry.stats.e, &entry.stats.eps_p, &entry.stats.eps_s}) v->assign(size, 0.0);
   }
-  std::call_once(entry->once, [&] { entry->stats = compute(seq); });
-  return entry->stats;
+  const auto at = static_cast<std::size_t>(begin) * heads;
+  if (at + rows.lse.size() > entry.stats.lse.size())
+    throw std::logic_error("row statistics of sequence " + std::to_string(seq) + " beyond its length");
+  const std::pair<std::vector<double>*, const std::vector<double>*> parts[] = {
+      {&entry.stats.lse, &rows.lse}, {&entry.stats.d, &rows.d}, {&entry.stats.e, &rows.e},
+      {&entry.stats.eps_p, &rows.eps_p}, {&entry.stats.eps_s, &rows.eps_s}};
+  for (const auto& [into, from] : parts) std::copy(from->begin(), from->end(), into->begin() + static_cast<std::ptrdiff_t>(at));
+  entry.inserted += static_cast<std::int64_t>(rows.lse.size() / heads);
 }
 
-RowStatistics GradientReference::compute(int seq) const {
-  const Dims g = dims_of(generator_.dims());
+const RowStatistics& GradientReference::statistics(int seq) const {
+  const std::lock_guard lock(mutex_);
+  const auto it = entries_.find(seq);
   const std::int64_t length = plan_.sequences.at(static_cast<std::size_t>(seq)).length;
+  if (it == entries_.end() || it->second.inserted != length) {
+    throw std::logic_error("the row statistics of sequence " + std::to_string(seq) + " cover " +
+                           std::to_string(it == entries_.end() ? 0 : it->second.inserted) + " of its " +
+                           std::to_string(length) + " rows (the ranks' linear layouts must tile it)");
+  }
+  return it->second.stats;
+}
+
+RowStatistics GradientReference::compute(int seq, std::int64_t begin, std::int64_t end) const {
+  const Dims g = dims_of(generator_.dims());
   const std::vector<int>& blocks = blocks_per_row_.at(seq);
   const double u = kUnitRoundoff, d = static_cast<double>(g.head_dim);
   RowStatistics st;
-  const auto n_rh = static_cast<std::size_t>(length) * g.heads;
+  const auto n_rh = static_cast<std::size_t>(end - begin) * g.heads;
   for (auto* v : {&st.lse, &st.d, &st.e, &st.eps_p, &st.eps_s}) v->assign(n_rh, 0.0);
-  for (std::int64_t i0 = 0; i0 < length; i0 += kTile) {
-    const std::int64_t i1 = std::min(length, i0 + kTile);
+  for (std::int64_t i0 = begin; i0 < end; i0 += kTile) {
+    const std::int64_t i1 = std::min(end, i0 + kTile);
     const auto rows = static_cast<std::size_t>(i1 - i0);
     const std::vector<double> q = generate(generator_, QkvTensor::q, seq, i0, i1, g.q_width);
     const std::vector<double> d_o = generate(generator_, QkvTensor::d_o, seq, i0, i1, g.q_width);
@@ -155,7 +168,7 @@ RowStatistics GradientReference::compute(int seq) const {
       if (!(sum[rh] > 0) || !std::isfinite(sum[rh]))
         throw std::logic_error("the float64 backward reference's softmax sum of sequence " + std::to_string(seq) +
                                " left the double range; the fixed shift needs |K| < 1");
-      const std::size_t row = static_cast<std::size_t>(i0) * g.heads + rh;
+      const std::size_t row = static_cast<std::size_t>(i0 - begin) * g.heads + rh;
       const double lse = shift[rh] + std::log(sum[rh]);
       double big_d = 0, e = 0;
       for (std::size_t c = 0; c < g.head_dim; ++c) {

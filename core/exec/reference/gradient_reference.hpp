@@ -2,10 +2,12 @@
 // The float64 reference of the attention backward, written apart from the kernels (it shares no code
 // with what it checks), with the first-order rounding bound of every element derived in docs/REFERENCE.md
 // ("Backward tolerance"). Per sequence, from the generator's Q, K, V and dO:
-//   1. row statistics, once per sequence (shared by the ranks of one process, computed by the first
-//      that needs them): each query row's float64 softmax over its whole causal prefix, streamed over
-//      key tiles with the forward check's fixed shift (verification.cpp), giving its LSE, D = dO·O,
-//      e = Σ|dO|·Ō and the error coefficients ε_P and ε_S of the bound;
+//   1. row statistics: each query row's float64 softmax over its whole causal prefix, streamed over key
+//      tiles with the forward check's fixed shift (verification.cpp), giving its LSE, D = dO·O,
+//      e = Σ|dO|·Ō and the error coefficients ε_P and ε_S of the bound. Each rank computes them for the
+//      rows of its own linear layout (the cost of the forward check) and the ranks exchange them
+//      (share_row_statistics), so that every rank has them for every row: the dK/dV of a key need the
+//      statistics of every later query;
 //   2. per rank, the gradients of its own rows from those statistics: dQ of query rows [begin, end)
 //      over their prefix, dK and dV of key rows [begin, end) over every later query, each element with
 //      its bound. Memory: the rows asked for plus one tile of the other side.
@@ -14,7 +16,6 @@
 // number of forward blocks of the row (over every rank's attention ops) enters ε_L and ε_O.
 #include <cstdint>
 #include <map>
-#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -40,7 +41,12 @@ class GradientReference {
   GradientReference(const GradientReference&) = delete;
   GradientReference& operator=(const GradientReference&) = delete;
 
-  // Thread-safe: computed once per sequence, by the first caller.
+  // The statistics of rows [begin, end) of `seq`, index (row − begin) · heads + head.
+  [[nodiscard]] RowStatistics compute(int seq, std::int64_t begin, std::int64_t end) const;
+  // Stores computed statistics of rows [begin, begin + rows) of `seq` (thread-safe: the rank threads of
+  // one process share one reference).
+  void insert(int seq, std::int64_t begin, const RowStatistics& rows);
+  // Every row's statistics of `seq`; throws std::logic_error when some rows were never inserted.
   [[nodiscard]] const RowStatistics& statistics(int seq) const;
 
   // dQ of query rows [begin, end) of `seq` (row, head, dim).
@@ -49,14 +55,16 @@ class GradientReference {
   [[nodiscard]] std::pair<ReferenceGradient, ReferenceGradient> dkv(int seq, std::int64_t begin, std::int64_t end) const;
 
  private:
-  struct Entry;
-  [[nodiscard]] RowStatistics compute(int seq) const;
+  struct Entry {
+    RowStatistics stats;        // every row of the sequence
+    std::int64_t inserted = 0;  // rows inserted so far
+  };
 
   const plan::Plan& plan_;
   const QkvGenerator& generator_;
   std::map<int, std::vector<int>> blocks_per_row_;  // seq → forward blocks covering each query row
   mutable std::mutex mutex_;
-  mutable std::map<int, std::unique_ptr<Entry>> entries_;
+  std::map<int, Entry> entries_;
 };
 
 }  // namespace zb::reference

@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <stdexcept>
 
 #include "core/exec/reference/gradient_reference.hpp"
+#include "core/exec/reference/wire.hpp"
 
 namespace zb::reference {
 namespace {
@@ -63,6 +66,46 @@ std::optional<std::pair<std::int64_t, std::int64_t>> outside(const RowStore::Ran
 }
 
 }  // namespace
+
+void share_row_statistics(const RankState& state, Transport& transport) {
+  if (state.in.gradients == nullptr) return;  // verify_gradients reports it
+  GradientReference& reference = *state.in.gradients;
+  ByteWriter w;
+  for (const plan::Shard& shard : state.in.plan.linear_layout.at(static_cast<std::size_t>(state.rank)).shards) {
+    if (shard.size() <= 0) continue;
+    const RowStatistics rows = reference.compute(shard.seq, shard.begin, shard.end);
+    reference.insert(shard.seq, shard.begin, rows);
+    if (state.in.one_process) continue;
+    w.put<std::int32_t>(shard.seq);
+    w.put<std::int64_t>(shard.begin);
+    for (const auto* v : {&rows.lse, &rows.d, &rows.e, &rows.eps_p, &rows.eps_s}) w.put_span<double>(*v);
+  }
+  const Bytes mine = w.take();
+  const Tag tag = Tag::make(MessageKind::result, 2);
+  for (int r = 0; r < transport.size(); ++r)
+    if (r != state.rank) transport.send(r, tag, mine);
+  // Ranks compute their statistics at different speeds (rows × prefix), and all have finished their
+  // instructions: the wait is bounded compute, not a stall, so it does not use the stall timeout.
+  constexpr std::chrono::milliseconds wait = std::chrono::hours(2);
+  const auto heads = static_cast<std::size_t>(state.dims.heads);
+  for (int r = 0; r < transport.size(); ++r) {
+    if (r == state.rank) continue;
+    const Bytes theirs = transport.recv(r, tag, wait);
+    ByteReader in(theirs);
+    while (!in.at_end()) {
+      const auto seq = in.get<std::int32_t>();
+      const auto begin = in.get<std::int64_t>();
+      RowStatistics rows;
+      for (auto* v : {&rows.lse, &rows.d, &rows.e, &rows.eps_p, &rows.eps_s}) {
+        const auto bytes = in.get_span_bytes<double>();
+        v->resize(bytes.size() / sizeof(double));
+        std::memcpy(v->data(), bytes.data(), bytes.size());
+      }
+      if (rows.lse.size() % heads != 0) throw std::runtime_error("malformed row statistics from rank " + std::to_string(r));
+      reference.insert(seq, begin, rows);
+    }
+  }
+}
 
 void TensorCheck::merge(const TensorCheck& other) {
   max_error = std::max(max_error, other.max_error);

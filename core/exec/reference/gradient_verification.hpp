@@ -10,6 +10,7 @@
 #include <string>
 
 #include "core/exec/reference/rank_state.hpp"
+#include "core/exec/reference/transport.hpp"
 
 namespace zb::reference {
 
@@ -28,6 +29,12 @@ struct GradientVerification {
   std::string failure;         // empty when every element is within its bound and nothing was left over
   std::uint64_t checksum = 0;  // FNV-1a of the dQ, dK, dV rows' bytes, linear layout order
 };
+
+// Computes the float64 row statistics of the rank's linear rows, inserts them into the process's
+// gradient reference and, under MPI, sends them to every other rank and inserts theirs; then waits until
+// every rank has done so (in one process an empty note says it). Call on every rank, after the last
+// barrier and before verify_gradients.
+void share_row_statistics(const RankState& state, Transport& transport);
 
 [[nodiscard]] GradientVerification verify_gradients(const RankState& state);
 

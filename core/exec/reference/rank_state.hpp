@@ -29,8 +29,11 @@ struct RunInputs {
   QkvGenerator generator;
   Clock::time_point start;  // time zero of the trace
   // The float64 backward reference shared by the ranks of this process; set when the Program has a
-  // backward pass.
-  const GradientReference* gradients = nullptr;
+  // backward pass. Every rank of this process inserts the row statistics of its own rows into it.
+  GradientReference* gradients = nullptr;
+  // Whether every rank runs in this process (threads), so that they share `gradients`; under MPI the
+  // ranks send each other their row statistics instead.
+  bool one_process = true;
 };
 
 // A message this rank receives (it is the message's dst): its payload, assembled fragment by fragment

@@ -239,9 +239,10 @@ Trace ReferenceExecutor::run(const lower::Program& program, const RunContext& co
   }
   const TransportChoice transport = resolve_transport(options_.transport, plan.world_size);
   RunInputs inputs{program, plan, options_, QkvGenerator(context.scenario.seed, {options_.heads, options_.kv_heads, options_.head_dim}),
-                   Clock::now(), nullptr};
+                   Clock::now(), nullptr, true};
   std::optional<GradientReference> gradients;  // shared by the rank threads; one per process under MPI
   if (program.backward) inputs.gradients = &gradients.emplace(plan, inputs.generator);
+  inputs.one_process = transport != TransportChoice::mpi;
 #ifdef ZEPPELIN_HAVE_MPI
   if (transport == TransportChoice::mpi && !mpi_transport_) mpi_transport_ = make_mpi_transport();
   last_results_ =
