@@ -1,7 +1,5 @@
 #include "reports/gbench_report.hpp"
 
-#include <thread>
-
 #include <fmt/format.h>
 
 #include "reports/atomic_write.hpp"
@@ -16,7 +14,7 @@ nlohmann::ordered_json gbench_context(const RunSummary& summary, const RunContex
   out["date"] = context.date_utc;
   out["host_name"] = context.host.name;
   out["executable"] = "zeppelin-bench";
-  out["num_cpus"] = std::thread::hardware_concurrency();
+  out["num_cpus"] = context.host.logical_cpus;
   out["mhz_per_cpu"] = 0;
   out["cpu_scaling_enabled"] = false;
   out["caches"] = nlohmann::ordered_json::array();

@@ -64,6 +64,7 @@ TEST(GbenchReport, GoogleBenchmarkShape) {
   const nlohmann::ordered_json json = gbench_json(summarize_run(run), test::fixed_context());
   EXPECT_EQ(json["context"]["json_schema_version"], 1);
   EXPECT_EQ(json["context"]["host_name"], "test-host");
+  EXPECT_EQ(json["context"]["num_cpus"], 8);  // the host facts of the report, not a second reading
   const auto& benchmarks = json["benchmarks"];
   // Two feasible systems: iteration + mean, median; the OOM one: one error entry.
   ASSERT_EQ(benchmarks.size(), 2U * 3U + 1U);
