@@ -1,7 +1,9 @@
 // `zeppelin-bench compare BASE.json CAND.json [--threshold 5%] [--alpha 0.05] [--format text|markdown|json]`:
-// CI performance gating between two JSON reports. Exit 1 when any system's iteration time, tokens/s or MFU
-// got worse by more than the threshold with a Mann–Whitney p below alpha; 0 otherwise (warnings included);
-// 2 when a file is missing, not JSON, or not a schema-1 report.
+// CI performance gating between two JSON reports (reports/compare.hpp). Exit 1 when a system ran out of
+// memory in more of its iterations than before, or when its iteration time, tokens/s or MFU got worse by
+// more than the threshold with p below alpha (paired t test for simulations of the same seed and batches,
+// Mann–Whitney U otherwise); 0 otherwise (warnings included); 2 when a file is missing, not JSON, or not a
+// schema 1 or 2 report.
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -73,13 +75,13 @@ ExitCode run_compare(const CompareArguments& arguments) {
 
 void add_compare_command(CLI::App& app, CommandStatus& status) {
   CLI::App* command = app.add_subcommand(
-      "compare", "Compare two JSON reports: exit 1 on a significant regression beyond the threshold (CI gating)");
+      "compare", "Compare two JSON reports: exit 1 on an OOM or a significant regression beyond the threshold (CI gating)");
   auto arguments = std::make_shared<CompareArguments>();  // outlives parsing; read by the callback
   command->add_option("BASE", arguments->base, "Baseline report.json")->required()->type_name("FILE");
   command->add_option("CANDIDATE", arguments->candidate, "Candidate report.json")->required()->type_name("FILE");
   command->add_option("--threshold", arguments->threshold, "Smallest change that counts, e.g. 5% (default 5%)")
       ->type_name("PERCENT");
-  command->add_option("--alpha", arguments->alpha, "Significance level of the Mann-Whitney U test (default 0.05)")
+  command->add_option("--alpha", arguments->alpha, "Significance level of the test, paired t or Mann-Whitney U (default 0.05)")
       ->check(CLI::Range(1e-9, 0.5));
   command->add_option("--format", arguments->format, "Output: text, markdown or json (default text)")
       ->check(CLI::IsMember({"text", "markdown", "json"}));
