@@ -34,6 +34,24 @@ struct HardwareProfile {
   [[nodiscard]] nlohmann::json to_json() const;
 };
 
+// The query length at which one varlen attention call costs what its query tiles cost separately. A
+// varlen kernel tiles each sequence's query rows on its own, so a call with tiles of r_i rows doing p_i
+// pairs takes Σ p_i / (peak · eff · shape(r_i)); with shape(r) = r / (r + h) that equals the whole call
+// at shape(q) for q = Σ p_i / Σ (p_i / r_i), the pair-weighted harmonic mean of the tile lengths
+// (docs/METRICS.md). A long document keeps its own efficiency whatever short ones share its call.
+class EquivalentQTokens {
+ public:
+  void add(double pairs, double rows) {
+    if (pairs <= 0 || rows <= 0) return;
+    pairs_ += pairs;
+    inverse_ += pairs / rows;
+  }
+  [[nodiscard]] double value() const { return inverse_ > 0 ? pairs_ / inverse_ : 0.0; }
+
+ private:
+  double pairs_ = 0, inverse_ = 0;
+};
+
 class CostModel {
  public:
   CostModel(const ClusterSpec& cluster, const ModelSpec& model, HardwareProfile profile = {});
@@ -56,7 +74,8 @@ class CostModel {
   [[nodiscard]] double qkv_bytes(double tokens) const;     // Q, K and V rows (what the remap moves in)
 
   // --- times (seconds) --------------------------------------------------------------------------------
-  // One attention kernel call over `q_tokens` query rows doing `flops` FLOPs.
+  // One attention kernel call over `q_tokens` query rows doing `flops` FLOPs. For a varlen call over
+  // several sequences (or query chunks), `q_tokens` is EquivalentQTokens below, never the mean length.
   [[nodiscard]] double attention_time(double flops, double q_tokens) const;
   // One GEMM of m×k by k×n.
   [[nodiscard]] double gemm_time(double m, double n, double k) const;

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <array>
 #include <limits>
-#include <set>
+#include <map>
+#include <tuple>
 
+#include "core/cost/cost_model.hpp"
 #include "core/plan/plan_reader.hpp"
 
 namespace zb::plan::detail {
@@ -52,27 +54,20 @@ AttentionBlock read_block(const PlanReader& r, const ObjectReader& o) {
 }
 
 // q_tokens when a file does not give it (schema 1, or a hand-written op): the rule PlanBuilder uses, so a
-// schema-1 file reads back to the plan it was printed from. Ring form: the mean size of the rank's 2·n
-// zigzag chunks of the group's n sequences; explicit blocks: the mean size of their distinct query ranges.
+// printed plan reads back to itself. Each distinct query range of a sequence is one tile of the varlen
+// call; q_tokens is the pair-weighted harmonic mean of their lengths (EquivalentQTokens, cost_model.hpp).
 double derived_q_tokens(const Plan& plan, int rank, const Op& op) {
   if (op.zigzag_kv_rank >= 0) {
     const Group& g = plan.groups[static_cast<std::size_t>(op.group)];
-    const int parts = static_cast<int>(g.ranks.size());
-    const auto pos = static_cast<int>(std::find(g.ranks.begin(), g.ranks.end(), rank) - g.ranks.begin());
-    if (pos >= parts) return 0;  // verify reports a rank outside its group
-    std::int64_t tokens = 0;
-    for (int seq : g.sequences) {
-      const auto [a, b] = zigzag_shards(seq, plan.sequences[static_cast<std::size_t>(seq)].length, parts, pos);
-      tokens += a.size() + b.size();
-    }
-    return static_cast<double>(tokens) / (2 * static_cast<double>(std::max<std::size_t>(1, g.sequences.size())));
+    if (std::find(g.ranks.begin(), g.ranks.end(), rank) == g.ranks.end()) return 0;  // verify reports it
   }
-  std::set<std::tuple<int, std::int64_t, std::int64_t>> seen;
-  double rows = 0;
-  for (const auto& b : op.blocks) {
-    if (seen.insert({b.seq, b.q0, b.q1}).second) rows += static_cast<double>(b.q1 - b.q0);
+  std::map<std::tuple<int, std::int64_t, std::int64_t>, double> tiles;  // (seq, q0, q1) → pairs
+  for (const auto& b : expand_blocks(plan, rank, op)) {
+    tiles[{b.seq, b.q0, b.q1}] += static_cast<double>(CostModel::attention_pairs(b.q0, b.q1, b.k0, b.k1, b.mask == Mask::causal));
   }
-  return rows / static_cast<double>(std::max<std::size_t>(1, seen.size()));
+  EquivalentQTokens q;
+  for (const auto& [tile, pairs] : tiles) q.add(pairs, static_cast<double>(std::get<2>(tile) - std::get<1>(tile)));
+  return q.value();
 }
 
 void read_attention(const PlanReader& r, const ObjectReader& o, Op& op, int rank, const Plan& plan) {

@@ -1,11 +1,92 @@
 #include "core/strategies/packed_cp.hpp"
 
 #include <algorithm>
+#include <functional>
+#include <numeric>
+#include <queue>
 
 #include "core/strategies/packing.hpp"
 #include "core/strategies/plan_builder.hpp"
 
 namespace zb {
+namespace {
+
+// FFD packs of the whole batch, pack i to group i mod D as its micro-batch i / D.
+std::vector<std::vector<Pack>> deal_round_robin(const std::vector<std::int64_t>& lengths, int groups, std::int64_t align,
+                                                std::int64_t capacity) {
+  std::vector<std::vector<Pack>> dealt(static_cast<std::size_t>(groups));
+  std::vector<Pack> packs = pack_ffd(lengths, align, capacity);
+  for (std::size_t i = 0; i < packs.size(); ++i) dealt[i % static_cast<std::size_t>(groups)].push_back(std::move(packs[i]));
+  return dealt;
+}
+
+// Estimated forward seconds of one document on one GPU (attention at its own length, and its GEMMs): the
+// work LPT balances. Dividing by the group size would not change the order, so it is left out.
+double document_cost(const CostModel& cost, std::int64_t length) {
+  const auto s = static_cast<double>(length);
+  return cost.attention_time(cost.attention_fwd_flops(s * (s + 1) / 2), s) + cost.linear_fwd_time(s);
+}
+
+// Longest processing time first: costliest document to the least-loaded group (lowest index on ties),
+// then FFD packs per group. With at least D documents every group gets one.
+std::vector<std::vector<Pack>> deal_balanced(const CostModel& cost, const std::vector<std::int64_t>& lengths, int groups,
+                                             std::int64_t align, std::int64_t capacity) {
+  std::vector<int> order(lengths.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::vector<double> doc_cost(lengths.size());
+  for (std::size_t d = 0; d < lengths.size(); ++d) doc_cost[d] = document_cost(cost, lengths[d]);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    return doc_cost[static_cast<std::size_t>(a)] > doc_cost[static_cast<std::size_t>(b)];
+  });
+  using Load = std::pair<double, int>;  // (work so far, group)
+  std::priority_queue<Load, std::vector<Load>, std::greater<>> least;
+  for (int g = 0; g < groups; ++g) least.emplace(0.0, g);
+  std::vector<std::vector<std::int64_t>> group_lengths(static_cast<std::size_t>(groups));
+  std::vector<std::vector<int>> group_docs(static_cast<std::size_t>(groups));
+  for (const int d : order) {
+    auto [work, g] = least.top();
+    least.pop();
+    group_lengths[static_cast<std::size_t>(g)].push_back(lengths[static_cast<std::size_t>(d)]);
+    group_docs[static_cast<std::size_t>(g)].push_back(d);
+    least.emplace(work + doc_cost[static_cast<std::size_t>(d)], g);
+  }
+  std::vector<std::vector<Pack>> dealt(static_cast<std::size_t>(groups));
+  for (std::size_t g = 0; g < dealt.size(); ++g) {
+    dealt[g] = pack_ffd(group_lengths[g], align, capacity);
+    for (Pack& p : dealt[g]) {
+      for (int& doc : p.docs) doc = group_docs[g][static_cast<std::size_t>(doc)];  // back to batch indices
+    }
+  }
+  return dealt;
+}
+
+}  // namespace
+
+SystemOption dealing_system_option() {
+  return SystemOption{
+      .name = "dealing",
+      .type = OptionType::choice,
+      .default_value = "balanced",
+      .choices = {"balanced", "round-robin"},
+      .description = "balanced: documents to data-parallel groups by estimated cost (LPT), packed per group; "
+                     "round-robin: FFD packs dealt in turn (a cost-oblivious sampler)",
+  };
+}
+
+Dealing dealing_option(const SystemSpec& system) {
+  return system.options.at("dealing").get<std::string>() == "round-robin" ? Dealing::round_robin : Dealing::balanced;
+}
+
+std::vector<OptionProblem> check_cp_degree(const nlohmann::json& options, const SystemCheckContext& context) {
+  const nlohmann::json& degree = options.at("degree");
+  if (!context.world_size || !degree.is_number_integer()) return {};
+  const auto c = degree.get<std::int64_t>();
+  if (*context.world_size % c == 0) return {};
+  return {{"degree",
+           "degree " + std::to_string(c) + " does not divide the world size " +
+               std::to_string(*context.world_size) + " (nodes x gpus_per_node)",
+           "choose a divisor of the world size, or \"auto\""}};
+}
 
 plan::Plan plan_packed_cp(const PackedCpSetup& setup, const CostModel& cost, const std::vector<std::int64_t>& lengths) {
   const int world = cost.cluster().world_size();
@@ -23,21 +104,27 @@ plan::Plan plan_packed_cp(const PackedCpSetup& setup, const CostModel& cost, con
   }
   if (!oom.empty()) return oom_plan(cost, setup.system, setup.strategy, lengths, std::move(oom));
 
-  const std::vector<Pack> packs = pack_ffd(lengths, align, capacity);
+  const std::vector<std::vector<Pack>> dealt = setup.dealing == Dealing::balanced
+                                                  ? deal_balanced(cost, lengths, groups, align, capacity)
+                                                  : deal_round_robin(lengths, groups, align, capacity);
   PlanBuilder b(cost, setup.system, setup.strategy);
   b.set_passes(setup.passes);
   const int nodes_spanned = (c + cost.cluster().gpus_per_node - 1) / cost.cluster().gpus_per_node;
   const plan::Level level = c == 1 ? plan::Level::local : nodes_spanned > 1 ? plan::Level::inter_node : plan::Level::intra_node;
 
-  // Packs are dealt round-robin: pack i goes to group i mod D as that group's micro-batch i / D.
   std::vector<int> last_op(static_cast<std::size_t>(world), -1);
-  const int micro_batches = static_cast<int>((packs.size() + static_cast<std::size_t>(groups) - 1) / static_cast<std::size_t>(groups));
-  for (int mb = 0; mb < micro_batches; ++mb) {
+  std::size_t micro_batches = 0, packs = 0;
+  for (const auto& group_packs : dealt) {
+    micro_batches = std::max(micro_batches, group_packs.size());
+    packs += group_packs.size();
+  }
+  for (int mb = 0; mb < static_cast<int>(micro_batches); ++mb) {
     for (int g = 0; g < groups; ++g) {
-      const std::size_t pi = static_cast<std::size_t>(mb) * static_cast<std::size_t>(groups) + static_cast<std::size_t>(g);
-      if (pi >= packs.size()) break;
+      const auto& group_packs = dealt[static_cast<std::size_t>(g)];
+      if (static_cast<std::size_t>(mb) >= group_packs.size()) continue;
+      const Pack& pack = group_packs[static_cast<std::size_t>(mb)];
       std::vector<int> seqs;
-      for (int doc : packs[pi].docs) seqs.push_back(b.add_sequence(lengths[static_cast<std::size_t>(doc)], mb));
+      for (int doc : pack.docs) seqs.push_back(b.add_sequence(lengths[static_cast<std::size_t>(doc)], mb));
       std::vector<int> ranks(static_cast<std::size_t>(c));
       for (int i = 0; i < c; ++i) ranks[static_cast<std::size_t>(i)] = g * c + i;
       const int gid = b.add_group(level, ranks, seqs, mb);
@@ -59,10 +146,11 @@ plan::Plan plan_packed_cp(const PackedCpSetup& setup, const CostModel& cost, con
       }
     }
   }
-  b.set_micro_batches(std::max(1, micro_batches));
+  b.set_micro_batches(std::max(1, static_cast<int>(micro_batches)));
   b.add_info("degree", c);
   b.add_info("groups", groups);
-  b.add_info("packs", packs.size());
+  b.add_info("dealing", setup.dealing == Dealing::balanced ? "balanced" : "round-robin");
+  b.add_info("packs", packs);
   b.add_info("pack_capacity_tokens", capacity);
   return b.finish();
 }

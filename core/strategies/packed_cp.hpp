@@ -1,23 +1,38 @@
 #pragma once
 // The shared engine of the fixed-degree baselines (ring-cp, uniform-cp): fixed CP groups of consecutive
-// ranks, FFD packs dealt round-robin to the groups, each group running its packs one after another as
-// micro-batches, every document zigzag-sharded over its group (TransformerEngine THD semantics), ring
+// ranks, documents dealt to the groups (balanced by estimated cost, or FFD packs round-robin), each group
+// running its packs one after another as micro-batches, every document zigzag-sharded over its group (TransformerEngine THD semantics), ring
 // P2P attention with direct routes (static GPU→NIC affinity), no remap.
 #include <string>
 #include <vector>
 
 #include "core/config/scenario.hpp"
+#include "core/config/system_catalog.hpp"
 #include "core/cost/cost_model.hpp"
 #include "core/plan/plan.hpp"
 
 namespace zb {
+
+// How documents reach the D = N/C data-parallel groups.
+//   balanced     longest-processing-time on the cost model: each document, costliest first, goes to the
+//                group with the least estimated work so far; each group then FFD-packs its own documents
+//                into packs of its memory (Megatron-style balancing of packs across data-parallel ranks);
+//   round_robin  FFD packs of the whole batch dealt pack i → group i mod D (a cost-oblivious sampler).
+enum class Dealing { balanced, round_robin };
 
 struct PackedCpSetup {
   std::string system;
   std::string strategy;
   int degree = 1;  // ranks per group; must divide the world size
   Passes passes = Passes::fwd_bwd;
+  Dealing dealing = Dealing::balanced;
 };
+
+// The options both fixed-degree baselines share: "dealing" (balanced | round-robin) and the check that a
+// fixed "degree" divides the world into whole groups (the option type cannot say that).
+[[nodiscard]] SystemOption dealing_system_option();
+[[nodiscard]] Dealing dealing_option(const SystemSpec& system);
+[[nodiscard]] std::vector<OptionProblem> check_cp_degree(const nlohmann::json& options, const SystemCheckContext& context);
 
 [[nodiscard]] plan::Plan plan_packed_cp(const PackedCpSetup& setup, const CostModel& cost,
                                         const std::vector<std::int64_t>& lengths);

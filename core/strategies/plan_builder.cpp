@@ -69,22 +69,31 @@ static std::int64_t chunk_size(std::int64_t len, int parts, int chunk) {
   return plan::zigzag_chunk(0, len, parts, chunk).size();
 }
 
-double PlanBuilder::zigzag_step_pairs(const plan::Group& g, int i, int j) const {
+PlanBuilder::StepPairs PlanBuilder::zigzag_step_pairs(const plan::Group& g, int i, int j) const {
+  // Per sequence, the pairs of each of position i's two query chunks (a = chunk i, b = chunk 2P−1−i)
+  // against position j's key chunks; each chunk is one query tile of the varlen call.
   const int p = static_cast<int>(g.ranks.size());
   double pairs = 0;
+  EquivalentQTokens q;
   for (int seq : g.sequences) {
     const auto len = plan_.sequences[static_cast<std::size_t>(seq)].length;
     const double ci = static_cast<double>(chunk_size(len, p, i));
     const double cbi = static_cast<double>(chunk_size(len, p, 2 * p - 1 - i));
+    double a = 0, b = 0;
     if (j == i) {
-      pairs += ci * (ci + 1) / 2 + cbi * (cbi + 1) / 2 + cbi * ci;
+      a = ci * (ci + 1) / 2;
+      b = cbi * (cbi + 1) / 2 + cbi * ci;
     } else if (j < i) {
-      pairs += (ci + cbi) * static_cast<double>(chunk_size(len, p, j));
+      a = ci * static_cast<double>(chunk_size(len, p, j));
+      b = cbi * static_cast<double>(chunk_size(len, p, j));
     } else {
-      pairs += cbi * static_cast<double>(chunk_size(len, p, j) + chunk_size(len, p, 2 * p - 1 - j));
+      b = cbi * static_cast<double>(chunk_size(len, p, j) + chunk_size(len, p, 2 * p - 1 - j));
     }
+    pairs += a + b;
+    q.add(a, ci);
+    q.add(b, cbi);
   }
-  return pairs;
+  return {pairs, q.value()};
 }
 
 std::int64_t PlanBuilder::zigzag_rank_tokens(const plan::Group& g, int pos) const {
@@ -105,7 +114,6 @@ std::vector<std::vector<int>> PlanBuilder::add_attention(int group, const std::v
     const int d = ready.empty() ? -1 : ready[static_cast<std::size_t>(pos)];
     return d >= 0 ? std::vector<int>{d} : std::vector<int>{};
   };
-  const double nseq = static_cast<double>(std::max<std::size_t>(1, g.sequences.size()));
 
   if (p == 1) {
     Op op;
@@ -113,13 +121,15 @@ std::vector<std::vector<int>> PlanBuilder::add_attention(int group, const std::v
     op.group = group;
     op.micro_batch = g.micro_batch;
     op.name = "attn";
+    EquivalentQTokens q;
     for (int seq : g.sequences) {
       const auto len = plan_.sequences[static_cast<std::size_t>(seq)].length;
       op.blocks.push_back({seq, 0, len, 0, len, plan::Mask::causal, {}});
-      op.pairs += static_cast<double>(len) * static_cast<double>(len + 1) / 2;
-      op.q_tokens += static_cast<double>(len);
+      const double pairs = static_cast<double>(len) * static_cast<double>(len + 1) / 2;
+      op.pairs += pairs;
+      q.add(pairs, static_cast<double>(len));
     }
-    op.q_tokens /= nseq;
+    op.q_tokens = q.value();
     op.deps = ready_deps(0);
     if (op.pairs > 0) attn[0].push_back(add_op(g.ranks[0], std::move(op)));
     return attn;
@@ -135,8 +145,9 @@ std::vector<std::vector<int>> PlanBuilder::add_attention(int group, const std::v
     op.micro_batch = g.micro_batch;
     op.name = "attn";
     op.zigzag_kv_rank = rank_at(kv_pos);
-    op.pairs = zigzag_step_pairs(g, pos, kv_pos);
-    op.q_tokens = static_cast<double>(zigzag_rank_tokens(g, pos)) / (2 * nseq);
+    const StepPairs step_pairs = zigzag_step_pairs(g, pos, kv_pos);
+    op.pairs = step_pairs.pairs;
+    op.q_tokens = step_pairs.q_tokens;
     op.deps = std::move(deps);
     if (op.pairs > 0) attn[static_cast<std::size_t>(pos)].push_back(add_op(rank_at(pos), std::move(op)));
   };

@@ -49,7 +49,11 @@ class PlanBuilder {
   void set_passes(Passes passes) { passes_ = passes; }
 
   // Pair count of a zigzag ring step (q_pos's chunks against kv_pos's chunks) over the group's sequences.
-  [[nodiscard]] double zigzag_step_pairs(const plan::Group& g, int q_pos, int kv_pos) const;
+  struct StepPairs {
+    double pairs = 0;
+    double q_tokens = 0;  // the step's varlen call, per query chunk (EquivalentQTokens)
+  };
+  [[nodiscard]] StepPairs zigzag_step_pairs(const plan::Group& g, int q_pos, int kv_pos) const;
   [[nodiscard]] std::int64_t zigzag_rank_tokens(const plan::Group& g, int pos) const;
 
   [[nodiscard]] int world_size() const { return plan_.world_size; }

@@ -1,7 +1,8 @@
-// ring-cp: TransformerEngine-style ring P2P context parallelism over ALL GPUs (CP = N, DP = 1).
-// Documents are FFD-packed into packs of N·M tokens (M = per-GPU token capacity); every document of a
-// pack is zigzag-sharded over all N ranks; packs run one after another. Inter-node hops use the sending
-// GPU's own NIC (static affinity). See docs/STRATEGIES.md.
+// ring-cp: TransformerEngine-style ring P2P context parallelism, by default over ALL GPUs (CP = N,
+// DP = 1); "degree": C gives TE CP of size C with N/C data-parallel groups (TE CP + DP). Documents are
+// packed into packs of C·M tokens (M = per-GPU token capacity), balanced over the groups like uniform-cp;
+// every document of a pack is zigzag-sharded over its C ranks; packs run one after another. Inter-node
+// hops use the sending GPU's own NIC (static affinity). See docs/STRATEGIES.md.
 #include "core/strategies/packed_cp.hpp"
 #include "core/strategies/registration.hpp"
 
@@ -11,7 +12,11 @@ namespace {
 class RingCp final : public Strategy {
  public:
   RingCp(const SystemSpec& system, const Scenario& scenario, const CostModel& cost)
-      : setup_{system.label, system.name, scenario.cluster.world_size(), scenario.passes}, cost_(cost) {}
+      : setup_{system.label, system.name, scenario.cluster.world_size(), scenario.passes}, cost_(cost) {
+    const nlohmann::json& degree = system.options.at("degree");
+    if (degree.is_number_integer()) setup_.degree = degree.get<int>();  // "auto": all GPUs
+    setup_.dealing = dealing_option(system);
+  }
 
   plan::Plan make_plan(const Batch& batch) const override { return plan_packed_cp(setup_, cost_, batch.lengths); }
 
@@ -28,11 +33,18 @@ const StrategyRegistration registration{
     SystemInfo{
         .name = "ring-cp",
         .description =
-            "Ring context parallelism over all GPUs (TransformerEngine-style P2P, per-document zigzag)",
+            "Ring context parallelism (TransformerEngine-style P2P, per-document zigzag), over all GPUs by default",
         .order = 10,
         .baseline = true,
-        .options = {},
-        .validate = {},
+        .options = {SystemOption{
+                        .name = "degree",
+                        .type = OptionType::positive_int_or_auto,
+                        .default_value = "auto",
+                        .choices = {},
+                        .description = "TE CP size C, dividing the world size (N/C data-parallel groups); auto = all GPUs",
+                    },
+                    dealing_system_option()},
+        .validate = check_cp_degree,
     },
     make_ring_cp};
 

@@ -1,5 +1,6 @@
-// uniform-cp: fixed-degree CP (CP = C, DP = N/C). FFD packs of C·M tokens are dealt round-robin to the
-// D = N/C groups of consecutive ranks; each group runs a zigzag ring over its C ranks. "degree": "auto"
+// uniform-cp: fixed-degree CP (CP = C, DP = N/C). Documents are balanced over the D = N/C groups of
+// consecutive ranks by estimated cost and packed per group into packs of C·M tokens (or, with
+// "dealing": "round-robin", FFD packs dealt round-robin); each group runs a zigzag ring over its C ranks. "degree": "auto"
 // plans every divisor C of N and keeps the feasible one with the least predicted time.
 #include <optional>
 #include <string>
@@ -17,6 +18,7 @@ class UniformCp final : public Strategy {
       : setup_{system.label, system.name, 0, scenario.passes}, cost_(cost) {
     const nlohmann::json& degree = system.options.at("degree");
     if (degree.is_number_integer()) setup_.degree = degree.get<int>();
+    setup_.dealing = dealing_option(system);
   }
 
   plan::Plan make_plan(const Batch& batch) const override {
@@ -37,7 +39,7 @@ class UniformCp final : public Strategy {
       }
     }
     plan::Plan chosen = best ? std::move(*best) : std::move(widest);
-    chosen.info["degree_choice"] = "auto";
+    chosen.info["degree_choice"] = "auto";  // info["degree"] is the degree it chose
     return chosen;
   }
 
@@ -50,23 +52,11 @@ std::unique_ptr<Strategy> make_uniform_cp(const SystemSpec& system, const Scenar
   return std::make_unique<UniformCp>(system, scenario, cost);
 }
 
-// A fixed degree must split the world into whole groups; the option type cannot say that.
-std::vector<OptionProblem> check_degree(const nlohmann::json& options, const SystemCheckContext& context) {
-  const nlohmann::json& degree = options.at("degree");
-  if (!context.world_size || !degree.is_number_integer()) return {};
-  const auto c = degree.get<std::int64_t>();
-  if (*context.world_size % c == 0) return {};
-  return {{"degree",
-           "degree " + std::to_string(c) + " does not divide the world size " +
-               std::to_string(*context.world_size) + " (nodes x gpus_per_node)",
-           "choose a divisor of the world size, or \"auto\""}};
-}
-
 const StrategyRegistration registration{
     SystemInfo{
         .name = "uniform-cp",
         .description =
-            "Uniform context parallelism: fixed degree C, N/C data-parallel groups, packs dealt round-robin",
+            "Uniform context parallelism: fixed degree C, N/C data-parallel groups, documents balanced by cost",
         .order = 20,
         .baseline = true,
         .options = {SystemOption{
@@ -75,8 +65,8 @@ const StrategyRegistration registration{
             .default_value = "auto",
             .choices = {},
             .description = "CP degree C; must divide the world size; auto = the best feasible C",
-        }},
-        .validate = check_degree,
+        }, dealing_system_option()},
+        .validate = check_cp_degree,
     },
     make_uniform_cp};
 

@@ -44,7 +44,7 @@ TEST(ScenarioLoader, BaseScenarioTakesPresetValues) {
             (json{{"routing", true}, {"remap", true}, {"partitioning", "hierarchical"}}));
   EXPECT_EQ(s.systems[1].label, "ring-cp");
   EXPECT_EQ(s.systems[2].label, "uniform-cp[degree=8]");
-  EXPECT_EQ(s.systems[2].options, (json{{"degree", 8}}));
+  EXPECT_EQ(s.systems[2].options, (json{{"degree", 8}, {"dealing", "balanced"}}));
   EXPECT_EQ(s.backend, Backend::sim);
   EXPECT_EQ(s.passes, Passes::fwd_bwd);
   EXPECT_EQ(s.output.dir, std::filesystem::path("out/base"));

@@ -28,8 +28,8 @@ TEST(SystemCatalog, KnowsTheSystemsAndTheirDefaults) {
   ASSERT_NE(zeppelin, nullptr);
   EXPECT_EQ(zeppelin->default_options(),
             (nlohmann::json{{"routing", true}, {"remap", true}, {"partitioning", "hierarchical"}}));
-  EXPECT_TRUE(find_system("ring-cp")->options.empty());
-  EXPECT_EQ(find_system("uniform-cp")->default_options(), (nlohmann::json{{"degree", "auto"}}));
+  EXPECT_EQ(find_system("ring-cp")->default_options(), (nlohmann::json{{"degree", "auto"}, {"dealing", "balanced"}}));
+  EXPECT_EQ(find_system("uniform-cp")->default_options(), (nlohmann::json{{"degree", "auto"}, {"dealing", "balanced"}}));
   EXPECT_EQ(find_system("zepelin"), nullptr);
 }
 

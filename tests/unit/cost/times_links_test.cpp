@@ -1,6 +1,9 @@
 // Kernel and transfer times, and the links the planner sees (NIC sharing, routed inter-node aggregate).
 #include <gtest/gtest.h>
 
+#include <random>
+#include <vector>
+
 #include "core/cost/cost_model.hpp"
 #include "tests/unit/cost/cost_test_specs.hpp"
 
@@ -27,6 +30,39 @@ TEST(CostTimes, SmallChunksRunSlowerPerFlop) {
   const double one_call = cost.attention_time(cost.attention_fwd_flops(4096.0 * 4096), 4096);
   const double sixteen_calls = 16 * cost.attention_time(cost.attention_fwd_flops(256.0 * 4096), 256);
   EXPECT_GT(sixteen_calls, 1.8 * one_call);
+}
+
+// A varlen call is charged per query tile: at the equivalent query length, one call over any mix of
+// tiles costs exactly what the tiles cost one by one (less their per-call overheads), for random mixes.
+TEST(CostTimes, VarlenCallCostsTheSumOfItsTilesAtTheEquivalentQueryLength) {
+  const CostModel cost = llama_7b_on(test::dgx_h200(1));
+  const double overhead = cost.attention_time(1, 1e9) - 1 / (kPeakH200 * 0.60 * 1e9 / (1e9 + 256));
+  for (unsigned seed = 1; seed <= 50; ++seed) {
+    std::mt19937_64 rng(seed);
+    std::uniform_int_distribution<int> rows(1, 131072), count(1, 40);
+    EquivalentQTokens q;
+    double flops = 0, separately = 0;
+    for (int i = count(rng); i > 0; --i) {
+      const double r = rows(rng), pairs = r * (r + 1) / 2;
+      q.add(pairs, r);
+      flops += cost.attention_fwd_flops(pairs);
+      separately += cost.attention_time(cost.attention_fwd_flops(pairs), r) - overhead;
+    }
+    EXPECT_NEAR(cost.attention_time(flops, q.value()) - overhead, separately, 1e-9 * separately) << "seed " << seed;
+  }
+}
+
+// The rule the mean length broke: a 128k document among 130 short ones runs at its own efficiency.
+TEST(CostTimes, ALongDocumentKeepsItsEfficiencyAmongShortOnes) {
+  const CostModel cost = llama_7b_on(test::dgx_h200(1));
+  const double long_pairs = 131072.0 * 131073 / 2, short_pairs = 512.0 * 513 / 2;
+  EquivalentQTokens mixed;
+  mixed.add(long_pairs, 131072);
+  for (int i = 0; i < 130; ++i) mixed.add(short_pairs, 512);
+  const double together = cost.attention_time(cost.attention_fwd_flops(long_pairs + 130 * short_pairs), mixed.value());
+  const double alone = cost.attention_time(cost.attention_fwd_flops(long_pairs), 131072) +
+                       cost.attention_time(cost.attention_fwd_flops(130 * short_pairs), 512);
+  EXPECT_NEAR(together, alone - 8e-6, 1e-9);  // one call: one overhead instead of two
 }
 
 TEST(CostTimes, FullCausal4096ForwardAttentionOnH200) {

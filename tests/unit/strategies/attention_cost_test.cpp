@@ -1,0 +1,83 @@
+// Attention is charged per sequence (METRICS.md, "A varlen call over several sequences"): where a document
+// runs does not change what its attention costs, so the cost model biases no strategy by how it groups
+// documents. Checked on local groups (one varlen call) and on zigzag rings (one call per ring step).
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "core/lower/lower.hpp"
+#include "core/plan/plan_format.hpp"
+#include "core/strategies/plan_builder.hpp"
+#include "support.hpp"
+
+namespace zb {
+namespace {
+
+// Two groups of `ranks_per_group` ranks on one micro-batch; the long document joins group `long_in`.
+plan::Plan two_groups(const CostModel& cost, int ranks_per_group, const std::vector<std::int64_t>& shorts_a,
+                      const std::vector<std::int64_t>& shorts_b, std::int64_t long_doc, int long_in) {
+  PlanBuilder b(cost, "test", "test");
+  for (int g = 0; g < 2; ++g) {
+    std::vector<int> seqs;
+    for (const std::int64_t len : g == 0 ? shorts_a : shorts_b) seqs.push_back(b.add_sequence(len, 0));
+    if (g == long_in) seqs.push_back(b.add_sequence(long_doc, 0));
+    std::vector<int> ranks;
+    for (int i = 0; i < ranks_per_group; ++i) ranks.push_back(g * ranks_per_group + i);
+    const int gid = b.add_group(ranks_per_group == 1 ? plan::Level::local : plan::Level::intra_node, ranks, seqs, 0);
+    b.add_attention(gid, {});
+  }
+  return b.plan();
+}
+
+// Attention seconds of the whole plan, without the per-call overheads (the number of calls may differ).
+double attention_work(const plan::Plan& p, const CostModel& cost) {
+  double seconds = 0;
+  for (const auto& r : p.ranks) {
+    for (const auto& op : r.ops) {
+      if (op.kind != plan::OpKind::attention) continue;
+      seconds += lower::attention_seconds(op, cost, Pass::fwd) - cost.profile().attention_call_overhead * op.calls;
+    }
+  }
+  return seconds;
+}
+
+class MovingALongDocument : public ::testing::TestWithParam<int> {};
+
+TEST_P(MovingALongDocument, BetweenGroupsOfShortOnesDoesNotChangeTheCost) {
+  const Scenario s = test::preset_scenario("dgx-h200", 1, "llama-7b");
+  const CostModel cost(s.cluster, s.model);
+  for (unsigned seed = 1; seed <= 12; ++seed) {
+    std::mt19937_64 rng(seed);
+    std::uniform_int_distribution<std::int64_t> short_len(64, 2048);
+    std::vector<std::int64_t> a(40 + seed * 7), b(90 - seed * 3);
+    for (auto& len : a) len = short_len(rng);
+    for (auto& len : b) len = short_len(rng);
+    const std::int64_t long_doc = 131072;
+    const double in_a = attention_work(two_groups(cost, GetParam(), a, b, long_doc, 0), cost);
+    const double in_b = attention_work(two_groups(cost, GetParam(), a, b, long_doc, 1), cost);
+    EXPECT_NEAR(in_a, in_b, 1e-9 * in_a) << "seed " << seed << ", " << GetParam() << " ranks per group";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(LocalAndRing, MovingALongDocument, ::testing::Values(1, 2, 4));
+
+// A plan file without q_tokens reads back with the planner's value (the reader derives it by one rule).
+TEST(EquivalentQueryLength, APlanFileWithoutItDerivesThePlannersValue) {
+  const Scenario s = test::preset_scenario("dgx-h200", 1, "llama-7b");
+  const CostModel cost(s.cluster, s.model);
+  const plan::Plan p = two_groups(cost, 4, {300, 1200, 77}, {5000, 9}, 40000, 1);
+  nlohmann::json j = nlohmann::json::parse(plan::to_json(p).dump());
+  for (auto& r : j.at("ranks")) {
+    for (auto& op : r.at("ops")) op.erase("q_tokens");
+  }
+  const plan::Plan back = plan::from_json(j, "test.json");
+  for (std::size_t r = 0; r < p.ranks.size(); ++r) {
+    for (std::size_t i = 0; i < p.ranks[r].ops.size(); ++i) {
+      EXPECT_NEAR(back.ranks[r].ops[i].q_tokens, p.ranks[r].ops[i].q_tokens, 1e-9 * p.ranks[r].ops[i].q_tokens + 1e-12)
+          << "rank " << r << " op " << i;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace zb
