@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs the Google Benchmark targets (planner and simulator speed) and prints their figures against the
-# targets of the Plan and simulator issues. Not part of `make test`: these are timings, not checks.
+# Runs the Google Benchmark targets (planner, simulator and CPU kernel speed) and prints their figures
+# against the targets of the Plan and simulator issues (the kernels have no target: they print GFLOP/s). Not part of `make test`: these are timings, not checks.
 set -euo pipefail
 build=${1:-build}
 out="$build/benchmarks"
@@ -9,4 +9,6 @@ echo "== planner (targets: zeppelin 16x8 1M tokens <= 2 ms, 128x8 8M tokens <= 2
 "$build/tests/perf/plan/zb_bench_plan" --benchmark_out="$out/plan.json" --benchmark_out_format=json
 echo "== simulator (targets: 16 x dgx-h200 <= 1 s, 128 x dgx-h200 <= 10 s per iteration)"
 "$build/tests/perf/zb_bench_sim" --benchmark_out="$out/sim.json" --benchmark_out_format=json
-echo "results: $out/plan.json $out/sim.json"
+echo "== CPU attention kernels, forward and backward (float32, single thread; no target)"
+"$build/tests/perf/kernels/zb_bench_kernels_cpu" --benchmark_out="$out/kernels.json" --benchmark_out_format=json
+echo "results: $out/plan.json $out/sim.json $out/kernels.json"
