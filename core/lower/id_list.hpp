@@ -45,13 +45,9 @@ class IdList {
 
   [[nodiscard]] const int* begin() const { return data(); }
   [[nodiscard]] const int* end() const { return data() + size_; }
-  [[nodiscard]] int* begin() { return data(); }
-  [[nodiscard]] int* end() { return data() + size_; }
   [[nodiscard]] std::size_t size() const { return size_; }
   [[nodiscard]] bool empty() const { return size_ == 0; }
   [[nodiscard]] int operator[](std::size_t i) const { return data()[i]; }
-  [[nodiscard]] int front() const { return data()[0]; }
-  [[nodiscard]] int back() const { return data()[size_ - 1]; }
   void clear() { size_ = 0; }
   void push_back(int id) { append(&id, &id + 1); }
   void append(const int* first, const int* last) {
@@ -60,8 +56,6 @@ class IdList {
     std::copy(first, last, data() + size_);
     size_ += n;
   }
-  [[nodiscard]] std::vector<int> to_vector() const { return {begin(), end()}; }
-  friend bool operator==(const IdList& a, const IdList& b) { return std::equal(a.begin(), a.end(), b.begin(), b.end()); }
 
  private:
   static constexpr std::uint32_t inline_capacity = 4;

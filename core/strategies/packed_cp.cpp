@@ -62,6 +62,16 @@ std::vector<std::vector<Pack>> deal_balanced(const CostModel& cost, const std::v
 
 }  // namespace
 
+SystemOption degree_system_option(std::string description) {
+  return SystemOption{
+      .name = "degree",
+      .type = OptionType::positive_int_or_auto,
+      .default_value = "auto",
+      .choices = {},
+      .description = std::move(description),
+  };
+}
+
 SystemOption dealing_system_option() {
   return SystemOption{
       .name = "dealing",
@@ -73,8 +83,10 @@ SystemOption dealing_system_option() {
   };
 }
 
-Dealing dealing_option(const SystemSpec& system) {
-  return system.options.at("dealing").get<std::string>() == "round-robin" ? Dealing::round_robin : Dealing::balanced;
+void read_packed_cp_options(const SystemSpec& system, PackedCpSetup& setup) {
+  const nlohmann::json& degree = system.options.at("degree");
+  if (degree.is_number_integer()) setup.degree = degree.get<int>();
+  setup.dealing = system.options.at("dealing").get<std::string>() == "round-robin" ? Dealing::round_robin : Dealing::balanced;
 }
 
 std::vector<OptionProblem> check_cp_degree(const nlohmann::json& options, const SystemCheckContext& context) {

@@ -28,10 +28,14 @@ struct PackedCpSetup {
   Dealing dealing = Dealing::balanced;
 };
 
-// The options both fixed-degree baselines share: "dealing" (balanced | round-robin) and the check that a
-// fixed "degree" divides the world into whole groups (the option type cannot say that).
+// The options both fixed-degree baselines share: "degree" (what "auto" means differs, hence
+// `description`), "dealing" (balanced | round-robin), and the check that a fixed degree divides the world
+// into whole groups (the option type cannot say that).
+[[nodiscard]] SystemOption degree_system_option(std::string description);
 [[nodiscard]] SystemOption dealing_system_option();
-[[nodiscard]] Dealing dealing_option(const SystemSpec& system);
+// Reads the shared options into `setup`: a fixed degree (an "auto" degree leaves setup.degree as the
+// strategy set it) and the dealing.
+void read_packed_cp_options(const SystemSpec& system, PackedCpSetup& setup);
 [[nodiscard]] std::vector<OptionProblem> check_cp_degree(const nlohmann::json& options, const SystemCheckContext& context);
 
 [[nodiscard]] plan::Plan plan_packed_cp(const PackedCpSetup& setup, const CostModel& cost,

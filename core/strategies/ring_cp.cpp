@@ -13,9 +13,7 @@ class RingCp final : public Strategy {
  public:
   RingCp(const SystemSpec& system, const Scenario& scenario, const CostModel& cost)
       : setup_{system.label, system.name, scenario.cluster.world_size(), scenario.passes}, cost_(cost) {
-    const nlohmann::json& degree = system.options.at("degree");
-    if (degree.is_number_integer()) setup_.degree = degree.get<int>();  // "auto": all GPUs
-    setup_.dealing = dealing_option(system);
+    read_packed_cp_options(system, setup_);  // "auto" keeps all GPUs
   }
 
   plan::Plan make_plan(const Batch& batch) const override { return plan_packed_cp(setup_, cost_, batch.lengths); }
@@ -36,13 +34,7 @@ const StrategyRegistration registration{
             "Ring context parallelism (TransformerEngine-style P2P, per-document zigzag), over all GPUs by default",
         .order = 10,
         .baseline = true,
-        .options = {SystemOption{
-                        .name = "degree",
-                        .type = OptionType::positive_int_or_auto,
-                        .default_value = "auto",
-                        .choices = {},
-                        .description = "TE CP size C, dividing the world size (N/C data-parallel groups); auto = all GPUs",
-                    },
+        .options = {degree_system_option("TE CP size C, dividing the world size (N/C data-parallel groups); auto = all GPUs"),
                     dealing_system_option()},
         .validate = check_cp_degree,
     },

@@ -16,9 +16,7 @@ class UniformCp final : public Strategy {
   // `degree` is complete and checked (registration below): "auto", or a divisor of the world size.
   UniformCp(const SystemSpec& system, const Scenario& scenario, const CostModel& cost)
       : setup_{system.label, system.name, 0, scenario.passes}, cost_(cost) {
-    const nlohmann::json& degree = system.options.at("degree");
-    if (degree.is_number_integer()) setup_.degree = degree.get<int>();
-    setup_.dealing = dealing_option(system);
+    read_packed_cp_options(system, setup_);  // "auto" leaves 0: plan every divisor
   }
 
   plan::Plan make_plan(const Batch& batch) const override {
@@ -59,13 +57,8 @@ const StrategyRegistration registration{
             "Uniform context parallelism: fixed degree C, N/C data-parallel groups, documents balanced by cost",
         .order = 20,
         .baseline = true,
-        .options = {SystemOption{
-            .name = "degree",
-            .type = OptionType::positive_int_or_auto,
-            .default_value = "auto",
-            .choices = {},
-            .description = "CP degree C; must divide the world size; auto = the best feasible C",
-        }, dealing_system_option()},
+        .options = {degree_system_option("CP degree C; must divide the world size; auto = the best feasible C"),
+                    dealing_system_option()},
         .validate = check_cp_degree,
     },
     make_uniform_cp};

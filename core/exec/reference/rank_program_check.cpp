@@ -70,7 +70,6 @@ void RankRunner::check_program() {
             fail(id, "is a relay send, but its stream_from (" + std::to_string(source) +
                          ") is not a relay recv of the same fragment among its deps");
           }
-          relay_source_[id] = source;
         }
         break;
       }

@@ -127,7 +127,6 @@ class RankRunner {
   std::vector<double> posted_at_;
   std::size_t next_compute_ = 0;                       // first compute instruction not yet run
   std::map<std::pair<int, std::uint64_t>, int> recv_of_;  // (peer, key) → this rank's recv instruction
-  std::map<int, int> relay_source_;                    // relay send → the relay recv whose bytes it forwards
   std::map<int, Bytes> arrived_;                       // recv → its leg, taken from the transport early
   std::map<int, Relayed> relayed_;
   std::map<int, Outgoing> outgoing_;                   // message → its packed payload

@@ -17,7 +17,7 @@ void RankRunner::send_leg(int id) {
   const LegHeader header{in.message, in.offset, in.bytes};
   const Tag tag = Tag::make(MessageKind::transfer, in.key);
   if (in.stream == lower::Stream::relay) {  // forward what the relay recv got, bit for bit
-    const int source = relay_source_.at(id);
+    const int source = in.stream_from;  // checked before anything ran
     const auto it = relayed_.find(source);
     if (it == relayed_.end()) fail(id, "its relay recv " + state_.where(source) + " holds no fragment");
     const Relayed relayed = std::move(it->second);
