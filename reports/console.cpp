@@ -4,19 +4,24 @@
 
 #include <fmt/format.h>
 
+#include "reports/best_baseline.hpp"
 #include "reports/number_format.hpp"
 #include "reports/text_table.hpp"
 
 namespace zb::reports {
 namespace {
 
-// Baselines in scenario order: the columns of the speed-up part of the table.
+// Baselines from strongest to weakest: the columns of the speed-up part of the table, after "vs best".
 std::vector<const SystemSummary*> baselines_of(const RunSummary& summary) {
   std::vector<const SystemSummary*> out;
-  for (const SystemSummary& s : summary.systems) {
-    if (s.is_baseline) out.push_back(&s);
-  }
+  for (const std::string& label : summary.baseline_ranking) out.push_back(summary.find(label));
   return out;
+}
+
+std::string speedup_cell(const SystemSummary& s, const SystemSummary& baseline,
+                         std::optional<double> speedup) {
+  if (&baseline == &s) return "\u2014";
+  return speedup ? format_ratio(*speedup) : "n/a";
 }
 
 std::string time_with_spread(const SampleAggregates& a) {
@@ -35,13 +40,11 @@ std::vector<std::string> system_row(const RunSummary& summary, const SystemSumma
   row.push_back(format_si(s.throughput.mean));
   row.push_back(fmt::format("{:.1f}", s.tflops_per_gpu.mean));
   row.push_back(format_percent(s.mfu_aggregate.mean));
+  if (const SystemSummary* best = summary.best_baseline ? summary.find(*summary.best_baseline) : nullptr) {
+    row.push_back(speedup_cell(s, *best, s.speedup_vs_best));
+  }
   for (const SystemSummary* baseline : baselines) {
-    if (baseline == &s) {
-      row.push_back("\u2014");
-      continue;
-    }
-    const auto speedup = summary.speedup(s.label, baseline->label);
-    row.push_back(speedup ? format_ratio(*speedup) : "n/a");
+    row.push_back(speedup_cell(s, *baseline, summary.speedup(s.label, baseline->label)));
   }
   row.push_back(fmt::format("{:.2f}", s.attention_imbalance.mean));
   row.push_back(format_percent(s.nic_utilization_mean.mean) + " / " + format_percent(s.nic_utilization_max.mean));
@@ -51,6 +54,27 @@ std::vector<std::string> system_row(const RunSummary& summary, const SystemSumma
                               s.iterations - s.feasible_iterations == 1 ? "" : "s");
   }
   return row;
+}
+
+// Who the best baseline is, then each other system against it in words, slower ones included.
+std::string best_baseline_text(const RunSummary& summary) {
+  const std::string best = best_baseline_statement(summary);
+  if (best.empty()) return "";
+  std::string out = best + "\n";
+  for (const SystemSummary& s : summary.systems) {
+    if (const std::string line = versus_best_statement(summary, s); !line.empty()) out += line + "\n";
+  }
+  return out + "\n";
+}
+
+// What each system ran with, "auto" resolved: the configuration of each baseline that was compared.
+std::string options_text(const RunSummary& summary) {
+  std::string out = "options as run:\n";
+  for (const SystemSummary& s : summary.systems) {
+    out += fmt::format("  {}: {}\n", s.label,
+                       s.resolved_options_text.empty() ? "(none)" : s.resolved_options_text);
+  }
+  return out + "\n";
 }
 
 std::string gates_text(const RunSummary& summary) {
@@ -82,6 +106,7 @@ std::string console_summary(const RunSummary& summary) {
   const std::vector<const SystemSummary*> baselines = baselines_of(summary);
   TextTable table;
   table.header = {"system", "iteration time", "tokens/s", "TFLOP/s/GPU", "MFU"};
+  if (summary.best_baseline) table.header.push_back("vs best (" + *summary.best_baseline + ")");
   for (const SystemSummary* baseline : baselines) table.header.push_back("vs " + baseline->label);
   for (const char* title : {"attn imbalance", "NIC util mean/max", "planner"}) table.header.emplace_back(title);
   table.align.assign(table.header.size(), Align::right);
@@ -96,6 +121,8 @@ std::string console_summary(const RunSummary& summary) {
   out += render_text(table);
   out += "speed-up = baseline mean iteration time / system mean iteration time; "
          "NIC util = bytes / (NIC bandwidth \u00b7 iteration time)\n\n";
+  out += best_baseline_text(summary);
+  out += options_text(summary);
   out += gates_text(summary);
   return out;
 }

@@ -1,6 +1,8 @@
 #pragma once
 // The summary `zeppelin-bench run` prints when it finishes: which backend produced the figures (and
-// whether they are simulated), one row per system, the speed-ups against every baseline, then the gates.
+// whether they are simulated), one row per system with its speed-up against the best baseline and then
+// against every baseline (strongest first), the best baseline and each system against it in words, the
+// options every system ran with ("auto" resolved), then the gates.
 #include <cstdio>
 #include <string>
 

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "reports/atomic_write.hpp"
+#include "reports/best_baseline.hpp"
 #include "reports/console.hpp"
 #include "reports/html_charts.hpp"
 #include "reports/html_style.hpp"
@@ -34,11 +35,27 @@ std::string verdict_badges(const RunSummary& summary) {
   return out + "</div>";
 }
 
+// The headline: the best baseline, then every other system against it. A loss (slower, or out of
+// memory) is set in the failure colour, as plainly as a win.
+std::string headline_html(const RunSummary& summary) {
+  const std::string best = best_baseline_statement(summary);
+  if (best.empty()) return "";
+  std::string out = R"(<div class="headline">)";
+  for (const SystemSummary& s : summary.systems) {
+    const std::string line = versus_best_statement(summary, s);
+    if (line.empty()) continue;
+    const bool lost = !s.speedup_vs_best || *s.speedup_vs_best < 1;
+    out += fmt::format(R"(<p class="versus{}">{}</p>)", lost ? " lost" : "", html_escape(line));
+  }
+  return out + fmt::format(R"(<p class="best-baseline">{}</p></div>)", html_escape(best));
+}
+
 std::string header_html(const RunResult& run, const RunSummary& summary, const RunContext& context) {
   std::string out = R"(<header class="verdict">)";
   out += fmt::format("<h1>{}</h1>", html_escape(summary.scenario));
   if (!run.scenario.description.empty()) out += fmt::format(R"(<p class="description">{}</p>)", html_escape(run.scenario.description));
   out += verdict_badges(summary);
+  out += headline_html(summary);
   out += fmt::format("<div>{}</div>", html_escape(backend_statement(summary)));
   const int iterations = summary.systems.empty() ? 0 : summary.systems.front().iterations;
   out += fmt::format(
@@ -50,16 +67,25 @@ std::string header_html(const RunResult& run, const RunSummary& summary, const R
   return out + "</header>";
 }
 
+std::string speedup_cell(const SystemSummary& s, const SystemSummary& baseline,
+                         std::optional<double> speedup) {
+  return fmt::format("<td>{}</td>", &baseline == &s ? "&#8212;" : speedup ? format_ratio(*speedup) : "n/a");
+}
+
+// Speed-up columns as the console has them: vs the best baseline, then every baseline strongest first.
 std::string summary_table(const RunSummary& summary) {
   std::vector<const SystemSummary*> baselines;
-  for (const SystemSummary& s : summary.systems) {
-    if (s.is_baseline) baselines.push_back(&s);
-  }
+  for (const std::string& label : summary.baseline_ranking) baselines.push_back(summary.find(label));
+  const SystemSummary* best_baseline = summary.best_baseline ? summary.find(*summary.best_baseline) : nullptr;
+  const std::size_t speedup_columns = baselines.size() + (best_baseline != nullptr ? 1 : 0);
   double fastest = 0;
   for (const SystemSummary& s : summary.systems) {
     if (s.feasible() && (fastest == 0 || s.iteration_time.mean < fastest)) fastest = s.iteration_time.mean;
   }
   std::string out = "<table><thead><tr><th>system</th><th>iteration time</th><th>tokens/s</th><th>TFLOP/s per GPU</th><th>MFU</th>";
+  if (best_baseline != nullptr) {
+    out += fmt::format("<th>vs best ({})</th>", html_escape(best_baseline->label));
+  }
   for (const SystemSummary* b : baselines) out += fmt::format("<th>vs {}</th>", html_escape(b->label));
   out += "<th>attention imbalance</th><th>NIC util. mean / max</th><th>planner time</th></tr></thead><tbody>";
   for (const SystemSummary& s : summary.systems) {
@@ -67,18 +93,16 @@ std::string summary_table(const RunSummary& summary) {
     out += fmt::format(R"(<tr><td><span class="swatch" style="background:{}"></span>{}{}</td>)", system_colour(s.index),
                        html_escape(s.label), strategy);
     if (!s.feasible()) {
-      out += fmt::format(R"(<td class="oom" colspan="{}">out of memory in all {} iterations</td></tr>)", 7 + baselines.size(),
-                         s.iterations);
+      out += fmt::format(R"(<td class="oom" colspan="{}">out of memory in all {} iterations</td></tr>)",
+                         7 + speedup_columns, s.iterations);
       continue;
     }
     const bool best = s.iteration_time.mean == fastest;
     out += fmt::format("<td{}>{} &#177; {}</td><td>{}</td><td>{:.1f}</td><td>{}</td>", best ? R"( class="best")" : "",
                        format_seconds(s.iteration_time.mean), format_seconds(s.iteration_time.sd),
                        format_si(s.throughput.mean), s.tflops_per_gpu.mean, format_percent(s.mfu_aggregate.mean));
-    for (const SystemSummary* b : baselines) {
-      const auto speedup = b == &s ? std::nullopt : summary.speedup(s.label, b->label);
-      out += fmt::format("<td>{}</td>", b == &s ? "&#8212;" : speedup ? format_ratio(*speedup) : "n/a");
-    }
+    if (best_baseline != nullptr) out += speedup_cell(s, *best_baseline, s.speedup_vs_best);
+    for (const SystemSummary* b : baselines) out += speedup_cell(s, *b, summary.speedup(s.label, b->label));
     out += fmt::format("<td>{:.2f}</td><td>{} / {}</td><td>{}{}</td></tr>", s.attention_imbalance.mean,
                        format_percent(s.nic_utilization_mean.mean), format_percent(s.nic_utilization_max.mean),
                        format_seconds(s.planner_time.mean),
@@ -87,6 +111,16 @@ std::string summary_table(const RunSummary& summary) {
                            : "");
   }
   return out + "</tbody></table>";
+}
+
+// What each system ran with, "auto" resolved: which configuration of every baseline was compared.
+std::string options_list(const RunSummary& summary) {
+  std::string out = R"(<p class="options-title">Options as run</p><ul class="options">)";
+  for (const SystemSummary& s : summary.systems) {
+    out += fmt::format("<li><strong>{}</strong>: {}</li>", html_escape(s.label),
+                       s.resolved_options_text.empty() ? "(none)" : html_escape(s.resolved_options_text));
+  }
+  return out + "</ul>";
 }
 
 std::string gates_table(const RunSummary& summary) {
@@ -139,7 +173,7 @@ std::string html_report(const RunResult& run, const RunSummary& summary, const R
                       html_report_style);
   page += header_html(run, summary, context);
   page += section("Summary", "Mean over feasible iterations. Speed-up = baseline mean iteration time / system mean iteration time.",
-                  R"(<div class="table-scroll">)" + summary_table(summary) + "</div>");
+                  R"(<div class="table-scroll">)" + summary_table(summary) + "</div>" + options_list(summary));
   page += section("Gates", "Pass/fail checks from the scenario; any failure makes <code>run</code> exit with 1.", gates_table(summary));
   page += section("Where the time goes", "Critical (slowest) rank, mean per iteration; each instant counted once: compute, then remap, then waiting on a transfer, else idle.",
                   breakdown_chart(summary));

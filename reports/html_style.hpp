@@ -20,6 +20,13 @@ header .description { color: var(--muted); margin: 0 0 12px; }
 .badge.neutral { color:var(--muted); background:#EEF1F4; border-color:var(--rule); }
 .badge.sim { color:var(--warn); background:var(--warn-bg); border-color:#F2D48A; }
 .facts { color: var(--muted); font-size: 12.5px; margin: 6px 0 0; }
+.headline { margin: 10px 0; }
+.headline p { margin: 2px 0; }
+.headline p.versus { font-size: 16px; font-weight: 650; color: var(--pass); }
+.headline p.versus.lost { color: var(--fail); }
+.headline p.best-baseline { color: var(--muted); font-size: 13px; }
+.options-title { margin: 12px 0 2px; font-weight: 600; font-size: 13px; }
+ul.options { margin: 0; padding-left: 20px; font-size: 13px; color: var(--muted); }
 .facts span + span::before { content: " \00B7  "; }
 section { background:var(--panel); border:1px solid var(--rule); border-radius:10px; padding:18px 22px; margin-bottom:20px; }
 section h2 { font-size: 16px; margin: 0 0 4px; font-weight: 650; }

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "reports/atomic_write.hpp"
+#include "reports/resolved_options.hpp"
 
 namespace zb::reports {
 namespace {
@@ -98,6 +99,7 @@ ojson iterations_json(const SystemResult& result, const SystemSummary& summary) 
     entry["iteration"] = it.iteration;
     entry["feasible"] = it.feasible;
     entry["planner_seconds"] = it.planner_seconds;
+    entry["resolved_options"] = iteration_resolved_options(result.system, it.plan_info);
     entry["predicted_seconds"] = it.feasible ? ojson(it.predicted_seconds) : ojson();
     entry["metrics"] = it.feasible && feasible_index < summary.per_iteration.size()
                            ? figures_json(summary.per_iteration[feasible_index++])
@@ -115,8 +117,10 @@ ojson system_json(const SystemResult& result, const SystemSummary& s) {
   out["strategy"] = s.strategy;
   out["options"] = ojson::parse(result.system.options.dump());
   out["baseline"] = s.is_baseline;
+  out["resolved_options"] = s.resolved_options;
   out["iterations"] = s.iterations;
   out["feasible_iterations"] = s.feasible_iterations;
+  out["speedup_vs_best_baseline"] = s.speedup_vs_best ? ojson(*s.speedup_vs_best) : ojson();
   out["samples"] = ojson{{"iteration_seconds", s.iteration_seconds},
                          {"tokens_per_second", s.tokens_per_second},
                          {"mfu", s.mfu},
@@ -167,12 +171,22 @@ ojson workload_json(const RunResult& run) {
   return ojson{{"iterations", run.batches.size()}, {"batches", std::move(batches)}};
 }
 
+// The baseline every system is measured against first; null when no baseline fitted in every iteration.
+ojson best_baseline_json(const RunSummary& summary) {
+  const SystemSummary* best = summary.best_baseline ? summary.find(*summary.best_baseline) : nullptr;
+  if (best == nullptr) return ojson();
+  return ojson{
+      {"label", best->label}, {"strategy", best->strategy}, {"iteration_seconds", best->iteration_time.mean}};
+}
+
 ojson gates_json(const RunSummary& summary) {
   ojson out = ojson::array();
   for (const GateResult& g : summary.gates) {
     out.push_back(ojson{{"metric", g.gate.metric},
                         {"system", g.gate.system},
                         {"baseline", g.gate.baseline.empty() ? ojson() : ojson(g.gate.baseline)},
+                        // "best" as written above; here the label it stood for in this run.
+                        {"resolved_baseline", g.baseline.empty() ? ojson() : ojson(g.baseline)},
                         {"min", g.gate.min ? ojson(*g.gate.min) : ojson()},
                         {"max", g.gate.max ? ojson(*g.gate.max) : ojson()},
                         {"observed", g.observed ? ojson(*g.observed) : ojson()},
@@ -235,6 +249,8 @@ ojson report_json(const RunResult& run, const RunSummary& summary, const RunCont
                          {"gates", summary.gates.size()},
                          {"gates_failed", std::count_if(summary.gates.begin(), summary.gates.end(),
                                                         [](const GateResult& g) { return !g.passed; })}};
+  out["best_baseline"] = best_baseline_json(summary);
+  out["baseline_ranking"] = summary.baseline_ranking;
   out["workload"] = workload_json(run);
   out["systems"] = ojson::array();
   for (std::size_t i = 0; i < run.systems.size() && i < summary.systems.size(); ++i) {

@@ -5,7 +5,10 @@
 
 #include <fmt/format.h>
 
+#include "core/config/known_names.hpp"
 #include "core/config/system_catalog.hpp"
+#include "reports/best_baseline.hpp"
+#include "reports/resolved_options.hpp"
 
 namespace zb::reports {
 namespace {
@@ -114,15 +117,29 @@ SystemSummary summarize_system(const SystemResult& result, std::size_t index) {
   s.critical_rank = mean_breakdown(s.per_iteration, &RunMetrics::critical_rank_breakdown);
   s.mean_rank = mean_breakdown(s.per_iteration, &RunMetrics::mean_breakdown);
   s.nics = mean_nics(s.per_iteration);
+  s.resolved_options = system_resolved_options(result);
+  s.resolved_options_text = resolved_options_text(result.system, s.resolved_options);
   return s;
 }
 
-std::string gate_description(const GateSpec& gate) {
+bool names_best_baseline(const GateSpec& gate) { return gate.baseline == best_baseline_keyword; }
+
+// The label a gate compares against: as written, or the best baseline's for "best" (empty when none).
+std::string gate_baseline(const RunSummary& summary, const GateSpec& gate) {
+  if (!names_best_baseline(gate)) return gate.baseline;
+  return summary.best_baseline.value_or("");
+}
+
+std::string gate_description(const RunSummary& summary, const GateSpec& gate) {
   std::string bounds;
   if (gate.min) bounds += fmt::format(" \u2265 {}", *gate.min);
   if (gate.min && gate.max) bounds += " and";
   if (gate.max) bounds += fmt::format(" \u2264 {}", *gate.max);
   if (gate.baseline.empty()) return fmt::format("{} of {}{}", gate.metric, gate.system, bounds);
+  if (names_best_baseline(gate)) {
+    return fmt::format("{} of {} vs the best baseline ({}){}", gate.metric, gate.system,
+                       summary.best_baseline.value_or("none"), bounds);
+  }
   return fmt::format("{} of {} vs {}{}", gate.metric, gate.system, gate.baseline, bounds);
 }
 
@@ -130,7 +147,7 @@ std::string gate_description(const GateSpec& gate) {
 // the system on that workload, not a missing sample: a gate over the iterations that happened to fit would
 // pass a system that cannot train on the data.
 const SystemSummary* out_of_memory_system(const RunSummary& summary, const GateSpec& gate) {
-  for (const std::string& label : {gate.system, gate.baseline}) {
+  for (const std::string& label : {gate.system, gate_baseline(summary, gate)}) {
     const SystemSummary* system = label.empty() ? nullptr : summary.find(label);
     if (system != nullptr && system->feasible_iterations < system->iterations) return system;
   }
@@ -140,11 +157,16 @@ const SystemSummary* out_of_memory_system(const RunSummary& summary, const GateS
 GateResult evaluate_gate(const RunSummary& summary, const GateSpec& gate) {
   GateResult result;
   result.gate = gate;
-  result.description = gate_description(gate);
+  result.description = gate_description(summary, gate);
+  result.baseline = gate_baseline(summary, gate);
   result.observed = gate_observed_value(summary, gate);
   if (const SystemSummary* oom = out_of_memory_system(summary, gate)) {
     result.reason = fmt::format("{} ran out of memory in {} of {} iterations", oom->label,
                                 oom->iterations - oom->feasible_iterations, oom->iterations);
+    return result;
+  }
+  if (names_best_baseline(gate) && !summary.best_baseline) {
+    result.reason = "there is no best baseline: no baseline fitted in memory in every iteration";
     return result;
   }
   if (!result.observed) {
@@ -190,7 +212,11 @@ std::optional<double> RunSummary::speedup(const std::string& system, const std::
 }
 
 std::optional<double> gate_observed_value(const RunSummary& summary, const GateSpec& gate) {
-  if (gate.metric == "speedup") return summary.speedup(gate.system, gate.baseline);
+  if (gate.metric == "speedup") {
+    const std::string baseline = gate_baseline(summary, gate);
+    if (baseline.empty()) return std::nullopt;
+    return summary.speedup(gate.system, baseline);
+  }
   const SystemSummary* system = summary.find(gate.system);
   if (system == nullptr || !system->feasible()) return std::nullopt;
   if (gate.metric == "iteration_seconds") return system->iteration_time.mean;
@@ -218,16 +244,22 @@ RunSummary summarize_run(const RunResult& run) {
       summary.simulator_version = result.first_trace.simulator_version;
     }
   }
+  summary.baseline_ranking = rank_baselines(summary.systems);
+  summary.best_baseline = best_baseline_of(summary.systems, summary.baseline_ranking);
   for (const SystemSummary& system : summary.systems) {
-    for (const SystemSummary& baseline : summary.systems) {
+    for (const std::string& label : summary.baseline_ranking) {
+      const SystemSummary& baseline = *summary.find(label);
       // Only on equal workloads: a system that ran out of memory in some iteration has no comparable mean.
-      if (&system == &baseline || !baseline.is_baseline || !system.fits_every_iteration() ||
-          !baseline.fits_every_iteration()) {
+      if (&system == &baseline || !system.fits_every_iteration() || !baseline.fits_every_iteration()) {
         continue;
       }
       if (system.iteration_time.mean <= 0) continue;
       summary.speedups.push_back({system.label, baseline.label, baseline.iteration_time.mean / system.iteration_time.mean});
     }
+  }
+  // After the list is complete: speedup() reads it (the best baseline against itself is 1 by the formula).
+  for (SystemSummary& system : summary.systems) {
+    if (summary.best_baseline) system.speedup_vs_best = summary.speedup(system.label, *summary.best_baseline);
   }
   for (const GateSpec& gate : run.scenario.gates) summary.gates.push_back(evaluate_gate(summary, gate));
   return summary;

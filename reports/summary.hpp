@@ -1,12 +1,15 @@
 #pragma once
 // The figures every reporter shows, computed once from a RunResult: per system the aggregates over
-// iterations, the speed-ups against the baselines, and the gate results. The console table, the JSON
+// iterations and the options it ran with, the baselines ranked strongest first with the best one named,
+// the speed-ups against each of them, and the gate results. The console table, the JSON
 // report, the HTML report and the gbench file all read this struct, so they cannot disagree.
 // Definitions: docs/METRICS.md ("Run metrics" and "Report figures").
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "core/config/scenario.hpp"
 #include "core/metrics/metrics.hpp"
@@ -50,6 +53,13 @@ struct SystemSummary {
   TimeBreakdown mean_rank;
   std::vector<NicMetrics> nics;  // mean over feasible iterations (timelines too), node-major
 
+  // The options it ran with, "auto" resolved (reports/resolved_options.hpp), and the same as one line.
+  nlohmann::ordered_json resolved_options = nlohmann::ordered_json::object();
+  std::string resolved_options_text;
+  // Mean iteration time of the best baseline / this system's; 1 for the best baseline itself. None when
+  // there is no best baseline or this system ran out of memory in some iteration.
+  std::optional<double> speedup_vs_best;
+
   [[nodiscard]] bool feasible() const { return feasible_iterations > 0; }
   [[nodiscard]] bool fits_every_iteration() const { return feasible_iterations == iterations && iterations > 0; }
 };
@@ -65,6 +75,7 @@ struct GateResult {
   std::optional<double> observed;  // none when the system had no feasible iteration
   bool passed = false;
   std::string description;  // "speedup zeppelin vs ring-cp ≥ 1.2"
+  std::string baseline;     // the label compared against ("best" resolved); empty when none
   std::string reason;       // why it failed, or empty
 };
 
@@ -79,7 +90,11 @@ struct RunSummary {
   std::string model;              // "llama-7b" or "custom (32 layers, hidden 4096)"
   std::string cluster;            // "2 × dgx-h200 (16 GPUs)"
   std::vector<SystemSummary> systems;
-  std::vector<Speedup> speedups;
+  // Baseline labels from strongest to weakest (reports/best_baseline.hpp): the order of every report's
+  // speed-up columns. The best baseline is the fastest one that fitted in every iteration, if any.
+  std::vector<std::string> baseline_ranking;
+  std::optional<std::string> best_baseline;
+  std::vector<Speedup> speedups;  // per system in scenario order, baselines strongest first
   std::vector<GateResult> gates;
 
   [[nodiscard]] bool gates_passed() const;

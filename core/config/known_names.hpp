@@ -32,6 +32,10 @@ inline constexpr std::array<std::string_view, 6> known_gate_metrics{
   return metric == "speedup";
 }
 
+// A speedup gate's "baseline" may name this instead of a label: the best baseline of the run (the fastest
+// baseline that fitted in memory in every iteration, docs/METRICS.md), known only once the run is over.
+inline constexpr std::string_view best_baseline_keyword = "best";
+
 [[nodiscard]] constexpr int dtype_bytes(std::string_view dtype) {
   return dtype == "fp32" ? 4 : 2;
 }

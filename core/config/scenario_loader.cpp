@@ -96,9 +96,7 @@ Scenario parse_scenario(std::string_view text, const std::filesystem::path& file
   const std::optional<int> world_size =
       cluster_ok ? std::optional<int>(scenario.cluster.world_size()) : std::nullopt;
   scenario.systems = sections::read_systems(root, world_size, systems_ok);
-  std::vector<std::string> labels;
-  for (const SystemSpec& system : scenario.systems) labels.push_back(system.label);
-  scenario.gates = sections::read_gates(root, labels, systems_ok);
+  scenario.gates = sections::read_gates(root, scenario.systems, systems_ok);
 
   if (auto backend = root.choice("backend", known_backends)) {
     scenario.backend = *backend == "reference" ? Backend::reference

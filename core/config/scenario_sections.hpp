@@ -20,8 +20,8 @@ ModelSpec read_model(const ObjectReader& root, bool& ok);
 WorkloadSpec read_workload(const ObjectReader& root, const std::filesystem::path& scenario_folder);
 // `world_size` is known when the cluster section was valid; strategies' validation hooks check against it.
 std::vector<SystemSpec> read_systems(const ObjectReader& root, std::optional<int> world_size, bool& ok);
-// `labels` are the systems' labels; gate references are only checked when the systems were valid.
-std::vector<GateSpec> read_gates(const ObjectReader& root, const std::vector<std::string>& labels,
+// `systems` are the systems read; gate references are only checked when the systems were valid.
+std::vector<GateSpec> read_gates(const ObjectReader& root, const std::vector<SystemSpec>& systems,
                                  bool check_labels);
 OutputSpec read_output(const ObjectReader& root, const std::string& scenario_name);
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "core/config/did_you_mean.hpp"
 #include "core/config/known_names.hpp"
@@ -104,6 +105,27 @@ std::string labels_list(const std::vector<std::string>& labels) {
   return quoted_list(views);
 }
 
+// "best" stands for the run's best baseline, so it needs a baseline to choose from and must not be
+// mistaken for a system labelled "best". Returns the problem and its hint, or an empty problem.
+std::pair<std::string, std::string> best_baseline_problem(const std::vector<SystemSpec>& systems) {
+  std::vector<std::string> baselines;
+  for (const SystemInfo& info : system_catalog()) {
+    if (info.baseline) baselines.push_back(info.name);
+  }
+  bool any_baseline = false;
+  for (const SystemSpec& system : systems) {
+    if (system.label == best_baseline_keyword) {
+      return {"\"best\" means the best baseline, but a system is labelled \"best\" too",
+              "give that system another \"label\", or name a baseline's label here"};
+    }
+    const SystemInfo* info = find_system(system.name);
+    any_baseline = any_baseline || (info != nullptr && info->baseline);
+  }
+  if (any_baseline) return {};
+  return {"\"best\" means the fastest baseline, but \"systems\" has no baseline",
+          "add a baseline system: " + labels_list(baselines)};
+}
+
 }  // namespace
 
 std::vector<SystemSpec> read_systems(const ObjectReader& root, std::optional<int> world_size, bool& ok) {
@@ -136,9 +158,11 @@ std::vector<SystemSpec> read_systems(const ObjectReader& root, std::optional<int
   return systems;
 }
 
-std::vector<GateSpec> read_gates(const ObjectReader& root, const std::vector<std::string>& labels,
+std::vector<GateSpec> read_gates(const ObjectReader& root, const std::vector<SystemSpec>& systems,
                                  bool check_labels) {
   LoadContext& context = root.context();
+  std::vector<std::string> labels;
+  for (const SystemSpec& system : systems) labels.push_back(system.label);
   std::vector<GateSpec> gates;
   const nlohmann::json* list = root.array("gates");
   if (list == nullptr) return gates;
@@ -154,6 +178,11 @@ std::vector<GateSpec> read_gates(const ObjectReader& root, const std::vector<std
       auto label = gate.non_empty_string(key);
       if (!label) return;
       out = *label;
+      if (key == "baseline" && *label == best_baseline_keyword) {
+        const auto [problem, hint] = best_baseline_problem(systems);
+        if (check_labels && !problem.empty()) context.add(gate.path_of(key), problem, hint);
+        return;
+      }
       if (check_labels && std::find(labels.begin(), labels.end(), *label) == labels.end()) {
         context.add(gate.path_of(key),
                     fmt::format("\"{}\" is not the label of a system in \"systems\"; the labels are {}",
@@ -163,7 +192,8 @@ std::vector<GateSpec> read_gates(const ObjectReader& root, const std::vector<std
     };
     if (gate.require("system", "the label of the system the gate judges")) check_label("system", spec.system);
     const bool relative = gate_metric_needs_baseline(spec.metric);
-    if (relative && gate.require("baseline", "speedup is measured against a baseline system's label")) {
+    if (relative &&
+        gate.require("baseline", "speedup is measured against a baseline system's label, or \"best\"")) {
       check_label("baseline", spec.baseline);
       if (!spec.baseline.empty() && spec.baseline == spec.system) {
         context.add(gate.path_of("baseline"), "the baseline is the system itself",

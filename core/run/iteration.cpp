@@ -11,6 +11,7 @@ IterationResult iteration_of(const plan::Plan& plan, int iteration) {
   it.oom = plan.oom;
   it.planner_seconds = plan.planner_seconds;
   it.predicted_seconds = plan.predicted.iteration_seconds;
+  it.plan_info = plan.info;
   return it;
 }
 

@@ -29,6 +29,9 @@ struct IterationResult {
   double planner_seconds = 0;        // wall-clock, measured (not simulated)
   double predicted_seconds = 0;      // the planner's own estimate of the iteration
   RunMetrics metrics;                // valid when feasible
+  // The plan's strategy facts (plan::Plan::info): what the strategy resolved for this batch, e.g. the
+  // degree "auto" chose. Kept per iteration because a choice may differ from batch to batch.
+  nlohmann::json plan_info = nlohmann::json::object();
   std::vector<std::string> verification;  // plan::verify problems (empty = verified)
 };
 

@@ -151,6 +151,11 @@ const BadCase cases[] = {
     {"unknown_gate_metric", set("/gates/0/metric", "throughput"), "gates[0].metric", "\"tokens_per_second\""},
     {"gate_without_bounds", erase("/gates/0/min"), "gates[0]", "needs \"min\", \"max\""},
     {"baseline_on_absolute_metric", set("/gates/0/metric", "mfu"), "gates[0].baseline", "absolute metric"},
+    {"best_baseline_without_baselines", both(set("/gates/0/baseline", "best"), set("/systems", json{"zeppelin"})),
+     "gates[0].baseline", "\"systems\" has no baseline"},
+    {"best_baseline_and_a_system_labelled_best",
+     both(set("/gates/0/baseline", "best"), set("/systems/1", json{{"name", "ring-cp"}, {"label", "best"}})),
+     "gates[0].baseline", "labelled \"best\" too"},
     // output
     {"unknown_output_format", set("/output/formats/1", "pdf"), "output.formats[1]", "unknown output format"},
     {"empty_output_dir", set("/output/dir", ""), "output.dir", "must not be empty"},

@@ -33,7 +33,8 @@ Scenario sample_scenario(const SampleOptions& options) {
   s.workload.iterations = options.iterations;
   s.workload.tokens_per_iteration = 65536;
   s.systems = {SystemSpec{"zeppelin", "zeppelin", nlohmann::json::object()},
-               SystemSpec{"ring-cp", "ring-cp", nlohmann::json::object()},
+               // As the loader gives it: every option, "auto" for the degree (its default).
+               SystemSpec{"ring-cp", "ring-cp", nlohmann::json{{"degree", "auto"}, {"dealing", "balanced"}}},
                SystemSpec{"uniform-cp", "uniform-cp", nlohmann::json{{"degree", 8}}}};
   s.gates = {GateSpec{"speedup", "zeppelin", "ring-cp", 1.2, std::nullopt},
              GateSpec{"mfu", "ring-cp", "", 0.9, std::nullopt}};
@@ -177,7 +178,10 @@ RunMetrics sample_metrics(double iteration_seconds, double skew, double predicte
   return m;
 }
 
-SystemResult feasible_system(const SystemSpec& spec, const std::vector<double>& times, double skew) {
+}  // namespace
+
+SystemResult feasible_system(const SystemSpec& spec, const std::vector<double>& times, double skew,
+                             const std::vector<nlohmann::json>& plan_infos) {
   SystemResult result;
   result.system = spec;
   for (std::size_t i = 0; i < times.size(); ++i) {
@@ -186,6 +190,7 @@ SystemResult feasible_system(const SystemSpec& spec, const std::vector<double>& 
     it.planner_seconds = 0.010 + 0.001 * static_cast<double>(i);
     it.predicted_seconds = times[i] * 0.95;
     it.metrics = sample_metrics(times[i], skew, it.predicted_seconds);
+    if (!plan_infos.empty()) it.plan_info = plan_infos[i % plan_infos.size()];
     result.iterations.push_back(it);
   }
   result.first_trace = sample_trace(times.front() / 32, skew);
@@ -207,8 +212,6 @@ SystemResult oom_system(const SystemSpec& spec, int iterations) {
   return result;
 }
 
-}  // namespace
-
 RunResult sample_run(const SampleOptions& options) {
   RunResult run;
   run.scenario = sample_scenario(options);
@@ -225,12 +228,20 @@ RunResult sample_run(const SampleOptions& options) {
     for (int d = 0; d < 40; ++d) batch.push_back(64 + (d * d * 37 + i * 101 + seed_shift * 13) % 16000);
     run.batches.push_back(batch);
   }
-  run.systems.push_back(feasible_system(run.scenario.systems[0], zeppelin_times, 0.05));
-  SystemResult ring = feasible_system(run.scenario.systems[1], ring_times, 0.6);
+  // Zeppelin's thresholds are structure (no option), left out of the resolved options; ring-cp's pack
+  // count differs between iterations, as a real one does.
+  const nlohmann::json zeppelin_info{{"routing", true}, {"remap", true}, {"partitioning", "hierarchical"},
+                                     {"thresholds", nlohmann::json::array({{{"micro_batch", 0}, {"local", 4096}}})}};
+  const nlohmann::json ring_info{{"degree", 8}, {"groups", 1}, {"dealing", "balanced"}, {"packs", 2}};
+  nlohmann::json ring_info_more_packs = ring_info;
+  ring_info_more_packs["packs"] = 3;
+  run.systems.push_back(feasible_system(run.scenario.systems[0], zeppelin_times, 0.05, {zeppelin_info}));
+  SystemResult ring = feasible_system(run.scenario.systems[1], ring_times, 0.6, {ring_info, ring_info_more_packs});
   for (int k = 0; k < options.ring_cp_oom_iterations && k < options.iterations; ++k) {
     IterationResult& it = ring.iterations[static_cast<std::size_t>(options.iterations - 1 - k)];
     it.feasible = false;
     it.oom = {plan::OomReport{5, 0, 30000, 23393}};
+    it.plan_info = nlohmann::json::object();  // an OOM plan records no facts
   }
   run.systems.push_back(std::move(ring));
   run.systems.push_back(oom_system(run.scenario.systems[2], options.iterations));

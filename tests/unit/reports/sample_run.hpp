@@ -2,7 +2,8 @@
 // A small, hand-built RunResult for reporter tests (no planner, no simulator): 2 nodes × 4 GPUs with 2 NICs
 // each, three systems (zeppelin, ring-cp, and uniform-cp which runs out of memory), three iterations, two
 // gates (one passes, one fails), and a trace per feasible system with compute, comm and relay events and
-// NIC load series. Every number is fixed, so reports built from it can be pinned by golden files.
+// NIC load series. Every number is fixed, so reports built from it can be pinned by golden files. Each
+// iteration carries plan facts as the strategies record them (ring-cp's degree resolved from "auto").
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -27,6 +28,13 @@ struct SampleOptions {
 };
 
 [[nodiscard]] RunResult sample_run(const SampleOptions& options = {});
+
+// The building blocks of sample_run, for tests that need other systems: a system that fits in every
+// iteration with the given iteration times (iteration i's plan facts are plan_infos[i mod size], none
+// when empty), and one that runs out of memory in every iteration (an OOM plan records no facts).
+[[nodiscard]] SystemResult feasible_system(const SystemSpec& spec, const std::vector<double>& times, double skew,
+                                           const std::vector<nlohmann::json>& plan_infos = {});
+[[nodiscard]] SystemResult oom_system(const SystemSpec& spec, int iterations);
 
 // A context with fixed values (no host, clock or environment), so a golden file can hold it.
 [[nodiscard]] reports::RunContext fixed_context();
