@@ -9,13 +9,26 @@ namespace zb::lower {
 TransferModel nominal_transfers(const Program& program, const CostModel& cost) {
   const int g = program.gpus_per_node;
   const ClusterSpec& cluster = cost.cluster();
-  const LinkSpec whole_nic{.bandwidth = cluster.nic.bandwidth / cluster.oversubscription, .latency = cluster.nic.latency};
-  const LinkSpec nvlink = cost.nvlink(), nic_share = cost.nic_per_gpu();  // once, not per leg
+  double nic_rate = cluster.nic.bandwidth;
+  if (cluster.pcie_bandwidth) nic_rate = std::min(nic_rate, *cluster.pcie_bandwidth);
+  const LinkSpec whole_nic{.bandwidth = nic_rate / cluster.oversubscription, .latency = cluster.nic.latency};
+  const LinkSpec nvlink = cost.nvlink();  // once, not per leg
   TransferModel model;
-  model.p2p = [&cost, g, whole_nic, nvlink, nic_share](int src, int dst, std::int64_t bytes, const Message& m) {
+  model.p2p = [&cost, g, whole_nic, nvlink](int src, int dst, std::int64_t bytes, const Message&) {
     const auto b = static_cast<double>(bytes);
-    if (src / g == dst / g) return cost.transfer_time(b, nvlink);
-    return cost.transfer_time(b, m.routed ? whole_nic : nic_share);
+    return cost.transfer_time(b, src / g == dst / g ? nvlink : whole_nic);
+  };
+  // Link ids: 2r and 2r+1 are rank r's NVLink out- and in-ports; then each NIC's transmit and receive side.
+  const int world = cluster.world_size();
+  model.link_count = 2 * world + 2 * cluster.nodes * cluster.nics_per_node;
+  model.links = [&cluster, g, world](int src, int dst, std::vector<int>& links) {
+    if (src / g == dst / g) {
+      links.push_back(2 * src);
+      links.push_back(2 * dst + 1);
+      return;
+    }
+    links.push_back(2 * world + 2 * cluster.global_nic_of(src));
+    links.push_back(2 * world + 2 * cluster.global_nic_of(dst) + 1);
   };
   model.collective = [&cost, g](const Collective& c) {
     const auto p = static_cast<double>(c.ranks.size());

@@ -1,7 +1,7 @@
 #pragma once
-// The planner's estimate of a Program: its contention-free schedule (schedule.hpp) with every leg at its
-// link's nominal rate. The simulator runs the same instructions with bandwidth sharing; the ratio of the
-// two is the cost-model error that reports print.
+// The planner's estimate of a Program: its schedule (schedule.hpp) with every leg at its link's nominal
+// rate, queueing behind other legs on the links both share. The simulator runs the same instructions with
+// max-min bandwidth sharing; the ratio of the two is the cost-model error that reports print.
 #include <vector>
 
 #include "core/cost/cost_model.hpp"
@@ -11,9 +11,12 @@ namespace zb::lower {
 
 // Nominal leg times (latency + bytes / (bandwidth · p2p efficiency)):
 //   * both ends on one node: NVLink;
-//   * across nodes, a leg of a routed message: one whole NIC (each part of a routed transfer has a NIC of
-//     its own), divided by the core's oversubscription;
-//   * across nodes, a direct message: the sender's share of its NIC (CostModel::nic_per_gpu).
+//   * across nodes: one whole NIC (min with PCIe where the cluster sets it), divided by the core's
+//     oversubscription.
+// Links a leg holds, as the simulator's platform routes it: the source GPU's NVLink out-port and the
+// destination's in-port on one node; the source's NIC transmit side and the destination's NIC receive
+// side across nodes. GPUs that share a NIC (a800-4nic) therefore queue on it only when both send at
+// once, where a fixed per-GPU share would charge a ring's lone boundary GPU half its NIC.
 // Collectives other than all_to_all_v run as rings over their members at the slowest hop's rate:
 //   all_gather, reduce_scatter: (P−1) steps of `bytes`; all_reduce: 2(P−1) steps of bytes/P;
 //   all_to_all: (P−1) steps of bytes/P.

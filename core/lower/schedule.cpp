@@ -1,11 +1,17 @@
 #include "core/lower/schedule.hpp"
 
 #include <algorithm>
+#include <functional>
+#include <queue>
+#include <tuple>
 
 namespace zb::lower {
 
 TransferModel free_transfers() {
-  return {[](int, int, std::int64_t, const Message&) { return 0.0; }, [](const Collective&) { return 0.0; }};
+  TransferModel free;
+  free.p2p = [](int, int, std::int64_t, const Message&) { return 0.0; };
+  free.collective = [](const Collective&) { return 0.0; };
+  return free;
 }
 
 namespace {
@@ -31,6 +37,7 @@ class Scheduler {
 
  private:
   void init() {
+    link_free_.assign(static_cast<std::size_t>(std::max(0, model_.link_count)), 0.0);
     const std::size_t n = p_.ranks.size();
     s_.start.resize(n);
     s_.end.resize(n);
@@ -147,8 +154,11 @@ class Scheduler {
         // With both ends' chunk times linear in c, the first and last chunk bound every chunk exactly.
         const int chunks = std::max(1, send.chunks);
         const double chunk = model_.p2p(src, dst, in.bytes / chunks, p_.messages[static_cast<std::size_t>(in.message)]);
-        const double first = start + chunk;
-        double end = start + chunks * chunk;
+        const double begin = claim_links(src, dst, start);
+        const double first = begin + chunk;
+        double end = begin + chunks * chunk;
+        // A streamed relay leg that waits on its source occupies its links only for its own chunks.
+        hold_links(end);
         if (send.stream_from >= 0) end = std::max(end, s_.end[static_cast<std::size_t>(src)][static_cast<std::size_t>(send.stream_from)] + chunk);
         resolve(r, i, start, end, first);
         resolve(in.peer, in.match, start, end, first);
@@ -183,7 +193,8 @@ class Scheduler {
       const int other_instr = col.instrs[other];
       if (other_instr < 0 || !posted_[static_cast<std::size_t>(col.ranks[other])][static_cast<std::size_t>(other_instr)]) continue;
       const double start = std::max(ready, ready_[static_cast<std::size_t>(col.ranks[other])][static_cast<std::size_t>(other_instr)]);
-      const double end = start + model_.p2p(msg.src, msg.dst, msg.bytes, msg);
+      const double end = claim_links(msg.src, msg.dst, start) + model_.p2p(msg.src, msg.dst, msg.bytes, msg);
+      hold_links(end);
       for (const std::size_t k : {me, other}) {
         member_end_[c][k] = std::max(member_end_[c][k], end);
         if (--open_messages_[c][k] == 0) maybe_finish_member(c, k);
@@ -201,6 +212,19 @@ class Scheduler {
     resolve(r, i, ready_[ri][ii], std::max(ready_[ri][ii], member_end_[c][k]));
   }
 
+  // The time a leg ready at `start` can begin once the links it holds (the model's) are free; remembers
+  // them for hold_links. Without a link model, `start`.
+  double claim_links(int src, int dst, double start) {
+    held_.clear();
+    if (!model_.links) return start;
+    model_.links(src, dst, held_);
+    for (const int l : held_) start = std::max(start, link_free_[static_cast<std::size_t>(l)]);
+    return start;
+  }
+  void hold_links(double end) {
+    for (const int l : held_) link_free_[static_cast<std::size_t>(l)] = end;
+  }
+
   // `first`: when a chunked transfer's first chunk has arrived (what a streamed relay send waits for).
   void resolve(int r, int i, double start, double end, double first = -1) {
     const auto ri = static_cast<std::size_t>(r), ii = static_cast<std::size_t>(i);
@@ -208,13 +232,15 @@ class Scheduler {
     s_.start[ri][ii] = start;
     s_.end[ri][ii] = end;
     first_[ri][ii] = first < 0 ? end : first;
-    done_.emplace_back(r, i);
+    done_.emplace(end, order_++, r, i);
   }
 
+  // Completions in time order (ties in the order they were resolved), so that legs claim shared links
+  // in the order they become ready.
   void drain() {
     while (!done_.empty()) {
-      const auto [r, i] = done_.back();
-      done_.pop_back();
+      const int r = std::get<2>(done_.top()), i = std::get<3>(done_.top());
+      done_.pop();
       const auto ri = static_cast<std::size_t>(r), ii = static_cast<std::size_t>(i);
       const double end = s_.end[ri][ii];
       if (at(r, i).pass == Pass::fwd) {
@@ -261,7 +287,11 @@ class Scheduler {
   std::vector<std::vector<double>> ready_, first_;
   std::vector<std::vector<char>> posted_;
   std::vector<std::vector<int>> succ_begin_, succ_;
-  std::vector<std::pair<int, int>> done_;
+  using Completion = std::tuple<double, long, int, int>;  // (end, resolve order, rank, instr)
+  std::priority_queue<Completion, std::vector<Completion>, std::greater<>> done_;
+  long order_ = 0;
+  std::vector<double> link_free_;
+  std::vector<int> held_;
   std::vector<std::pair<int, int>> backward_;
   long forward_left_ = 0;
   bool barrier_done_ = false;

@@ -1,13 +1,16 @@
 #pragma once
-// The contention-free schedule of a Program: each instruction's start and end under the execution rules
-// of program.hpp (compute in strict list order, comm when its deps are done, a send and its recv together
-// once both are posted, chunked legs pipelined through their relays, collectives once their members have
-// posted, a barrier between the passes), with transfers timed by a caller's model and never slowed by
-// one another.
+// The schedule of a Program: each instruction's start and end under the execution rules of program.hpp
+// (compute in strict list order, comm when its deps are done, a send and its recv together once both are
+// posted, chunked legs pipelined through their relays, collectives once their members have posted, a
+// barrier between the passes), with transfers timed by a caller's model. Transfers are never slowed by
+// one another unless the model names the shared links each leg occupies; then a leg waits for its links
+// to be free (first come, first served, in time order), which is when bandwidth sharing would finish the
+// last of several concurrent transfers.
 //
-// Two users: the planner's estimate (nominal link rates) and the verifier's rendezvous check (any
-// model: an instruction that never completes is a deadlock under zero send buffering). One pass over the
-// instructions, O(instructions + dependencies).
+// Two users: the planner's estimate (nominal link rates, queueing on NVLink ports and NICs) and the
+// verifier's rendezvous check (any model: an instruction that never completes is a deadlock under zero
+// send buffering). Instructions complete in time order, O((instructions + dependencies) log instructions).
+#include <cstdint>
 #include <functional>
 #include <utility>
 #include <vector>
@@ -21,6 +24,10 @@ struct TransferModel {
   std::function<double(int src, int dst, std::int64_t bytes, const Message& message)> p2p;
   // Seconds a collective other than all_to_all_v takes once every member has posted.
   std::function<double(const Collective& collective)> collective;
+  // Optional: appends the ids (< link_count) of the shared links a leg from src to dst holds while it
+  // moves. Unset: contention-free.
+  std::function<void(int src, int dst, std::vector<int>& links)> links;
+  int link_count = 0;
 };
 
 struct Schedule {

@@ -58,7 +58,7 @@ TEST(BackwardNamedCases, RoutedAccumulatorsAreRelayedThroughProxies) {
   // and dK/dV accumulators take the same routes, so proxies relay backward pieces too.
   Scenario s = test::small_cluster(2, 8, false);
   s.passes = Passes::fwd_bwd;
-  const auto run = test::run_reference(s, test::system("zeppelin"), {2048}, test::in_process_options());
+  const auto run = test::run_reference(s, test::system("zeppelin", {{"baseline_shapes", false}}), {2048}, test::in_process_options());
   const auto relays = std::count_if(run.trace.events.begin(), run.trace.events.end(),
                                     [](const TraceEvent& e) { return e.stream == Stream::nic && e.pass == Pass::bwd; });
   EXPECT_GT(relays, 0) << "no backward relay leg ran; the case no longer tests routed accumulators";

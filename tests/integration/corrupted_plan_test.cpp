@@ -22,7 +22,7 @@ using Prepared = test::PreparedPlan;
 
 Prepared ring_plan() { return test::ring_plan(); }
 // Zeppelin over two nodes of 8 GPUs: one long sequence is routed over every NIC (relays on proxies).
-Prepared routed_plan() { return Prepared(test::small_cluster(2, 8, false), test::system("zeppelin"), {4096}); }
+Prepared routed_plan() { return Prepared(test::small_cluster(2, 8, false), test::system("zeppelin", {{"baseline_shapes", false}}), {4096}); }
 // Zeppelin remapping between the linear and the attention layout.
 Prepared remapping_plan() { return test::remapping_plan(); }
 

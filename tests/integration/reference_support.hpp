@@ -124,7 +124,7 @@ inline PreparedPlan ring_plan(Passes passes = Passes::fwd) {
 }
 // Zeppelin over two nodes of 8 GPUs, remapping between the linear and the attention layout.
 inline PreparedPlan remapping_plan(Passes passes = Passes::fwd) {
-  return PreparedPlan(small_cluster(2, 8, false), system("zeppelin"), {1638, 714, 9, 1}, passes);
+  return PreparedPlan(small_cluster(2, 8, false), system("zeppelin", {{"baseline_shapes", false}}), {1638, 714, 9, 1}, passes);
 }
 
 // In-process options; with `gqa`, 4 query heads share 2 kv heads.

@@ -19,14 +19,24 @@ struct Model {
   std::int64_t capacity;
   LinkSpec inter;
 
-  Model(const CostModel& c, const PartitionOptions& o)
-      : cost(c), opt(o), world(c.cluster().world_size()), gpn(c.cluster().gpus_per_node), nodes(c.cluster().nodes),
-        capacity(c.token_capacity_per_gpu()), inter(o.routing ? c.routed_internode() : c.nic_per_gpu()) {}
+  // A rank runs its GEMMs once over all the tokens it holds, and all its local sequences in one varlen
+  // attention call, so a sequence's share is marginal: GEMM time per token at the size of a rank's
+  // share of the micro-batch, attention without the call overhead. Charging each sequence its own calls
+  // would overprice short sequences several times over, and the partition would move load onto the rings.
+  double linear_per_token = 0;
 
-  double linear(double tokens) const { return opt.include_linear ? cost.linear_fwd_time(tokens) : 0.0; }
+  Model(const CostModel& c, const PartitionOptions& o, double tokens_per_rank)
+      : cost(c), opt(o), world(c.cluster().world_size()), gpn(c.cluster().gpus_per_node), nodes(c.cluster().nodes),
+        capacity(c.token_capacity_per_gpu()), inter(o.routing ? c.routed_internode() : c.nic_per_gpu()) {
+    const double rows = std::max(1.0, tokens_per_rank);
+    linear_per_token = c.linear_fwd_time(rows) / rows;
+  }
+
+  double linear(double tokens) const { return opt.include_linear ? tokens * linear_per_token : 0.0; }
 
   double local_seconds(double s) const {
-    return cost.attention_time(cost.attention_fwd_flops(s * (s + 1) / 2), s) + linear(s);
+    const double flops = cost.attention_fwd_flops(s * (s + 1) / 2);
+    return std::max(0.0, cost.attention_time(flops, s) - cost.profile().attention_call_overhead) + linear(s);
   }
 
   // One zigzag ring step with per-rank chunk c: compute of ≈ c²/2 pairs against the transfer of c tokens' KV.
@@ -78,7 +88,8 @@ std::int64_t first_length_with(const std::function<bool(std::int64_t)>& pred) {
 
 Partition partition(const std::vector<std::int64_t>& lengths, const CostModel& cost, const PartitionOptions& options,
                     int micro_batch) {
-  const Model m(cost, options);
+  const double total_tokens = std::accumulate(lengths.begin(), lengths.end(), 0.0);
+  const Model m(cost, options, total_tokens / cost.cluster().world_size());
   Partition out;
   out.gpu_load.assign(static_cast<std::size_t>(m.world), 0.0);
   out.gpu_tokens.assign(static_cast<std::size_t>(m.world), 0);
@@ -148,50 +159,68 @@ Partition partition(const std::vector<std::int64_t>& lengths, const CostModel& c
     return l;
   };
 
-  for (int doc : order) {
+  // A ring of exactly p GPUs for `doc` where every member has room: p ≤ G → the least-loaded node with p
+  // GPUs that have room (its p least-loaded ones); p > G → the least-loaded ⌈p/G⌉ whole nodes that all
+  // have room. Returns false when no placement fits.
+  auto try_ring = [&](int doc, int p) {
     const auto s = lengths[static_cast<std::size_t>(doc)];
-    const int p = m.degree(s, target);
-    if (p <= 1) continue;  // local, placed below
+    const std::int64_t need = Model::rank_tokens(s, p);
+    auto room = [&](int r) { return tokens[static_cast<std::size_t>(r)] + need <= m.capacity; };
     if (p > m.gpn) {
-      const int span = std::min(m.nodes, p / m.gpn);
-      if (Model::rank_tokens(s, span * m.gpn) > m.capacity) {
-        add_oom(0, Model::rank_tokens(s, span * m.gpn));
-        continue;
+      const int span = (p + m.gpn - 1) / m.gpn;
+      if (span > m.nodes) return false;
+      std::vector<int> nodes;
+      for (int n = 0; n < m.nodes; ++n) {
+        bool all = true;
+        for (int i = 0; i < m.gpn && all; ++i) all = room(n * m.gpn + i);
+        if (all) nodes.push_back(n);
       }
-      std::vector<int> nodes(static_cast<std::size_t>(m.nodes));
-      std::iota(nodes.begin(), nodes.end(), 0);
+      if (static_cast<int>(nodes.size()) < span) return false;
       std::stable_sort(nodes.begin(), nodes.end(), [&](int a, int b) { return node_load(a) < node_load(b); });
       nodes.resize(static_cast<std::size_t>(span));
       std::sort(nodes.begin(), nodes.end());
       std::vector<int> ranks;
       for (int n : nodes) for (int i = 0; i < m.gpn; ++i) ranks.push_back(n * m.gpn + i);
       place_ring(doc, std::move(ranks), span > 1 ? plan::Level::inter_node : plan::Level::intra_node);
-      continue;
+      return true;
     }
-    // Intra-node ring of exactly p GPUs: the least-loaded node that has p GPUs with room.
-    const std::int64_t need = Model::rank_tokens(s, p);
     int best_node = -1;
     for (int n = 0; n < m.nodes; ++n) {
       int with_room = 0;
-      for (int i = 0; i < m.gpn; ++i) with_room += tokens[static_cast<std::size_t>(n * m.gpn + i)] + need <= m.capacity;
+      for (int i = 0; i < m.gpn; ++i) with_room += room(n * m.gpn + i);
       if (with_room >= p && (best_node < 0 || node_load(n) < node_load(best_node))) best_node = n;
     }
-    if (best_node < 0) {
-      add_oom(0, need);
-      continue;
-    }
+    if (best_node < 0) return false;
     std::vector<int> gpus;
     for (int i = 0; i < m.gpn; ++i) {
-      const int r = best_node * m.gpn + i;
-      if (tokens[static_cast<std::size_t>(r)] + need <= m.capacity) gpus.push_back(r);
+      if (room(best_node * m.gpn + i)) gpus.push_back(best_node * m.gpn + i);
     }
     std::stable_sort(gpus.begin(), gpus.end(), [&](int a, int b) { return load[static_cast<std::size_t>(a)] < load[static_cast<std::size_t>(b)]; });
     gpus.resize(static_cast<std::size_t>(p));
     std::sort(gpus.begin(), gpus.end());
     place_ring(doc, std::move(gpus), plan::Level::intra_node);
+    return true;
+  };
+  // The sequence's own degree first; when the GPUs it would use are full, wider rings (each rank holds
+  // less of it): the rest of the node's sizes, then whole nodes. Only when even the whole cluster has no
+  // room is it out of memory, reported on the rank with the least shortfall for the widest ring.
+  auto place_widening = [&](int doc, int p) {
+    const auto s = lengths[static_cast<std::size_t>(doc)];
+    for (int q = p; q <= m.world; q = q < m.gpn ? q + 1 : q + m.gpn) {
+      if (try_ring(doc, q)) return;
+    }
+    const std::int64_t need = Model::rank_tokens(s, m.world);
+    const auto fullest = std::min_element(tokens.begin(), tokens.end());
+    add_oom(static_cast<int>(fullest - tokens.begin()), *fullest + need);
+  };
+
+  for (int doc : order) {
+    const int p = m.degree(lengths[static_cast<std::size_t>(doc)], target);
+    if (p > 1) place_widening(doc, p);  // local sequences are placed below
   }
 
-  // Local sequences, longest first, to the least-loaded GPU with room (LPT).
+  // Local sequences, longest first, to the least-loaded GPU with room (LPT); one that fits no GPU's room
+  // becomes the narrowest ring that fits.
   std::set<std::pair<double, int>> by_load;
   for (int r = 0; r < m.world; ++r) by_load.insert({load[static_cast<std::size_t>(r)], r});
   for (int doc : order) {
@@ -199,7 +228,9 @@ Partition partition(const std::vector<std::int64_t>& lengths, const CostModel& c
     if (m.degree(s, target) > 1) continue;
     auto it = std::find_if(by_load.begin(), by_load.end(), [&](const auto& e) { return tokens[static_cast<std::size_t>(e.second)] + s <= m.capacity; });
     if (it == by_load.end()) {
-      add_oom(by_load.begin()->second, tokens[static_cast<std::size_t>(by_load.begin()->second)] + s);
+      place_widening(doc, 2);
+      by_load.clear();  // the ring changed its members' loads
+      for (int r = 0; r < m.world; ++r) by_load.insert({load[static_cast<std::size_t>(r)], r});
       continue;
     }
     const int r = it->second;

@@ -11,6 +11,8 @@
 //    level's limit.
 // 3. Balance: inter-node rings go to the least-loaded node sets, intra-node rings to the least-loaded
 //    node (on its P least-loaded GPUs), local sequences longest-first to the least-loaded GPU with room.
+//    A sequence whose GPUs are full takes a wider ring instead (a local one the narrowest ring that
+//    fits); only when no ring up to the whole cluster has room is it reported out of memory.
 // 4. Refine: while the most loaded GPU exceeds the mean by more than 5 %, split its largest local sequence
 //    into a 2-GPU intra-node ring when the estimate says the maximum load drops.
 #include <cstdint>

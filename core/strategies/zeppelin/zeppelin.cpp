@@ -1,13 +1,22 @@
 // zeppelin: hierarchical sequence partitioning, an attention engine running rings of different degrees
 // side by side (queues inter-node → intra-node → local), the routing layer for inter-node hops and the
 // remapping layer to a token-balanced linear layout. Options: routing, remap, partitioning
-// (hierarchical | flat) for ablations. See docs/STRATEGIES.md.
+// (hierarchical | flat) and baseline_shapes, for ablations. See docs/STRATEGIES.md.
+//
+// The planner never settles for less than a baseline could do on the same batch: when a micro-batch does
+// not fit it retries with more micro-batches, and it also plans the packed-CP layouts of the fixed-degree
+// baselines (core/strategies/zeppelin/baseline_shapes.hpp), keeping the plan with the least estimated
+// time. Every plan tried (with its estimate) is in the plan's info, and which layout won.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <optional>
+#include <string>
 
 #include "core/strategies/plan_builder.hpp"
 #include "core/strategies/registration.hpp"
+#include "core/strategies/packed_cp.hpp"
+#include "core/strategies/zeppelin/baseline_shapes.hpp"
 #include "core/strategies/zeppelin/layout_choice.hpp"
 #include "core/strategies/zeppelin/partitioner.hpp"
 #include "core/strategies/zeppelin/remap.hpp"
@@ -27,13 +36,18 @@ class Zeppelin final : public Strategy {
     routing_ = o.at("routing").get<bool>();
     remap_ = o.at("remap").get<bool>();
     hierarchical_ = o.at("partitioning").get<std::string>() == "hierarchical";
+    baseline_shapes_ = o.at("baseline_shapes").get<bool>();
   }
 
   plan::Plan make_plan(const Batch& batch) const override;
 
  private:
-  // Splits the batch into micro-batches that fit memory, balancing tokens (longest first).
-  std::vector<std::vector<std::int64_t>> split_micro_batches(const std::vector<std::int64_t>& lengths) const;
+  // The micro-batch count memory suggests: ⌈tokens / (fill · world · per-GPU capacity)⌉.
+  int memory_micro_batches(const std::vector<std::int64_t>& lengths) const;
+  // Splits the batch into k micro-batches, balancing tokens (longest first to the lightest).
+  static std::vector<std::vector<std::int64_t>> split_micro_batches(const std::vector<std::int64_t>& lengths, int k);
+  // Zeppelin's own plan of the batch as k micro-batches (an OOM plan when one does not fit).
+  plan::Plan plan_hierarchical(const Batch& batch, int k) const;
   // Appends one micro-batch to the plan; returns its OOM reports (empty = it fits).
   std::vector<plan::OomReport> plan_micro_batch(PlanBuilder& b, const std::vector<std::int64_t>& lengths, int mb,
                                                 std::vector<int>& last_op, zeppelin::Router& router,
@@ -42,15 +56,18 @@ class Zeppelin final : public Strategy {
   SystemSpec system_;
   Passes passes_;
   const CostModel& cost_;
-  bool routing_ = true, remap_ = true, hierarchical_ = true;
+  bool routing_ = true, remap_ = true, hierarchical_ = true, baseline_shapes_ = true;
 };
 
-std::vector<std::vector<std::int64_t>> Zeppelin::split_micro_batches(const std::vector<std::int64_t>& lengths) const {
+int Zeppelin::memory_micro_batches(const std::vector<std::int64_t>& lengths) const {
   const double capacity = static_cast<double>(cost_.token_capacity_per_gpu()) * cost_.cluster().world_size() * micro_batch_fill;
   const double total = std::accumulate(lengths.begin(), lengths.end(), 0.0);
-  const auto k = static_cast<std::size_t>(std::max(1.0, std::ceil(total / std::max(1.0, capacity))));
-  std::vector<std::vector<std::int64_t>> mbs(k);
-  std::vector<std::int64_t> tokens(k, 0);
+  return static_cast<int>(std::max(1.0, std::ceil(total / std::max(1.0, capacity))));
+}
+
+std::vector<std::vector<std::int64_t>> Zeppelin::split_micro_batches(const std::vector<std::int64_t>& lengths, int k) {
+  std::vector<std::vector<std::int64_t>> mbs(static_cast<std::size_t>(k));
+  std::vector<std::int64_t> tokens(static_cast<std::size_t>(k), 0);
   std::vector<std::size_t> order(lengths.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) { return lengths[a] > lengths[b]; });
@@ -164,23 +181,83 @@ std::vector<plan::OomReport> Zeppelin::plan_micro_batch(PlanBuilder& b, const st
   return {};
 }
 
-plan::Plan Zeppelin::make_plan(const Batch& batch) const {
+plan::Plan Zeppelin::plan_hierarchical(const Batch& batch, int k) const {
   PlanBuilder b(cost_, system_.label, system_.name);
   b.set_passes(passes_);
   zeppelin::Router router(cost_.cluster());
   std::vector<int> last_op(static_cast<std::size_t>(cost_.cluster().world_size()), -1);
   nlohmann::json facts = nlohmann::json::array();
-  const auto mbs = split_micro_batches(batch.lengths);
+  const auto mbs = split_micro_batches(batch.lengths, k);
   for (std::size_t mb = 0; mb < mbs.size(); ++mb) {
     auto oom = plan_micro_batch(b, mbs[mb], static_cast<int>(mb), last_op, router, facts);
     if (!oom.empty()) return oom_plan(cost_, system_.label, system_.name, batch.lengths, std::move(oom));
   }
   b.set_micro_batches(static_cast<int>(mbs.size()));
+  b.add_info("layout", hierarchical_ ? "hierarchical" : "flat");
   b.add_info("routing", routing_);
   b.add_info("remap", remap_);
   b.add_info("partitioning", hierarchical_ ? "hierarchical" : "flat");
   b.add_info("thresholds", facts);
   return b.finish();
+}
+
+plan::Plan Zeppelin::make_plan(const Batch& batch) const {
+  nlohmann::json tried = nlohmann::json::array();
+  auto note = [&tried](const plan::Plan& p, nlohmann::json what) {
+    what["feasible"] = p.feasible();
+    if (p.feasible()) what["predicted_ms"] = p.predicted.iteration_seconds * 1e3;
+    else what["oom"] = p.oom.front().str();
+    tried.push_back(std::move(what));
+  };
+  // Zeppelin's own plan at the micro-batch count memory suggests, and with more micro-batches while a
+  // micro-batch does not fit (smaller micro-batches leave each GPU more room), up to one document each.
+  // A document longer than the whole cluster holds fits no count: plan once, to report it.
+  const int most_k = std::max(1, static_cast<int>(batch.lengths.size()));
+  const int first_k = std::min(memory_micro_batches(batch.lengths), most_k);
+  const std::int64_t longest = batch.lengths.empty() ? 0 : *std::max_element(batch.lengths.begin(), batch.lengths.end());
+  const bool can_fit = longest <= cost_.token_capacity_per_gpu() * cost_.cluster().world_size();
+  std::optional<plan::Plan> best;
+  std::optional<plan::Plan> first_oom;
+  std::vector<int> counts;
+  for (int k = first_k; can_fit && k < most_k; k = std::max(k + 1, k + k / 2)) counts.push_back(k);
+  counts.push_back(can_fit ? most_k : first_k);
+  for (const int k : counts) {
+    plan::Plan p = plan_hierarchical(batch, k);
+    note(p, {{"layout", hierarchical_ ? "hierarchical" : "flat"}, {"micro_batches", k}});
+    if (p.feasible()) {
+      best = std::move(p);
+      break;
+    }
+    if (!first_oom) first_oom = std::move(p);
+  }
+  bool packed_won = false;
+  if (baseline_shapes_) {
+    for (const int degree : zeppelin::baseline_shape_degrees(cost_, batch.lengths)) {
+      PackedCpSetup setup{system_.label, system_.name, degree, passes_, Dealing::balanced};
+      plan::Plan p = plan_packed_cp(setup, cost_, batch.lengths);
+      note(p, {{"layout", "packed-cp"}, {"degree", degree}});
+      if (p.feasible() && (!best || p.predicted.iteration_seconds < best->predicted.iteration_seconds)) {
+        best = std::move(p);
+        packed_won = true;
+      }
+    }
+  }
+  plan::Plan out = best ? std::move(*best) : std::move(*first_oom);
+  if (packed_won) {
+    // A packed-CP layout had the least estimate; the engine runs it as it is. Its facts move under one
+    // key so that they are not read as Zeppelin's own options.
+    nlohmann::json packed = std::move(out.info);
+    out.info = nlohmann::json::object();
+    out.info["layout"] = "packed-cp";
+    out.info["packed_cp"] = std::move(packed);
+  } else {
+    const int k = out.micro_batches;
+    if (out.feasible() && k > first_k) {
+      out.info["fallback"] = "micro-batches raised from " + std::to_string(first_k) + " to " + std::to_string(k) + " to fit memory";
+    }
+  }
+  out.info["candidates"] = std::move(tried);
+  return out;
 }
 
 std::unique_ptr<Strategy> make_zeppelin(const SystemSpec& system, const Scenario& scenario, const CostModel& cost) {
@@ -213,7 +290,13 @@ const StrategyRegistration registration{
                  .default_value = "hierarchical",
                  .choices = {"hierarchical", "flat"},
                  .description =
-                     "hierarchical: local / intra-node / inter-node classes; flat: one level (ablation)"}},
+                     "hierarchical: local / intra-node / inter-node classes; flat: one level (ablation)"},
+             SystemOption{.name = "baseline_shapes",
+                          .type = OptionType::boolean,
+                          .default_value = true,
+                          .choices = {},
+                          .description = "also plan the fixed-degree baselines' packed-CP layouts and keep "
+                                         "whichever plan has the least estimated time"}},
         .validate = {},
     },
     make_zeppelin};

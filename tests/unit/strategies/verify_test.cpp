@@ -14,14 +14,15 @@ using plan::OpKind;
 
 class CorruptedPlan : public ::testing::Test {
  protected:
-  plan::Plan make(const std::string& system, std::vector<std::int64_t> lengths) {
+  plan::Plan make(const std::string& system, std::vector<std::int64_t> lengths,
+                  nlohmann::json options = nlohmann::json::object()) {
     scenario_ = test::preset_scenario("dgx-h200", 1, "llama-7b");
     scenario_.cluster.gpus_per_node = 4;
     scenario_.cluster.nics_per_node = 4;
     scenario_.cluster.gpu_to_nic = {0, 1, 2, 3};
     scenario_.cluster.nodes = 2;
     cost_ = std::make_unique<CostModel>(scenario_.cluster, scenario_.model);
-    plan::Plan p = make_strategy(test::system(system), scenario_, *cost_)->make_plan(test::batch_of(std::move(lengths)));
+    plan::Plan p = make_strategy(test::system(system, std::move(options)), scenario_, *cost_)->make_plan(test::batch_of(std::move(lengths)));
     EXPECT_TRUE(plan::verify(p).empty()) << "the uncorrupted plan must be valid";
     return p;
   }
@@ -43,7 +44,8 @@ class CorruptedPlan : public ::testing::Test {
 };
 
 TEST_F(CorruptedPlan, DroppedAttentionBlockLeavesPairsUncomputed) {
-  plan::Plan p = make("zeppelin", {100, 200, 300, 400, 500, 600, 700, 800});
+  // Zeppelin's own partition (local sequences), not a baseline-shaped candidate.
+  plan::Plan p = make("zeppelin", {100, 200, 300, 400, 500, 600, 700, 800}, {{"baseline_shapes", false}});
   plan::Op* op = find(p, OpKind::attention, false);
   ASSERT_NE(op, nullptr);
   const int seq = op->blocks.back().seq;
@@ -96,7 +98,13 @@ TEST_F(CorruptedPlan, OvercommittedMemoryIsReportedWithTheRank) {
 }
 
 TEST_F(CorruptedPlan, DroppedRemapMoveUnbalancesTheLinearLayout) {
-  plan::Plan p = make("zeppelin", {30000, 100, 100, 100, 100, 100});
+  // One 8-GPU node: a 30k ring and 50 short sequences, which the remap evens out (named_cases_test).
+  const Scenario one_node = test::preset_scenario("dgx-h200", 1, "llama-7b");
+  const CostModel cost(one_node.cluster, one_node.model);
+  std::vector<std::int64_t> lengths{30000};
+  lengths.insert(lengths.end(), 50, 100);
+  plan::Plan p = make_strategy(test::system("zeppelin", {{"baseline_shapes", false}}), one_node, cost)
+                     ->make_plan(test::batch_of(std::move(lengths)));
   ASSERT_FALSE(p.remap.empty());
   p.remap.pop_back();
   const auto problems = plan::verify(p);

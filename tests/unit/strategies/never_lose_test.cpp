@@ -1,0 +1,138 @@
+// Zeppelin's planner never settles for less than a baseline could do on the same batch (issue 12): it is
+// feasible wherever a baseline is, and by its own estimate never slower than the best fixed-degree
+// baseline; each fallback is named in the plan's info, and an OOM names a real rank.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "core/strategies/strategy.hpp"
+#include "core/strategies/zeppelin/partitioner.hpp"
+#include "support.hpp"
+
+namespace zb {
+namespace {
+
+plan::Plan plan_of(const SystemSpec& sys, const Scenario& s, const CostModel& cost, const std::vector<std::int64_t>& lengths) {
+  return make_strategy(sys, s, cost)->make_plan(test::batch_of(lengths));
+}
+
+// A batch of `tokens` tokens: mostly short documents with a heavy tail up to `longest`.
+std::vector<std::int64_t> random_batch(Rng& rng, std::int64_t tokens, std::int64_t longest) {
+  std::vector<std::int64_t> lengths;
+  std::int64_t total = 0;
+  while (total < tokens) {
+    const double u = rng.uniform();
+    auto len = static_cast<std::int64_t>(128.0 * std::pow(static_cast<double>(longest) / 128.0, u * u));
+    len = std::min(len, tokens - total);
+    lengths.push_back(std::max<std::int64_t>(len, 1));
+    total += lengths.back();
+  }
+  return lengths;
+}
+
+struct Cluster {
+  const char* preset;
+  int nodes;
+  const char* model;
+};
+
+// Over random batches on three clusters, Zeppelin's plan is feasible wherever uniform-cp (any degree) or
+// ring-cp is, and its predicted time is at most the best of them.
+TEST(ZeppelinNeverLoses, RandomBatchesOnThreeClustersAreNeverSlowerByItsEstimateThanAnyBaseline) {
+  const Cluster clusters[] = {{"dgx-h200", 2, "llama-7b"}, {"a800-4nic", 2, "llama-13b"}, {"h800-8nic", 4, "llama-7b"}};
+  for (const Cluster& c : clusters) {
+    const Scenario s = test::preset_scenario(c.preset, c.nodes, c.model);
+    const CostModel cost(s.cluster, s.model);
+    const int world = s.cluster.world_size();
+    for (std::uint64_t seed = 1; seed <= 6; ++seed) {
+      Rng rng(seed, 41);
+      const std::int64_t per_gpu = cost.token_capacity_per_gpu();
+      const auto lengths = random_batch(rng, per_gpu * world, std::min<std::int64_t>(per_gpu * 4, 131072));
+      const plan::Plan z = plan_of(test::system("zeppelin"), s, cost, lengths);
+      double best = std::numeric_limits<double>::infinity();
+      std::string best_label = "none";
+      std::vector<SystemSpec> baselines{test::system("ring-cp"), test::system("uniform-cp")};
+      for (int d = 1; d <= world; d *= 2) {
+        if (world % d == 0) baselines.push_back(test::system("uniform-cp", {{"degree", d}}));
+      }
+      for (const SystemSpec& b : baselines) {
+        const plan::Plan p = plan_of(b, s, cost, lengths);
+        if (p.feasible() && p.predicted.iteration_seconds < best) {
+          best = p.predicted.iteration_seconds;
+          best_label = b.label;
+        }
+      }
+      const std::string where = std::string(c.preset) + " x" + std::to_string(c.nodes) + " seed " + std::to_string(seed);
+      if (best == std::numeric_limits<double>::infinity()) continue;  // no baseline fits: nothing to match
+      ASSERT_TRUE(z.feasible()) << where << ": " << z.oom.front().str() << "; " << best_label << " fits";
+      EXPECT_LE(z.predicted.iteration_seconds, best * (1 + 1e-9))
+          << where << ": zeppelin " << z.predicted.iteration_seconds << " s, " << best_label << " " << best << " s; chose "
+          << z.info.value("layout", "?");
+    }
+  }
+}
+
+TEST(ZeppelinNeverLoses, InfoListsEveryCandidateAndTheChoice) {
+  const Scenario s = test::preset_scenario("dgx-h200", 2, "llama-7b");
+  const CostModel cost(s.cluster, s.model);
+  const plan::Plan p = plan_of(test::system("zeppelin"), s, cost, {65536, 4096, 4096, 2048, 1024, 512});
+  ASSERT_TRUE(p.feasible());
+  ASSERT_TRUE(p.info.contains("candidates"));
+  const auto& candidates = p.info.at("candidates");
+  ASSERT_GE(candidates.size(), 2u) << "the own partition and at least one packed-CP layout";
+  EXPECT_EQ(candidates.front().at("layout"), "hierarchical");
+  double least = std::numeric_limits<double>::infinity();
+  for (const auto& c : candidates) {
+    if (c.at("feasible").get<bool>()) least = std::min(least, c.at("predicted_ms").get<double>());
+  }
+  EXPECT_DOUBLE_EQ(p.predicted.iteration_seconds * 1e3, least) << "the plan kept is the candidate with the least estimate";
+  ASSERT_TRUE(p.info.contains("layout"));
+  if (p.info.at("layout") == "packed-cp") {
+    EXPECT_TRUE(p.info.at("packed_cp").contains("degree")) << "the packed layout's facts are kept under one key";
+  }
+}
+
+TEST(ZeppelinNeverLoses, WithoutBaselineShapesOnlyTheOwnPartitionIsPlanned) {
+  const Scenario s = test::preset_scenario("dgx-h200", 2, "llama-7b");
+  const CostModel cost(s.cluster, s.model);
+  const plan::Plan p = plan_of(test::system("zeppelin", {{"baseline_shapes", false}}), s, cost, {65536, 4096, 2048});
+  ASSERT_TRUE(p.feasible());
+  EXPECT_EQ(p.info.at("candidates").size(), 1u);
+  EXPECT_EQ(p.info.at("layout"), "hierarchical");
+  EXPECT_FALSE(p.info.contains("fallback"));
+}
+
+// 4 GPUs hold a 0.7·M document each and 8 more GPUs-worth of 0.55·M documents arrive: half of them fit no
+// GPU's remaining room as local sequences. They become 2-GPU rings (0.275·M per rank) instead of an OOM.
+TEST(ZeppelinPartitioner, ALocalSequenceThatFitsNoGpuBecomesAnIntraNodeRing) {
+  Scenario s = test::preset_scenario("dgx-h200", 1, "llama-7b");
+  const CostModel cost(s.cluster, s.model);
+  const std::int64_t m = cost.token_capacity_per_gpu();
+  std::vector<std::int64_t> lengths(4, m * 7 / 10);
+  lengths.insert(lengths.end(), 8, m * 55 / 100);
+  const zeppelin::Partition part = zeppelin::partition(lengths, cost, {}, 0);
+  EXPECT_TRUE(part.oom.empty()) << part.oom.front().str();
+  int rings = 0;
+  for (const auto& g : part.groups) rings += g.level != plan::Level::local;
+  EXPECT_GE(rings, 1);
+  for (std::size_t r = 0; r < part.gpu_tokens.size(); ++r) EXPECT_LE(part.gpu_tokens[r], m) << "rank " << r;
+}
+
+// One document longer than the whole cluster's memory: the OOM names a rank of the cluster, the tokens
+// it would need and its capacity.
+TEST(ZeppelinPartitioner, AnOomNamesARankAndItsShortfall) {
+  Scenario s = test::preset_scenario("dgx-h200", 2, "llama-7b");
+  const CostModel cost(s.cluster, s.model);
+  const std::int64_t m = cost.token_capacity_per_gpu();
+  std::vector<std::int64_t> lengths{m * 17};
+  const zeppelin::Partition part = zeppelin::partition(lengths, cost, {}, 0);
+  ASSERT_EQ(part.oom.size(), 1u);
+  EXPECT_GE(part.oom[0].rank, 0);
+  EXPECT_LT(part.oom[0].rank, 16);
+  EXPECT_GT(part.oom[0].tokens_needed, part.oom[0].token_capacity);
+  EXPECT_EQ(part.oom[0].token_capacity, m);
+}
+
+}  // namespace
+}  // namespace zb
