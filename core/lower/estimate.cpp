@@ -21,8 +21,16 @@ TransferModel nominal_transfers(const Program& program, const CostModel& cost) {
   // Link ids: 2r and 2r+1 are rank r's NVLink out- and in-ports; then each NIC's transmit and receive side.
   const int world = cluster.world_size();
   model.link_count = 2 * world + 2 * cluster.nodes * cluster.nics_per_node;
-  model.links = [&cluster, g, world](int src, int dst, std::vector<int>& links) {
+  model.links = [&cluster, g, world](int src, int dst, const Message& message, std::vector<int>& links) {
     if (src / g == dst / g) {
+      // A routed part's dispatch leg holds only its source's out-port and its combine leg only its
+      // destination's in-port: the proxies' ports interleave those parts with their own ring traffic,
+      // which first-come-first-served would instead queue whole (a convoy the simulator does not see).
+      if (message.routed) {
+        if (src == message.src) links.push_back(2 * src);
+        if (dst == message.dst) links.push_back(2 * dst + 1);
+        return;
+      }
       links.push_back(2 * src);
       links.push_back(2 * dst + 1);
       return;

@@ -15,8 +15,10 @@ namespace zb::lower {
 //     oversubscription.
 // Links a leg holds, as the simulator's platform routes it: the source GPU's NVLink out-port and the
 // destination's in-port on one node; the source's NIC transmit side and the destination's NIC receive
-// side across nodes. GPUs that share a NIC (a800-4nic) therefore queue on it only when both send at
-// once, where a fixed per-GPU share would charge a ring's lone boundary GPU half its NIC.
+// side across nodes; a routed part's NVLink legs hold only the ends that are the message's own (the
+// source's out-port, the destination's in-port), not the proxies'. GPUs that share a NIC (a800-4nic)
+// therefore queue on it only when both send at once, where a fixed per-GPU share would charge a ring's
+// lone boundary GPU half its NIC.
 // Collectives other than all_to_all_v run as rings over their members at the slowest hop's rate:
 //   all_gather, reduce_scatter: (P−1) steps of `bytes`; all_reduce: 2(P−1) steps of bytes/P;
 //   all_to_all: (P−1) steps of bytes/P.

@@ -154,7 +154,7 @@ class Scheduler {
         // With both ends' chunk times linear in c, the first and last chunk bound every chunk exactly.
         const int chunks = std::max(1, send.chunks);
         const double chunk = model_.p2p(src, dst, in.bytes / chunks, p_.messages[static_cast<std::size_t>(in.message)]);
-        const double begin = claim_links(src, dst, start);
+        const double begin = claim_links(src, dst, p_.messages[static_cast<std::size_t>(in.message)], start);
         const double first = begin + chunk;
         double end = begin + chunks * chunk;
         // A streamed relay leg that waits on its source occupies its links only for its own chunks.
@@ -193,7 +193,7 @@ class Scheduler {
       const int other_instr = col.instrs[other];
       if (other_instr < 0 || !posted_[static_cast<std::size_t>(col.ranks[other])][static_cast<std::size_t>(other_instr)]) continue;
       const double start = std::max(ready, ready_[static_cast<std::size_t>(col.ranks[other])][static_cast<std::size_t>(other_instr)]);
-      const double end = claim_links(msg.src, msg.dst, start) + model_.p2p(msg.src, msg.dst, msg.bytes, msg);
+      const double end = claim_links(msg.src, msg.dst, msg, start) + model_.p2p(msg.src, msg.dst, msg.bytes, msg);
       hold_links(end);
       for (const std::size_t k : {me, other}) {
         member_end_[c][k] = std::max(member_end_[c][k], end);
@@ -214,10 +214,10 @@ class Scheduler {
 
   // The time a leg ready at `start` can begin once the links it holds (the model's) are free; remembers
   // them for hold_links. Without a link model, `start`.
-  double claim_links(int src, int dst, double start) {
+  double claim_links(int src, int dst, const Message& message, double start) {
     held_.clear();
     if (!model_.links) return start;
-    model_.links(src, dst, held_);
+    model_.links(src, dst, message, held_);
     for (const int l : held_) start = std::max(start, link_free_[static_cast<std::size_t>(l)]);
     return start;
   }

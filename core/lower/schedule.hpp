@@ -24,9 +24,9 @@ struct TransferModel {
   std::function<double(int src, int dst, std::int64_t bytes, const Message& message)> p2p;
   // Seconds a collective other than all_to_all_v takes once every member has posted.
   std::function<double(const Collective& collective)> collective;
-  // Optional: appends the ids (< link_count) of the shared links a leg from src to dst holds while it
-  // moves. Unset: contention-free.
-  std::function<void(int src, int dst, std::vector<int>& links)> links;
+  // Optional: appends the ids (< link_count) of the shared links a leg from src to dst (of `message`)
+  // holds while it moves. Unset: contention-free.
+  std::function<void(int src, int dst, const Message& message, std::vector<int>& links)> links;
   int link_count = 0;
 };
 

@@ -27,10 +27,9 @@ double document_cost(const CostModel& cost, std::int64_t length) {
   return cost.attention_time(cost.attention_fwd_flops(s * (s + 1) / 2), s) + cost.linear_fwd_time(s);
 }
 
-// Longest processing time first: costliest document to the least-loaded group (lowest index on ties),
-// then FFD packs per group. With at least D documents every group gets one.
-std::vector<std::vector<Pack>> deal_balanced(const CostModel& cost, const std::vector<std::int64_t>& lengths, int groups,
-                                             std::int64_t align, std::int64_t capacity) {
+// Longest processing time first: costliest document to the least-loaded group (lowest index on ties).
+// With at least D documents every group gets one. Returns each group's documents (batch indices).
+std::vector<std::vector<int>> lpt_groups(const CostModel& cost, const std::vector<std::int64_t>& lengths, int groups) {
   std::vector<int> order(lengths.size());
   std::iota(order.begin(), order.end(), 0);
   std::vector<double> doc_cost(lengths.size());
@@ -41,18 +40,25 @@ std::vector<std::vector<Pack>> deal_balanced(const CostModel& cost, const std::v
   using Load = std::pair<double, int>;  // (work so far, group)
   std::priority_queue<Load, std::vector<Load>, std::greater<>> least;
   for (int g = 0; g < groups; ++g) least.emplace(0.0, g);
-  std::vector<std::vector<std::int64_t>> group_lengths(static_cast<std::size_t>(groups));
   std::vector<std::vector<int>> group_docs(static_cast<std::size_t>(groups));
   for (const int d : order) {
     auto [work, g] = least.top();
     least.pop();
-    group_lengths[static_cast<std::size_t>(g)].push_back(lengths[static_cast<std::size_t>(d)]);
     group_docs[static_cast<std::size_t>(g)].push_back(d);
     least.emplace(work + doc_cost[static_cast<std::size_t>(d)], g);
   }
+  return group_docs;
+}
+
+// LPT over the groups, then FFD packs per group.
+std::vector<std::vector<Pack>> deal_balanced(const CostModel& cost, const std::vector<std::int64_t>& lengths, int groups,
+                                             std::int64_t align, std::int64_t capacity) {
+  const std::vector<std::vector<int>> group_docs = lpt_groups(cost, lengths, groups);
   std::vector<std::vector<Pack>> dealt(static_cast<std::size_t>(groups));
   for (std::size_t g = 0; g < dealt.size(); ++g) {
-    dealt[g] = pack_ffd(group_lengths[g], align, capacity);
+    std::vector<std::int64_t> group_lengths;
+    for (const int d : group_docs[g]) group_lengths.push_back(lengths[static_cast<std::size_t>(d)]);
+    dealt[g] = pack_ffd(group_lengths, align, capacity);
     for (Pack& p : dealt[g]) {
       for (int& doc : p.docs) doc = group_docs[g][static_cast<std::size_t>(doc)];  // back to batch indices
     }
@@ -98,6 +104,27 @@ std::vector<OptionProblem> check_cp_degree(const nlohmann::json& options, const 
            "degree " + std::to_string(c) + " does not divide the world size " +
                std::to_string(*context.world_size) + " (nodes x gpus_per_node)",
            "choose a divisor of the world size, or \"auto\""}};
+}
+
+double packed_cp_compute_floor(const CostModel& cost, const std::vector<std::int64_t>& lengths, int degree, Passes passes) {
+  const int groups = cost.cluster().world_size() / degree;
+  const double c = degree;
+  const double overhead = cost.profile().attention_call_overhead;
+  double worst = 0;
+  for (const std::vector<int>& docs : lpt_groups(cost, lengths, groups)) {
+    double attention = 0, tokens = 0;
+    for (const int d : docs) {
+      const auto s = static_cast<double>(lengths[static_cast<std::size_t>(d)]);
+      const double pairs = s * (s + 1) / 2 / c;  // a rank's zigzag share
+      const double q = std::max(1.0, degree == 1 ? s : s / (2 * c));  // its query chunks' length
+      const double backward = passes == Passes::fwd_bwd ? cost.attention_time(cost.attention_bwd_flops(pairs), q) - overhead : 0.0;
+      attention += cost.attention_time(cost.attention_fwd_flops(pairs), q) - overhead + backward;
+      tokens += s / c;
+    }
+    const double linear = cost.linear_fwd_time(tokens) + (passes == Passes::fwd_bwd ? cost.linear_bwd_time(tokens) : 0.0);
+    worst = std::max(worst, attention + linear);
+  }
+  return worst * cost.model().layers;
 }
 
 plan::Plan plan_packed_cp(const PackedCpSetup& setup, const CostModel& cost, const std::vector<std::int64_t>& lengths) {

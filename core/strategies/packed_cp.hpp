@@ -38,6 +38,13 @@ struct PackedCpSetup {
 void read_packed_cp_options(const SystemSpec& system, PackedCpSetup& setup);
 [[nodiscard]] std::vector<OptionProblem> check_cp_degree(const nlohmann::json& options, const SystemCheckContext& context);
 
+// The compute the busiest group's ranks do in one iteration of the balanced packed-CP plan at `degree`
+// (each rank its zigzag share of every document's attention at its chunk length, without call
+// overheads, and one GEMM pass over its tokens): a floor under that plan's estimate, which also waits
+// for transfers and runs the GEMMs per pack, computed in O(documents · log groups) without building it.
+[[nodiscard]] double packed_cp_compute_floor(const CostModel& cost, const std::vector<std::int64_t>& lengths, int degree,
+                                             Passes passes);
+
 [[nodiscard]] plan::Plan plan_packed_cp(const PackedCpSetup& setup, const CostModel& cost,
                                         const std::vector<std::int64_t>& lengths);
 

@@ -233,6 +233,13 @@ plan::Plan Zeppelin::make_plan(const Batch& batch) const {
   bool packed_won = false;
   if (baseline_shapes_) {
     for (const int degree : zeppelin::baseline_shape_degrees(cost_, batch.lengths)) {
+      // Planning a layout costs far more than bounding it: skip one whose compute alone is no faster.
+      const double floor = packed_cp_compute_floor(cost_, batch.lengths, degree, passes_);
+      if (best && floor >= best->predicted.iteration_seconds) {
+        tried.push_back({{"layout", "packed-cp"}, {"degree", degree}, {"skipped", "compute floor above the best estimate"},
+                         {"compute_floor_ms", floor * 1e3}});
+        continue;
+      }
       PackedCpSetup setup{system_.label, system_.name, degree, passes_, Dealing::balanced};
       plan::Plan p = plan_packed_cp(setup, cost_, batch.lengths);
       note(p, {{"layout", "packed-cp"}, {"degree", degree}});
