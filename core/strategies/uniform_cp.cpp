@@ -22,11 +22,15 @@ class UniformCp final : public Strategy {
   plan::Plan make_plan(const Batch& batch) const override {
     if (setup_.degree > 0) return plan_packed_cp(setup_, cost_, batch.lengths);
     // auto: the best feasible degree by the cost model's prediction; all infeasible → the widest's OOM.
+    // A degree whose compute floor (never above its plan's estimate) is no better than the best estimate
+    // so far cannot win and is not planned: the same choice, without planning a 2-node ring of every
+    // document to find out.
     const int world = cost_.cluster().world_size();
     std::optional<plan::Plan> best;
     plan::Plan widest;
     for (int c = 1; c <= world; ++c) {
       if (world % c != 0) continue;
+      if (best && packed_cp_compute_floor(cost_, batch.lengths, c, setup_.passes) >= best->predicted.iteration_seconds) continue;
       PackedCpSetup s = setup_;
       s.degree = c;
       plan::Plan p = plan_packed_cp(s, cost_, batch.lengths);

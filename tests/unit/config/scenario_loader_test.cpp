@@ -194,8 +194,10 @@ TEST(ScenarioLoader, QuickstartScenarioValidates) {
   EXPECT_EQ(s.cluster.world_size(), 16);
   EXPECT_EQ(s.model.preset, "llama-7b");
   EXPECT_EQ(s.workload.dataset, "wikipedia");
-  EXPECT_EQ(s.systems.size(), 3u);
-  EXPECT_EQ(s.gates.size(), 1u);
+  ASSERT_EQ(s.systems.size(), 4u);
+  EXPECT_EQ(s.systems[3].options.at("degree"), "auto") << "the quickstart compares with uniform-cp at its best degree";
+  ASSERT_EQ(s.gates.size(), 2u);
+  EXPECT_EQ(s.gates[1].baseline, "best");
   EXPECT_FALSE(s.description.empty());
   EXPECT_EQ(s.output.dir, std::filesystem::path("out/quickstart"));
 }
