@@ -3,7 +3,7 @@ BUILD_DIR ?= build
 JOBS      ?= 2
 CMAKE_ARGS ?=
 
-.PHONY: all deps configure build demo test bench clean
+.PHONY: all deps configure build demo test bench grid clean
 
 all: build
 
@@ -24,6 +24,10 @@ test: build
 
 bench: build
 	@scripts/run-benchmarks.sh $(BUILD_DIR)
+
+# Zeppelin against the best baseline over scenarios/grid and the library (minutes; exit 1 if it loses).
+grid: build
+	@python3 scripts/scenario-grid.py --bin $(BUILD_DIR)/cli/zeppelin-bench --jobs $(JOBS)
 
 clean:
 	@rm -rf $(BUILD_DIR)

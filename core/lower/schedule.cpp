@@ -43,6 +43,8 @@ class Scheduler {
     s_.end.resize(n);
     first_.resize(n);
     pending_.resize(n);
+    forward_.resize(n);
+    stream_from_.resize(n);
     ready_.resize(n);
     posted_.resize(n);
     succ_begin_.resize(n);
@@ -54,6 +56,12 @@ class Scheduler {
       s_.end[r].assign(m, -1.0);
       first_[r].assign(m, -1.0);
       pending_[r].assign(m, 0);
+      forward_[r].resize(m);
+      stream_from_[r].resize(m);
+      for (std::size_t i = 0; i < m; ++i) {
+        forward_[r][i] = list[i].pass == Pass::fwd;
+        stream_from_[r][i] = list[i].stream_from;
+      }
       ready_[r].assign(m, 0.0);
       posted_[r].assign(m, 0);
       // Successors in CSR form: dependency edges plus the compute stream's chain.
@@ -243,13 +251,13 @@ class Scheduler {
       done_.pop();
       const auto ri = static_cast<std::size_t>(r), ii = static_cast<std::size_t>(i);
       const double end = s_.end[ri][ii];
-      if (at(r, i).pass == Pass::fwd) {
+      if (forward_[ri][ii]) {
         s_.barrier = std::max(s_.barrier, end);
         if (--forward_left_ == 0) open_barrier();
       }
       for (int k = succ_begin_[ri][ii]; k < succ_begin_[ri][ii + 1]; ++k) {
         const int next = succ_[ri][static_cast<std::size_t>(k)];
-        release(r, next, at(r, next).stream_from == i ? first_[ri][ii] : end);
+        release(r, next, stream_from_[ri][static_cast<std::size_t>(next)] == i ? first_[ri][ii] : end);
       }
     }
   }
@@ -284,6 +292,10 @@ class Scheduler {
   const TransferModel& model_;
   Schedule s_;
   std::vector<std::vector<int>> pending_;
+  // Copies of two Instr fields that drain reads for every completion, in time order across ranks: kept
+  // dense so that it does not miss the cache on whole instructions.
+  std::vector<std::vector<char>> forward_;
+  std::vector<std::vector<int>> stream_from_;
   std::vector<std::vector<double>> ready_, first_;
   std::vector<std::vector<char>> posted_;
   std::vector<std::vector<int>> succ_begin_, succ_;
