@@ -63,8 +63,11 @@ LayoutChoice choose_layout(const std::vector<std::int64_t>& lengths, const CostM
   std::int64_t total = 0;
   for (auto s : lengths) total += s;
   const auto moves = balance_tokens(partition_shards(lengths, attention_only, world), cost.cluster().gpus_per_node).moves;
-  const double balanced_linear = cost.linear_fwd_time(static_cast<double>((total + world - 1) / world));
-  choice.with_remap_seconds = max_load(attention_only) + balanced_linear + remap_seconds(moves, cost, world);
+  const double rank_tokens = static_cast<double>((total + world - 1) / world);
+  // With a backward pass the GEMMs run again (their gradients) and the remap moves the gradients back.
+  const double passes = options.backward ? 2.0 : 1.0;
+  const double balanced_linear = cost.linear_fwd_time(rank_tokens) + (options.backward ? cost.linear_bwd_time(rank_tokens) : 0.0);
+  choice.with_remap_seconds = max_load(attention_only) + balanced_linear + passes * remap_seconds(moves, cost, world);
   if (choice.with_remap_seconds <= choice.without_remap_seconds || !choice.partition.oom.empty()) {
     choice.partition = std::move(attention_only);
     choice.remap = true;

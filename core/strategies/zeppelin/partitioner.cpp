@@ -29,15 +29,22 @@ struct Model {
       : cost(c), opt(o), world(c.cluster().world_size()), gpn(c.cluster().gpus_per_node), nodes(c.cluster().nodes),
         capacity(c.token_capacity_per_gpu()), inter(o.routing ? c.routed_internode() : c.nic_per_gpu()) {
     const double rows = std::max(1.0, tokens_per_rank);
-    linear_per_token = c.linear_fwd_time(rows) / rows;
+    linear_per_token = (c.linear_fwd_time(rows) + (o.backward ? c.linear_bwd_time(rows) : 0.0)) / rows;
   }
 
   double linear(double tokens) const { return opt.include_linear ? tokens * linear_per_token : 0.0; }
 
-  double local_seconds(double s) const {
-    const double flops = cost.attention_fwd_flops(s * (s + 1) / 2);
-    return std::max(0.0, cost.attention_time(flops, s) - cost.profile().attention_call_overhead) + linear(s);
+  // Attention seconds of `pairs` causal pairs in calls of q query rows, both passes when the plan has a
+  // backward one (its FLOP factor differs from the GEMMs', so balancing the forward alone leaves the
+  // backward uneven), without call overheads.
+  double attention(double pairs, double q) const {
+    const double overhead = cost.profile().attention_call_overhead;
+    double t = cost.attention_time(cost.attention_fwd_flops(pairs), q) - overhead;
+    if (opt.backward) t += cost.attention_time(cost.attention_bwd_flops(pairs), q) - overhead;
+    return std::max(0.0, t);
   }
+
+  double local_seconds(double s) const { return attention(s * (s + 1) / 2, s) + linear(s); }
 
   // One zigzag ring step with per-rank chunk c: compute of ≈ c²/2 pairs against the transfer of c tokens' KV.
   double step_compute(double c) const { return cost.attention_time(cost.attention_fwd_flops(c * c / 2), c / 2); }
@@ -48,7 +55,11 @@ struct Model {
     if (p <= 1) return local_seconds(s);
     const double c = s / p;
     const LinkSpec& link = p <= gpn ? cost.nvlink() : inter;
-    const double compute = step_compute(c), transfer = step_transfer(c, link);
+    // The backward ring moves K, V and the dK, dV accumulators: three KV-sized transfers per step.
+    // Each step is a call of its own, so it pays the call overhead (per pass).
+    const double passes = opt.backward ? 2 : 1;
+    const double compute = attention(c * c / 2, c / 2) + passes * cost.profile().attention_call_overhead;
+    const double transfer = step_transfer(c, link) * (opt.backward ? 3 : 1);
     return compute + (p - 1) * std::max(compute, transfer) + linear(c);
   }
 

@@ -27,6 +27,7 @@ struct PartitionOptions {
   bool routing = true;       // inter-node bandwidth = the node's NIC aggregate
   bool include_linear = false;  // without remap, linear work follows the attention layout
   bool hierarchical = true;  // false = "flat": every sequence over all GPUs
+  bool backward = false;     // loads count the backward pass too (hide points stay forward-only)
 };
 
 // One CP group decided by the partitioner.

@@ -86,6 +86,7 @@ std::vector<plan::OomReport> Zeppelin::plan_micro_batch(PlanBuilder& b, const st
   zeppelin::PartitionOptions po;
   po.routing = routing_;
   po.hierarchical = hierarchical_;
+  po.backward = passes_ == Passes::fwd_bwd;
   zeppelin::LayoutChoice choice = zeppelin::choose_layout(lengths, cost_, po, remap_, mb);
   const zeppelin::Partition& part = choice.partition;
   facts.push_back({{"micro_batch", mb},
