@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "cli/output.hpp"
 #include "reports/compare.hpp"
 
 namespace zb::cli {
@@ -66,8 +67,7 @@ ExitCode run_compare(const CompareArguments& arguments) {
   } else {
     text = reports::format_comparison_text(report);
   }
-  std::fwrite(text.data(), 1, text.size(), stdout);
-  std::fflush(stdout);
+  write_stdout(text);  // labels and file names in it come from the report files
   return reports::exit_code_of(report);
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cli/commands.hpp"
+#include "cli/output.hpp"
 #include "core/config/scenario_loader.hpp"
 #include "core/cost/cost_model.hpp"
 #include "core/plan/plan_format.hpp"
@@ -60,12 +61,7 @@ ExitCode run_plan(const PlanOptions& o) {
   const Workload workload(scenario);
   const auto strategy = make_strategy(system, scenario, cost);
   const plan::Plan p = timed_plan(*strategy, workload.batch(o.iteration));
-  if (o.format == "json") {
-    std::fputs(plan::to_json(p).dump(1).c_str(), stdout);
-    std::fputc('\n', stdout);
-  } else {
-    std::fputs(plan::to_text(p).c_str(), stdout);
-  }
+  write_stdout(o.format == "json" ? plan::to_json(p).dump(1) + "\n" : plan::to_text(p));
   if (!o.verify) return ExitCode::ok;
   auto problems = plan::verify(p, {.token_capacity = cost.token_capacity_per_gpu(), .heads = scenario.model.heads});
   if (problems.empty() && p.feasible()) {

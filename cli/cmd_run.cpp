@@ -1,11 +1,10 @@
 // `zeppelin-bench run SCENARIO [--backend sim|reference|cuda] [--out DIR] [--iterations N] [--seed N]
 // [--format F]... [--plan FILE.json] [--quiet|--verbose]`: plans and executes every system of a scenario
-// for every iteration, prints the summary, writes the reports, and exits 1 when a gate fails. With
+// for every iteration, writes the reports, then prints the summary, and exits 1 when a gate fails. With
 // --plan it executes that one plan instead (core/run/run_plan.hpp), for what-if experiments.
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -13,15 +12,18 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "cli/output.hpp"
 #include "core/config/scenario_loader.hpp"
 #include "core/exec/reference/launcher.hpp"
 #include "core/plan/plan_format.hpp"
 #include "core/run/run_plan.hpp"
 #include "core/run/run_scenario.hpp"
 #include "reports/console.hpp"
+#include "reports/progress_bar.hpp"
 #include "reports/report_files.hpp"
 #include "reports/run_context.hpp"
 #include "reports/summary.hpp"
+#include "reports/terminal_text.hpp"
 
 namespace zb::cli {
 namespace {
@@ -44,34 +46,6 @@ Backend parse_backend(const std::string& name) {
   return Backend::cuda;
 }
 
-// A one-line progress bar on stderr (only when it is a terminal): system, iteration, ETA.
-class ProgressBar {
- public:
-  explicit ProgressBar(bool enabled) : enabled_(enabled), start_(std::chrono::steady_clock::now()) {}
-  ~ProgressBar() {
-    if (enabled_ && shown_) std::fputs("\r\033[K", stderr);
-  }
-  void update(const RunProgress& p) {
-    if (!enabled_) return;
-    const int total = p.systems * p.iterations;
-    const int done = p.system_index * p.iterations + p.iteration;
-    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    const double eta = done > 0 ? elapsed / done * (total - done) : 0;
-    constexpr int width = 24;
-    const int filled = total > 0 ? width * done / total : 0;
-    std::fprintf(stderr, "\r\033[K[%s%s] %s  iteration %d/%d  ETA %.0fs", std::string(static_cast<std::size_t>(filled), '#').c_str(),
-                 std::string(static_cast<std::size_t>(width - filled), '.').c_str(), p.system.c_str(), p.iteration + 1,
-                 p.iterations, eta);
-    std::fflush(stderr);
-    shown_ = true;
-  }
-
- private:
-  bool enabled_;
-  bool shown_ = false;
-  std::chrono::steady_clock::time_point start_;
-};
-
 ExitCode run(const RunFlags& f) {
   Scenario scenario = load_scenario(f.scenario);
   std::vector<ScenarioOverride> overrides =
@@ -85,25 +59,28 @@ ExitCode run(const RunFlags& f) {
   // Under a multi-process launcher every process runs the command; rank 0 alone speaks and writes.
   const bool reporter = reference::launcher_rank() == 0;
   const bool quiet = f.quiet || !reporter;
-  ProgressBar bar(!quiet && isatty(fileno(stderr)) != 0);
+  reports::ProgressBar bar(stderr, !quiet && isatty(fileno(stderr)) != 0);
   RunOptions options;
   options.on_progress = [&](const RunProgress& p) {
-    bar.update(p);
-    if (f.verbose && !quiet) std::fprintf(stderr, "%s: iteration %d\n", p.system.c_str(), p.iteration);
+    if (f.verbose && !quiet) bar.note(p.system + ": iteration " + std::to_string(p.iteration));
+    bar.update({p.system, p.system_index, p.systems, p.iteration, p.iterations});
   };
   const RunResult result = f.plan.empty() ? run_scenario(scenario, options)
                                           : run_plan(scenario, plan::read_plan_file(f.plan), f.plan, options);
+  bar.clear();  // the summary and any error start on a line of their own
   const reports::RunSummary summary = reports::summarize_run(result);
   reports::RunContext context = reports::capture_run_context(result.backend, std::move(overrides));
   context.plan_file = f.plan;
-  if (!reporter) return summary.gates_passed() ? ExitCode::ok : ExitCode::check_failed;
-  if (!quiet) reports::print_console_summary(stdout, summary);
+  const ExitCode verdict = summary.gates_passed() ? ExitCode::ok : ExitCode::check_failed;
+  if (!reporter) return verdict;
+  // Reports first: a reader of stdout that stops early (`| head -1`) or a full terminal log must not
+  // cost the reports, and the output is then written in one piece.
   const auto written = reports::write_reports(result, summary, context, scenario.output.dir, formats);
-  if (!quiet) {
-    for (const auto& path : written) std::fprintf(stdout, "wrote %s\n", path.string().c_str());
-  }
-  std::fflush(stdout);
-  return summary.gates_passed() ? ExitCode::ok : ExitCode::check_failed;
+  if (quiet) return verdict;
+  std::string text = reports::console_summary(summary);
+  for (const auto& path : written) text += "wrote " + reports::terminal_field(path.string()) + "\n";
+  write_stdout(text);
+  return verdict;
 }
 
 }  // namespace

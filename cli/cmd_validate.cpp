@@ -8,7 +8,9 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "cli/output.hpp"
 #include "core/config/scenario_loader.hpp"
+#include "reports/terminal_text.hpp"
 
 namespace zb::cli {
 namespace {
@@ -27,15 +29,16 @@ std::string summary_of(const Scenario& scenario) {
 ExitCode validate_files(const std::vector<std::string>& files) {
   ExitCode worst = ExitCode::ok;
   for (const std::string& file : files) {
+    std::string line;
     try {
       const Scenario scenario = load_scenario(file);
-      std::fprintf(stdout, "ok  %s  (%s)\n", file.c_str(), summary_of(scenario).c_str());
+      line = fmt::format("ok  {}  ({})\n", reports::terminal_field(file), reports::terminal_field(summary_of(scenario)));
     } catch (const Error& e) {
-      for (const Problem& problem : e.problems()) std::fprintf(stderr, "error: %s\n", problem.str().c_str());
+      print_problems(e);
       if (static_cast<int>(e.code()) > static_cast<int>(worst)) worst = e.code();
     }
+    write_stdout(line);  // outside the try: a failed write ends the command, it is no problem of the file
   }
-  std::fflush(stdout);
   return worst;
 }
 

@@ -8,6 +8,8 @@
 #include <string>
 
 #include "cli/commands.hpp"
+#include "cli/output.hpp"
+#include "reports/terminal_text.hpp"
 #include "zb/build_info.hpp"
 
 namespace {
@@ -20,8 +22,7 @@ std::string version_text() {
 }
 
 int print_error(const zb::Error& error) {
-  for (const zb::Problem& problem : error.problems())
-    std::fprintf(stderr, "error: %s\n", problem.str().c_str());
+  zb::cli::print_problems(error);
   return static_cast<int>(error.code());
 }
 
@@ -35,22 +36,29 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", version_text(), "Print the version and git revision, then exit");
   app.require_subcommand(1);
   app.footer(
-      "Exit codes: 0 ok, 1 a gate or comparison failed, 2 bad input, 3 runtime failure.\n"
+      "Exit codes: 0 ok, 1 a gate or comparison failed, 2 bad input, 3 runtime failure (including an output\n"
+      "folder that cannot be written and a failed write to standard output, e.g. a full disk or closed pipe).\n"
       "Scenario file reference: docs/SCENARIOS.md");
 
+  zb::cli::ignore_broken_pipes();
   zb::cli::CommandStatus status;
   for (const zb::cli::AddCommand add_command : zb::cli::all_commands) add_command(app, status);
 
   try {
-    app.parse(argc, argv);  // runs the chosen subcommand's callback
-  } catch (const CLI::ParseError& e) {
-    // --help and --version arrive here too, with exit code 0; every real parse error is bad input.
-    const int code = app.exit(e);
-    return code == 0 ? 0 : static_cast<int>(zb::ExitCode::bad_input);
+    try {
+      app.parse(argc, argv);  // runs the chosen subcommand's callback
+    } catch (const CLI::ParseError& e) {
+      // --help and --version arrive here too, with exit code 0; every real parse error is bad input.
+      const int code = app.exit(e);
+      zb::cli::check_stdout();  // --help > /dev/full fails too
+      return code == 0 ? 0 : static_cast<int>(zb::ExitCode::bad_input);
+    }
+    // Output a command printed but could not deliver is a failure whatever the command decided.
+    zb::cli::check_stdout();
   } catch (const zb::Error& e) {
     return print_error(e);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
+    std::fprintf(stderr, "error: %s\n", zb::reports::terminal_field(e.what()).c_str());
     return static_cast<int>(zb::ExitCode::runtime);
   }
   return static_cast<int>(status.code);

@@ -2,18 +2,18 @@
 
 #include <algorithm>
 
+#include "reports/terminal_text.hpp"
+#include "reports/text_table.hpp"
+
 namespace zb::cli {
-namespace {
 
-std::size_t display_width(const std::string& text) {
-  return static_cast<std::size_t>(std::count_if(text.begin(), text.end(), [](char c) {
-    return (static_cast<unsigned char>(c) & 0xC0u) != 0x80u;  // skip UTF-8 continuation bytes
-  }));
-}
-
-}  // namespace
-
-void print_table(std::FILE* out, const TableRow& header, const std::vector<TableRow>& rows) {
+void print_table(std::FILE* out, const TableRow& header, const std::vector<TableRow>& unsafe_rows) {
+  // Cells can come from files (a scenario's description): escaped before they are measured and printed.
+  std::vector<TableRow> rows = unsafe_rows;
+  for (TableRow& row : rows) {
+    for (std::string& cell : row) cell = reports::terminal_field(cell);
+  }
+  using reports::display_width;
   std::vector<std::size_t> widths(header.size(), 0);
   auto measure = [&widths](const TableRow& row) {
     for (std::size_t i = 0; i < row.size() && i < widths.size(); ++i)

@@ -6,6 +6,7 @@
 
 #include "reports/best_baseline.hpp"
 #include "reports/number_format.hpp"
+#include "reports/terminal_text.hpp"
 #include "reports/text_table.hpp"
 
 namespace zb::reports {
@@ -92,6 +93,35 @@ std::string gates_text(const RunSummary& summary) {
   return out;
 }
 
+// A copy of the summary with every string the console could show passed through terminal_field: the
+// scenario's names, labels, options and the GPU or preset names in `cluster` are user-supplied, and a
+// newline or escape sequence in one of them must not print a line of its own. The same function maps
+// every occurrence of a label, so lookups by label (find, speedup) still match.
+RunSummary for_console(const RunSummary& summary) {
+  RunSummary safe = summary;
+  auto clean = [](std::string& text) { text = terminal_field(text); };
+  for (std::string* text : {&safe.scenario, &safe.backend, &safe.simulator_version, &safe.backend_note, &safe.model,
+                            &safe.cluster}) {
+    clean(*text);
+  }
+  for (SystemSummary& s : safe.systems) {
+    for (std::string* text : {&s.label, &s.strategy, &s.resolved_options_text}) clean(*text);
+    for (std::string& line : s.oom) clean(line);
+    for (std::string& line : s.verification) clean(line);
+  }
+  for (std::string& label : safe.baseline_ranking) clean(label);
+  if (safe.best_baseline) clean(*safe.best_baseline);
+  for (Speedup& speedup : safe.speedups) {
+    clean(speedup.system);
+    clean(speedup.baseline);
+  }
+  for (GateResult& g : safe.gates) {
+    for (std::string* text : {&g.description, &g.baseline, &g.reason, &g.gate.metric, &g.gate.system, &g.gate.baseline})
+      clean(*text);
+  }
+  return safe;
+}
+
 }  // namespace
 
 std::string backend_statement(const RunSummary& summary) {
@@ -102,7 +132,8 @@ std::string backend_statement(const RunSummary& summary) {
   return out + " \u2014 figures are MODELLED, not measured";
 }
 
-std::string console_summary(const RunSummary& summary) {
+std::string console_summary(const RunSummary& unsafe_summary) {
+  const RunSummary summary = for_console(unsafe_summary);
   const std::vector<const SystemSummary*> baselines = baselines_of(summary);
   TextTable table;
   table.header = {"system", "iteration time", "tokens/s", "TFLOP/s/GPU", "MFU"};
@@ -125,12 +156,6 @@ std::string console_summary(const RunSummary& summary) {
   out += options_text(summary);
   out += gates_text(summary);
   return out;
-}
-
-void print_console_summary(std::FILE* out, const RunSummary& summary) {
-  const std::string text = console_summary(summary);
-  std::fwrite(text.data(), 1, text.size(), out);
-  std::fflush(out);
 }
 
 }  // namespace zb::reports

@@ -3,7 +3,6 @@
 // whether they are simulated), one row per system with its speed-up against the best baseline and then
 // against every baseline (strongest first), the best baseline and each system against it in words, the
 // options every system ran with ("auto" resolved), then the gates.
-#include <cstdio>
 #include <string>
 
 #include "reports/summary.hpp"
@@ -14,8 +13,8 @@ namespace zb::reports {
 // are SIMULATED, not measured". Shared by the console and the HTML header.
 [[nodiscard]] std::string backend_statement(const RunSummary& summary);
 
+// The text `run` prints. User-supplied strings in it (names, labels, GPU names, options) have their
+// control characters escaped (reports/terminal_text.hpp), so a scenario cannot drive the terminal.
 [[nodiscard]] std::string console_summary(const RunSummary& summary);
-
-void print_console_summary(std::FILE* out, const RunSummary& summary);
 
 }  // namespace zb::reports

@@ -1,12 +1,14 @@
-# Helpers of the `run --plan` CLI scripts (cmake -P): run zeppelin-bench, check its exit code, read a
-# report's iteration time.
+# Helpers of the CLI scripts (cmake -P): run zeppelin-bench, check its exit code, read a report's
+# iteration time.
 
-# Runs BENCH with the remaining arguments; fails unless it exits with `expected`. Sets bench_stderr.
+# Runs BENCH with the remaining arguments; fails unless it exits with `expected`. Sets bench_stdout and
+# bench_stderr.
 function(bench expected)
   execute_process(COMMAND ${BENCH} ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   if(NOT rc STREQUAL "${expected}")
     message(FATAL_ERROR "zeppelin-bench ${ARGN}\nexpected exit code ${expected}, got ${rc}\nstdout:\n${out}\nstderr:\n${err}")
   endif()
+  set(bench_stdout "${out}" PARENT_SCOPE)
   set(bench_stderr "${err}" PARENT_SCOPE)
 endfunction()
 
