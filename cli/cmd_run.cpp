@@ -21,6 +21,7 @@
 #include "reports/console.hpp"
 #include "reports/progress_bar.hpp"
 #include "reports/report_files.hpp"
+#include "reports/report_set.hpp"
 #include "reports/run_context.hpp"
 #include "reports/summary.hpp"
 #include "reports/terminal_text.hpp"
@@ -59,6 +60,8 @@ ExitCode run(const RunFlags& f) {
   // Under a multi-process launcher every process runs the command; rank 0 alone speaks and writes.
   const bool reporter = reference::launcher_rank() == 0;
   const bool quiet = f.quiet || !reporter;
+  // An output folder that cannot take the reports fails now, not after minutes of simulation.
+  if (reporter) (void)reports::check_output_folder(scenario.output.dir);
   reports::ProgressBar bar(stderr, !quiet && isatty(fileno(stderr)) != 0);
   RunOptions options;
   options.on_progress = [&](const RunProgress& p) {

@@ -21,16 +21,17 @@ namespace {
   throw_runtime_error(where, what, "check that the output folder exists and is writable");
 }
 
-// A name unique to this process and moment: two runs writing the same folder at once must not share a
-// temporary file. It starts with a dot so a half-written file never looks like a report.
+// It starts with a dot so a half-written file never looks like a report.
 std::filesystem::path temporary_name_for(const std::filesystem::path& path) {
-  const auto ticks = std::chrono::steady_clock::now().time_since_epoch().count();
-  return path.parent_path() /
-         fmt::format(".{}.tmp-{}-{}", path.filename().string(), static_cast<long long>(getpid()),
-                     static_cast<long long>(ticks));
+  return path.parent_path() / fmt::format(".{}.{}", path.filename().string(), unique_temporary_suffix());
 }
 
 }  // namespace
+
+std::string unique_temporary_suffix() {
+  const auto ticks = std::chrono::steady_clock::now().time_since_epoch().count();
+  return fmt::format("tmp-{}-{}", static_cast<long long>(getpid()), static_cast<long long>(ticks));
+}
 
 void write_file_atomically(const std::filesystem::path& path, std::string_view content) {
   const std::filesystem::path target = path.has_parent_path() ? path : std::filesystem::path(".") / path;

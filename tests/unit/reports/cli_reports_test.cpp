@@ -63,12 +63,13 @@ TEST(ReportReproducesItsRun, TheEffectiveScenarioRunsAgainToTheSameResults) {
   EXPECT_TRUE(provenance["host"]["logical_cpus"].get<int>() > 0);
 
   // The effective scenario, as a file of its own, with no flag but where to write.
+  // The file lives beside the output folder: a report set replaces its folder, which holds only reports.
   nlohmann::ordered_json scenario = run["effective_scenario"];
-  scenario["output"]["dir"] = again.string();
+  scenario["output"]["dir"] = (again / "out").string();
   const std::filesystem::path scenario_file = again / "effective.json";
   std::ofstream(scenario_file) << scenario.dump(2);
   ASSERT_EQ(run_cli("run " + scenario_file.string() + " --quiet"), 0);
-  const nlohmann::ordered_json rerun = read_json(again / "report.json");
+  const nlohmann::ordered_json rerun = read_json(again / "out" / "report.json");
   EXPECT_EQ(rerun["run"]["seed"], 5);
   EXPECT_TRUE(rerun["run"]["overrides"].empty());
   const nlohmann::ordered_json a = without_volatile_fields(report);
