@@ -5,6 +5,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/exec/reference/mpi_abort.hpp"
 #include "core/exec/reference/mpi_transport.hpp"
 #include "core/exec/reference/rank_location.hpp"
 #include "core/plan/plan_format.hpp"
@@ -151,10 +152,12 @@ std::vector<RankResult> run_mpi_rank(Transport& transport, const RunInputs& inpu
     for (int r = 0; r < transport.size(); ++r)
       all[static_cast<std::size_t>(r)] = r == me ? std::move(mine) : decode_result(transport.recv(r, tag, verification_wait));
     return all;
-  } catch (const RankStalled&) {
-    // Not broadcast: every stuck rank reports its own wait, which together explain the stall.
-    transport.abandon_pending_sends(std::chrono::milliseconds(1000));
-    throw;
+  } catch (const WaitTimedOut& e) {
+    // A stall (RankStalled) or a recv of the executor's own records that timed out. Failing here would
+    // leave this process in MPI_Finalize until the rank it waits for gets there, forever if that rank
+    // stopped: the job ends now instead, naming the ranks that no longer answer. The grace is the same
+    // timeout, so a live rank busy in one compute instruction still gets to answer.
+    end_job_after_timeout(transport, e, inputs.options.receive_timeout);
   } catch (const PeerFailed&) {
     transport.abandon_pending_sends(std::chrono::milliseconds(1000));
     throw;

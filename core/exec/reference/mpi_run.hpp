@@ -16,7 +16,8 @@ namespace zb::reference {
 [[nodiscard]] std::unique_ptr<Transport> make_mpi_transport();
 
 // Runs this process's rank of the plan and gathers every rank's result. On failure it tells the other
-// ranks (so they stop at once instead of timing out) and rethrows.
+// ranks (so they stop at once instead of timing out) and rethrows. On a timeout it does not return: it
+// reports the wait and ends the whole job with MPI_Abort (mpi_abort.hpp).
 [[nodiscard]] std::vector<RankResult> run_mpi_rank(Transport& transport, const RunInputs& inputs);
 
 }  // namespace zb::reference

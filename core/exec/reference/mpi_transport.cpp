@@ -75,6 +75,11 @@ void MpiTransport::abandon_pending_sends(std::chrono::milliseconds grace) {
 }
 
 void MpiTransport::send(int dst, Tag tag, Bytes payload) {
+  post(dst, tag, payload);
+  progress();
+}
+
+void MpiTransport::post(int dst, Tag tag, const Bytes& payload) {
   if (dst < 0 || dst >= size_) {
     throw Error(ExitCode::runtime, rank_location(rank_),
                 "send of " + describe(tag) + " to rank " + std::to_string(dst) + ", which is not in the MPI world of " +
@@ -88,7 +93,6 @@ void MpiTransport::send(int dst, Tag tag, Bytes payload) {
                   MPI_COMM_WORLD, &pending->request),
         "MPI_Isend");
   pending_.push_back(std::move(pending));
-  progress();
 }
 
 int MpiTransport::progress() {
@@ -102,7 +106,7 @@ int MpiTransport::progress() {
     int flag = 0;
     MPI_Status status;
     check(MPI_Iprobe(MPI_ANY_SOURCE, kWireTag, MPI_COMM_WORLD, &flag, &status), "MPI_Iprobe");
-    if (!flag) return arrived;
+    if (!flag) break;
     int count = 0;
     MPI_Get_count(&status, MPI_BYTE, &count);
     Bytes wire(static_cast<std::size_t>(count));
@@ -117,10 +121,17 @@ int MpiTransport::progress() {
     message.src = status.MPI_SOURCE;
     std::memcpy(&message.tag.value, wire.data(), sizeof(std::uint64_t));
     message.payload.assign(wire.begin() + sizeof(std::uint64_t), wire.end());
+    // Answered here rather than by the rank's own code, so that a rank answers wherever it waits
+    // (instructions, barriers, result exchange): only a rank that stopped polling stays silent.
+    if (message.tag.kind() == MessageKind::ping) {
+      post(message.src, Tag::make(MessageKind::pong, 0), {});
+      continue;
+    }
     mailbox_.put(std::move(message));
     ++arrived;
     ++arrived_since_wait_;
   }
+  return arrived;
 }
 
 std::optional<Bytes> MpiTransport::try_recv(int src, Tag tag) {

@@ -55,6 +55,8 @@ class MpiTransport final : public Transport {
   // Moves every message MPI has for this rank into the mailbox and retires completed sends; returns
   // how many messages arrived.
   int progress();
+  // Starts one MPI_Isend of tag + payload; send() is this plus progress(), which answers pings with it.
+  void post(int dst, Tag tag, const Bytes& payload);
 
   // Messages drained since the last wait_for_message, including those a try_recv drained: the caller
   // may not have looked at them yet, so the next wait must return at once.

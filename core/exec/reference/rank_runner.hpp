@@ -57,14 +57,15 @@ class PeerFailed : public Error {
   using Error::Error;
 };
 
-// Raised on a rank that waited the receive timeout with nothing arriving. It does NOT stop the other
-// ranks: when a program is stuck every rank stalls within about one timeout, and only the full picture
-// shows which wait is the cause (a rank waiting for one that already finished its instructions).
-class RankStalled : public Error {
+// Raised on a rank that waited the receive timeout with nothing arriving. In one process it does NOT
+// stop the other ranks: when a program is stuck every rank stalls within about one timeout, and only
+// the full picture shows which wait is the cause (a rank waiting for one that already finished its
+// instructions). Under MPI it ends the job (mpi_abort.hpp), since a stopped rank would never finalize.
+class RankStalled : public WaitTimedOut {
  public:
   RankStalled(int rank, std::string what, std::vector<int> awaited, bool finished_own_ops)
-      : Error(ExitCode::runtime, rank_location(rank), std::move(what),
-              "a send to the wrong peer, a missing send, or a dependency cycle across ranks"),
+      : WaitTimedOut(ExitCode::runtime, rank_location(rank), std::move(what),
+                     "a send to the wrong peer, a missing send, or a dependency cycle across ranks"),
         awaited_(std::move(awaited)),
         finished_own_ops_(finished_own_ops) {}
   [[nodiscard]] const std::vector<int>& awaited() const { return awaited_; }

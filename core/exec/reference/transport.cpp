@@ -15,6 +15,8 @@ std::string describe(Tag tag) {
     case MessageKind::result: return "result record";
     case MessageKind::abort: return "abort notice";
     case MessageKind::pass_done: return "end-of-forward notice";
+    case MessageKind::ping: return "liveness ping";
+    case MessageKind::pong: return "liveness answer";
   }
   return "message " + std::to_string(tag.value);
 }
@@ -33,10 +35,12 @@ Bytes Transport::recv(int src, Tag tag, std::chrono::milliseconds timeout) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     if (left.count() <= 0 || !wait_for_message(left)) {
       if (auto payload = try_recv(src, tag)) return std::move(*payload);
-      throw Error(ExitCode::runtime, rank_location(rank()),
-                  "waited " + std::to_string(timeout.count()) + " ms for " +
-                      describe(tag) + " from rank " + std::to_string(src) + " and nothing came",
-                  "the sender never sent it: a send to the wrong peer or a missing send in the plan");
+      // What recv waits for is the executor's own (fingerprints, results, row statistics), never a
+      // plan's transfer: a sender that does not send it has stopped or failed before it.
+      throw WaitTimedOut(ExitCode::runtime, rank_location(rank()),
+                         "waited " + std::to_string(timeout.count()) + " ms for " + describe(tag) + " from rank " +
+                             std::to_string(src) + " and nothing came",
+                         "rank " + std::to_string(src) + " stopped or failed before it sent it");
     }
   }
 }

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "core/common/error.hpp"
+
 namespace zb::reference {
 
 using Bytes = std::vector<std::byte>;
@@ -24,6 +26,10 @@ enum class MessageKind : std::uint8_t {
   result = 5,      // a rank's verification record and trace events, the program fingerprint (MPI only)
   abort = 6,       // "I failed": payload is the reason; the receiver stops waiting at once
   pass_done = 7,   // "my forward instructions are done": the layer barrier before the backward pass
+  // MPI only: a rank that timed out asks every rank whether it still runs. The transport answers a ping
+  // with a pong whenever it polls, so a rank that never answers has stopped (mpi_abort.hpp).
+  ping = 8,
+  pong = 9,
 };
 
 struct Tag {
@@ -43,6 +49,14 @@ struct Message {
 };
 
 [[nodiscard]] std::string describe(Tag tag);  // "transfer key 17", "collective 3 message", for error messages
+
+// A rank waited its timeout and nothing came (Transport::recv, and RankStalled in a rank's run). Under
+// MPI it ends the whole job (mpi_abort.hpp): the rank it waits for may have stopped, and would never
+// reach MPI_Finalize.
+class WaitTimedOut : public Error {
+ public:
+  using Error::Error;
+};
 
 class Transport {
  public:
@@ -65,8 +79,8 @@ class Transport {
   // should arrive), then stop waiting for the rest. Sends of the in-process transport are never in flight.
   virtual void abandon_pending_sends(std::chrono::milliseconds grace) { (void)grace; }
 
-  // Blocking receive with a deadline: throws zb::Error (runtime) naming this rank, `src` and the tag,
-  // or the reason another rank gave when it aborted the run.
+  // Blocking receive with a deadline: throws WaitTimedOut naming this rank, `src` and the tag, or
+  // zb::Error (runtime) with the reason another rank gave when it aborted the run.
   Bytes recv(int src, Tag tag, std::chrono::milliseconds timeout);
 };
 
