@@ -15,6 +15,7 @@
 
 #include "core/strategies/plan_builder.hpp"
 #include "core/strategies/registration.hpp"
+#include "core/strategies/hybrid_dp_layout.hpp"
 #include "core/strategies/packed_cp.hpp"
 #include "core/strategies/zeppelin/baseline_shapes.hpp"
 #include "core/strategies/zeppelin/layout_choice.hpp"
@@ -250,8 +251,24 @@ plan::Plan Zeppelin::make_plan(const Batch& batch) const {
       }
     }
   }
+  bool hybrid_won = false;
+  if (baseline_shapes_) {
+    // hybrid-dp's layout: whole documents where they fit, the smallest ring that holds the rest.
+    plan::Plan p = plan_hybrid_dp({system_.label, system_.name, passes_}, cost_, batch.lengths);
+    note(p, {{"layout", "hybrid-dp"}});
+    if (p.feasible() && (!best || p.predicted.iteration_seconds < best->predicted.iteration_seconds)) {
+      best = std::move(p);
+      packed_won = false;
+      hybrid_won = true;
+    }
+  }
   plan::Plan out = best ? std::move(*best) : std::move(*first_oom);
-  if (packed_won) {
+  if (hybrid_won) {
+    nlohmann::json facts = std::move(out.info);
+    out.info = nlohmann::json::object();
+    out.info["layout"] = "hybrid-dp";
+    out.info["hybrid_dp"] = std::move(facts);
+  } else if (packed_won) {
     // A packed-CP layout had the least estimate; the engine runs it as it is. Its facts move under one
     // key so that they are not read as Zeppelin's own options.
     nlohmann::json packed = std::move(out.info);

@@ -53,7 +53,8 @@ TEST(ZeppelinNeverLoses, RandomBatchesOnThreeClustersAreNeverSlowerByItsEstimate
       const plan::Plan z = plan_of(test::system("zeppelin"), s, cost, lengths);
       double best = std::numeric_limits<double>::infinity();
       std::string best_label = "none";
-      std::vector<SystemSpec> baselines{test::system("ring-cp"), test::system("uniform-cp")};
+      std::vector<SystemSpec> baselines{test::system("ring-cp"), test::system("uniform-cp"), test::system("hybrid-dp"),
+                                        test::system("packing-dp")};
       for (int d = 1; d <= world; d *= 2) {
         if (world % d == 0) baselines.push_back(test::system("uniform-cp", {{"degree", d}}));
       }

@@ -1,0 +1,216 @@
+// hybrid-dp: the Zeppelin paper's Hybrid DP baseline, ByteScale's Hybrid Data Parallelism (HDP). Each
+// document gets only as many GPUs as its memory needs: one that fits a GPU runs there whole (data
+// parallel, local attention, no CP traffic); a longer one gets the smallest zigzag ring that holds it
+// (the smallest power of two ≥ ⌈s/M⌉ GPUs inside a node, whole consecutive nodes beyond). Assignment is
+// FLOP-based: documents, costliest first, go to the GPU or group of consecutive GPUs of their size with
+// the least estimated load so far, into the first micro-batch where those GPUs have room; a micro-batch
+// partitions the GPUs into groups, so rings of different sizes never share a GPU at once. See
+// docs/STRATEGIES.md "hybrid-dp". The layout lives in the strategy engine so that Zeppelin's planner can
+// weigh it as a candidate; core/strategies/hybrid_dp.cpp registers the baseline.
+#include <algorithm>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "core/strategies/packing.hpp"
+#include "core/strategies/plan_builder.hpp"
+#include "core/strategies/hybrid_dp_layout.hpp"
+
+namespace zb {
+namespace {
+
+// Ranks [first, first + size) holding one micro-batch's documents of one group size.
+struct Placement {
+  int first = 0;
+  int size = 0;
+};
+
+struct HdpPack {
+  int micro_batch = 0;
+  Placement where;
+  std::vector<int> docs;          // batch indices
+  std::int64_t rank_tokens = 0;   // padded tokens each of its ranks holds
+};
+
+// Tokens one rank of a ring of `p` holds for a document of `s` (zigzag pads to 2p; a GPU alone holds s).
+std::int64_t rank_tokens(std::int64_t s, int p) { return p == 1 ? s : pad_to(s, 2LL * p) / p; }
+
+// The group size a document needs: powers of two up to a node, then whole nodes; 0 when even all GPUs
+// cannot hold it.
+int group_size(std::int64_t s, std::int64_t capacity, int gpus_per_node, int nodes) {
+  for (int p = 1; p <= gpus_per_node; p *= 2) {
+    if (rank_tokens(s, p) <= capacity) return p;
+  }
+  for (int k = 1; k <= nodes; ++k) {
+    if (rank_tokens(s, k * gpus_per_node) <= capacity) return k * gpus_per_node;
+  }
+  return 0;
+}
+
+// Where a group of `p` may sit: aligned blocks inside each node (so smaller groups tile larger ones),
+// or runs of whole consecutive nodes.
+std::vector<Placement> placements(int p, int gpus_per_node, int nodes) {
+  std::vector<Placement> out;
+  if (p <= gpus_per_node && (p & (p - 1)) == 0) {
+    for (int n = 0; n < nodes; ++n) {
+      for (int j = 0; (j + 1) * p <= gpus_per_node; ++j) out.push_back({n * gpus_per_node + j * p, p});
+    }
+  } else {
+    for (int n = 0; n + p / gpus_per_node <= nodes; ++n) out.push_back({n * gpus_per_node, p});
+  }
+  return out;
+}
+
+// Estimated seconds one rank of a ring of `p` spends on a document of `s` per layer: its zigzag share of
+// the attention at its chunk length plus its GEMMs, forward and (when planned) backward. Communication is
+// left out: the assignment is FLOP-based, as in the paper's baseline.
+double rank_cost(const CostModel& cost, std::int64_t length, int p, Passes passes) {
+  const auto s = static_cast<double>(length);
+  const double pairs = s * (s + 1) / 2 / p;
+  const double q = std::max(1.0, p == 1 ? s : s / (2.0 * p));
+  double t = cost.attention_time(cost.attention_fwd_flops(pairs), q) + cost.linear_fwd_time(s / p);
+  if (passes == Passes::fwd_bwd) t += cost.attention_time(cost.attention_bwd_flops(pairs), q) + cost.linear_bwd_time(s / p);
+  return t;
+}
+
+class HybridDpPlanner {
+ public:
+  HybridDpPlanner(const HybridDpSetup& setup, const CostModel& cost)
+      : system_(setup.system), strategy_(setup.strategy), passes_(setup.passes), cost_(cost) {}
+
+  plan::Plan make_plan(const std::vector<std::int64_t>& lengths) const {
+    const int gpn = cost_.cluster().gpus_per_node;
+    const int nodes = cost_.cluster().nodes;
+    const int world = cost_.cluster().world_size();
+    const std::int64_t capacity = cost_.token_capacity_per_gpu();
+
+    std::vector<int> size(lengths.size());
+    for (std::size_t d = 0; d < lengths.size(); ++d) {
+      size[d] = group_size(lengths[d], capacity, gpn, nodes);
+      if (size[d] > 0) continue;
+      // Too long for all GPUs together: an OOM naming the document, never a silent split.
+      plan::Plan p = oom_plan(cost_, system_, strategy_, lengths, {{0, 0, rank_tokens(lengths[d], world), capacity}});
+      p.info["oversized_document"] = {{"index", d}, {"length", lengths[d]}, {"capacity_tokens", capacity * world}};
+      return p;
+    }
+    return build(lengths, assign(lengths, size));
+  }
+
+ private:
+  // LPT over placements, first fit over micro-batches (see the file comment).
+  std::vector<HdpPack> assign(const std::vector<std::int64_t>& lengths, const std::vector<int>& size) const {
+    const int gpn = cost_.cluster().gpus_per_node;
+    const int nodes = cost_.cluster().nodes;
+    const int world = cost_.cluster().world_size();
+    const std::int64_t capacity = cost_.token_capacity_per_gpu();
+    std::vector<double> work(lengths.size());  // a document's total estimated work over its group
+    for (std::size_t d = 0; d < lengths.size(); ++d) work[d] = rank_cost(cost_, lengths[d], size[d], passes_) * size[d];
+    std::vector<int> order(lengths.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+      return work[static_cast<std::size_t>(a)] > work[static_cast<std::size_t>(b)];
+    });
+
+    std::vector<double> load(static_cast<std::size_t>(world), 0.0);
+    std::vector<std::vector<int>> owner;  // [micro-batch][rank] → pack index, -1 = free
+    std::vector<HdpPack> packs;
+    for (const int d : order) {
+      const int p = size[static_cast<std::size_t>(d)];
+      const std::int64_t need = rank_tokens(lengths[static_cast<std::size_t>(d)], p);
+      // The least-loaded placement (its busiest rank); the lowest ranks on ties.
+      Placement best;
+      double best_load = 0;
+      for (const Placement& pl : placements(p, gpn, nodes)) {
+        const double l = *std::max_element(load.begin() + pl.first, load.begin() + pl.first + pl.size);
+        if (best.size == 0 || l < best_load) best = pl, best_load = l;
+      }
+      // The first micro-batch where the placement is free or already holds a pack of exactly it with room.
+      std::size_t mb = 0;
+      int pack = -1;
+      for (; mb < owner.size(); ++mb) {
+        const int o = owner[mb][static_cast<std::size_t>(best.first)];
+        const bool same = std::all_of(owner[mb].begin() + best.first, owner[mb].begin() + best.first + best.size,
+                                      [o](int x) { return x == o; });
+        if (!same) continue;
+        if (o < 0) break;
+        const HdpPack& k = packs[static_cast<std::size_t>(o)];
+        if (k.where.first == best.first && k.where.size == best.size && k.rank_tokens + need <= capacity) {
+          pack = o;
+          break;
+        }
+      }
+      if (mb == owner.size()) owner.emplace_back(static_cast<std::size_t>(world), -1);
+      if (pack < 0) {
+        pack = static_cast<int>(packs.size());
+        packs.push_back({static_cast<int>(mb), best, {}, 0});
+        std::fill(owner[mb].begin() + best.first, owner[mb].begin() + best.first + best.size, pack);
+      }
+      packs[static_cast<std::size_t>(pack)].docs.push_back(d);
+      packs[static_cast<std::size_t>(pack)].rank_tokens += need;
+      const double per_rank = work[static_cast<std::size_t>(d)] / p;
+      for (int r = best.first; r < best.first + best.size; ++r) load[static_cast<std::size_t>(r)] += per_rank;
+    }
+    return packs;
+  }
+
+  // Writes the packs, micro-batch by micro-batch and in rank order inside one: every rank meets its
+  // groups in that one global order, so no two rings can wait on each other.
+  plan::Plan build(const std::vector<std::int64_t>& lengths, std::vector<HdpPack> packs) const {
+    std::stable_sort(packs.begin(), packs.end(), [](const HdpPack& a, const HdpPack& b) {
+      return a.micro_batch != b.micro_batch ? a.micro_batch < b.micro_batch : a.where.first < b.where.first;
+    });
+    const int gpn = cost_.cluster().gpus_per_node;
+    PlanBuilder b(cost_, system_, strategy_);
+    b.set_passes(passes_);
+    std::vector<int> last_op(static_cast<std::size_t>(b.world_size()), -1);
+    int micro_batches = 0, local_docs = 0, largest = 1;
+    for (const HdpPack& pack : packs) {
+      const int p = pack.where.size;
+      micro_batches = std::max(micro_batches, pack.micro_batch + 1);
+      largest = std::max(largest, p);
+      if (p == 1) local_docs += static_cast<int>(pack.docs.size());
+      std::vector<int> seqs;
+      for (const int d : pack.docs) seqs.push_back(b.add_sequence(lengths[static_cast<std::size_t>(d)], pack.micro_batch));
+      std::vector<int> ranks(static_cast<std::size_t>(p));
+      std::iota(ranks.begin(), ranks.end(), pack.where.first);
+      const plan::Level level = p == 1 ? plan::Level::local : p <= gpn ? plan::Level::intra_node : plan::Level::inter_node;
+      const int gid = b.add_group(level, ranks, seqs, pack.micro_batch);
+      std::vector<int> ready(static_cast<std::size_t>(p));
+      std::vector<std::int64_t> tokens(static_cast<std::size_t>(p));
+      for (int i = 0; i < p; ++i) {
+        const int prev = last_op[static_cast<std::size_t>(ranks[static_cast<std::size_t>(i)])];
+        tokens[static_cast<std::size_t>(i)] = b.zigzag_rank_tokens(b.plan().groups[static_cast<std::size_t>(gid)], i);
+        ready[static_cast<std::size_t>(i)] =
+            b.add_qkv_gemm(ranks[static_cast<std::size_t>(i)], tokens[static_cast<std::size_t>(i)],
+                           prev >= 0 ? std::vector<int>{prev} : std::vector<int>{}, pack.micro_batch);
+      }
+      const auto attn = b.add_attention(gid, ready);
+      for (int i = 0; i < p; ++i) {
+        std::vector<int> deps = attn[static_cast<std::size_t>(i)];
+        deps.push_back(ready[static_cast<std::size_t>(i)]);
+        last_op[static_cast<std::size_t>(ranks[static_cast<std::size_t>(i)])] =
+            b.add_output_gemms(ranks[static_cast<std::size_t>(i)], tokens[static_cast<std::size_t>(i)], deps, pack.micro_batch);
+      }
+    }
+    b.set_micro_batches(std::max(1, micro_batches));
+    b.add_info("local_documents", local_docs);
+    b.add_info("cp_documents", static_cast<int>(lengths.size()) - local_docs);
+    b.add_info("largest_group", largest);
+    b.add_info("packs", packs.size());
+    b.add_info("pack_capacity_tokens", cost_.token_capacity_per_gpu());
+    return b.finish();
+  }
+
+  std::string system_;
+  std::string strategy_;
+  Passes passes_;
+  const CostModel& cost_;
+};
+
+}  // namespace
+
+plan::Plan plan_hybrid_dp(const HybridDpSetup& setup, const CostModel& cost, const std::vector<std::int64_t>& lengths) {
+  return HybridDpPlanner(setup, cost).make_plan(lengths);
+}
+
+}  // namespace zb
