@@ -160,9 +160,10 @@ class Scheduler {
         const Instr& send = is_send ? in : at(in.peer, in.match);
         // Chunks leave one after the other; a streamed relay's chunk c also waits for chunk c of its recv.
         // With both ends' chunk times linear in c, the first and last chunk bound every chunk exactly.
+        const Message& message = p_.messages[static_cast<std::size_t>(in.message)];
         const int chunks = std::max(1, send.chunks);
-        const double chunk = model_.p2p(src, dst, in.bytes / chunks, p_.messages[static_cast<std::size_t>(in.message)]);
-        const double begin = claim_links(src, dst, p_.messages[static_cast<std::size_t>(in.message)], start);
+        const double chunk = model_.p2p(src, dst, in.bytes / chunks, message);
+        const double begin = claim_links(src, dst, message, start);
         const double first = begin + chunk;
         double end = begin + chunks * chunk;
         // A streamed relay leg that waits on its source occupies its links only for its own chunks.

@@ -232,7 +232,14 @@ plan::Plan Zeppelin::make_plan(const Batch& batch) const {
     }
     if (!first_oom) first_oom = std::move(p);
   }
-  bool packed_won = false;
+  // A baseline's layout that beats every plan so far; `winner` names it (empty: the own partition).
+  std::string winner;
+  auto consider = [&](plan::Plan p, const std::string& layout) {
+    if (p.feasible() && (!best || p.predicted.iteration_seconds < best->predicted.iteration_seconds)) {
+      best = std::move(p);
+      winner = layout;
+    }
+  };
   if (baseline_shapes_) {
     for (const int degree : zeppelin::baseline_shape_degrees(cost_, batch.lengths)) {
       // Planning a layout costs far more than bounding it: skip one whose compute alone is no faster.
@@ -245,36 +252,23 @@ plan::Plan Zeppelin::make_plan(const Batch& batch) const {
       PackedCpSetup setup{system_.label, system_.name, degree, passes_, Dealing::balanced};
       plan::Plan p = plan_packed_cp(setup, cost_, batch.lengths);
       note(p, {{"layout", "packed-cp"}, {"degree", degree}});
-      if (p.feasible() && (!best || p.predicted.iteration_seconds < best->predicted.iteration_seconds)) {
-        best = std::move(p);
-        packed_won = true;
-      }
+      consider(std::move(p), "packed-cp");
     }
-  }
-  bool hybrid_won = false;
-  if (baseline_shapes_) {
     // hybrid-dp's layout: whole documents where they fit, the smallest ring that holds the rest.
     plan::Plan p = plan_hybrid_dp({system_.label, system_.name, passes_}, cost_, batch.lengths);
     note(p, {{"layout", "hybrid-dp"}});
-    if (p.feasible() && (!best || p.predicted.iteration_seconds < best->predicted.iteration_seconds)) {
-      best = std::move(p);
-      packed_won = false;
-      hybrid_won = true;
-    }
+    consider(std::move(p), "hybrid-dp");
   }
   plan::Plan out = best ? std::move(*best) : std::move(*first_oom);
-  if (hybrid_won) {
+  if (!winner.empty()) {
+    // The engine runs the baseline's layout as it is. Its facts move under one key ("packed_cp",
+    // "hybrid_dp") so that they are not read as Zeppelin's own options.
     nlohmann::json facts = std::move(out.info);
     out.info = nlohmann::json::object();
-    out.info["layout"] = "hybrid-dp";
-    out.info["hybrid_dp"] = std::move(facts);
-  } else if (packed_won) {
-    // A packed-CP layout had the least estimate; the engine runs it as it is. Its facts move under one
-    // key so that they are not read as Zeppelin's own options.
-    nlohmann::json packed = std::move(out.info);
-    out.info = nlohmann::json::object();
-    out.info["layout"] = "packed-cp";
-    out.info["packed_cp"] = std::move(packed);
+    out.info["layout"] = winner;
+    std::string key = winner;
+    std::replace(key.begin(), key.end(), '-', '_');
+    out.info[key] = std::move(facts);
   } else {
     const int k = out.micro_batches;
     if (out.feasible() && k > first_k) {
@@ -320,8 +314,8 @@ const StrategyRegistration registration{
                           .type = OptionType::boolean,
                           .default_value = true,
                           .choices = {},
-                          .description = "also plan the fixed-degree baselines' packed-CP layouts and keep "
-                                         "whichever plan has the least estimated time"}},
+                          .description = "also plan the baselines' layouts (packed CP up to a node, hybrid-dp) "
+                                         "and keep whichever plan has the least estimated time"}},
         .validate = {},
     },
     make_zeppelin};
