@@ -1,0 +1,126 @@
+// dynamic-cp: Megatron-Core's dynamic (hybrid) context parallelism. Each document gets a CP size, the
+// next power of two of ⌈s / max_seqlen_per_rank⌉; Megatron's balanced scheduler (dynamic_cp_schedule)
+// groups documents into rounds of consecutive-GPU groups with no GPU idle; each GPU runs its group's
+// documents one after another, every document its own micro-batch on a zigzag ring over the whole group.
+// See docs/STRATEGIES.md "dynamic-cp".
+#include <algorithm>
+#include <numeric>
+#include <string>
+
+#include "core/strategies/dynamic_cp_ring.hpp"
+#include "core/strategies/dynamic_cp_schedule.hpp"
+#include "core/strategies/registration.hpp"
+
+namespace zb {
+namespace {
+
+class DynamicCp final : public Strategy {
+ public:
+  DynamicCp(const SystemSpec& system, const Scenario& scenario, const CostModel& cost)
+      : system_(system.label), strategy_(system.name), passes_(scenario.passes), cost_(cost) {
+    const nlohmann::json& per_rank = system.options.at("max_seqlen_per_rank");
+    max_per_rank_ = per_rank.is_number_integer() ? per_rank.get<std::int64_t>() : cost.token_capacity_per_gpu();
+  }
+
+  plan::Plan make_plan(const Batch& batch) const override {
+    const std::vector<std::int64_t>& lengths = batch.lengths;
+    const int world = cost_.cluster().world_size();
+    const std::int64_t capacity = cost_.token_capacity_per_gpu();
+    // A document whose CP size exceeds the world, or whose share does not fit a GPU (max_seqlen_per_rank
+    // set above the capacity), is an OOM naming it, before any scheduling. CP sizes are powers of two, so
+    // the widest group is the largest power of two ≤ world and the longest document max_seqlen_per_rank
+    // times that.
+    int widest = 1;
+    while (2 * widest <= world) widest *= 2;
+    for (std::size_t d = 0; d < lengths.size(); ++d) {
+      const int p = dynamic_cp_size(lengths[d], max_per_rank_);
+      const bool too_wide = p > widest;
+      const std::int64_t share = ring_share_tokens(lengths[d], too_wide ? widest : p);
+      if (!too_wide && share <= capacity) continue;
+      const std::int64_t limit = too_wide ? max_per_rank_ : capacity;
+      plan::Plan out = oom_plan(cost_, system_, strategy_, lengths, {{0, 0, share, limit}});
+      out.info["oversized_document"] = {{"index", d},
+                                        {"length", lengths[d]},
+                                        {"cp_size", p},
+                                        {"widest_group", widest},
+                                        {"max_seqlen_per_rank", max_per_rank_},
+                                        {"capacity_tokens", too_wide ? max_per_rank_ * widest : capacity * p}};
+      return out;
+    }
+    return build(lengths, schedule_dynamic_cp(lengths, max_per_rank_, world));
+  }
+
+ private:
+  // Writes the rounds in order; inside a round, document slot by slot (each GPU's i-th document is
+  // micro-batch base + i) and groups in rank order. Groups of one round are disjoint and every GPU sees
+  // the rounds in the same order, so no two rings wait on each other.
+  plan::Plan build(const std::vector<std::int64_t>& lengths, const std::vector<DynamicCpRound>& rounds) const {
+    PlanBuilder b(cost_, system_, strategy_);
+    b.set_passes(passes_);
+    std::vector<int> last_op(static_cast<std::size_t>(b.world_size()), -1);
+    int base = 0, largest = 1, local_docs = 0;
+    for (const DynamicCpRound& round : rounds) {
+      std::size_t slots = 0;
+      for (const DynamicCpGroup& g : round.groups) slots = std::max(slots, g.docs.size());
+      for (std::size_t slot = 0; slot < slots; ++slot) {
+        const int mb = base + static_cast<int>(slot);
+        for (const DynamicCpGroup& g : round.groups) {
+          if (slot >= g.docs.size()) continue;
+          largest = std::max(largest, g.size);
+          if (g.size == 1) ++local_docs;
+          const int seq = b.add_sequence(lengths[static_cast<std::size_t>(g.docs[slot])], mb);
+          std::vector<int> ranks(static_cast<std::size_t>(g.size));
+          std::iota(ranks.begin(), ranks.end(), g.first_rank);
+          add_ring_layer(b, ranks, {seq}, mb, last_op);
+        }
+      }
+      base += static_cast<int>(slots);
+    }
+    b.set_micro_batches(std::max(1, base));
+    b.add_info("max_seqlen_per_rank", max_per_rank_);
+    b.add_info("rounds", rounds.size());
+    b.add_info("local_documents", local_docs);
+    b.add_info("cp_documents", static_cast<int>(lengths.size()) - local_docs);
+    b.add_info("largest_group", largest);
+    nlohmann::json sizes = nlohmann::json::array();  // per round, its group sizes in rank order
+    for (const DynamicCpRound& round : rounds) {
+      nlohmann::json r = nlohmann::json::array();
+      for (const DynamicCpGroup& g : round.groups) r.push_back(g.size);
+      sizes.push_back(std::move(r));
+    }
+    b.add_info("round_group_sizes", std::move(sizes));
+    return b.finish();
+  }
+
+  std::string system_;
+  std::string strategy_;
+  Passes passes_;
+  const CostModel& cost_;
+  std::int64_t max_per_rank_ = 0;
+};
+
+std::unique_ptr<Strategy> make_dynamic_cp(const SystemSpec& system, const Scenario& scenario, const CostModel& cost) {
+  return std::make_unique<DynamicCp>(system, scenario, cost);
+}
+
+const StrategyRegistration registration{
+    SystemInfo{
+        .name = "dynamic-cp",
+        .description = "Megatron-Core dynamic (hybrid) CP: per-document CP size, the next power of two of "
+                       "s / max_seqlen_per_rank; balanced rounds of consecutive-GPU rings, no GPU idle",
+        .order = 50,
+        .baseline = true,
+        .options = {SystemOption{
+            .name = "max_seqlen_per_rank",
+            .type = OptionType::positive_int_or_auto,
+            .default_value = "auto",
+            .choices = {},
+            .description = "tokens of a document per GPU that set its CP size (Megatron's "
+                           "max_seqlen_per_dp_cp_rank); auto = the GPU's token capacity",
+        }},
+        .validate = {},
+    },
+    make_dynamic_cp};
+
+}  // namespace
+}  // namespace zb
