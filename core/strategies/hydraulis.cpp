@@ -1,0 +1,169 @@
+// hydraulis: Hydraulis-style heterogeneous CP groups with two-stage data assignment (related-systems.md
+// §2.1 and §5 B5). Each iteration weighs a pool of group-size multisets (hydraulis_pool); for each,
+// stage 1 dispatches documents to groups minimising the largest group time and stage 2 packs each
+// group's documents into micro-batches (hydraulis_dispatch); the candidate with the least stage 2
+// estimate is planned. Every group is a zigzag ring over consecutive
+// GPUs (ring CP instead of Hydraulis's TP + sequence parallelism, so the comparison is of assignment
+// policy). See docs/STRATEGIES.md "hydraulis".
+#include <algorithm>
+#include <numeric>
+#include <string>
+
+#include "core/common/rng.hpp"
+#include "core/strategies/dynamic_cp_ring.hpp"
+#include "core/strategies/hydraulis_dispatch.hpp"
+#include "core/strategies/registration.hpp"
+
+namespace zb {
+namespace {
+
+// Hetu shuffles 100 times per candidate; here the longest-first order is tried for every candidate and
+// the seeded shuffles only for the candidates stage 1 ranks best, which keeps planning within
+// milliseconds (docs/STRATEGIES.md says why).
+constexpr int kRestarts = 8;
+constexpr std::size_t kShortlist = 4;  // candidates given the restarts and stage 2
+
+// "1x8 + 2x4": how many groups of each size, for info (a pool of 128 GPUs lists up to 128 sizes).
+std::string describe(const std::vector<int>& sizes) {
+  std::string out;
+  for (std::size_t i = 0; i < sizes.size();) {
+    std::size_t j = i;
+    while (j < sizes.size() && sizes[j] == sizes[i]) ++j;
+    out += (out.empty() ? "" : " + ") + std::to_string(j - i) + "x" + std::to_string(sizes[i]);
+    i = j;
+  }
+  return out;
+}
+
+struct Candidate {
+  std::vector<int> sizes;  // descending; groups sit on consecutive GPUs in this order
+  Dispatch dispatch;
+  std::vector<Packing> packing;  // per group
+  double estimate = 0;           // stage 2: the largest group's objective
+};
+
+class Hydraulis final : public Strategy {
+ public:
+  Hydraulis(const SystemSpec& system, const Scenario& scenario, const CostModel& cost)
+      : system_(system.label), strategy_(system.name), passes_(scenario.passes), seed_(scenario.seed), cost_(cost) {}
+
+  plan::Plan make_plan(const Batch& batch) const override {
+    const std::vector<std::int64_t>& lengths = batch.lengths;
+    const int world = cost_.cluster().world_size();
+    const HydraulisCosts costs(cost_, lengths, passes_);
+    int widest = 1;
+    while (2 * widest <= world) widest *= 2;
+    for (std::size_t d = 0; d < lengths.size(); ++d) {
+      if (costs.fits(static_cast<int>(d), widest)) continue;
+      // Longer than the widest power-of-two group holds: an OOM naming the document, never a split.
+      const std::int64_t m = costs.capacity();
+      plan::Plan p = oom_plan(cost_, system_, strategy_, lengths, {{0, 0, ring_share_tokens(lengths[d], widest), m}});
+      p.info["oversized_document"] = {{"index", d}, {"length", lengths[d]}, {"capacity_tokens", m * widest}};
+      return p;
+    }
+    // Hetu keeps the candidate with the least stage 2 estimate; so does this (the earlier on ties).
+    const std::vector<Candidate> shortlist = shortlisted(costs, world);
+    return build(lengths, shortlist.front(), shortlist);
+  }
+
+ private:
+  // Stage 1 in longest-first order for the whole pool; the best kShortlist get the seeded restarts and
+  // stage 2; sorted by the stage 2 estimate (pool order on ties). Candidates leaving a group idle are
+  // dropped, as Hetu does, unless every candidate does (fewer documents than any pool's groups).
+  std::vector<Candidate> shortlisted(const HydraulisCosts& costs, int world) const {
+    std::vector<int> longest_first(costs.documents());
+    std::iota(longest_first.begin(), longest_first.end(), 0);
+    std::stable_sort(longest_first.begin(), longest_first.end(),
+                     [&](int a, int b) { return costs.time(a, 1) > costs.time(b, 1); });
+    std::vector<Candidate> all;
+    for (const bool allow_idle : {false, true}) {
+      for (std::vector<int>& sizes : hydraulis_pool(world)) {
+        if (auto d = dispatch_documents(costs, sizes, longest_first, allow_idle)) all.push_back({std::move(sizes), std::move(*d), {}, 0});
+      }
+      if (!all.empty()) break;
+    }
+    std::stable_sort(all.begin(), all.end(), [](const Candidate& a, const Candidate& b) { return a.dispatch.makespan < b.dispatch.makespan; });
+    if (all.size() > kShortlist) all.resize(kShortlist);
+    const bool allow_idle = std::any_of(all.begin(), all.end(), [](const Candidate& c) {
+      return std::any_of(c.dispatch.group_docs.begin(), c.dispatch.group_docs.end(), [](const auto& g) { return g.empty(); });
+    });
+    for (Candidate& c : all) {
+      for (int r = 1; r < kRestarts; ++r) {
+        const std::vector<int> order = shuffled(costs.documents(), r);
+        auto d = dispatch_documents(costs, c.sizes, order, allow_idle);
+        if (d && d->makespan < c.dispatch.makespan) c.dispatch = std::move(*d);
+      }
+      for (std::size_t g = 0; g < c.sizes.size(); ++g) {
+        c.packing.push_back(pack_group(costs, c.sizes[g], c.dispatch.group_docs[g]));
+        c.estimate = std::max(c.estimate, c.packing.back().seconds);
+      }
+    }
+    std::stable_sort(all.begin(), all.end(), [](const Candidate& a, const Candidate& b) { return a.estimate < b.estimate; });
+    return all;
+  }
+
+  // Restart r's order: a Fisher–Yates shuffle seeded by the scenario seed and r, as Hetu seeds each trial.
+  std::vector<int> shuffled(std::size_t n, int restart) const {
+    std::vector<int> order(n);
+    std::iota(order.begin(), order.end(), 0);
+    Rng rng(seed_, static_cast<std::uint64_t>(restart));
+    for (std::size_t i = n; i > 1; --i) std::swap(order[i - 1], order[rng.below(i)]);
+    return order;
+  }
+
+  // Groups on consecutive GPUs in descending size (so each sits at a multiple of its size), their packs
+  // written micro-batch by micro-batch; groups never share a GPU, so no two rings wait on each other.
+  plan::Plan build(const std::vector<std::int64_t>& lengths, const Candidate& chosen, const std::vector<Candidate>& shortlist) const {
+    PlanBuilder b(cost_, system_, strategy_);
+    b.set_passes(passes_);
+    std::vector<int> last_op(static_cast<std::size_t>(b.world_size()), -1);
+    std::vector<int> first_rank(chosen.sizes.size(), 0);
+    for (std::size_t g = 1; g < chosen.sizes.size(); ++g) first_rank[g] = first_rank[g - 1] + chosen.sizes[g - 1];
+    std::size_t micro_batches = 0, packs = 0;
+    for (const Packing& p : chosen.packing) micro_batches = std::max(micro_batches, p.packs.size()), packs += p.packs.size();
+    for (std::size_t mb = 0; mb < micro_batches; ++mb) {
+      for (std::size_t g = 0; g < chosen.sizes.size(); ++g) {
+        if (mb >= chosen.packing[g].packs.size()) continue;
+        std::vector<int> seqs;
+        for (const int d : chosen.packing[g].packs[mb]) seqs.push_back(b.add_sequence(lengths[static_cast<std::size_t>(d)], static_cast<int>(mb)));
+        std::vector<int> ranks(static_cast<std::size_t>(chosen.sizes[g]));
+        std::iota(ranks.begin(), ranks.end(), first_rank[g]);
+        add_ring_layer(b, ranks, std::move(seqs), static_cast<int>(mb), last_op);
+      }
+    }
+    b.set_micro_batches(std::max<int>(1, static_cast<int>(micro_batches)));
+    b.add_info("groups", describe(chosen.sizes));
+    b.add_info("packs", packs);
+    b.add_info("stage1_makespan_seconds", chosen.dispatch.makespan);
+    b.add_info("stage2_estimate_seconds", chosen.estimate);
+    nlohmann::json weighed = nlohmann::json::array();
+    for (const Candidate& c : shortlist) weighed.push_back({{"groups", describe(c.sizes)}, {"stage2_estimate_seconds", c.estimate}});
+    b.add_info("shortlist", std::move(weighed));
+    return b.finish();
+  }
+
+  std::string system_;
+  std::string strategy_;
+  Passes passes_;
+  std::uint64_t seed_;
+  const CostModel& cost_;
+};
+
+std::unique_ptr<Strategy> make_hydraulis(const SystemSpec& system, const Scenario& scenario, const CostModel& cost) {
+  return std::make_unique<Hydraulis>(system, scenario, cost);
+}
+
+const StrategyRegistration registration{
+    SystemInfo{
+        .name = "hydraulis",
+        .description = "Hydraulis-style heterogeneous CP groups (power-of-two sizes summing to N) with two-stage "
+                       "assignment: documents dispatched to groups by min-max time, then LPT-packed per group",
+        .order = 60,
+        .baseline = true,
+        .options = {},
+        .validate = {},
+    },
+    make_hydraulis};
+
+}  // namespace
+}  // namespace zb
