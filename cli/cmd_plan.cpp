@@ -17,6 +17,7 @@
 #include "core/workload/workload.hpp"
 
 namespace zb::cli {
+#include "core/strategies/tensor_parallel.hpp"
 namespace {
 
 struct PlanOptions {
@@ -63,7 +64,7 @@ ExitCode run_plan(const PlanOptions& o) {
   const plan::Plan p = timed_plan(*strategy, workload.batch(o.iteration));
   write_stdout(o.format == "json" ? plan::to_json(p).dump(1) + "\n" : plan::to_text(p));
   if (!o.verify) return ExitCode::ok;
-  auto problems = plan::verify(p, {.token_capacity = cost.token_capacity_per_gpu(), .heads = scenario.model.heads});
+  auto problems = plan::verify(p, {.token_capacity = tensor_parallel_token_capacity(cost, scenario.parallelism.tensor), .heads = scenario.model.heads});
   if (problems.empty() && p.feasible()) {
     // The plan's Program as every executor would run it: matching, keys, collectives, and rendezvous
     // safety (no deadlock with NCCL's unbuffered sends). Lowering itself names a malformed op.

@@ -92,6 +92,13 @@ struct SystemSpec {
   nlohmann::json options = nlohmann::json::object();
 };
 
+// How each model replica is split across GPUs besides the strategies' own CP/DP (docs/SCENARIOS.md,
+// "parallelism"). Tensor parallelism is Megatron's with sequence parallelism: t consecutive GPUs of a node
+// form one TP group, which every strategy sees as one rank of a world of N/t (docs/STRATEGIES.md).
+struct ParallelismSpec {
+  int tensor = 1;
+};
+
 enum class Backend { sim, reference, cuda };
 enum class Passes { fwd, fwd_bwd };
 
@@ -115,6 +122,7 @@ struct Scenario {
   ClusterSpec cluster;
   ModelSpec model;
   WorkloadSpec workload;
+  ParallelismSpec parallelism;
   std::vector<SystemSpec> systems;
   Backend backend = Backend::sim;
   Passes passes = Passes::fwd_bwd;

@@ -65,8 +65,8 @@ OutputSpec read_output(const ObjectReader& root, const std::string& scenario_nam
 }  // namespace sections
 
 std::vector<std::string_view> scenario_top_level_keys() {
-  return {"name",    "description", "seed",   "cluster", "model", "workload",
-          "systems", "backend",     "passes", "output",  "gates"};
+  return {"name",    "description", "seed",    "cluster", "model", "parallelism",
+          "workload", "systems",    "backend", "passes",  "output", "gates"};
 }
 
 Scenario parse_scenario(std::string_view text, const std::filesystem::path& file_for_messages) {
@@ -92,9 +92,11 @@ Scenario parse_scenario(std::string_view text, const std::filesystem::path& file
   scenario.cluster = sections::read_cluster(root, cluster_ok);
   scenario.model = sections::read_model(root, model_ok);
   const std::filesystem::path folder = file_for_messages.parent_path();
+  scenario.parallelism = sections::read_parallelism(root, cluster_ok ? &scenario.cluster : nullptr,
+                                                    model_ok ? &scenario.model : nullptr);
   scenario.workload = sections::read_workload(root, folder);
   const std::optional<int> world_size =
-      cluster_ok ? std::optional<int>(scenario.cluster.world_size()) : std::nullopt;
+      cluster_ok ? std::optional<int>(scenario.cluster.world_size() / scenario.parallelism.tensor) : std::nullopt;
   scenario.systems = sections::read_systems(root, world_size, systems_ok);
   scenario.gates = sections::read_gates(root, scenario.systems, systems_ok);
 

@@ -17,6 +17,8 @@ namespace zb::sections {
 // came out free of problems (so dependants know whether to rely on it).
 ClusterSpec read_cluster(const ObjectReader& root, bool& ok);
 ModelSpec read_model(const ObjectReader& root, bool& ok);
+// `cluster` and `model` are passed when their sections were valid, for the divisibility checks.
+ParallelismSpec read_parallelism(const ObjectReader& root, const ClusterSpec* cluster, const ModelSpec* model);
 WorkloadSpec read_workload(const ObjectReader& root, const std::filesystem::path& scenario_folder);
 // `world_size` is known when the cluster section was valid; strategies' validation hooks check against it.
 std::vector<SystemSpec> read_systems(const ObjectReader& root, std::optional<int> world_size, bool& ok);

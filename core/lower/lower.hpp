@@ -20,6 +20,8 @@ struct LowerOptions {
 // query rows; backward at the profile's backward FLOP factor. GEMMs: the forward product; its data and
 // weight gradients each take half of backward_linear_factor × the forward time.
 [[nodiscard]] double attention_seconds(const plan::Op& op, const CostModel& cost, Pass pass);
+// The FLOPs of that op in `pass`, for the heads it computes (op.heads).
+[[nodiscard]] double attention_flops(const plan::Op& op, const CostModel& cost, Pass pass);
 [[nodiscard]] double gemm_seconds(const plan::Op& op, const CostModel& cost, GemmPart part);
 
 }  // namespace zb::lower

@@ -290,7 +290,7 @@ void Lowerer::lower_ring_backward(int rank, const std::vector<int>& members, con
       in.name = op.name + " bwd";
       in.deps = deps_of(op);
       in.seconds = attention_seconds(op, cost_, Pass::bwd);
-      in.flops = cost_.attention_bwd_flops(op.pairs);
+      in.flops = attention_flops(op, cost_, Pass::bwd);
       in.pairs = op.pairs;
       in.kv_owner = op.zigzag_kv_rank;
       if (op.zigzag_kv_rank >= 0 && op.zigzag_kv_rank != rank) {

@@ -9,9 +9,14 @@
 
 namespace zb::lower {
 
+double attention_flops(const plan::Op& op, const CostModel& cost, Pass pass) {
+  const double all_heads = pass == Pass::bwd ? cost.attention_bwd_flops(op.pairs) : cost.attention_fwd_flops(op.pairs);
+  return all_heads * op.heads.share(cost.model().heads);
+}
+
 double attention_seconds(const plan::Op& op, const CostModel& cost, Pass pass) {
-  const double flops = pass == Pass::bwd ? cost.attention_bwd_flops(op.pairs) : cost.attention_fwd_flops(op.pairs);
-  return cost.attention_time(flops, op.q_tokens) + (op.calls - 1) * cost.profile().attention_call_overhead;
+  return cost.attention_time(attention_flops(op, cost, pass), op.q_tokens) +
+         (op.calls - 1) * cost.profile().attention_call_overhead;
 }
 
 double gemm_seconds(const plan::Op& op, const CostModel& cost, GemmPart part) {
@@ -197,7 +202,7 @@ void Lowerer::lower_forward(int rank) {
         in.name = op.name;
         in.deps = std::move(deps);
         in.seconds = attention_seconds(op, cost_, Pass::fwd);
-        in.flops = cost_.attention_fwd_flops(op.pairs);
+        in.flops = attention_flops(op, cost_, Pass::fwd);
         in.pairs = op.pairs;
         in.kv_owner = op.zigzag_kv_rank;
         if (op.zigzag_kv_rank >= 0 && op.zigzag_kv_rank != rank) {

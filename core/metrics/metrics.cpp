@@ -132,7 +132,7 @@ RunMetrics compute_run_metrics(const plan::Plan& plan, const Trace& trace, const
   std::vector<double> attention(static_cast<std::size_t>(plan.world_size), 0.0);
   for (const auto& r : plan.ranks) {
     for (const auto& op : r.ops) {
-      if (op.kind == plan::OpKind::attention) attention[static_cast<std::size_t>(r.rank)] += cost.attention_fwd_flops(op.pairs);
+      if (op.kind == plan::OpKind::attention) attention[static_cast<std::size_t>(r.rank)] += cost.attention_fwd_flops(op.pairs) * op.heads.share(cost.model().heads);
     }
   }
   m.attention_imbalance = max_over_mean(attention);

@@ -85,6 +85,9 @@ struct HeadRange {
   int end = -1;
   [[nodiscard]] bool all() const { return begin == 0 && end < 0; }
   [[nodiscard]] int count(int heads) const { return (end < 0 ? heads : end) - begin; }
+  // The fraction of a model's `heads` this range computes: what an attention op's FLOPs are scaled by
+  // (tensor and head parallelism split the heads; pairs count positions, not heads).
+  [[nodiscard]] double share(int heads) const { return all() || heads <= 0 ? 1.0 : static_cast<double>(count(heads)) / heads; }
   friend bool operator==(const HeadRange&, const HeadRange&) = default;
 };
 

@@ -8,6 +8,7 @@
 #include "core/exec/executor.hpp"
 #include "core/plan/verify.hpp"
 #include "core/run/iteration.hpp"
+#include "core/strategies/tensor_parallel.hpp"
 #include "core/workload/workload.hpp"
 
 namespace zb {
@@ -81,7 +82,7 @@ RunResult run_plan(const Scenario& scenario, plan::Plan plan, const std::string&
 
   // A hand-edited plan is input: a broken promise is the file's fault (exit 2), and must be caught before
   // an executor relies on it.
-  const auto problems = plan::verify(plan, {.token_capacity = cost.token_capacity_per_gpu(),
+  const auto problems = plan::verify(plan, {.token_capacity = tensor_parallel_token_capacity(cost, scenario.parallelism.tensor),
                                             .max_problems = verify_problems_listed + 1,
                                             .heads = scenario.model.heads});
   if (!problems.empty()) {

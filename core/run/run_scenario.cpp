@@ -7,6 +7,7 @@
 #include "core/run/iteration.hpp"
 #include "core/strategies/strategy.hpp"
 #include "core/workload/workload.hpp"
+#include "core/strategies/tensor_parallel.hpp"
 
 namespace zb {
 namespace {
@@ -50,6 +51,13 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   result.scenario = scenario;
   const CostModel cost(scenario.cluster, scenario.model);
   const Workload workload(scenario);
+  if (scenario.parallelism.tensor > 1 && scenario.backend == Backend::reference) {
+    // The reference kernels compute every head of a rank's rows; a TP member holds a slice of the heads.
+    throw_input_error(Location{scenario.source_file.string(), "parallelism.tensor"},
+                      "tensor parallelism runs on the sim backend only; the reference backend computes every head",
+                      "TP splits heads, which leaves each head's numerics unchanged: verify the same strategies "
+                      "without \"parallelism\" on the reference backend");
+  }
   const auto executor = make_executor(scenario.backend);
   result.backend = executor->backend();
   const int iterations = scenario.workload.iterations;
@@ -70,7 +78,7 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
       plan::Plan p = timed_plan(*strategy, batch);
       IterationResult it = iteration_of(p, i);
       if (options.verify_plans && p.world_size <= options.verify_max_ranks) {
-        it.verification = plan::verify(p, {.token_capacity = cost.token_capacity_per_gpu(), .heads = scenario.model.heads});
+        it.verification = plan::verify(p, {.token_capacity = tensor_parallel_token_capacity(cost, scenario.parallelism.tensor), .heads = scenario.model.heads});
         if (!it.verification.empty()) {
           throw_runtime_error(Location{scenario.source_file.string(), "systems", 0, 0, -1},
                               "the plan of " + system.label + " for iteration " + std::to_string(i) +

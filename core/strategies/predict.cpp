@@ -10,7 +10,7 @@ plan::Prediction predict(const plan::Plan& plan, const CostModel& cost, Passes p
   p.per_rank.resize(static_cast<std::size_t>(plan.world_size));
   for (const auto& r : plan.ranks) {
     for (const auto& op : r.ops) {
-      if (op.kind == plan::OpKind::attention) p.per_rank[static_cast<std::size_t>(r.rank)].attention_flops += cost.attention_fwd_flops(op.pairs);
+      if (op.kind == plan::OpKind::attention) p.per_rank[static_cast<std::size_t>(r.rank)].attention_flops += cost.attention_fwd_flops(op.pairs) * op.heads.share(cost.model().heads);
     }
   }
   for (const auto& l : plan.linear_layout) p.per_rank[static_cast<std::size_t>(l.rank)].tokens = l.tokens();

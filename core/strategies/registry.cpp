@@ -6,6 +6,7 @@
 #include "core/common/error.hpp"
 #include "core/config/json_reader.hpp"
 #include "core/strategies/registration.hpp"
+#include "core/strategies/tensor_parallel.hpp"
 
 namespace zb {
 namespace {
@@ -92,8 +93,11 @@ std::unique_ptr<Strategy> make_strategy(const SystemSpec& system, const Scenario
   }
   SystemSpec complete = system;
   complete.options = info->with_defaults(system.options);
-  // The cost model's cluster is the one the plan is made for (it is built from the scenario's).
-  check_options(*info, complete, file, cost.cluster().world_size());
+  // The cost model's cluster is the one the plan is made for (it is built from the scenario's); under
+  // tensor parallelism the strategy plans for the grid of TP groups.
+  const int t = scenario.parallelism.tensor;
+  check_options(*info, complete, file, cost.cluster().world_size() / t);
+  if (t > 1) return make_tensor_parallel_strategy(factory, complete, scenario, cost);
   return factory(complete, scenario, cost);
 }
 

@@ -12,7 +12,7 @@ namespace {
 class RingCp final : public Strategy {
  public:
   RingCp(const SystemSpec& system, const Scenario& scenario, const CostModel& cost)
-      : setup_{system.label, system.name, scenario.cluster.world_size(), scenario.passes}, cost_(cost) {
+      : setup_{system.label, system.name, cost.cluster().world_size(), scenario.passes}, cost_(cost) {
     read_packed_cp_options(system, setup_);  // "auto" keeps all GPUs
   }
 

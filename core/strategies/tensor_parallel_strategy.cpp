@@ -1,0 +1,45 @@
+// The strategy wrapper that puts tensor parallelism under any strategy: the strategy plans on the
+// TP-group grid with its own cost model, and each plan is expanded to the real GPUs.
+#include "core/strategies/predict.hpp"
+#include "core/strategies/tensor_parallel.hpp"
+
+namespace zb {
+namespace {
+
+class TensorParallelStrategy final : public Strategy {
+ public:
+  TensorParallelStrategy(StrategyFactory factory, const SystemSpec& system, const Scenario& scenario,
+                         const CostModel& cost)
+      : cost_(cost),
+        t_(scenario.parallelism.tensor),
+        passes_(scenario.passes),
+        grid_cost_(tensor_parallel_grid(cost.cluster(), t_), cost.model(), cost.profile()),
+        inner_(factory(system, scenario, grid_cost_)) {}
+
+  [[nodiscard]] plan::Plan make_plan(const Batch& batch) const override {
+    plan::Plan p = expand_tensor_parallel(inner_->make_plan(batch), cost_, t_);
+    if (p.feasible()) p.predicted = predict(p, cost_, passes_);
+    return p;
+  }
+
+ private:
+  const CostModel& cost_;
+  int t_;
+  Passes passes_;
+  CostModel grid_cost_;  // before inner_: the strategy keeps a reference to it
+  std::unique_ptr<Strategy> inner_;
+};
+
+}  // namespace
+
+std::unique_ptr<Strategy> make_tensor_parallel_strategy(StrategyFactory factory, const SystemSpec& system,
+                                                        const Scenario& scenario, const CostModel& cost) {
+  return std::make_unique<TensorParallelStrategy>(factory, system, scenario, cost);
+}
+
+std::int64_t tensor_parallel_token_capacity(const CostModel& cost, int t) {
+  if (t <= 1) return cost.token_capacity_per_gpu();
+  return CostModel(tensor_parallel_grid(cost.cluster(), t), cost.model(), cost.profile()).token_capacity_per_gpu();
+}
+
+}  // namespace zb
