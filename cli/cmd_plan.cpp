@@ -1,4 +1,5 @@
-// `zeppelin-bench plan SCENARIO [--system LABEL] [--iteration I] [--format text|json] [--verify]`: prints
+// `zeppelin-bench plan SCENARIO [--system LABEL] [--iteration I] [--format text|json] [--profile FILE]
+// [--verify]`: prints
 // the Plan one strategy makes for one iteration's batch, as the JSON interface (docs/PLAN_FORMAT.md) or a
 // human summary. This is how a user sees what Zeppelin decided before running anything.
 #include <cstdio>
@@ -7,17 +8,19 @@
 
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
+#include "cli/profile_flag.hpp"
 #include "core/config/scenario_loader.hpp"
 #include "core/cost/cost_model.hpp"
 #include "core/plan/plan_format.hpp"
 #include "core/lower/lower.hpp"
 #include "core/lower/verify_program.hpp"
 #include "core/plan/verify.hpp"
+#include "core/run/preflight.hpp"
 #include "core/strategies/strategy.hpp"
+#include "core/strategies/tensor_parallel.hpp"
 #include "core/workload/workload.hpp"
 
 namespace zb::cli {
-#include "core/strategies/tensor_parallel.hpp"
 namespace {
 
 struct PlanOptions {
@@ -26,6 +29,7 @@ struct PlanOptions {
   int iteration = 0;
   std::string format = "text";
   bool verify = false;
+  std::string profile;  // a hardware-profile JSON replacing the scenario's
 };
 
 // An exact label wins; otherwise a strategy name that exactly one entry has.
@@ -51,14 +55,22 @@ const SystemSpec& pick_system(const Scenario& s, const std::string& wanted) {
 }
 
 ExitCode run_plan(const PlanOptions& o) {
-  const Scenario scenario = load_scenario(o.scenario);
+  Scenario scenario = load_scenario(o.scenario);
+  if (auto profile = read_profile_flag(o.profile)) scenario.hardware_profile = std::move(*profile);
   if (o.iteration < 0 || o.iteration >= scenario.workload.iterations) {
     throw_input_error({o.scenario, "workload.iterations"},
                       "--iteration " + std::to_string(o.iteration) + " is out of range",
                       "the scenario has iterations 0.." + std::to_string(scenario.workload.iterations - 1));
   }
   const SystemSpec& system = pick_system(scenario, o.system);
-  const CostModel cost(scenario.cluster, scenario.model);
+  {
+    // plan draws one batch and plans it once: size the check to that, not to the scenario's whole run.
+    Scenario one = scenario;
+    one.workload.iterations = 1;
+    one.systems = {system};
+    check_runnable(one);
+  }
+  const CostModel cost(scenario.cluster, scenario.model, scenario.hardware_profile.profile);
   const Workload workload(scenario);
   const auto strategy = make_strategy(system, scenario, cost);
   const plan::Plan p = timed_plan(*strategy, workload.batch(o.iteration));
@@ -91,6 +103,7 @@ void add_plan_command(CLI::App& app, CommandStatus& status) {
                       "System label (or a strategy name only one entry has); default: the first system");
   command->add_option("--iteration", o->iteration, "Iteration whose batch is planned")->capture_default_str();
   command->add_option("--format", o->format, "Output form")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+  add_profile_option(*command, o->profile);
   command->add_flag("--verify", o->verify, "Also check the plan (coverage, data, memory) and its lowered program (matching, rendezvous safety); exit 3 if it fails");
   command->callback([o, &status] { status.code = run_plan(*o); });
 }

@@ -1,5 +1,5 @@
 // `zeppelin-bench run SCENARIO [--backend sim|reference|cuda] [--out DIR] [--iterations N] [--seed N]
-// [--format F]... [--plan FILE.json] [--quiet|--verbose]`: plans and executes every system of a scenario
+// [--format F]... [--profile FILE] [--plan FILE.json] [--quiet|--verbose]`: plans and executes every system of a scenario
 // for every iteration, writes the reports, then prints the summary, and exits 1 when a gate fails. With
 // --plan it executes that one plan instead (core/run/run_plan.hpp), for what-if experiments.
 #include <unistd.h>
@@ -13,9 +13,11 @@
 
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
+#include "cli/profile_flag.hpp"
 #include "core/config/scenario_loader.hpp"
 #include "core/exec/reference/launcher.hpp"
 #include "core/plan/plan_format.hpp"
+#include "core/run/preflight.hpp"
 #include "core/run/run_plan.hpp"
 #include "core/run/run_scenario.hpp"
 #include "reports/console.hpp"
@@ -37,6 +39,7 @@ struct RunFlags {
   std::optional<std::uint64_t> seed;
   std::vector<std::string> formats;
   std::string plan;  // a plan JSON to execute instead of planning
+  std::string profile;  // a hardware-profile JSON replacing the scenario's
   bool quiet = false;
   bool verbose = false;
 };
@@ -52,11 +55,17 @@ ExitCode run(const RunFlags& f) {
   std::vector<ScenarioOverride> overrides =
       apply_overrides(scenario, f.backend.empty() ? std::nullopt : std::optional<Backend>(parse_backend(f.backend)),
                       f.iterations, f.seed, f.out.empty() ? std::nullopt : std::optional<std::string>(f.out));
+  if (const auto profile = read_profile_flag(f.profile)) {
+    scenario.hardware_profile = *profile;
+    overrides.push_back({"--profile", "/hardware_profile", profile->source});
+  }
   std::vector<std::string> formats = scenario.output.formats;
   for (const auto& extra : f.formats) {
     if (std::find(formats.begin(), formats.end(), extra) == formats.end()) formats.push_back(extra);
   }
   if (!f.formats.empty()) overrides.push_back({"--format", "/output/formats", formats});
+  // A bad lengths file or a run larger than this machine's memory fails now, not when it is killed.
+  check_runnable(scenario);
   // Under a multi-process launcher every process runs the command; rank 0 alone speaks and writes.
   const bool reporter = reference::launcher_rank() == 0;
   const bool quiet = f.quiet || !reporter;
@@ -99,6 +108,7 @@ void add_run_command(CLI::App& app, CommandStatus& status) {
   command->add_option("--seed", f->seed, "Seed, overriding \"seed\"");
   command->add_option("--format", f->formats, "Extra report format(s) beyond \"output.formats\": json, html, trace, gbench")
       ->check(CLI::IsMember({"json", "html", "trace", "gbench"}));
+  add_profile_option(*command, f->profile);
   command->add_option("--plan", f->plan,
                       "Execute this plan JSON (from `plan --format json`, possibly edited) instead of the scenario's "
                       "systems; the scenario's gates are not evaluated")

@@ -4,12 +4,15 @@
 
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
+#include "cli/profile_flag.hpp"
 #include "core/config/scenario_loader.hpp"
+#include "core/run/preflight.hpp"
 #include "reports/terminal_text.hpp"
 
 namespace zb::cli {
@@ -25,13 +28,17 @@ std::string summary_of(const Scenario& scenario) {
                      scenario.systems.size(), scenario.systems.size() == 1 ? "" : "s");
 }
 
-// Validates each file in turn; returns the worst exit code (2 when any file is bad input).
-ExitCode validate_files(const std::vector<std::string>& files) {
+// Validates each file in turn; returns the worst exit code (2 when any file is bad input). A `--profile`
+// file is checked once, first, since it would replace every scenario's profile.
+ExitCode validate_files(const std::vector<std::string>& files, const std::string& profile_file) {
+  const std::optional<HardwareProfileSpec> profile = read_profile_flag(profile_file);
   ExitCode worst = ExitCode::ok;
   for (const std::string& file : files) {
     std::string line;
     try {
-      const Scenario scenario = load_scenario(file);
+      Scenario scenario = load_scenario(file);
+      if (profile) scenario.hardware_profile = *profile;
+      check_runnable(scenario);  // what run would refuse beyond the file itself: its workload source, its size
       line = fmt::format("ok  {}  ({})\n", reports::terminal_field(file), reports::terminal_field(summary_of(scenario)));
     } catch (const Error& e) {
       print_problems(e);
@@ -49,10 +56,12 @@ void add_validate_command(CLI::App& app, CommandStatus& status) {
       "validate", "Check scenario files and report every problem (exit code 2 if any file is invalid)");
   // Shared with the callback, which runs after parsing; owned by the subcommand's lifetime via shared_ptr.
   auto files = std::make_shared<std::vector<std::string>>();
+  auto profile = std::make_shared<std::string>();
   command->add_option("SCENARIO", *files, "Scenario files (JSON with // comments) to check; required")
       ->required()
       ->type_name("FILE");
-  command->callback([files, &status] { status.code = validate_files(*files); });
+  add_profile_option(*command, *profile);
+  command->callback([files, profile, &status] { status.code = validate_files(*files, *profile); });
 }
 
 }  // namespace zb::cli

@@ -101,7 +101,7 @@ RunSummary for_console(const RunSummary& summary) {
   RunSummary safe = summary;
   auto clean = [](std::string& text) { text = terminal_field(text); };
   for (std::string* text : {&safe.scenario, &safe.backend, &safe.simulator_version, &safe.backend_note, &safe.model,
-                            &safe.cluster}) {
+                            &safe.cluster, &safe.hardware_profile}) {
     clean(*text);
   }
   for (SystemSummary& s : safe.systems) {
@@ -148,7 +148,8 @@ std::string console_summary(const RunSummary& unsafe_summary) {
   const int iterations = summary.systems.empty() ? 0 : summary.systems.front().iterations;
   std::string out = fmt::format("{} \u2014 {}, {}, {} iteration{}\n", summary.scenario, summary.cluster, summary.model,
                                 iterations, iterations == 1 ? "" : "s");
-  out += backend_statement(summary) + "\n\n";
+  out += backend_statement(summary) + "\n";
+  out += summary.hardware_profile + "\n\n";
   out += render_text(table);
   out += "speed-up = baseline mean iteration time / system mean iteration time; "
          "NIC util = bytes / (NIC bandwidth \u00b7 iteration time)\n\n";

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "reports/atomic_write.hpp"
+#include "reports/profile_report.hpp"
 #include "reports/resolved_options.hpp"
 
 namespace zb::reports {
@@ -221,6 +222,7 @@ ojson run_section(const RunResult& run, const RunSummary& summary, const RunCont
 }
 
 // Sets the value at `pointer` (with "*" wildcards over arrays) to null wherever it exists.
+  out["hardware_profile"] = profile_to_json(run.scenario.hardware_profile);
 void null_out(ojson& node, std::string_view pointer) {
   if (pointer.empty()) {
     node = nullptr;

@@ -8,6 +8,7 @@
 #include "core/config/known_names.hpp"
 #include "core/config/system_catalog.hpp"
 #include "reports/best_baseline.hpp"
+#include "reports/profile_report.hpp"
 #include "reports/resolved_options.hpp"
 
 namespace zb::reports {
@@ -237,6 +238,7 @@ RunSummary summarize_run(const RunResult& run) {
   summary.model = model_text(run.scenario.model);
   summary.cluster = cluster_text(run.scenario.cluster);
   for (std::size_t i = 0; i < run.systems.size(); ++i) {
+  summary.hardware_profile = profile_statement(run.scenario.hardware_profile);
     const SystemResult& result = run.systems[i];
     summary.systems.push_back(summarize_system(result, i));
     if (result.has_trace && summary.backend_note.empty()) {

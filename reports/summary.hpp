@@ -89,6 +89,7 @@ struct RunSummary {
   std::string backend_note;       // the executor's one-line account of how times were obtained
   std::string model;              // "llama-7b" or "custom (32 layers, hidden 4096)"
   std::string cluster;            // "2 × dgx-h200 (16 GPUs)"
+  std::string hardware_profile;   // reports/profile_report.hpp: "hardware profile: defaults" or its source and changes
   std::vector<SystemSummary> systems;
   // Baseline labels from strongest to weakest (reports/best_baseline.hpp): the order of every report's
   // speed-up columns. The best baseline is the fastest one that fitted in every iteration, if any.

@@ -57,6 +57,22 @@ std::string describe_json(const nlohmann::json& value) {
   }
 }
 
+namespace {
+
+// What keeps a run from finishing with this quantity (units.hpp's bounds), or "" when nothing does. Zero is
+// the caller's concern (`positive`), so only non-zero rates are held to the floors.
+std::string finishable_problem(double value, QuantityKind kind) {
+  if (kind == QuantityKind::bandwidth && value > 0 && value < min_bandwidth)
+    return "is below the smallest bandwidth a run can finish with, " + format_bandwidth(min_bandwidth);
+  if (kind == QuantityKind::compute && value > 0 && value < min_compute)
+    return "is below the smallest compute rate a run can finish with, " + format_flops(min_compute);
+  if (kind == QuantityKind::latency && value > max_latency)
+    return "is above the largest latency a run can finish with, " + format_seconds(max_latency);
+  return {};
+}
+
+}  // namespace
+
 ObjectReader::ObjectReader(const nlohmann::json& object, std::string path, LoadContext& context,
                            std::vector<std::string_view> allowed)
     : path_(std::move(path)), context_(context) {
@@ -206,6 +222,11 @@ std::optional<double> ObjectReader::quantity(std::string_view key, QuantityKind 
   }
   if (positive && *parsed.value <= 0) {
     context_.add(path_of(key), "must be greater than zero");
+    return std::nullopt;
+  }
+  if (std::string bound = finishable_problem(*parsed.value, kind); !bound.empty()) {
+    context_.add(path_of(key), fmt::format("\"{}\" {}", printable(value->get_ref<const std::string&>()), bound),
+                 "no run could finish with it: simulated times would overflow the clock's resolution");
     return std::nullopt;
   }
   return parsed.value;

@@ -210,6 +210,12 @@ nlohmann::json parse_jsonc(std::string_view text, const std::filesystem::path& f
     throw Error(ExitCode::bad_input, Location{file_for_messages.string(), {}},
                 over_limit("the file", text.size(), max_bytes), over_limit_hint(max_bytes));
   }
+  // nlohmann's lexer takes a NUL byte for the end of the input, so "{...}\0anything" would parse as its
+  // first part and a NUL inside a comment would vanish with it: a text file has no NUL, so refuse any.
+  if (const std::size_t nul = text.find('\0'); nul != std::string_view::npos) {
+    throw Error(ExitCode::bad_input, location_of(text, nul, file_for_messages), "the file holds a NUL byte",
+                "a scenario is UTF-8 text; this looks like a binary or corrupted file");
+  }
   const std::string json_text = strip_jsonc_comments(text, file_for_messages);
   ProblemList duplicates;
   ParseWatcher watcher(file_for_messages, duplicates);

@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/config/hardware_profile.hpp"
+
 namespace zb {
 
 struct GpuSpec {
@@ -123,6 +125,7 @@ struct Scenario {
   ModelSpec model;
   WorkloadSpec workload;
   ParallelismSpec parallelism;
+  HardwareProfileSpec hardware_profile;  // the cost model's constants (defaults unless the scenario names one)
   std::vector<SystemSpec> systems;
   Backend backend = Backend::sim;
   Passes passes = Passes::fwd_bwd;

@@ -66,7 +66,8 @@ OutputSpec read_output(const ObjectReader& root, const std::string& scenario_nam
 
 std::vector<std::string_view> scenario_top_level_keys() {
   return {"name",    "description", "seed",    "cluster", "model", "parallelism",
-          "workload", "systems",    "backend", "passes",  "output", "gates"};
+          "workload", "systems",    "backend", "passes",  "output", "gates",
+          "hardware_profile"};
 }
 
 Scenario parse_scenario(std::string_view text, const std::filesystem::path& file_for_messages) {
@@ -91,10 +92,11 @@ Scenario parse_scenario(std::string_view text, const std::filesystem::path& file
   bool cluster_ok = false, model_ok = false, systems_ok = false;
   scenario.cluster = sections::read_cluster(root, cluster_ok);
   scenario.model = sections::read_model(root, model_ok);
-  const std::filesystem::path folder = file_for_messages.parent_path();
   scenario.parallelism = sections::read_parallelism(root, cluster_ok ? &scenario.cluster : nullptr,
                                                     model_ok ? &scenario.model : nullptr);
+  const std::filesystem::path folder = file_for_messages.parent_path();
   scenario.workload = sections::read_workload(root, folder);
+  scenario.hardware_profile = sections::read_hardware_profile(root, folder);
   const std::optional<int> world_size =
       cluster_ok ? std::optional<int>(scenario.cluster.world_size() / scenario.parallelism.tensor) : std::nullopt;
   scenario.systems = sections::read_systems(root, world_size, systems_ok);

@@ -25,6 +25,8 @@ std::vector<SystemSpec> read_systems(const ObjectReader& root, std::optional<int
 // `systems` are the systems read; gate references are only checked when the systems were valid.
 std::vector<GateSpec> read_gates(const ObjectReader& root, const std::vector<SystemSpec>& systems,
                                  bool check_labels);
+// A profile file's path is resolved against `scenario_folder`; its problems name that file and the key.
+HardwareProfileSpec read_hardware_profile(const ObjectReader& root, const std::filesystem::path& scenario_folder);
 OutputSpec read_output(const ObjectReader& root, const std::string& scenario_name);
 
 }  // namespace zb::sections

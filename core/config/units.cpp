@@ -73,6 +73,20 @@ const char* kind_name(QuantityKind kind) {
   return "?";
 }
 
+const char* base_unit_of(QuantityKind kind) {
+  switch (kind) {
+    case QuantityKind::bandwidth:
+      return "B/s";
+    case QuantityKind::latency:
+      return "s";
+    case QuantityKind::memory:
+      return "B";
+    case QuantityKind::compute:
+      return "FLOP/s";
+  }
+  return "?";
+}
+
 bool is_space(char c) {
   return c == ' ' || c == '\t';
 }
@@ -151,7 +165,15 @@ QuantityParse parse_quantity(std::string_view raw, QuantityKind kind) {
   const std::string unit = trim(std::string_view(number_end, static_cast<std::size_t>(end - number_end)));
   if (unit.empty()) return {std::nullopt, fmt::format("\"{}\" has no unit: {}", text, expected_form(kind))};
   for (const Unit& u : units_of(kind)) {
-    if (u.symbol == unit) return {number * u.factor, {}};
+    if (u.symbol != unit) continue;
+    // "1e308 TiB" is a finite number times a unit, but no finite quantity: refuse it here rather than let
+    // an infinity reach the cost model (where every time would be zero or NaN).
+    const double value = number * u.factor;
+    if (!std::isfinite(value)) {
+      return {std::nullopt, fmt::format("\"{}\" is too large: in {} it overflows to infinity", text,
+                                        base_unit_of(kind))};
+    }
+    return {value, {}};
   }
   std::string message =
       fmt::format("\"{}\": unknown {} unit \"{}\": {}", text, kind_name(kind), unit, expected_form(kind));

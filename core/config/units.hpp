@@ -17,6 +17,15 @@ struct QuantityParse {
   std::string error;            // set on failure, e.g. `"450" has no unit: expected a bandwidth such as ...`
 };
 
+// The range of quantities a run can finish with. The simulator's clock is a double, and its events are
+// resolved to 1 ns: once an iteration lasts beyond about 10^6 s, a microsecond latency or kernel launch no
+// longer moves the clock, and the simulation cannot end (or takes a year to). These bounds sit a thousand
+// times beyond any hardware the tool models, and keep one layer of the largest preset model far below that
+// horizon; validation refuses quantities outside them (docs/SCENARIOS.md, "Quantities").
+inline constexpr double min_bandwidth = 1e6;  // 1 MB/s: NICs and GPU links run at GB/s
+inline constexpr double min_compute = 1e9;    // 1 GFLOP/s: GPUs run at TFLOP/s
+inline constexpr double max_latency = 1.0;    // 1 s: links answer in microseconds
+
 // Parses "<number> <unit>" (the space is optional). The number must be finite and ≥ 0; whether 0 is
 // acceptable is for the caller to decide. Never throws.
 [[nodiscard]] QuantityParse parse_quantity(std::string_view text, QuantityKind kind);

@@ -1,38 +1,18 @@
 #pragma once
 // The cost model: FLOPs, bytes, times and memory for one transformer layer of the scenario's model on the
-// scenario's cluster. Every constant lives in HardwareProfile (one annotated table, overridable by a
-// hardware-profile JSON); no other module hard-codes a rate. Formulas are in docs/METRICS.md.
+// scenario's cluster. Every constant lives in HardwareProfile (core/config/hardware_profile.hpp: one
+// annotated table, overridable by the scenario's hardware profile); no other module hard-codes a rate.
+// Formulas are in docs/METRICS.md.
 #include <array>
 #include <cstdint>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "core/config/hardware_profile.hpp"
 #include "core/config/scenario.hpp"
 
 namespace zb {
-
-// Every tunable constant of the cost model, with its default and the reason for it in cost_model.cpp.
-struct HardwareProfile {
-  double attention_efficiency = 0.60;       // fraction of peak bf16 a large flash-attention kernel reaches
-  double attention_half_tokens = 256.0;     // q-tokens per call at which attention efficiency is halved
-  double attention_call_overhead = 8e-6;    // seconds per attention kernel call (launch + tail)
-  double gemm_efficiency = 0.75;            // fraction of peak a large GEMM reaches
-  double gemm_half_rows = 128.0;            // GEMM rows (tokens) at which efficiency is halved
-  double gemm_call_overhead = 5e-6;         // seconds per GEMM call
-  double backward_attention_factor = 2.5;   // backward attention FLOPs / forward
-  double backward_linear_factor = 2.0;      // backward GEMM FLOPs / forward
-  double p2p_bandwidth_efficiency = 0.90;   // achievable fraction of a link's nominal bandwidth (NCCL P2P)
-  double activation_bytes_factor = 34.0;    // activation bytes per token per layer = factor·hidden (bf16)
-  double memory_reserve_fraction = 0.10;    // HBM kept free for the allocator, workspace, fragmentation
-  double optimizer_bytes_per_param = 16.0;  // bf16 weights+grads, fp32 master + Adam m,v: 2+2+4+4+4
-  double model_state_shards = 0.0;          // ZeRO shards of optimizer state; 0 = over the whole world
-
-  // Reads a hardware-profile JSON: an object whose keys are the fields above. Unknown keys and wrong
-  // types are errors (exit 2) naming `file` and the key.
-  static HardwareProfile from_json(const nlohmann::json& j, const std::string& file);
-  [[nodiscard]] nlohmann::json to_json() const;
-};
 
 // The query length at which one varlen attention call costs what its query tiles cost separately. A
 // varlen kernel tiles each sequence's query rows on its own, so a call with tiles of r_i rows doing p_i

@@ -75,7 +75,7 @@ RunResult run_plan(const Scenario& scenario, plan::Plan plan, const std::string&
   RunResult result;
   result.scenario = scenario;
   result.scenario.gates.clear();
-  const CostModel cost(scenario.cluster, scenario.model);
+  const CostModel cost(scenario.cluster, scenario.model, scenario.hardware_profile.profile);
   const Workload workload(scenario);
   for (int i = 0; i < scenario.workload.iterations; ++i) result.batches.push_back(workload.batch(i).lengths);
   const int iteration = match_plan_to_scenario(plan, plan_file, scenario, result.batches);

@@ -49,7 +49,7 @@ std::vector<ScenarioOverride> apply_overrides(Scenario& scenario, std::optional<
 RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   RunResult result;
   result.scenario = scenario;
-  const CostModel cost(scenario.cluster, scenario.model);
+  const CostModel cost(scenario.cluster, scenario.model, scenario.hardware_profile.profile);
   const Workload workload(scenario);
   if (scenario.parallelism.tensor > 1 && scenario.backend == Backend::reference) {
     // The reference kernels compute every head of a rank's rows; a TP member holds a slice of the heads.

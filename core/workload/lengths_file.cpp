@@ -29,10 +29,15 @@ std::string_view trim(std::string_view text) {
   return text.substr(first, last - first + 1);
 }
 
-// Shortens what a bad line is quoted as: a binary file's "line" can be megabytes.
+// Shortens what a bad line is quoted as (a binary file's "line" can be megabytes) and shows control
+// bytes such as NUL as '?', so that a message never carries them to the terminal.
 std::string quote(std::string_view text) {
   constexpr std::size_t kMaxQuoted = 40;
-  return "'" + std::string(text.substr(0, kMaxQuoted)) + (text.size() > kMaxQuoted ? "…'" : "'");
+  std::string shown(text.substr(0, kMaxQuoted));
+  for (char& c : shown) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) c = '?';
+  }
+  return "'" + shown + (text.size() > kMaxQuoted ? "…'" : "'");
 }
 
 }  // namespace
@@ -46,6 +51,14 @@ std::vector<std::int64_t> read_lengths_file(const std::filesystem::path& path) {
   }
   if (!std::filesystem::is_regular_file(path, ec)) {
     throw_input_error(in_file(file), "lengths file is not a regular file");
+  }
+  // Each length costs 8 bytes in memory, and a line holds at least two bytes: the cap bounds what the
+  // read may allocate before the first line is parsed (the Wikipedia dump is 7 MB).
+  if (const auto size = std::filesystem::file_size(path, ec); !ec && size > kMaxLengthsFileBytes) {
+    throw_input_error(in_file(file),
+                      "lengths file is " + std::to_string(size >> 20) + " MiB, over the limit of " +
+                          std::to_string(kMaxLengthsFileBytes >> 20) + " MiB",
+                      "sample it down (e.g. shuf -n 10000000) or use a \"distribution\" fitted to it");
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw_input_error(in_file(file), "cannot open lengths file for reading", "check its permissions");

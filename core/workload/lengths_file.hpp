@@ -8,9 +8,12 @@
 
 namespace zb {
 
+// 256 MiB: about 30 million lengths, far more than a batch draws from, and 8 bytes each in memory.
+inline constexpr std::uintmax_t kMaxLengthsFileBytes = std::uintmax_t{256} << 20;
+
 // Throws zb::Error (bad input) when the file is missing or unreadable (naming the file), when a line is
 // not a positive integer (naming the file and the 1-based line number in Location.file / Location.line),
-// or when the file holds no lengths at all.
+// when the file holds no lengths at all, or when it is larger than kMaxLengthsFileBytes.
 [[nodiscard]] std::vector<std::int64_t> read_lengths_file(const std::filesystem::path& path);
 
 }  // namespace zb

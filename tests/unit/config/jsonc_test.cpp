@@ -106,6 +106,22 @@ TEST(Jsonc, NumberTooLargeForADoubleIsBadInputWithItsPosition) {
   EXPECT_NE(e.problems()[0].what.find("1e400"), std::string::npos);
 }
 
+// nlohmann's lexer takes a NUL byte for the end of the input: before the check, everything after one was
+// silently ignored, and one inside a comment vanished with the comment (issue 17, item 7).
+TEST(Jsonc, NulByteAnywhereIsBadInputWithItsPosition) {
+  using namespace std::string_literals;
+  for (const std::string& text : {"{\"name\": \"x\"}\n\0{\"seed\": -1}"s, "{\"name\": \"x\"}\n\0"s,
+                                  "{\"name\": \"x\" // a\0comment\n}"s}) {
+    const Error e = error_of(text);
+    EXPECT_EQ(e.code(), ExitCode::bad_input);
+    ASSERT_EQ(e.problems().size(), 1u);
+    EXPECT_NE(e.problems()[0].what.find("NUL byte"), std::string::npos) << e.what();
+  }
+  const Error e = error_of("{\"name\": \"x\"}\n\0{\"seed\": -1}"s);
+  EXPECT_EQ(e.problems()[0].where.line, 2);
+  EXPECT_EQ(e.problems()[0].where.column, 1);
+}
+
 TEST(Jsonc, MissingFileIsBadInput) {
   try {
     (void)read_jsonc_file("/nonexistent/zeppelin/scenario.json");

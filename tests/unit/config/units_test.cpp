@@ -57,6 +57,10 @@ TEST(Units, ErrorsExplainWhatIsWrong) {
   EXPECT_NE(error_of("inf GB/s", QuantityKind::bandwidth).find("finite"), std::string::npos);
   EXPECT_NE(error_of("1e999 GB/s", QuantityKind::bandwidth).find("out of range"), std::string::npos);
   EXPECT_NE(error_of("", QuantityKind::memory).find("empty"), std::string::npos);
+  // finite numbers whose product with the unit is not (issue 17, item 7)
+  EXPECT_NE(error_of("1e308 TiB", QuantityKind::memory).find("overflows to infinity"), std::string::npos);
+  EXPECT_NE(error_of("1e308 TB/s", QuantityKind::bandwidth).find("overflows to infinity"), std::string::npos);
+  EXPECT_NE(error_of("1e300 PFLOP/s", QuantityKind::compute).find("overflows to infinity"), std::string::npos);
   EXPECT_NE(error_of("989 TFLOPS", QuantityKind::compute).find("expected a compute rate"), std::string::npos);
 }
 

@@ -1,6 +1,8 @@
 // The annotated table of every cost-model constant, and the hardware-profile JSON that overrides them.
 // The table is the single place a constant's default is justified; from_json/to_json walk it, so a new
 // field cannot be added to HardwareProfile without also being readable, writable and documented here.
+#include "core/config/hardware_profile.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -9,9 +11,9 @@
 #include <string_view>
 #include <vector>
 
-#include "core/common/error.hpp"
 #include "core/config/did_you_mean.hpp"
-#include "core/cost/cost_model.hpp"
+#include "core/config/json_reader.hpp"
+#include "core/config/jsonc.hpp"
 
 namespace zb {
 namespace {
@@ -82,27 +84,24 @@ std::string range_text(const ProfileField& field) {
 
 }  // namespace
 
-HardwareProfile HardwareProfile::from_json(const nlohmann::json& j, const std::string& file) {
-  Location whole_file;
-  whole_file.file = file;
-  if (!j.is_object()) {
-    throw_input_error(whole_file, "a hardware profile must be a JSON object, not " +
-                                                  std::string(j.type_name()),
-                      "write {\"attention_efficiency\": 0.6, ...} with the keys to override");
-  }
+HardwareProfile read_hardware_profile(const nlohmann::json& j, const Location& where, ProblemList& problems) {
   HardwareProfile profile;
-  ProblemList problems;
+  if (!j.is_object()) {
+    problems.add(where, "a hardware profile must be a JSON object, not " + std::string(j.type_name()),
+                 "write {\"gemm_efficiency\": 0.7, ...} with the keys to override");
+    return profile;
+  }
   for (const auto& [key, value] : j.items()) {
     const auto field = std::find_if(kProfileFields.begin(), kProfileFields.end(),
                                     [&](const ProfileField& f) { return f.key == key; });
-    Location where = whole_file;
-    where.json_path = key;
+    Location at = where;
+    at.json_path = child_path(where.json_path, key);
     if (field == kProfileFields.end()) {
-      problems.add(where, "unknown key \"" + key + "\" in the hardware profile", profile_key_hint(key));
+      problems.add(at, "unknown key \"" + printable(key) + "\" in the hardware profile", profile_key_hint(key));
       continue;
     }
     if (!value.is_number()) {
-      problems.add(where, "expected a number, got " + std::string(value.type_name()),
+      problems.add(at, "expected a number, got " + std::string(value.type_name()),
                    "write a plain number " + range_text(*field));
       continue;
     }
@@ -110,13 +109,33 @@ HardwareProfile HardwareProfile::from_json(const nlohmann::json& j, const std::s
     const bool below = field->min_exclusive ? !(number > field->min) : !(number >= field->min);
     const bool fractional = field->integer && number != std::floor(number);
     if (!std::isfinite(number) || below || number > field->max || fractional) {
-      problems.add(where, "value " + value.dump() + " is out of range", "use a value " + range_text(*field));
+      problems.add(at, "value " + value.dump() + " is out of range", "use a value " + range_text(*field));
       continue;
     }
     profile.*(field->member) = number;
   }
+  return profile;
+}
+
+HardwareProfile HardwareProfile::from_json(const nlohmann::json& j, const std::string& file) {
+  Location whole_file;
+  whole_file.file = file;
+  ProblemList problems;
+  HardwareProfile profile = read_hardware_profile(j, whole_file, problems);
   problems.throw_if_any();
   return profile;
+}
+
+std::vector<std::string_view> hardware_profile_keys() {
+  std::vector<std::string_view> keys;
+  for (const ProfileField& field : kProfileFields) keys.push_back(field.key);
+  return keys;
+}
+
+HardwareProfileSpec load_hardware_profile_file(const std::string& file) {
+  // Comments are allowed, as in scenarios: a measured profile wants a note of where each number came from.
+  const nlohmann::json j = read_jsonc_file(file, max_hardware_profile_bytes);
+  return {HardwareProfile::from_json(j, file), file};
 }
 
 nlohmann::json HardwareProfile::to_json() const {

@@ -1,0 +1,114 @@
+// The preflight refuses, before any batch is drawn, what run could not finish: a workload source that
+// yields no lengths (named at its scenario key) and a run whose estimated memory exceeds the machine's.
+// The memory figure is passed in, so these tests do not depend on the machine they run on.
+#include "core/run/preflight.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "core/common/error.hpp"
+#include "core/config/scenario_loader.hpp"
+
+namespace zb {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+Scenario scenario_with(const std::string& workload, int nodes = 2, const std::filesystem::path& file = "preflight.json") {
+  return parse_scenario(R"({"name": "preflight", "cluster": {"preset": "dgx-h200", "nodes": )" + std::to_string(nodes) +
+                            R"(}, "model": {"preset": "llama-7b"}, "workload": )" + workload +
+                            R"(, "systems": ["zeppelin", "ring-cp"]})",
+                        file);
+}
+
+// The single problem check_runnable throws; fails the test when it throws none.
+Problem refusal(const Scenario& scenario, double memory_bytes) {
+  try {
+    check_runnable(scenario, memory_bytes);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::bad_input);
+    EXPECT_EQ(e.problems().size(), 1u) << e.what();
+    return e.problems().front();
+  }
+  ADD_FAILURE() << "the run was not refused";
+  return {};
+}
+
+TEST(Preflight, FixedLengthsGiveTheExactDocumentCount) {
+  const RunSizeEstimate e = estimate_run_size(
+      scenario_with(R"({"distribution": {"kind": "fixed", "value": 1024}, "tokens_per_iteration": 1048576, "iterations": 5})"));
+  EXPECT_DOUBLE_EQ(e.documents_per_iteration, 1024);
+  EXPECT_EQ(e.iterations, 5);
+  EXPECT_EQ(e.ranks, 16);
+  EXPECT_EQ(e.systems, 2);
+}
+
+TEST(Preflight, SplitCountsThePiecesOfLongDocuments) {
+  const RunSizeEstimate e = estimate_run_size(scenario_with(
+      R"({"distribution": {"kind": "fixed", "value": 10000}, "max_seq_len": 4096, "long_documents": "split", "tokens_per_iteration": 1000000})"));
+  EXPECT_NEAR(e.documents_per_iteration, 300, 1);  // three pieces (4096, 4096, 1808) per 10,000 tokens
+}
+
+TEST(Preflight, TheQuickstartSizeFitsInAFewGiB) {
+  const Scenario s = scenario_with(R"({"dataset": "wikipedia", "tokens_per_iteration": 1048576, "iterations": 3})");
+  EXPECT_LT(estimate_run_size(s).total_bytes(), 0.5 * kGiB);
+  EXPECT_NO_THROW(check_runnable(s, 4 * kGiB));
+}
+
+TEST(Preflight, ATrillionTokensIsRefusedWithTheFigure) {
+  const Problem p = refusal(
+      scenario_with(R"({"dataset": "wikipedia", "max_seq_len": 8192, "tokens_per_iteration": 1000000000000})"), 64 * kGiB);
+  EXPECT_EQ(p.where.file, "preflight.json");
+  EXPECT_EQ(p.where.json_path, "workload.tokens_per_iteration");
+  EXPECT_NE(p.what.find("the run needs about"), std::string::npos) << p.what;
+  EXPECT_NE(p.what.find("more than this machine's 64 GiB"), std::string::npos) << p.what;
+}
+
+TEST(Preflight, ManyIterationsNameTheIterations) {
+  Scenario s = scenario_with(R"({"dataset": "wikipedia", "tokens_per_iteration": 1048576})");
+  s.workload.iterations = 1'000'000'000;  // what --iterations can ask for
+  EXPECT_EQ(refusal(s, 64 * kGiB).where.json_path, "workload.iterations");
+}
+
+TEST(Preflight, ManyNodesNameTheNodes) {
+  const Problem p = refusal(scenario_with(R"({"dataset": "wikipedia", "tokens_per_iteration": 1048576, "iterations": 1})", 100000),
+                            64 * kGiB);
+  EXPECT_EQ(p.where.json_path, "cluster.nodes");
+  EXPECT_NE(p.what.find("800000 ranks"), std::string::npos) << p.what;
+}
+
+TEST(Preflight, UnknownMachineMemoryDisablesOnlyTheMemoryCheck) {
+  EXPECT_NO_THROW(check_runnable(
+      scenario_with(R"({"distribution": {"kind": "fixed", "value": 1}, "tokens_per_iteration": 1099511627776})"), 0));
+}
+
+TEST(Preflight, LengthsFileProblemsAreNamedAtTheScenarioKey) {
+  const auto folder = std::filesystem::temp_directory_path() / "zb-preflight-lengths";
+  std::filesystem::create_directories(folder);
+  std::ofstream(folder / "bad.lengths") << "512\n-3\n";
+  std::ofstream(folder / "word.lengths") << "512\nmany\n";
+  std::ofstream(folder / "huge.lengths") << "512\n";
+  std::filesystem::resize_file(folder / "huge.lengths", (std::uintmax_t{256} << 20) + 1);  // sparse: no disk used
+  for (const auto& [file, part] : {std::pair{"missing.lengths", "not found"}, std::pair{"bad.lengths", ":2: length -3 is not positive"},
+                                   std::pair{"word.lengths", ":2: 'many' is not an integer"},
+                                   std::pair{"huge.lengths", "over the limit of 256 MiB"}}) {
+    const Scenario s = scenario_with(std::string(R"({"lengths_file": ")") + file + R"("})", 2, folder / "s.json");
+    try {
+      (void)estimate_run_size(s);
+      ADD_FAILURE() << file << " was accepted";
+    } catch (const Error& e) {
+      ASSERT_EQ(e.problems().size(), 1u);
+      EXPECT_EQ(e.problems()[0].where.file, (folder / "s.json").string());
+      EXPECT_EQ(e.problems()[0].where.json_path, "workload.lengths_file");
+      EXPECT_NE(e.problems()[0].what.find(part), std::string::npos) << e.what();
+    }
+  }
+  std::filesystem::remove_all(folder);
+}
+
+}  // namespace
+}  // namespace zb
