@@ -214,6 +214,7 @@ ojson run_section(const RunResult& run, const RunSummary& summary, const RunCont
   out["iterations"] = run.scenario.workload.iterations;
   out["overrides"] = overrides_to_json(context.overrides);
   out["effective_scenario"] = effective_scenario_json(run, context);
+  out["hardware_profile"] = profile_to_json(run.scenario.hardware_profile);
   // A plan file replaces the systems: the effective scenario alone does not reproduce such a run.
   out["plan_file"] = context.plan_file.empty() ? ojson() : ojson(context.plan_file);
   out["backend_note"] = summary.backend_note;
@@ -222,7 +223,6 @@ ojson run_section(const RunResult& run, const RunSummary& summary, const RunCont
 }
 
 // Sets the value at `pointer` (with "*" wildcards over arrays) to null wherever it exists.
-  out["hardware_profile"] = profile_to_json(run.scenario.hardware_profile);
 void null_out(ojson& node, std::string_view pointer) {
   if (pointer.empty()) {
     node = nullptr;

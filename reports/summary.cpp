@@ -237,8 +237,8 @@ RunSummary summarize_run(const RunResult& run) {
   summary.simulated = run.backend == "sim";
   summary.model = model_text(run.scenario.model);
   summary.cluster = cluster_text(run.scenario.cluster);
-  for (std::size_t i = 0; i < run.systems.size(); ++i) {
   summary.hardware_profile = profile_statement(run.scenario.hardware_profile);
+  for (std::size_t i = 0; i < run.systems.size(); ++i) {
     const SystemResult& result = run.systems[i];
     summary.systems.push_back(summarize_system(result, i));
     if (result.has_trace && summary.backend_note.empty()) {
