@@ -78,6 +78,26 @@ std::string options_text(const RunSummary& summary) {
   return out + "\n";
 }
 
+// Per system, what the iteration spends outside the layers (docs/METRICS.md, "The whole iteration"):
+// means over feasible iterations of the critical rank's parts.
+std::string iteration_parts_text(const RunSummary& summary) {
+  std::string out;
+  for (const SystemSummary& s : summary.systems) {
+    if (s.per_iteration.empty()) continue;
+    double layers = 0, sync = 0;
+    for (const RunMetrics& m : s.per_iteration) {
+      layers += m.layers_seconds;
+      sync += m.gradient_sync_seconds;
+    }
+    const auto n = static_cast<double>(s.per_iteration.size());
+    out += fmt::format("  {}: layers {}, embedding + LM head + loss {}, gradient sync exposed {} (of {}), optimizer {}\n",
+                       s.label, format_seconds(layers / n), format_seconds(s.critical_rank.embedding_and_head),
+                       format_seconds(s.critical_rank.gradient_sync_exposed), format_seconds(sync / n),
+                       format_seconds(s.critical_rank.optimizer));
+  }
+  return out.empty() ? out : "iteration outside the layers (critical rank):\n" + out + "\n";
+}
+
 std::string gates_text(const RunSummary& summary) {
   if (summary.gates.empty()) return "gates: none in the scenario\n";
   std::string out = "gates:\n";
@@ -154,6 +174,7 @@ std::string console_summary(const RunSummary& unsafe_summary) {
   out += "speed-up = baseline mean iteration time / system mean iteration time; "
          "NIC util = bytes / (NIC bandwidth \u00b7 iteration time)\n\n";
   out += best_baseline_text(summary);
+  out += iteration_parts_text(summary);
   out += options_text(summary);
   out += gates_text(summary);
   return out;

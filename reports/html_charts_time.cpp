@@ -20,15 +20,18 @@ struct BreakdownPart {
   const char* title;
   double TimeBreakdown::*field;
 };
-constexpr std::array<BreakdownPart, 5> breakdown_parts{{
+constexpr std::array<BreakdownPart, 8> breakdown_parts{{
     {"attention", "attention", &TimeBreakdown::attention},
     {"linear", "linear (GEMMs)", &TimeBreakdown::linear},
     {"remap", "remap all-to-all", &TimeBreakdown::remap},
     {"exposed_comm", "exposed communication", &TimeBreakdown::exposed_communication},
+    {"embedding_and_head", "embedding, LM head, loss", &TimeBreakdown::embedding_and_head},
+    {"gradient_sync", "exposed gradient sync", &TimeBreakdown::gradient_sync_exposed},
+    {"optimizer", "optimizer step", &TimeBreakdown::optimizer},
     {"idle", "idle (waiting)", &TimeBreakdown::idle},
 }};
 
-double total_of(const TimeBreakdown& b) { return b.attention + b.linear + b.remap + b.exposed_communication + b.idle; }
+double total_of(const TimeBreakdown& b) { return b.total(); }
 
 void legend(SvgCanvas& canvas, double x, double y, const std::vector<std::pair<std::string, std::string>>& entries) {
   for (const auto& [colour, title] : entries) {

@@ -177,7 +177,7 @@ std::string html_report(const RunResult& run, const RunSummary& summary, const R
   page += section("Summary", "Mean over feasible iterations. Speed-up = baseline mean iteration time / system mean iteration time.",
                   R"(<div class="table-scroll">)" + summary_table(summary) + "</div>" + options_list(summary));
   page += section("Gates", "Pass/fail checks from the scenario; any failure makes <code>run</code> exit with 1.", gates_table(summary));
-  page += section("Where the time goes", "Critical (slowest) rank, mean per iteration; each instant counted once: compute, then remap, then waiting on a transfer, else idle.",
+  page += section("Where the time goes", "Critical (slowest) rank, mean per iteration; inside the layers each instant counted once: compute, then remap, then waiting on a transfer, else idle; then the parts outside the layers: embedding, LM head and loss, the gradient synchronisation the compute waits for, the optimizer step.",
                   breakdown_chart(summary));
   // One scale for every system's GPU load, so bars compare at a glance. Timelines keep their own time
   // axis: systems can differ several-fold in layer time, and a shared axis would squash the fast ones.

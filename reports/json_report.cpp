@@ -27,7 +27,10 @@ ojson breakdown_json(const TimeBreakdown& b) {
                {"linear_seconds", b.linear},
                {"remap_seconds", b.remap},
                {"exposed_communication_seconds", b.exposed_communication},
-               {"idle_seconds", b.idle}};
+               {"idle_seconds", b.idle},
+               {"embedding_and_head_seconds", b.embedding_and_head},
+               {"gradient_sync_exposed_seconds", b.gradient_sync_exposed},
+               {"optimizer_seconds", b.optimizer}};
 }
 
 ojson nics_json(const std::vector<NicMetrics>& nics) {
@@ -48,6 +51,11 @@ ojson nics_json(const std::vector<NicMetrics>& nics) {
 ojson figures_json(const RunMetrics& m) {
   ojson out;
   out["iteration_seconds"] = m.iteration_seconds;
+  out["iteration_parts"] = ojson{{"layers_seconds", m.layers_seconds},
+                                 {"embedding_and_head_seconds", m.embedding_and_head_seconds},
+                                 {"gradient_sync_seconds", m.gradient_sync_seconds},
+                                 {"gradient_sync_exposed_seconds", m.gradient_sync_exposed_seconds},
+                                 {"optimizer_seconds", m.optimizer_seconds}};
   out["tokens"] = m.tokens;
   out["tokens_per_second"] = m.tokens_per_second;
   out["useful_flops"] = m.useful_flops;

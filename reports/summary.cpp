@@ -35,18 +35,19 @@ SampleAggregates aggregate_of(const std::vector<RunMetrics>& metrics, double Run
 }
 
 TimeBreakdown mean_breakdown(const std::vector<RunMetrics>& metrics, TimeBreakdown RunMetrics::*field) {
-  TimeBreakdown sum;
+  TimeBreakdown mean;
+  if (metrics.empty()) return mean;
+  const auto n = static_cast<double>(metrics.size());
   for (const RunMetrics& m : metrics) {
     const TimeBreakdown& b = m.*field;
-    sum.attention += b.attention;
-    sum.linear += b.linear;
-    sum.remap += b.remap;
-    sum.exposed_communication += b.exposed_communication;
-    sum.idle += b.idle;
+    for (double TimeBreakdown::*part : {&TimeBreakdown::attention, &TimeBreakdown::linear, &TimeBreakdown::remap,
+                                        &TimeBreakdown::exposed_communication, &TimeBreakdown::idle,
+                                        &TimeBreakdown::embedding_and_head, &TimeBreakdown::gradient_sync_exposed,
+                                        &TimeBreakdown::optimizer}) {
+      mean.*part += b.*part / n;
+    }
   }
-  if (metrics.empty()) return sum;
-  const auto n = static_cast<double>(metrics.size());
-  return TimeBreakdown{sum.attention / n, sum.linear / n, sum.remap / n, sum.exposed_communication / n, sum.idle / n};
+  return mean;
 }
 
 void add_scaled(std::vector<double>& into, const std::vector<double>& values, double scale) {

@@ -36,6 +36,9 @@ const char* part_colour(std::string_view part) {
   if (part == "exposed_comm" || part == "send" || part == "recv") return "#E07B39";
   if (part == "remap") return "#9C6ADE";
   if (part.rfind("route", 0) == 0) return "#F2B134";
+  if (part == "embedding_and_head") return "#6BAF73";
+  if (part == "gradient_sync") return "#B5533C";
+  if (part == "optimizer") return "#4D4D4D";
   return "#C8CDD3";  // idle and anything unnamed
 }
 

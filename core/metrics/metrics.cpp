@@ -56,7 +56,21 @@ TimeBreakdown scaled(TimeBreakdown b, double f) {
   b.remap *= f;
   b.exposed_communication *= f;
   b.idle *= f;
+  b.embedding_and_head *= f;
+  b.gradient_sync_exposed *= f;
+  b.optimizer *= f;
   return b;
+}
+
+void add_scaled(TimeBreakdown& into, const TimeBreakdown& b, double f) {
+  into.attention += b.attention * f;
+  into.linear += b.linear * f;
+  into.remap += b.remap * f;
+  into.exposed_communication += b.exposed_communication * f;
+  into.idle += b.idle * f;
+  into.embedding_and_head += b.embedding_and_head * f;
+  into.gradient_sync_exposed += b.gradient_sync_exposed * f;
+  into.optimizer += b.optimizer * f;
 }
 
 double max_over_mean(const std::vector<double>& v) {
@@ -97,12 +111,41 @@ std::vector<TimeBreakdown> rank_breakdowns(const Trace& trace) {
   return out;
 }
 
+std::vector<double> linear_tokens_per_rank(const plan::Plan& plan) {
+  std::vector<double> tokens(static_cast<std::size_t>(std::max(0, plan.world_size)), 0.0);
+  for (const auto& l : plan.linear_layout) {
+    if (l.rank >= 0 && l.rank < plan.world_size) tokens[static_cast<std::size_t>(l.rank)] += static_cast<double>(l.tokens());
+  }
+  return tokens;
+}
+
+WholeIterationParts whole_iteration_parts_of(const plan::Plan& plan, const Trace& trace, const CostModel& cost,
+                                             const WholeIterationSetup& setup,
+                                             const std::vector<BucketCollectiveSeconds>& seconds) {
+  return whole_iteration_parts(cost, setup, linear_tokens_per_rank(plan),
+                               LayerWindow{trace.layer.forward, trace.backward ? trace.layer.backward : 0.0}, seconds);
+}
+
 RunMetrics compute_run_metrics(const plan::Plan& plan, const Trace& trace, const CostModel& cost,
                                const Scenario& scenario, int timeline_bins) {
+  const WholeIterationSetup setup = whole_iteration_setup(cost, tensor_parallel_degree(scenario));
+  std::vector<BucketCollectiveSeconds> seconds;
+  for (const GradientBucket& b : setup.buckets) seconds.push_back(formula_bucket_seconds(cost, setup, b.params * setup.bytes_per_gradient));
+  return compute_run_metrics(plan, trace, cost, scenario, whole_iteration_parts_of(plan, trace, cost, setup, seconds),
+                             timeline_bins);
+}
+
+RunMetrics compute_run_metrics(const plan::Plan& plan, const Trace& trace, const CostModel& cost,
+                               const Scenario& scenario, const WholeIterationParts& parts, int timeline_bins) {
   RunMetrics m;
   const double n = std::max(1, plan.world_size);
   const double layers = cost.model().layers;
-  m.iteration_seconds = trace.iteration_seconds;
+  m.layers_seconds = trace.iteration_seconds;
+  m.embedding_and_head_seconds = parts.embedding_and_head_critical;
+  m.gradient_sync_seconds = parts.gradient_sync_total;
+  m.gradient_sync_exposed_seconds = parts.gradient_sync_exposed;
+  m.optimizer_seconds = parts.optimizer;
+  m.iteration_seconds = m.layers_seconds + parts.added_seconds();
   for (const auto& s : plan.sequences) {
     const double len = static_cast<double>(s.length);
     const double pairs = len * (len + 1) / 2;
@@ -111,21 +154,28 @@ RunMetrics compute_run_metrics(const plan::Plan& plan, const Trace& trace, const
     m.useful_flops += layers * flops;
     m.tokens += len;
   }
+  // The LM head's vocabulary GEMM is model work too (Megatron's MFU counts it); padding is never in it.
+  m.useful_flops += parts.head_flops;
   if (m.iteration_seconds > 0) {
     m.tokens_per_second = m.tokens / m.iteration_seconds;
     m.model_tflops_per_gpu = m.useful_flops / m.iteration_seconds / n / 1e12;
     m.mfu = m.useful_flops / m.iteration_seconds / n / scenario.cluster.gpu.peak_flops;
   }
 
-  const std::vector<TimeBreakdown> per_rank = rank_breakdowns(trace);
+  std::vector<TimeBreakdown> per_rank = rank_breakdowns(trace);
   for (std::size_t r = 0; r < per_rank.size(); ++r) {
-    const TimeBreakdown& b = per_rank[r];
-    m.mean_breakdown.attention += b.attention / n;
-    m.mean_breakdown.linear += b.linear / n;
-    m.mean_breakdown.remap += b.remap / n;
-    m.mean_breakdown.exposed_communication += b.exposed_communication / n;
-    m.mean_breakdown.idle += b.idle / n;
-    if (b.idle < per_rank[static_cast<std::size_t>(m.critical_rank)].idle) m.critical_rank = static_cast<int>(r);
+    TimeBreakdown& b = per_rank[r];
+    // Outside the layers: the rank's own embedding and head, the wait for the slowest rank's as idle, and
+    // the collectives and optimizer every rank runs alike.
+    const double own = r < parts.embedding_and_head.size() ? parts.embedding_and_head[r] : 0.0;
+    b.embedding_and_head = own;
+    b.idle += std::max(0.0, parts.embedding_and_head_critical - own);
+    b.gradient_sync_exposed = parts.gradient_sync_exposed;
+    b.optimizer = parts.optimizer;
+  }
+  for (std::size_t r = 0; r < per_rank.size(); ++r) {
+    add_scaled(m.mean_breakdown, per_rank[r], 1.0 / n);
+    if (per_rank[r].idle < per_rank[static_cast<std::size_t>(m.critical_rank)].idle) m.critical_rank = static_cast<int>(r);
   }
   if (!per_rank.empty()) m.critical_rank_breakdown = per_rank[static_cast<std::size_t>(m.critical_rank)];
 

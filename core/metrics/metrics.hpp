@@ -5,20 +5,30 @@
 
 #include "core/config/scenario.hpp"
 #include "core/cost/cost_model.hpp"
+#include "core/cost/iteration_cost.hpp"
 #include "core/exec/trace.hpp"
 #include "core/plan/plan.hpp"
 
 namespace zb {
 
-// Where one rank's time goes in one iteration (seconds, all layers, both passes). Each instant of the
-// rank's timeline counts once, in this order of precedence: compute (attention or linear, whichever
-// kernel runs), then remap in flight, then a send/recv in flight (exposed communication), else idle.
+// Where one rank's time goes in one iteration (seconds, all layers, both passes). Inside the layers each
+// instant of the rank's timeline counts once, in this order of precedence: compute (attention or linear,
+// whichever kernel runs), then remap in flight, then a send/recv in flight (exposed communication), else
+// idle. The whole-iteration parts outside the layers follow (docs/METRICS.md, "The whole iteration").
 struct TimeBreakdown {
   double attention = 0;
   double linear = 0;
   double remap = 0;               // remap all-to-all in flight, compute stream idle
   double exposed_communication = 0;  // ring send/recv in flight, compute idle, no remap in flight
   double idle = 0;                // nothing of this rank running (waiting on other ranks, or done early)
+  double embedding_and_head = 0;  // this rank's embedding, LM head GEMMs and loss (the slowest rank's wait is idle)
+  double gradient_sync_exposed = 0;  // gradient reduce-scatter / param all-gather the compute stream waits for
+  double optimizer = 0;           // the optimizer step on the rank's parameter shard
+
+  [[nodiscard]] double total() const {
+    return attention + linear + remap + exposed_communication + idle + embedding_and_head + gradient_sync_exposed +
+           optimizer;
+  }
 };
 
 struct NicMetrics {
@@ -35,7 +45,12 @@ struct NicMetrics {
 };
 
 struct RunMetrics {
-  double iteration_seconds = 0;
+  double iteration_seconds = 0;  // layers_seconds + the whole-iteration parts
+  double layers_seconds = 0;     // L · (F + B) of the trace
+  double embedding_and_head_seconds = 0;  // the slowest rank's, per phase (what the iteration waits for)
+  double gradient_sync_seconds = 0;       // every bucket collective, overlapped or not
+  double gradient_sync_exposed_seconds = 0;
+  double optimizer_seconds = 0;
   double tokens = 0;  // real tokens of the batch
   double tokens_per_second = 0;
   double useful_flops = 0;  // whole iteration, all ranks (docs/METRICS.md)
@@ -63,9 +78,21 @@ struct RunMetrics {
   double prediction_ratio = 0;   // predicted / simulated; 0 when either is missing
 };
 
-// `timeline_bins` bins over the trace (one layer forward + backward) for the NIC timelines.
+// `timeline_bins` bins over the trace (one layer forward + backward) for the NIC timelines. `parts` are
+// the whole-iteration parts of this plan and trace (whole_iteration_parts_of).
+[[nodiscard]] RunMetrics compute_run_metrics(const plan::Plan& plan, const Trace& trace, const CostModel& cost,
+                                             const Scenario& scenario, const WholeIterationParts& parts,
+                                             int timeline_bins = 50);
+// The same with the gradient collectives timed by the cost model's formula (formula_bucket_seconds).
 [[nodiscard]] RunMetrics compute_run_metrics(const plan::Plan& plan, const Trace& trace, const CostModel& cost,
                                              const Scenario& scenario, int timeline_bins = 50);
+
+// Tokens each rank holds in the plan's linear layout (index = rank).
+[[nodiscard]] std::vector<double> linear_tokens_per_rank(const plan::Plan& plan);
+// The whole-iteration parts of `plan` run as `trace` shows, with bucket k's collectives taking `seconds[k]`.
+[[nodiscard]] WholeIterationParts whole_iteration_parts_of(const plan::Plan& plan, const Trace& trace,
+                                                           const CostModel& cost, const WholeIterationSetup& setup,
+                                                           const std::vector<BucketCollectiveSeconds>& seconds);
 
 // Per-rank breakdown of one iteration (index = rank), the building block of the figures above.
 [[nodiscard]] std::vector<TimeBreakdown> rank_breakdowns(const Trace& trace);

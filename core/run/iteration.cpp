@@ -1,5 +1,7 @@
 #include "core/run/iteration.hpp"
 
+#include "core/cost/iteration_cost.hpp"
+#include "core/exec/sim/gradient_collective.hpp"
 #include "core/metrics/metrics.hpp"
 
 namespace zb {
@@ -19,7 +21,13 @@ void execute_iteration(Executor& executor, const RunContext& context, plan::Plan
                        SystemResult& system) {
   if (iteration.feasible) {
     Trace trace = execute(executor, plan, context);
-    iteration.metrics = compute_run_metrics(plan, trace, context.cost, context.scenario);
+    // The parts outside the layers are the same model for every backend: the gradient collectives are timed
+    // on the SimGrid model of the scenario's cluster (the reference backend has no network of its own).
+    const WholeIterationSetup setup = whole_iteration_setup(context.cost, tensor_parallel_degree(context.scenario));
+    const std::vector<BucketCollectiveSeconds> buckets =
+        trace.backward ? sim::simulate_bucket_seconds(context.cost, setup) : std::vector<BucketCollectiveSeconds>{};
+    iteration.metrics = compute_run_metrics(plan, trace, context.cost, context.scenario,
+                                            whole_iteration_parts_of(plan, trace, context.cost, setup, buckets));
     if (!system.has_trace) {
       system.first_trace = std::move(trace);
       system.first_plan = std::move(plan);

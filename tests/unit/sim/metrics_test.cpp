@@ -31,7 +31,17 @@ TEST(RunMetrics, BreakdownNicUtilisationAndUsefulFlops) {
   const RunMetrics m = compute_run_metrics(p, t, cost, s, 10);
 
   const double pairs = 4096.0 * 4097 / 2;
-  EXPECT_DOUBLE_EQ(m.useful_flops, 32 * (cost.attention_fwd_flops(pairs) + cost.linear_fwd_flops(4096)));
+  // The layers' FLOPs and the LM head's vocabulary GEMM (forward only: 2·tokens·h·V).
+  EXPECT_DOUBLE_EQ(m.useful_flops, 32 * (cost.attention_fwd_flops(pairs) + cost.linear_fwd_flops(4096)) +
+                                       2.0 * 4096 * 4096 * 32000);
+  // A forward-only iteration: the layers, then the embedding and head of the slowest rank; no gradients.
+  EXPECT_DOUBLE_EQ(m.layers_seconds, t.iteration_seconds);
+  EXPECT_GT(m.embedding_and_head_seconds, 0.0);
+  EXPECT_EQ(m.gradient_sync_exposed_seconds, 0.0);
+  EXPECT_EQ(m.optimizer_seconds, 0.0);
+  EXPECT_DOUBLE_EQ(m.iteration_seconds, m.layers_seconds + m.embedding_and_head_seconds);
+  EXPECT_NEAR(m.critical_rank_breakdown.total(), m.iteration_seconds, 1e-12);
+  EXPECT_NEAR(m.mean_breakdown.total(), m.iteration_seconds, 1e-12);
   EXPECT_DOUBLE_EQ(m.tokens, 4096);
   EXPECT_NEAR(m.mfu, m.useful_flops / m.iteration_seconds / 2 / c.gpu.peak_flops, 1e-12);
   EXPECT_DOUBLE_EQ(m.token_imbalance, 1.0);
@@ -55,6 +65,38 @@ TEST(RunMetrics, BreakdownNicUtilisationAndUsefulFlops) {
   for (double u : m.nics[0].tx_timeline) sum += u * c.nic.bandwidth * m.timeline_bin_seconds;
   EXPECT_NEAR(sum, static_cast<double>(bytes), 1.0);
   EXPECT_NEAR(m.nics[0].tx_timeline[1], 0.9, 1e-6);  // a lone flow runs at the p2p efficiency (bin 0 holds the latency)
+}
+
+TEST(RunMetrics, TheWholeIterationAddsItsPartsAndLowersMfu) {
+  // Two GPUs on two nodes, each computing its own 4096-token document forward and backward.
+  const ClusterSpec c = cluster(2, 1, 1);
+  plan::Plan p = empty_plan(c);
+  p.sequences.push_back({0, 4096, 0});
+  p.sequences.push_back({1, 4096, 1});
+  p.linear_layout[0].shards.push_back({0, 0, 4096});
+  p.linear_layout[1].shards.push_back({1, 0, 4096});
+  add_op(p, 0, attention_op(4096.0 * 4097 / 2, 4096, {}));
+  add_op(p, 1, attention_op(4096.0 * 4097 / 2, 4096, {}));
+  const Scenario s = sim_test::scenario(c, Passes::fwd_bwd);
+  const CostModel cost(c, s.model);
+  const Trace t = execute(*make_executor(Backend::sim), p, RunContext{s, cost});
+  const RunMetrics m = compute_run_metrics(p, t, cost, s);
+
+  EXPECT_DOUBLE_EQ(m.layers_seconds, t.iteration_seconds);
+  EXPECT_GT(m.embedding_and_head_seconds, 0.0);
+  EXPECT_GT(m.gradient_sync_seconds, 0.0);
+  EXPECT_GT(m.gradient_sync_exposed_seconds, 0.0);  // at least the embedding's buckets, done last
+  EXPECT_LE(m.gradient_sync_exposed_seconds, m.gradient_sync_seconds);
+  EXPECT_GT(m.optimizer_seconds, 0.0);
+  EXPECT_NEAR(m.iteration_seconds,
+              m.layers_seconds + m.embedding_and_head_seconds + m.gradient_sync_exposed_seconds + m.optimizer_seconds, 1e-12);
+  EXPECT_NEAR(m.critical_rank_breakdown.total(), m.iteration_seconds, 1e-12);
+  EXPECT_NEAR(m.critical_rank_breakdown.gradient_sync_exposed, m.gradient_sync_exposed_seconds, 1e-15);
+  // MFU over the whole iteration is below the layers-only figure, even with the head's FLOPs counted.
+  const double pairs = 4096.0 * 4097 / 2;
+  const double layer_flops = 2 * 32 * (cost.attention_fwd_flops(pairs) + cost.attention_bwd_flops(pairs) +
+                                       cost.linear_fwd_flops(4096) + cost.linear_bwd_flops(4096));
+  EXPECT_LT(m.mfu, layer_flops / m.layers_seconds / 2 / c.gpu.peak_flops);
 }
 
 }  // namespace
