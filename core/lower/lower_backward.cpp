@@ -63,7 +63,7 @@ void Lowerer::build_backward_messages() {
   std::map<std::tuple<int, int, int>, int> hop_to;     // (src, group, dst) → a forward KV message on that hop
   for (std::size_t mi = 0; mi < forward_messages; ++mi) {
     const Message fwd = prog_.messages[mi];
-    if (fwd.purpose != Purpose::kv) continue;
+    if (fwd.purpose != Purpose::kv || fwd.collective >= 0) continue;  // a K/V all-gather's: with its collective
     const plan::Route& route = route_of_send(plan_, fwd);
     Message kv = fwd;
     kv.pass = Pass::bwd;
@@ -121,6 +121,7 @@ void Lowerer::build_backward_messages() {
   // Collectives: the adjoint over the same members; remap messages reversed, carrying gradients.
   const std::size_t forward_collectives = prog_.collectives.size();
   bwd_collective_.assign(forward_collectives, -1);
+  regather_.assign(forward_collectives, -1);
   for (std::size_t c = 0; c < forward_collectives; ++c) {
     Collective col = prog_.collectives[c];
     col.kind = adjoint(col.kind);
@@ -129,6 +130,13 @@ void Lowerer::build_backward_messages() {
     col.direction = col.direction == plan::RemapDirection::to_linear ? plan::RemapDirection::to_attention
                                                                       : plan::RemapDirection::to_linear;
     col.messages.clear();
+    const int id = static_cast<int>(prog_.collectives.size());
+    bwd_collective_[c] = id;
+    if (is_kv_gather(static_cast<int>(c))) {
+      prog_.collectives.push_back(std::move(col));
+      regather_[c] = build_kv_gather_backward(static_cast<int>(c), id);
+      continue;
+    }
     for (const int fm : prog_.collectives[c].messages) {
       Message m = prog_.messages[static_cast<std::size_t>(fm)];
       m.pass = Pass::bwd;
@@ -137,11 +145,11 @@ void Lowerer::build_backward_messages() {
       for (Slice& s : gradients) s.tensor = gradient_of(s.tensor);
       m.slices = SliceList(std::move(gradients));
       m.plan_op = -1;
+      m.collective = id;
       col.messages.push_back(static_cast<int>(prog_.messages.size()));
       prog_.messages.push_back(std::move(m));
       routes_.emplace_back();
     }
-    bwd_collective_[c] = static_cast<int>(prog_.collectives.size());
     prog_.collectives.push_back(std::move(col));
   }
 }
@@ -218,7 +226,10 @@ void Lowerer::lower_backward(int rank) {
         if (part == GemmPart::data_grad) out.push_back(id);
       }
     } else if (first.kind == OpKind::remap || first.kind == OpKind::collective) {
-      const int c = bwd_collective_[static_cast<std::size_t>(op_collective_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(first.id)])];
+      const int forward = op_collective_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(first.id)];
+      // A member whose attention did not re-gather (it computes nothing of the group) still takes part.
+      if (is_kv_gather(forward)) out.push_back(regather_instr(rank, forward, entry));
+      const int c = bwd_collective_[static_cast<std::size_t>(forward)];
       Collective& col = prog_.collectives[static_cast<std::size_t>(c)];
       Instr in;
       in.kind = InstrKind::collective;
@@ -299,6 +310,13 @@ void Lowerer::lower_ring_backward(int rank, const std::vector<int>& members, con
         for (const int d : op.deps) {
           const int m = transfer_message_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(d)];
           if (m >= 0 && ops[static_cast<std::size_t>(d)].kind == OpKind::recv) in.reads.push_back(bwd_kv_[static_cast<std::size_t>(m)]);
+          // Only the local K/V was kept: the K/V the forward gathered is gathered again first.
+          if (const int c = kv_gather_of(rank, d); c >= 0) {
+            const int again = regather_instr(rank, c, entry);
+            in.deps.push_back(again);
+            done.push_back(again);
+            for (const int gathered : messages_into(regather_[static_cast<std::size_t>(c)], rank)) in.reads.push_back(gathered);
+          }
         }
       }
       const int aid = emit(rank, std::move(in));

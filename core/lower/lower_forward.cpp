@@ -106,11 +106,16 @@ void Lowerer::build_collectives() {
           col.micro_batch = op.micro_batch;
           col.ranks = op.collective_ranks;
           col.instrs.assign(col.ranks.size(), -1);
+          col.group = op.group;
           prog_.collectives.push_back(col);
         }
         c = it->second;
         Collective& col = prog_.collectives[static_cast<std::size_t>(c)];
         col.bytes = std::max(col.bytes, op.bytes);
+        if (col.group != op.group) {
+          fail(r, static_cast<int>(i), "its collective names group " + std::to_string(op.group) + ", but another member's op of "
+                                       "the same collective names group " + std::to_string(col.group));
+        }
       } else {
         continue;
       }
@@ -168,6 +173,7 @@ void Lowerer::build_collectives() {
         for (const auto& s : ranges) tokens += s.size();
         m.bytes = std::llround(static_cast<double>(op.bytes_out) * static_cast<double>(tokens) / static_cast<double>(out_tokens));
         m.plan_op = op.id;
+        m.collective = static_cast<int>(c);
         expected[{r, to}] -= tokens;
         col.messages.push_back(static_cast<int>(prog_.messages.size()));
         prog_.messages.push_back(std::move(m));
@@ -182,6 +188,7 @@ void Lowerer::build_collectives() {
       }
     }
   }
+  build_kv_gathers();
 }
 
 void Lowerer::lower_forward(int rank) {
@@ -213,9 +220,14 @@ void Lowerer::lower_forward(int rank) {
           }
           in.reads.push_back(m);
         } else if (op.zigzag_kv_rank < 0) {
-          for (const int d : op.deps) {  // explicit blocks read what the recvs they wait for brought
+          // Explicit blocks read what the recvs they wait for brought, and what the K/V all-gathers they
+          // wait for gathered.
+          for (const int d : op.deps) {
             const int m = transfer_message_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(d)];
             if (m >= 0 && ops[static_cast<std::size_t>(d)].kind == OpKind::recv) in.reads.push_back(m);
+            if (const int c = kv_gather_of(rank, d); c >= 0) {
+              for (const int gathered : messages_into(c, rank)) in.reads.push_back(gathered);
+            }
           }
         }
         ids.push_back(emit(rank, std::move(in)));

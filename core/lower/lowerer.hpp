@@ -2,7 +2,8 @@
 // The Lowerer: internal state of one lower() call, split over three files by job:
 //   lower_messages.cpp  what each transfer carries and how its bytes travel (pieces, hops, legs, matching);
 //   lower_forward.cpp   the plan's forward ops, one by one, in each rank's list order;
-//   lower_backward.cpp  the backward pass derived from the forward ops (rings, remaps, GEMMs, collectives).
+//   lower_backward.cpp  the backward pass derived from the forward ops (rings, remaps, GEMMs, collectives);
+//   lower_kv_gather.cpp what a K/V all-gather (Llama-3 CP) moves, its backward re-gather and reduce-scatter.
 #include <array>
 #include <cstdint>
 #include <map>
@@ -64,6 +65,21 @@ class Lowerer {
   void build_collectives();
   std::vector<int> done_of(int rank, const std::vector<int>& plan_deps) const;
 
+  // --- K/V all-gathers (lower_kv_gather.cpp) -------------------------------------------------------
+  void build_kv_gathers();
+  // The backward collectives of forward K/V all-gather `c`: its reduce-scatter (`adjoint`, already pushed
+  // without messages) gets the dK|dV messages; returns the re-gather collective it adds.
+  int build_kv_gather_backward(int c, int adjoint);
+  // The messages of `collective` whose destination is `rank` (empty for one without messages).
+  [[nodiscard]] const std::vector<int>& messages_into(int collective, int rank) const;
+  // Whether forward collective `collective` is a K/V all-gather (an all_gather that names a CP group).
+  [[nodiscard]] bool is_kv_gather(int collective) const;
+  // The forward collective of plan op `op` of `rank` when that op is a K/V all-gather; −1 otherwise.
+  [[nodiscard]] int kv_gather_of(int rank, int op) const;
+  // This rank's instruction of the backward re-gather of forward K/V all-gather `c`, emitted (after
+  // `entry`) the first time it is asked for.
+  int regather_instr(int rank, int c, const std::vector<int>& entry);
+
   // --- backward (lower_backward.cpp) ---------------------------------------------------------------
   void build_backward_messages();
   void lower_backward(int rank);
@@ -88,6 +104,9 @@ class Lowerer {
   std::map<std::tuple<int, int, int>, int> dkv_return_;  // (chain end, group, owner) → final dK/dV message
   std::map<std::tuple<int, int, int>, int> dkv_home_;    // (owner, group, chain end) → the same message
   std::vector<int> bwd_collective_;                      // by forward collective id
+  std::vector<int> regather_;                            // by forward collective id: its backward re-gather, −1
+  std::map<std::pair<int, int>, std::vector<int>> messages_into_;  // (collective, dst) → its messages to dst
+  std::map<std::pair<int, int>, int> regather_instr_;    // (rank, forward collective) → re-gather instruction
   std::map<std::tuple<int, int, int, int, int>, SliceList> owner_slices_;  // (group, owner, tensor, heads)
 };
 

@@ -35,7 +35,9 @@
 //     that does not pipeline may instead wait for the whole recv (it is in `deps` too): that changes
 //     time, never what completes, so rendezvous safety holds either way;
 //   * a collective starts once every member has posted its instruction and completes for all at once;
-//     all_to_all_v is its messages, each moving once its sender and its receiver have posted;
+//     all_to_all_v is its messages, each moving once its sender and its receiver have posted. The
+//     messages of other collectives say which rows they carry (a K/V all-gather, its re-gather and its
+//     reduce-scatter); their time is the collective's (a ring of `bytes` steps), not the messages';
 //   * the backward pass starts once every forward instruction of every rank is done (a layer barrier:
 //     the trace's time axis puts one representative layer of each pass one after the other);
 //   * a received message's buffer may be freed once every instruction listing it in `reads` is done.
@@ -102,8 +104,8 @@ class SliceList {
   std::shared_ptr<const std::vector<Slice>> list_;
 };
 
-// One logical transfer from `src` to `dst` (its legs may pass through relays), or one member's part of an
-// all_to_all_v. `bytes` is what the cost model says it weighs on the wire (bf16 rows).
+// One logical transfer from `src` to `dst` (its legs may pass through relays), or one member's part of a
+// collective (its messages). `bytes` is what the cost model says it weighs on the wire (bf16 rows).
 struct Message {
   Pass pass = Pass::fwd;
   Purpose purpose = Purpose::kv;
@@ -112,6 +114,7 @@ struct Message {
   int kv_owner = -1;  // kv / dkv: the rank whose K/V (or whose dK/dV accumulator) this is
   SliceList slices;
   std::int64_t bytes = 0;
+  int collective = -1;    // the collective it travels inside (no legs); −1 = its own legs
   bool routed = false;    // its inter-node leg goes through proxies over several NICs
   int plan_op = -1;       // the plan send op on src it lowers (forward KV); −1 when derived
   int readers = 0;        // instructions on dst listing it in `reads`
@@ -126,7 +129,12 @@ struct Collective {
   // Per member: all_gather and reduce_scatter, the shard it contributes or ends with (so an all-gather
   // and its adjoint weigh the same); all_reduce, the buffer; all_to_all, everything it sends.
   std::int64_t bytes = 0;
-  std::vector<int> messages;     // all_to_all_v: one per (sender, receiver) pair with rows to move
+  // The rows it moves, one message per (sender, receiver) pair: all_to_all_v, the rows that change owner;
+  // a K/V all-gather (`group` ≥ 0), each member's K|V rows of the group to every other member; its
+  // reduce-scatter, each member's partial dK|dV of the receiver's rows. None: an opaque collective (tensor
+  // parallelism's hidden states): nothing an executor moves on real rows.
+  std::vector<int> messages;
+  int group = -1;                // all_gather / reduce_scatter: the CP group whose K/V it gathers; −1 = opaque
   plan::RemapDirection direction = plan::RemapDirection::to_linear;  // remaps: the plan's direction
 };
 

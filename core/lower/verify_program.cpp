@@ -26,7 +26,8 @@ class Checker {
   }
 
   // Every message an instruction reads must have arrived before it runs: each last leg of the message on
-  // this rank is one of its dependencies, directly or transitively (else it races the recv).
+  // this rank is one of its dependencies, directly or transitively (else it races the recv); a message
+  // that travels inside a collective (a K/V all-gather's), this rank's instruction of that collective.
   void check_reads(int r) {
     const auto& list = p_.ranks[static_cast<std::size_t>(r)].instrs;
     std::vector<int> mark(list.size(), -1);
@@ -40,7 +41,9 @@ class Checker {
         }
         // Walk the dependencies once per (instruction, message), until every byte of it is accounted for.
         ++stamp;
-        const std::int64_t needed = p_.messages[static_cast<std::size_t>(m)].bytes;
+        const Message& message = p_.messages[static_cast<std::size_t>(m)];
+        const bool in_collective = message.collective >= 0;
+        const std::int64_t needed = in_collective ? 1 : message.bytes;
         std::int64_t found = 0;
         stack.assign(list[i].deps.begin(), list[i].deps.end());
         while (!stack.empty() && found < needed) {
@@ -50,10 +53,12 @@ class Checker {
           mark[static_cast<std::size_t>(d)] = stamp;
           const Instr& dep = list[static_cast<std::size_t>(d)];
           if (dep.kind == InstrKind::recv && dep.last_leg && dep.message == m) found += dep.bytes;
+          if (in_collective && dep.kind == InstrKind::collective && dep.collective == message.collective) found = needed;
           stack.insert(stack.end(), dep.deps.begin(), dep.deps.end());
         }
         if (found < needed) {
-          add(r, static_cast<int>(i), "reads message " + std::to_string(m) + " but does not wait for all of its recvs (a race)");
+          add(r, static_cast<int>(i), "reads message " + std::to_string(m) + " but does not wait for all of its " +
+                                          (in_collective ? "collective" : "recvs") + " (a race)");
         }
       }
     }
@@ -82,7 +87,7 @@ class Checker {
     for (int r = 0; r < world && !full(); ++r) check_reads(r);
     for (std::size_t m = 0; m < p_.messages.size() && !full(); ++m) {
       const Message& msg = p_.messages[m];
-      if (msg.purpose == Purpose::remap) continue;  // delivered inside its collective
+      if (msg.collective >= 0 || msg.purpose == Purpose::remap) continue;  // delivered inside its collective
       if (delivered[m] != msg.bytes) {
         add(msg.dst, -1, "message " + std::to_string(m) + " (" + to_string(msg.purpose) + " from rank " + std::to_string(msg.src) +
                              ") delivers " + std::to_string(delivered[m]) + " of its " + std::to_string(msg.bytes) + " bytes");

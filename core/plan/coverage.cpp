@@ -36,6 +36,23 @@ bool contains(const OwnerMap& owned, int seq, std::int64_t b, std::int64_t e) {
   return false;
 }
 
+// Whether [b, e) of `seq` lies in the union of the maps' ranges (a block whose keys several owners hold
+// between them, as after a K/V all-gather): each pass moves `b` to the end of a range that holds it.
+bool union_contains(const std::vector<const OwnerMap*>& maps, int seq, std::int64_t b, std::int64_t e) {
+  while (b < e) {
+    std::int64_t next = b;
+    for (const OwnerMap* m : maps) {
+      const auto it = m->find(seq);
+      if (it == m->end()) continue;
+      for (const auto& [x, y] : it->second)
+        if (x <= b && b < y) next = std::max(next, y);
+    }
+    if (next == b) return false;
+    b = next;
+  }
+  return true;
+}
+
 OwnerMap owner_map(const RankLayout& layout) {
   OwnerMap m;
   for (const auto& s : layout.shards) insert_merged(m[s.seq], s.begin, s.end);
@@ -186,6 +203,17 @@ void check_coverage_and_data(const Plan& plan, int heads, std::vector<std::strin
             if (std::find(gs.begin(), gs.end(), b.seq) == gs.end()) continue;
           }
           kv_ok = contains(owned[static_cast<std::size_t>(owner)], b.seq, b.k0, b.k1);
+        }
+        if (!kv_ok) {  // keys that no single source holds may still be held between them
+          std::vector<const OwnerMap*> sources{&owned[static_cast<std::size_t>(r.rank)]};
+          for (const auto& [g, owner] : have) {
+            if (g >= 0) {
+              const auto& gs = plan.groups.at(static_cast<std::size_t>(g)).sequences;
+              if (std::find(gs.begin(), gs.end(), b.seq) == gs.end()) continue;
+            }
+            sources.push_back(&owned[static_cast<std::size_t>(owner)]);
+          }
+          kv_ok = union_contains(sources, b.seq, b.k0, b.k1);
         }
         if (!kv_ok) add(where + ": reads keys of " + block_str(b) + " that are neither local nor received");
         per_seq[static_cast<std::size_t>(b.seq)].push_back(b);

@@ -127,6 +127,32 @@ double packed_cp_compute_floor(const CostModel& cost, const std::vector<std::int
   return worst * cost.model().layers;
 }
 
+std::vector<std::vector<Pack>> deal_packs(const CostModel& cost, const std::vector<std::int64_t>& lengths, int groups,
+                                          std::int64_t align, std::int64_t capacity, Dealing dealing) {
+  return dealing == Dealing::balanced ? deal_balanced(cost, lengths, groups, align, capacity)
+                                      : deal_round_robin(lengths, groups, align, capacity);
+}
+
+std::pair<int, std::size_t> micro_batches_and_packs(const std::vector<std::vector<Pack>>& dealt) {
+  std::size_t micro_batches = 0, packs = 0;
+  for (const auto& group_packs : dealt) {
+    micro_batches = std::max(micro_batches, group_packs.size());
+    packs += group_packs.size();
+  }
+  return {static_cast<int>(micro_batches), packs};
+}
+
+void add_packed_cp_facts(PlanBuilder& b, const PackedCpSetup& setup, const std::vector<std::vector<Pack>>& dealt,
+                         std::int64_t capacity) {
+  const auto [micro_batches, packs] = micro_batches_and_packs(dealt);
+  b.set_micro_batches(std::max(1, micro_batches));
+  b.add_info("degree", setup.degree);
+  b.add_info("groups", dealt.size());
+  b.add_info("dealing", setup.dealing == Dealing::balanced ? "balanced" : "round-robin");
+  b.add_info("packs", packs);
+  b.add_info("pack_capacity_tokens", capacity);
+}
+
 plan::Plan plan_packed_cp(const PackedCpSetup& setup, const CostModel& cost, const std::vector<std::int64_t>& lengths) {
   const int world = cost.cluster().world_size();
   const int c = setup.degree;
@@ -143,21 +169,15 @@ plan::Plan plan_packed_cp(const PackedCpSetup& setup, const CostModel& cost, con
   }
   if (!oom.empty()) return oom_plan(cost, setup.system, setup.strategy, lengths, std::move(oom));
 
-  const std::vector<std::vector<Pack>> dealt = setup.dealing == Dealing::balanced
-                                                  ? deal_balanced(cost, lengths, groups, align, capacity)
-                                                  : deal_round_robin(lengths, groups, align, capacity);
+  const std::vector<std::vector<Pack>> dealt = deal_packs(cost, lengths, groups, align, capacity, setup.dealing);
   PlanBuilder b(cost, setup.system, setup.strategy);
   b.set_passes(setup.passes);
   const int nodes_spanned = (c + cost.cluster().gpus_per_node - 1) / cost.cluster().gpus_per_node;
   const plan::Level level = c == 1 ? plan::Level::local : nodes_spanned > 1 ? plan::Level::inter_node : plan::Level::intra_node;
 
   std::vector<int> last_op(static_cast<std::size_t>(world), -1);
-  std::size_t micro_batches = 0, packs = 0;
-  for (const auto& group_packs : dealt) {
-    micro_batches = std::max(micro_batches, group_packs.size());
-    packs += group_packs.size();
-  }
-  for (int mb = 0; mb < static_cast<int>(micro_batches); ++mb) {
+  const int micro_batches = micro_batches_and_packs(dealt).first;
+  for (int mb = 0; mb < micro_batches; ++mb) {
     for (int g = 0; g < groups; ++g) {
       const auto& group_packs = dealt[static_cast<std::size_t>(g)];
       if (static_cast<std::size_t>(mb) >= group_packs.size()) continue;
@@ -185,12 +205,7 @@ plan::Plan plan_packed_cp(const PackedCpSetup& setup, const CostModel& cost, con
       }
     }
   }
-  b.set_micro_batches(std::max(1, static_cast<int>(micro_batches)));
-  b.add_info("degree", c);
-  b.add_info("groups", groups);
-  b.add_info("dealing", setup.dealing == Dealing::balanced ? "balanced" : "round-robin");
-  b.add_info("packs", packs);
-  b.add_info("pack_capacity_tokens", capacity);
+  add_packed_cp_facts(b, setup, dealt, capacity);
   return b.finish();
 }
 

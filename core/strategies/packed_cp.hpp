@@ -4,14 +4,18 @@
 // running its packs one after another as micro-batches, every document zigzag-sharded over its group (TransformerEngine THD semantics), ring
 // P2P attention with direct routes (static GPU→NIC affinity), no remap.
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/config/scenario.hpp"
 #include "core/config/system_catalog.hpp"
 #include "core/cost/cost_model.hpp"
 #include "core/plan/plan.hpp"
+#include "core/strategies/packing.hpp"
 
 namespace zb {
+
+class PlanBuilder;
 
 // How documents reach the D = N/C data-parallel groups.
 //   balanced     longest-processing-time on the cost model: each document, costliest first, goes to the
@@ -44,6 +48,20 @@ void read_packed_cp_options(const SystemSpec& system, PackedCpSetup& setup);
 // for transfers and runs the GEMMs per pack, computed in O(documents · log groups) without building it.
 [[nodiscard]] double packed_cp_compute_floor(const CostModel& cost, const std::vector<std::int64_t>& lengths, int degree,
                                              Passes passes);
+
+// The packs each of `groups` data-parallel groups runs, one after another (documents as batch indices),
+// dealt as `dealing` says into packs of `capacity` tokens after padding each document to `align`.
+// Every document must fit a pack (the caller reports the ones that do not as an OOM first).
+[[nodiscard]] std::vector<std::vector<Pack>> deal_packs(const CostModel& cost, const std::vector<std::int64_t>& lengths,
+                                                        int groups, std::int64_t align, std::int64_t capacity,
+                                                        Dealing dealing);
+
+// The micro-batch count of dealt packs (the most packs of one group) and their number.
+[[nodiscard]] std::pair<int, std::size_t> micro_batches_and_packs(const std::vector<std::vector<Pack>>& dealt);
+// The facts a packed-CP plan states (info: degree, groups, dealing, packs, pack_capacity_tokens) and
+// its micro-batch count.
+void add_packed_cp_facts(PlanBuilder& b, const PackedCpSetup& setup, const std::vector<std::vector<Pack>>& dealt,
+                         std::int64_t capacity);
 
 [[nodiscard]] plan::Plan plan_packed_cp(const PackedCpSetup& setup, const CostModel& cost,
                                         const std::vector<std::int64_t>& lengths);

@@ -28,6 +28,8 @@ class PlanBuilder {
 
   // Appends one op to `rank`'s list and returns its id.
   int add_op(int rank, plan::Op op);
+  // A plan-unique tag for an op pair or a collective the strategy writes itself (ring hops take theirs here too).
+  int new_tag() { return next_tag_++; }
 
   // Emits the attention of a group: a local group is one varlen call; a ring of P ranks is P zigzag
   // steps with KV sends/recvs overlapping compute. `ready[r]` is the op each rank's first step waits

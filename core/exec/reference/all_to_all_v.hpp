@@ -18,16 +18,28 @@ namespace zb::reference {
 
 [[nodiscard]] Tag collective_tag(int collective);
 
+// Every collective message travels as its message id, then its rows. A payload holding only the id, to
+// which the rows are appended.
+[[nodiscard]] Bytes collective_payload_header(int message);
+// The rows of a received collective payload, after checking that it is message `message`. Throws
+// zb::Error (runtime) naming `context`, `rank` and the sender otherwise.
+[[nodiscard]] std::span<const std::byte> collective_rows(const lower::Program& program, int message, int rank,
+                                                         std::span<const std::byte> payload, const std::string& context);
+
 // The messages of `collective` that `rank` receives, in the collective's order.
 [[nodiscard]] std::vector<int> incoming_messages(const lower::Program& program, int collective, int rank);
 
+// What a sender keeps of the rows it sent: none (a remap: each token ends on one rank), the O rows (a
+// forward remap followed by a backward pass: the attention rank keeps O as the saved activation its
+// backward needs, as FlashAttention saves O and LSE), or all of them (a K/V all-gather sends copies).
+enum class SentRows { dropped, o_kept, kept };
+
 // Sends every message of `collective` whose src is `rank` to its dst, packed from `own`, and erases the
-// sent rows from `own`, except O rows with `keep_sent` (a forward remap followed by a backward pass: the
-// attention rank keeps O as the saved activation its backward needs, as FlashAttention saves O and LSE).
-// Throws zb::Error (runtime) naming `context` and the first row `own` lacks. Returns the payload bytes sent.
+// sent rows from `own` as `sent` says. Throws zb::Error (runtime) naming `context` and the first row
+// `own` lacks. Returns the payload bytes sent.
 std::int64_t send_collective(Transport& transport, const lower::Program& program, int collective, int rank,
                              TensorRows& own, const AttentionDims& dims, const std::string& context,
-                             bool keep_sent = false);
+                             SentRows sent = SentRows::dropped);
 
 // Stores message `message` of a collective, received as `payload`, into `own`. Throws zb::Error
 // (runtime) naming `context` when the payload is not that message's.

@@ -7,7 +7,8 @@ namespace {
 
 bool is_kv_gradient(lower::Tensor t) { return t == lower::Tensor::dK || t == lower::Tensor::dV; }
 
-// rows += the present rows of `from` in [begin, end) (rows[0] is token `begin`); returns how many it added.
+}  // namespace
+
 std::int64_t add_present(const RowStore& from, int seq, std::int64_t begin, std::int64_t end, std::span<float> rows) {
   const auto width = static_cast<std::size_t>(from.width());
   std::int64_t added = 0;
@@ -25,8 +26,6 @@ std::int64_t add_present(const RowStore& from, int seq, std::int64_t begin, std:
   }
   return added;
 }
-
-}  // namespace
 
 void add_rows(RowStore& into, int seq, std::int64_t begin, std::int64_t end, std::span<const float> values) {
   if (end <= begin) return;

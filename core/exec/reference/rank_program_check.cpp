@@ -2,6 +2,7 @@
 // that a corrupted Program is an error naming the instruction rather than a race or a hang.
 #include <algorithm>
 
+#include "core/exec/reference/kv_collectives.hpp"
 #include "core/exec/reference/rank_runner.hpp"
 
 namespace zb::reference {
@@ -20,8 +21,9 @@ void RankRunner::check_program() {
   const int rank = state_.rank;
   const int world = program.world_size;
   const auto message_count = static_cast<int>(program.messages.size());
-  std::map<int, std::vector<int>> last_legs;  // message → this rank's last-leg recvs of it
-  std::map<int, int> reads_of;                // message → forward instructions here reading it
+  std::map<int, std::vector<int>> last_legs;  // message → what delivers it here: its last-leg recvs (or its all-gather)
+  std::map<int, int> gathered_by;             // message → the K/V all-gather instruction that delivers it here
+  std::map<int, int> reads_of;                // message → instructions here reading it
   for (int id = 0; id < count_; ++id) {
     const Instr& in = state_.instr(id);
     const bool backward = id >= first_backward_;
@@ -77,30 +79,35 @@ void RankRunner::check_program() {
         if (in.collective < 0 || static_cast<std::size_t>(in.collective) >= program.collectives.size())
           fail(id, "names collective " + std::to_string(in.collective) + ", which the program does not have");
         const lower::Collective& col = program.collectives[static_cast<std::size_t>(in.collective)];
-        if (col.kind != lower::CollectiveKind::all_to_all_v) {
-          fail(id, std::string("is an ") + lower::to_string(col.kind) +
-                       "; the reference backend runs only all_to_all_v collectives (the remaps)");
+        const std::optional<CollectiveRows> rows = collective_rows_of(col);
+        if (!rows) {
+          fail(id, std::string("is an ") + lower::to_string(col.kind) + " with " + std::to_string(col.messages.size()) +
+                       " messages; the reference moves rows only for all_to_all_v (remaps), K/V all-gathers and their "
+                       "reduce-scatters (a collective without messages moves nothing)");
         }
         for (const int m : col.messages) {
           if (m < 0 || m >= message_count) fail(id, "its collective lists message " + std::to_string(m) + ", which the program does not have");
           const lower::Message& msg = program.messages[static_cast<std::size_t>(m)];
           if (msg.dst == rank && !collective_in_.try_emplace({msg.src, in.collective}, m).second)
             fail(id, "its collective has two messages from rank " + std::to_string(msg.src) + " to this rank");
+          if (msg.dst == rank && *rows == CollectiveRows::gather) gathered_by[m] = id;
         }
         break;
       }
     }
   }
-  // Buffers: one per message this rank receives. A reader must depend (transitively) on every recv
-  // that delivers what it reads; otherwise it could run before the buffer is complete.
+  // Buffers: one per message this rank receives (by its last legs, or inside a K/V all-gather). A reader
+  // must depend (transitively) on every instruction that delivers what it reads; otherwise it could run
+  // before the buffer is complete.
+  for (const auto& [m, gather] : gathered_by) last_legs[m].push_back(gather);
   for (const auto& [m, legs] : last_legs) {
     Buffer& b = state_.buffers.try_emplace(m, state_.dims).first->second;
-    b.fragments_left = static_cast<int>(legs.size());
+    b.fragments_left = gathered_by.contains(m) ? 0 : static_cast<int>(legs.size());
     b.readers_left = program.messages[static_cast<std::size_t>(m)].readers;
   }
   for (const auto& [m, count] : reads_of) {
     if (!last_legs.contains(m))
-      fail(-1, "its instructions read message " + std::to_string(m) + ", which no recv of this rank receives");
+      fail(-1, "its instructions read message " + std::to_string(m) + ", which no recv or all-gather of this rank receives");
     if (count > program.messages[static_cast<std::size_t>(m)].readers)
       fail(-1, "message " + std::to_string(m) + " has " + std::to_string(count) + " readers on this rank, but the program counts " +
                    std::to_string(program.messages[static_cast<std::size_t>(m)].readers));
@@ -108,7 +115,8 @@ void RankRunner::check_program() {
   std::vector<int> leg_index(static_cast<std::size_t>(count_), -1);
   int legs = 0;
   for (const auto& [m, ids] : last_legs)
-    for (const int id : ids) leg_index[static_cast<std::size_t>(id)] = legs++;
+    for (const int id : ids)
+      if (leg_index[static_cast<std::size_t>(id)] < 0) leg_index[static_cast<std::size_t>(id)] = legs++;  // a gather delivers many
   const std::size_t words = (static_cast<std::size_t>(legs) + 63) / 64;
   if (words == 0) return;
   std::vector<std::uint64_t> before(static_cast<std::size_t>(count_) * words, 0);  // [id] → last legs it waits for

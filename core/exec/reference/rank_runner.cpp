@@ -111,39 +111,6 @@ bool RankRunner::advance_comm(int id) {
   }
 }
 
-bool RankRunner::advance_collective(int id) {
-  const Instr& in = state_.instr(id);
-  auto [it, first] = collectives_.try_emplace(id);
-  CollectiveProgress& c = it->second;
-  bool progress = false;
-  if (first) {
-    // Forward O rows stay on their attention rank too when a backward pass follows: its saved activation.
-    const bool keep_sent = state_.in.program.backward && in.pass == Pass::fwd;
-    c.bytes = send_collective(transport_, state_.in.program, in.collective, state_.rank, state_.own, state_.dims,
-                              state_.where(id), keep_sent);
-    c.waiting = incoming_messages(state_.in.program, in.collective, state_.rank);
-    progress = true;
-  }
-  for (auto m = c.waiting.begin(); m != c.waiting.end();) {
-    const auto got = collective_arrived_.find(*m);
-    if (got == collective_arrived_.end()) {
-      ++m;
-      continue;
-    }
-    accept_collective_message(state_.in.program, *m, state_.rank, got->second, state_.own, state_.dims, state_.where(id));
-    c.bytes += static_cast<std::int64_t>(got->second.size() - sizeof(std::int32_t));
-    collective_arrived_.erase(got);
-    collective_stored_.insert(*m);
-    m = c.waiting.erase(m);
-    progress = true;
-  }
-  if (c.waiting.empty()) {
-    state_.record(id, Stream::comm, EventCategory::remap, posted_at_[static_cast<std::size_t>(id)], static_cast<double>(c.bytes));
-    done(id);
-  }
-  return progress;
-}
-
 void RankRunner::done(int id) {
   status_[static_cast<std::size_t>(id)] = Status::done;
   for (const int m : state_.instr(id).reads) {  // free what no instruction will read any more

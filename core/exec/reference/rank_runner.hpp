@@ -13,8 +13,9 @@
 //     messages it `reads`), cuts its byte fragment and sends it at once (sends are buffered); a relay send
 //     forwards the bytes its relay recv got. A recv completes when its leg has arrived; a last-leg recv
 //     stores its fragment in the message's buffer, complete once every fragment is in. A collective
-//     (all_to_all_v: the remap, forward or its inverse) sends its messages and completes once every
-//     message for it arrived;
+//     (all_to_all_v: the remap, forward or its inverse; a K/V all-gather into buffers, its reduce-scatter
+//     of dK/dV, kv_collectives.hpp) sends its messages and completes once every message for it arrived;
+//     one without messages (opaque) completes once posted;
 //   * dK/dV accumulators (Purpose::dkv, gradient_ops.hpp): a send carries the accumulator it reads plus
 //     this rank's partial and hands the partial over; a delivery nobody forwards is added into the rank's
 //     own gradient rows;
@@ -36,6 +37,7 @@
 #include <vector>
 
 #include "core/exec/reference/gradient_verification.hpp"
+#include "core/exec/reference/kv_collectives.hpp"
 #include "core/exec/reference/rank_location.hpp"
 #include "core/exec/reference/rank_state.hpp"
 #include "core/exec/reference/transport.hpp"
@@ -100,7 +102,9 @@ class RankRunner {
     double arrived = 0;
   };
   struct CollectiveProgress {
+    CollectiveRows rows = CollectiveRows::none;
     std::vector<int> waiting;  // messages for this rank not yet stored
+    std::map<int, Bytes> partials;  // reduce-scatter: received, added once all are in (a fixed order)
     std::int64_t bytes = 0;
   };
 
@@ -113,7 +117,9 @@ class RankRunner {
   bool advance_comm(int id);  // true when it made progress
   void send_leg(int id);       // rank_transfers.cpp
   bool complete_recv(int id);  // rank_transfers.cpp
-  bool advance_collective(int id);
+  bool advance_collective(int id);  // rank_collectives.cpp
+  void start_collective(int id, CollectiveProgress& c);
+  void store_collective_message(int id, CollectiveProgress& c, int message, const Bytes& payload);
   void run_compute(int id);    // rank_compute.cpp
   void done(int id);
   void check_aborted();
