@@ -20,10 +20,11 @@ struct BreakdownPart {
   const char* title;
   double TimeBreakdown::*field;
 };
-constexpr std::array<BreakdownPart, 8> breakdown_parts{{
+constexpr std::array<BreakdownPart, 9> breakdown_parts{{
     {"attention", "attention", &TimeBreakdown::attention},
     {"linear", "linear (GEMMs)", &TimeBreakdown::linear},
     {"remap", "remap all-to-all", &TimeBreakdown::remap},
+    {"tensor_parallel", "TP collectives", &TimeBreakdown::tensor_parallel},
     {"exposed_comm", "exposed communication", &TimeBreakdown::exposed_communication},
     {"embedding_and_head", "embedding, LM head, loss", &TimeBreakdown::embedding_and_head},
     {"gradient_sync", "exposed gradient sync", &TimeBreakdown::gradient_sync_exposed},

@@ -26,6 +26,7 @@ ojson breakdown_json(const TimeBreakdown& b) {
   return ojson{{"attention_seconds", b.attention},
                {"linear_seconds", b.linear},
                {"remap_seconds", b.remap},
+               {"tensor_parallel_seconds", b.tensor_parallel},
                {"exposed_communication_seconds", b.exposed_communication},
                {"idle_seconds", b.idle},
                {"embedding_and_head_seconds", b.embedding_and_head},

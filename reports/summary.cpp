@@ -41,7 +41,7 @@ TimeBreakdown mean_breakdown(const std::vector<RunMetrics>& metrics, TimeBreakdo
   for (const RunMetrics& m : metrics) {
     const TimeBreakdown& b = m.*field;
     for (double TimeBreakdown::*part : {&TimeBreakdown::attention, &TimeBreakdown::linear, &TimeBreakdown::remap,
-                                        &TimeBreakdown::exposed_communication, &TimeBreakdown::idle,
+                                        &TimeBreakdown::tensor_parallel, &TimeBreakdown::exposed_communication, &TimeBreakdown::idle,
                                         &TimeBreakdown::embedding_and_head, &TimeBreakdown::gradient_sync_exposed,
                                         &TimeBreakdown::optimizer}) {
       mean.*part += b.*part / n;

@@ -35,6 +35,7 @@ const char* part_colour(std::string_view part) {
   if (part == "linear" || part == "gemm") return "#8FB3E0";
   if (part == "exposed_comm" || part == "send" || part == "recv") return "#E07B39";
   if (part == "remap") return "#9C6ADE";
+  if (part == "tensor_parallel" || part == "tensor-parallel") return "#2A9D8F";
   if (part.rfind("route", 0) == 0) return "#F2B134";
   if (part == "embedding_and_head") return "#6BAF73";
   if (part == "gradient_sync") return "#B5533C";

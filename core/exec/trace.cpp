@@ -78,6 +78,7 @@ const char* to_string(EventCategory c) {
     case EventCategory::route_nic: return "route-nic";
     case EventCategory::route_combine: return "route-combine";
     case EventCategory::collective: return "collective";
+    case EventCategory::tensor_parallel: return "tensor-parallel";
   }
   return "?";
 }

@@ -22,7 +22,9 @@ namespace zb {
 // compute: the GPU's compute stream (attention, GEMMs). comm: the rank's own transfers (send, recv,
 // remap). nic: relay legs a rank carries for others (routing proxies), one track per rank.
 enum class Stream { compute, comm, nic };
-enum class EventCategory { attention, gemm, send, recv, remap, route_dispatch, route_nic, route_combine, collective };
+// tensor_parallel: a collective over hidden rows that names no CP group (tensor parallelism's sequence-
+// parallel all-gather or reduce-scatter); collective: any other (e.g. a K/V all-gather of a CP group).
+enum class EventCategory { attention, gemm, send, recv, remap, route_dispatch, route_nic, route_combine, collective, tensor_parallel };
 enum class LinkKind { nvlink_out, nvlink_in, nic_tx, nic_rx, pcie, core };
 
 struct TraceEvent {

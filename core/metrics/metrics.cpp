@@ -7,7 +7,7 @@ namespace zb {
 
 namespace {
 
-enum class Activity { compute_attention, compute_linear, remap, comm };
+enum class Activity { compute_attention, compute_linear, remap, tensor_parallel, comm };
 
 struct Interval {
   double start;
@@ -15,7 +15,7 @@ struct Interval {
   Activity what;
 };
 
-// Time of [t0, t1) split by precedence: compute, then remap, then communication, else idle. A sweep
+// Time of [t0, t1) split by precedence: compute, then remap, then TP collectives, then communication, else idle. A sweep
 // over interval ends with one counter per activity: O(n log n) in the rank's events.
 void sweep(const std::vector<Interval>& intervals, double t0, double t1, TimeBreakdown& out) {
   struct Edge {
@@ -31,7 +31,7 @@ void sweep(const std::vector<Interval>& intervals, double t0, double t1, TimeBre
     edges.push_back({b, static_cast<int>(i.what), -1});
   }
   std::sort(edges.begin(), edges.end(), [](const Edge& x, const Edge& y) { return x.t < y.t; });
-  int active[4] = {0, 0, 0, 0};
+  int active[5] = {0, 0, 0, 0, 0};
   double now = t0;
   auto account = [&](double until) {
     const double d = until - now;
@@ -39,6 +39,7 @@ void sweep(const std::vector<Interval>& intervals, double t0, double t1, TimeBre
     if (active[static_cast<int>(Activity::compute_attention)] > 0) out.attention += d;
     else if (active[static_cast<int>(Activity::compute_linear)] > 0) out.linear += d;
     else if (active[static_cast<int>(Activity::remap)] > 0) out.remap += d;
+    else if (active[static_cast<int>(Activity::tensor_parallel)] > 0) out.tensor_parallel += d;
     else if (active[static_cast<int>(Activity::comm)] > 0) out.exposed_communication += d;
     else out.idle += d;
   };
@@ -54,6 +55,7 @@ TimeBreakdown scaled(TimeBreakdown b, double f) {
   b.attention *= f;
   b.linear *= f;
   b.remap *= f;
+  b.tensor_parallel *= f;
   b.exposed_communication *= f;
   b.idle *= f;
   b.embedding_and_head *= f;
@@ -66,6 +68,7 @@ void add_scaled(TimeBreakdown& into, const TimeBreakdown& b, double f) {
   into.attention += b.attention * f;
   into.linear += b.linear * f;
   into.remap += b.remap * f;
+  into.tensor_parallel += b.tensor_parallel * f;
   into.exposed_communication += b.exposed_communication * f;
   into.idle += b.idle * f;
   into.embedding_and_head += b.embedding_and_head * f;
@@ -103,6 +106,7 @@ std::vector<TimeBreakdown> rank_breakdowns(const Trace& trace) {
       if (e.category == EventCategory::attention) what = Activity::compute_attention;
       else if (e.category == EventCategory::gemm) what = Activity::compute_linear;
       else if (e.category == EventCategory::remap) what = Activity::remap;
+      else if (e.category == EventCategory::tensor_parallel) what = Activity::tensor_parallel;
       per_rank[static_cast<std::size_t>(e.rank)].push_back({e.start, e.end, what});
     }
     for (std::size_t r = 0; r < out.size(); ++r) sweep(per_rank[r], w.t0, w.t1, out[r]);

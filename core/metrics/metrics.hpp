@@ -13,20 +13,21 @@ namespace zb {
 
 // Where one rank's time goes in one iteration (seconds, all layers, both passes). Inside the layers each
 // instant of the rank's timeline counts once, in this order of precedence: compute (attention or linear,
-// whichever kernel runs), then remap in flight, then a send/recv in flight (exposed communication), else
-// idle. The whole-iteration parts outside the layers follow (docs/METRICS.md, "The whole iteration").
+// whichever kernel runs), then remap in flight, then a tensor-parallel collective in flight, then a
+// send/recv or other collective in flight (exposed communication), else idle. The whole-iteration parts outside the layers follow (docs/METRICS.md, "The whole iteration").
 struct TimeBreakdown {
   double attention = 0;
   double linear = 0;
   double remap = 0;               // remap all-to-all in flight, compute stream idle
-  double exposed_communication = 0;  // ring send/recv in flight, compute idle, no remap in flight
+  double tensor_parallel = 0;     // TP's sequence-parallel all-gather / reduce-scatter in flight, compute idle, no remap
+  double exposed_communication = 0;  // ring send/recv in flight, compute idle, no remap or TP collective in flight
   double idle = 0;                // nothing of this rank running (waiting on other ranks, or done early)
   double embedding_and_head = 0;  // this rank's embedding, LM head GEMMs and loss (the slowest rank's wait is idle)
   double gradient_sync_exposed = 0;  // gradient reduce-scatter / param all-gather the compute stream waits for
   double optimizer = 0;           // the optimizer step on the rank's parameter shard
 
   [[nodiscard]] double total() const {
-    return attention + linear + remap + exposed_communication + idle + embedding_and_head + gradient_sync_exposed +
+    return attention + linear + remap + tensor_parallel + exposed_communication + idle + embedding_and_head + gradient_sync_exposed +
            optimizer;
   }
 };

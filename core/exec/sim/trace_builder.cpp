@@ -78,7 +78,12 @@ void add_instr_events(const TaskGraph& graph, const TaskTimes& times, const std:
       } else if (in.kind == InstrKind::collective) {
         const lower::Collective& col = p.collectives[static_cast<std::size_t>(in.collective)];
         const bool remap = col.kind == lower::CollectiveKind::all_to_all_v;
-        TraceEvent e = event_of(r, in, Stream::comm, remap ? EventCategory::remap : EventCategory::collective);
+        const bool hidden_rows = col.group < 0 && (col.kind == lower::CollectiveKind::all_gather ||
+                                                   col.kind == lower::CollectiveKind::reduce_scatter);
+        TraceEvent e = event_of(r, in, Stream::comm,
+                                remap         ? EventCategory::remap
+                                : hidden_rows ? EventCategory::tensor_parallel
+                                              : EventCategory::collective);
         double start = std::numeric_limits<double>::infinity();
         for (const int f : t.flows) start = std::min(start, times.start[static_cast<std::size_t>(f)]);
         e.start = t.flows.empty() ? times.end[static_cast<std::size_t>(t.gate)] : start;

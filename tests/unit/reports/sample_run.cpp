@@ -150,12 +150,19 @@ RunMetrics sample_metrics(double iteration_seconds, double skew, double predicte
   m.gradient_sync_seconds = iteration_seconds * 0.04;
   m.gradient_sync_exposed_seconds = iteration_seconds * 0.01;
   m.optimizer_seconds = iteration_seconds * 0.01;
-  m.critical_rank_breakdown = {iteration_seconds * 0.42, iteration_seconds * 0.25, iteration_seconds * 0.1,
-                               iteration_seconds * 0.15, iteration_seconds * 0.03, iteration_seconds * 0.03,
-                               iteration_seconds * 0.01, iteration_seconds * 0.01};
-  m.mean_breakdown = {iteration_seconds * 0.32, iteration_seconds * 0.25, iteration_seconds * 0.1,
-                      iteration_seconds * 0.15, iteration_seconds * 0.14, iteration_seconds * 0.02,
-                      iteration_seconds * 0.01, iteration_seconds * 0.01};
+  const auto breakdown = [&](double attention, double idle, double head) {
+    return TimeBreakdown{.attention = iteration_seconds * attention,
+                         .linear = iteration_seconds * 0.25,
+                         .remap = iteration_seconds * 0.1,
+                         .tensor_parallel = 0,  // the sample has no tensor parallelism
+                         .exposed_communication = iteration_seconds * 0.15,
+                         .idle = iteration_seconds * idle,
+                         .embedding_and_head = iteration_seconds * head,
+                         .gradient_sync_exposed = iteration_seconds * 0.01,
+                         .optimizer = iteration_seconds * 0.01};
+  };
+  m.critical_rank_breakdown = breakdown(0.42, 0.03, 0.03);
+  m.mean_breakdown = breakdown(0.32, 0.14, 0.02);
   m.attention_imbalance = 1 + skew / 2;
   m.token_imbalance = 1.0;
   for (int node = 0; node < nodes; ++node) {
