@@ -46,14 +46,16 @@ class StopsAfterFirstSend final : public Transport {
 int run(int stuck) {
   Scenario scenario = test::small_cluster(2, 2, false, 11);
   const CostModel cost(scenario.cluster, scenario.model);
-  // The first system whose stuck rank sends a transfer leg, so that it stops after its first instructions.
+  // The first system whose stuck rank sends at least two transfer legs: it stops after the first, so the
+  // receiver of the second is left waiting for it (a rank whose only send is its first would stop with
+  // nothing owed, and the others would just finish).
   plan::Plan plan;
   lower::Program program;
   for (const SystemSpec& system : test::reference_systems(scenario.cluster.world_size())) {
     plan = make_strategy(system, scenario, cost)->make_plan(test::batch_of({100, 517, 1000}));
     program = lower::lower(plan, cost, {.backward = false});
     const auto& instrs = program.ranks.at(static_cast<std::size_t>(stuck)).instrs;
-    if (std::any_of(instrs.begin(), instrs.end(), [](const lower::Instr& in) { return in.kind == lower::InstrKind::send; }))
+    if (std::count_if(instrs.begin(), instrs.end(), [](const lower::Instr& in) { return in.kind == lower::InstrKind::send; }) >= 2)
       break;
   }
   ReferenceOptions options;
