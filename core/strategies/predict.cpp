@@ -23,8 +23,8 @@ plan::Prediction predict(const plan::Plan& plan, const CostModel& cost, Passes p
   // as the run metrics charge them, with the gradient collectives by the cost model's formula.
   std::vector<double> tokens(static_cast<std::size_t>(plan.world_size), 0.0);
   for (const auto& l : plan.linear_layout) tokens[static_cast<std::size_t>(l.rank)] += static_cast<double>(l.tokens());
-  // A plan expanded to tensor parallelism records its degree (tensor_parallel.cpp); a grid plan has none.
-  const int tensor = plan.info.is_object() ? plan.info.value("tensor_parallel", 1) : 1;
+  // A plan expanded to tensor parallelism lists its TP groups (tensor_parallel.cpp); a grid plan has none.
+  const int tensor = plan.tensor_parallel_groups.empty() ? 1 : static_cast<int>(plan.tensor_parallel_groups.front().size());
   const WholeIterationSetup setup = whole_iteration_setup(cost, tensor);
   std::vector<BucketCollectiveSeconds> buckets;
   for (const GradientBucket& b : setup.buckets) buckets.push_back(formula_bucket_seconds(cost, setup, b.params * setup.bytes_per_gradient));
