@@ -1,16 +1,17 @@
 #include "core/plan/coverage.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <map>
 #include <set>
 
 #include "core/cost/cost_model.hpp"
+#include "core/plan/key_index.hpp"
 
 namespace zb::plan {
 namespace {
 
-using Intervals = std::vector<std::pair<std::int64_t, std::int64_t>>;  // sorted, merged
-using OwnerMap = std::map<int, Intervals>;                              // seq -> owned token ranges
+using OwnerMap = std::map<int, Intervals>;  // seq -> owned token ranges, sorted and merged
 
 void insert_merged(Intervals& iv, std::int64_t b, std::int64_t e) {
   if (b >= e) return;
@@ -146,6 +147,20 @@ void check_exactly_once_per_head(const Plan& plan, int seq, const std::vector<At
 
 }  // namespace
 
+// A group's zigzag ring-form attention ops. With thousands of short documents in one ring over 64 GPUs,
+// expanding every op into blocks (P² block pairs per document, 11 million blocks) made verification take
+// a minute. The ring form is exact by construction when every (query position, KV position) pair of the
+// group is computed exactly once, on every head, and no other block touches its sequences: each rank's
+// two chunks against each rank's two chunks then tile the causal triangle. So the ledger counts those
+// pairs, and only a group that breaks the rule is expanded and checked block by block (which also names
+// the overlap or the gap).
+struct RingLedger {
+  int parts = 0;
+  std::vector<int> pair_count;  // [q_pos · parts + kv_pos]
+  std::vector<std::pair<int, const Op*>> unexpanded;  // (rank, op) whose blocks are not in per_seq yet
+  bool by_pairs = true;  // false once an op names a head range or failed its data check
+};
+
 void check_coverage_and_data(const Plan& plan, int heads, std::vector<std::string>& problems,
                              std::size_t max_problems) {
   auto add = [&](std::string p) {
@@ -153,11 +168,96 @@ void check_coverage_and_data(const Plan& plan, int heads, std::vector<std::strin
   };
   std::vector<OwnerMap> owned;
   for (const auto& l : plan.attention_layout) owned.push_back(owner_map(l));
+  // Which groups hold each sequence (usually one), so that a payload's group is checked without
+  // searching the group's list of thousands of documents for each block.
+  std::vector<std::vector<int>> seq_groups(plan.sequences.size());
+  for (std::size_t g = 0; g < plan.groups.size(); ++g) {
+    for (int seq : plan.groups[g].sequences) {
+      if (seq >= 0 && static_cast<std::size_t>(seq) < seq_groups.size()) seq_groups[static_cast<std::size_t>(seq)].push_back(static_cast<int>(g));
+    }
+  }
+  auto in_group = [&](int g, int seq) {
+    const auto& gs = seq_groups[static_cast<std::size_t>(seq)];
+    return std::find(gs.begin(), gs.end(), g) != gs.end();
+  };
+  const KeyIndex key_index(owned, plan.sequences.size());
+  auto owns = [](const std::vector<int>& owners, int rank) {
+    return std::find(owners.begin(), owners.end(), rank) != owners.end();
+  };
+  // Whether `rank`, at position `pos` of group g, owns its zigzag chunks of every sequence of g (memoised).
+  std::map<std::pair<int, int>, bool> owns_chunks_memo;
+  auto owns_ring_chunks = [&](int g, int rank, int pos) {
+    const auto [it, fresh] = owns_chunks_memo.try_emplace({g, rank}, true);
+    if (!fresh) return it->second;
+    const Group& group = plan.groups[static_cast<std::size_t>(g)];
+    const int parts = static_cast<int>(group.ranks.size());
+    for (int seq : group.sequences) {
+      if (seq < 0 || static_cast<std::size_t>(seq) >= plan.sequences.size()) return it->second = false;
+      const auto [a, b] = zigzag_shards(seq, plan.sequences[static_cast<std::size_t>(seq)].length, parts, pos);
+      for (const Shard& c : {a, b}) {
+        if (c.size() > 0 && !owns(key_index.owners_of(seq, c.begin, c.end), rank)) return it->second = false;
+      }
+    }
+    return it->second;
+  };
+  std::map<int, RingLedger> rings;
 
   std::vector<std::vector<AttentionBlock>> per_seq(plan.sequences.size());
+  // Every block of one op, checked against what the rank owns and has received, kept for coverage.
+  using Payloads = std::set<std::pair<int, int>>;
+  auto check_blocks = [&](const std::string& where, int rank, const Op& op, const Payloads& have) {
+    for (AttentionBlock& b : expand_blocks(plan, rank, op)) {
+      if (op.zigzag_kv_rank >= 0) b.heads = op.heads;  // the ring form's blocks compute the op's heads
+      if (b.seq < 0 || b.seq >= static_cast<int>(plan.sequences.size())) {
+        add(where + ": block names unknown sequence " + std::to_string(b.seq));
+        continue;
+      }
+      const auto len = plan.sequences[static_cast<std::size_t>(b.seq)].length;
+      if (b.q0 < 0 || b.q1 > len || b.k0 < 0 || b.k1 > len || b.q0 >= b.q1 || b.k0 >= b.k1) {
+        add(where + ": block " + block_str(b) + " lies outside the sequence of length " + std::to_string(len));
+        continue;
+      }
+      if (b.mask == Mask::full && b.k1 > b.q0 + 1) add(where + ": full block " + block_str(b) + " reads future keys");
+      if (!owns(key_index.owners_of(b.seq, b.q0, b.q1), rank)) {
+        add(where + ": computes queries of " + block_str(b) + " that the rank does not own");
+      }
+      // A received payload counts for this block when its group, if it names one, holds the sequence.
+      auto counts = [&](int g, int owner) {
+        return owned[static_cast<std::size_t>(owner)].contains(b.seq) && (g < 0 || in_group(g, b.seq));
+      };
+      // Fast path: the ranks whose own range holds all of [k0, k1), found in the sequence's key index,
+      // and whether this rank is one or received one of them (not a scan of every payload per block).
+      const std::vector<int> key_owners = key_index.owners_of(b.seq, b.k0, b.k1);
+      bool kv_ok = owns(key_owners, rank);
+      for (std::size_t o = 0; !kv_ok && o < key_owners.size(); ++o) {
+        const int owner = key_owners[o];
+        for (auto it = have.lower_bound({owner, INT_MIN}); !kv_ok && it != have.end() && it->first == owner; ++it)
+          kv_ok = it->second < 0 || in_group(it->second, b.seq);
+      }
+      if (!kv_ok) {  // keys that no single source holds may still be held between them
+        std::vector<const OwnerMap*> sources{&owned[static_cast<std::size_t>(rank)]};
+        for (const auto& [owner, g] : have) {
+          if (counts(g, owner)) sources.push_back(&owned[static_cast<std::size_t>(owner)]);
+        }
+        kv_ok = union_contains(sources, b.seq, b.k0, b.k1);
+      }
+      if (!kv_ok) add(where + ": reads keys of " + block_str(b) + " that are neither local nor received");
+      per_seq[static_cast<std::size_t>(b.seq)].push_back(b);
+    }
+  };
+  // A ring-form op whose queries and keys check out without expanding it: the rank owns its chunks of the
+  // group, and the KV rank is itself or one whose payload of the group (or of any group) it received.
+  auto ring_op_data_ok = [&](int rank, const Op& op, const Payloads& have, int q_pos, int kv_pos) {
+    if (q_pos < 0 || kv_pos < 0 || !owns_ring_chunks(op.group, rank, q_pos)) return false;
+    if (op.zigzag_kv_rank == rank) return true;
+    const bool received = have.contains({op.zigzag_kv_rank, op.group}) || have.contains({op.zigzag_kv_rank, -1});
+    return received && owns_ring_chunks(op.group, op.zigzag_kv_rank, kv_pos);
+  };
+
   for (const auto& r : plan.ranks) {
-    // For each op, the (group, kv_owner) payloads that reached this rank through recv ops it depends on.
-    std::vector<std::set<std::pair<int, int>>> received(r.ops.size());
+    // For each op, the (kv_owner, group) payloads that reached this rank through recv ops it depends on,
+    // ordered by owner so that the payloads of one owner are a range.
+    std::vector<Payloads> received(r.ops.size());
     for (const Op& op : r.ops) {
       auto& have = received[static_cast<std::size_t>(op.id)];
       for (int d : op.deps) {
@@ -165,62 +265,68 @@ void check_coverage_and_data(const Plan& plan, int heads, std::vector<std::strin
         const auto& from = received[static_cast<std::size_t>(d)];
         have.insert(from.begin(), from.end());
         const Op& dep = r.ops[static_cast<std::size_t>(d)];
-        if (dep.kind == OpKind::recv && dep.kv_owner >= 0) have.insert({dep.group, dep.kv_owner});
+        if (dep.kind == OpKind::recv && dep.kv_owner >= 0) have.insert({dep.kv_owner, dep.group});
         // An all-gather (Llama-3 CP's K/V) or all-to-all (head parallelism) brings every member's KV; of the
         // group's sequences when the op names a group, of any sequence (group −1) when it does not.
         if (dep.kind == OpKind::collective &&
             (dep.collective == CollectiveKind::all_gather || dep.collective == CollectiveKind::all_to_all)) {
           for (int member : dep.collective_ranks) {
-            if (member >= 0 && member < plan.world_size) have.insert({dep.group, member});
+            if (member >= 0 && member < plan.world_size) have.insert({member, dep.group});
           }
         }
       }
       const std::string where = "rank " + std::to_string(r.rank) + " op " + std::to_string(op.id);
-      if (op.kind == OpKind::send && op.kv_owner >= 0 && op.kv_owner != r.rank && !have.contains({op.group, op.kv_owner})) {
+      if (op.kind == OpKind::send && op.kv_owner >= 0 && op.kv_owner != r.rank && !have.contains({op.kv_owner, op.group})) {
         add(where + ": sends rank " + std::to_string(op.kv_owner) + "'s KV of group " + std::to_string(op.group) + " before receiving it");
       }
       if (op.kind != OpKind::attention) continue;
-      for (AttentionBlock& b : expand_blocks(plan, r.rank, op)) {
-        if (op.zigzag_kv_rank >= 0) b.heads = op.heads;  // the ring form's blocks compute the op's heads
-        if (b.seq < 0 || b.seq >= static_cast<int>(plan.sequences.size())) {
-          add(where + ": block names unknown sequence " + std::to_string(b.seq));
-          continue;
-        }
-        const auto len = plan.sequences[static_cast<std::size_t>(b.seq)].length;
-        if (b.q0 < 0 || b.q1 > len || b.k0 < 0 || b.k1 > len || b.q0 >= b.q1 || b.k0 >= b.k1) {
-          add(where + ": block " + block_str(b) + " lies outside the sequence of length " + std::to_string(len));
-          continue;
-        }
-        if (b.mask == Mask::full && b.k1 > b.q0 + 1) add(where + ": full block " + block_str(b) + " reads future keys");
-        if (!contains(owned[static_cast<std::size_t>(r.rank)], b.seq, b.q0, b.q1)) {
-          add(where + ": computes queries of " + block_str(b) + " that the rank does not own");
-        }
-        bool kv_ok = contains(owned[static_cast<std::size_t>(r.rank)], b.seq, b.k0, b.k1);
-        for (const auto& [g, owner] : have) {
-          if (kv_ok) break;
-          if (g >= 0) {
-            const auto& gs = plan.groups.at(static_cast<std::size_t>(g)).sequences;
-            if (std::find(gs.begin(), gs.end(), b.seq) == gs.end()) continue;
-          }
-          kv_ok = contains(owned[static_cast<std::size_t>(owner)], b.seq, b.k0, b.k1);
-        }
-        if (!kv_ok) {  // keys that no single source holds may still be held between them
-          std::vector<const OwnerMap*> sources{&owned[static_cast<std::size_t>(r.rank)]};
-          for (const auto& [g, owner] : have) {
-            if (g >= 0) {
-              const auto& gs = plan.groups.at(static_cast<std::size_t>(g)).sequences;
-              if (std::find(gs.begin(), gs.end(), b.seq) == gs.end()) continue;
-            }
-            sources.push_back(&owned[static_cast<std::size_t>(owner)]);
-          }
-          kv_ok = union_contains(sources, b.seq, b.k0, b.k1);
-        }
-        if (!kv_ok) add(where + ": reads keys of " + block_str(b) + " that are neither local nor received");
+      const bool ring_form = op.zigzag_kv_rank >= 0 && op.group >= 0 && static_cast<std::size_t>(op.group) < plan.groups.size();
+      if (!ring_form) {
+        check_blocks(where, r.rank, op, have);
+        continue;
+      }
+      const Group& g = plan.groups[static_cast<std::size_t>(op.group)];
+      RingLedger& ledger = rings[op.group];
+      if (ledger.parts == 0) {
+        ledger.parts = static_cast<int>(g.ranks.size());
+        ledger.pair_count.assign(static_cast<std::size_t>(ledger.parts * ledger.parts), 0);
+      }
+      auto pos = [&](int rank) {
+        const auto it = std::find(g.ranks.begin(), g.ranks.end(), rank);
+        return it == g.ranks.end() ? -1 : static_cast<int>(it - g.ranks.begin());
+      };
+      const int q_pos = pos(r.rank), kv_pos = pos(op.zigzag_kv_rank);
+      ledger.by_pairs = ledger.by_pairs && op.heads.all();
+      if (ring_op_data_ok(r.rank, op, have, q_pos, kv_pos)) {
+        ++ledger.pair_count[static_cast<std::size_t>(q_pos * ledger.parts + kv_pos)];
+        ledger.unexpanded.emplace_back(r.rank, &op);
+      } else {  // checked block by block, which names what is wrong; the group is then checked that way too
+        check_blocks(where, r.rank, op, have);
+        ledger.by_pairs = false;
+      }
+    }
+  }
+  std::vector<bool> settled(plan.sequences.size(), false);  // covered exactly once by a ring, no blocks needed
+  for (auto& [g, ledger] : rings) {
+    const auto& seqs = plan.groups[static_cast<std::size_t>(g)].sequences;
+    bool exact = ledger.by_pairs && std::all_of(ledger.pair_count.begin(), ledger.pair_count.end(), [](int c) { return c == 1; });
+    for (std::size_t i = 0; exact && i < seqs.size(); ++i) {
+      const auto seq = static_cast<std::size_t>(seqs[i]);
+      exact = per_seq[seq].empty() && seq_groups[seq].size() == 1;
+    }
+    if (exact) {
+      for (int seq : seqs) settled[static_cast<std::size_t>(seq)] = true;
+      continue;
+    }
+    for (const auto& [rank, op] : ledger.unexpanded) {
+      for (AttentionBlock& b : expand_blocks(plan, rank, *op)) {
+        b.heads = op->heads;
         per_seq[static_cast<std::size_t>(b.seq)].push_back(b);
       }
     }
   }
   for (std::size_t s = 0; s < per_seq.size() && problems.size() < max_problems; ++s) {
+    if (settled[s]) continue;
     auto& blocks = per_seq[s];
     // The common case, every block on every head, stays one pass over the sequence's blocks.
     if (std::all_of(blocks.begin(), blocks.end(), [](const AttentionBlock& b) { return b.heads.all(); })) {

@@ -1,6 +1,8 @@
 // How fast the sim backend simulates one iteration (llama-7b, forward + backward, wikipedia lengths,
 // Zeppelin's plan) on 16 and 128 × dgx-h200. Targets (issue 5): ≤ 1 s for 16 nodes with 1M tokens,
 // ≤ 10 s for 128 nodes with 8M tokens. Planning happens once, outside the timed loop.
+// BM_RunIteration64Gpus times what `run` does per iteration (plan, verify, simulate) at 64 GPUs, for
+// ring CP over every GPU of 8 × a800-4nic, the case that took 50–65 s (issue 14, target ≤ 5 s).
 //
 // The simulation runs in a forked child (docs/SIMULATOR.md), which Google Benchmark's CPU column does
 // not see: it counts this process only. `cpu_s` adds the reaped children's CPU time (getrusage), so it
@@ -14,6 +16,7 @@
 #include "core/config/presets.hpp"
 #include "core/exec/executor.hpp"
 #include "core/metrics/metrics.hpp"
+#include "core/plan/verify.hpp"
 #include "core/strategies/strategy.hpp"
 #include "core/workload/workload.hpp"
 
@@ -82,6 +85,39 @@ BENCHMARK(BM_SimulateIteration)
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1)
     ->UseRealTime();
+
+void BM_RunIteration64Gpus(benchmark::State& state) {
+  Scenario s = bench_scenario(8, 2 << 20);
+  s.cluster = find_cluster_preset("a800-4nic")->spec;
+  s.cluster.nodes = 8;
+  s.model = find_model_preset("llama-3b")->spec;
+  s.workload.dataset = "github";
+  s.workload.max_seq_len = 32768;
+  const CostModel cost(s.cluster, s.model);
+  SystemSpec sys;
+  sys.name = "ring-cp";
+  sys.label = "ring-cp";
+  const Batch batch = Workload(s).batch(0);
+  const auto strategy = make_strategy(sys, s, cost);
+  auto executor = make_executor(Backend::sim);
+  Trace trace;
+  std::size_t problems = 0;
+  const double cpu_before = cpu_seconds();
+  for (auto _ : state) {
+    const plan::Plan plan = strategy->make_plan(batch);
+    problems += plan::verify(plan, {.heads = s.model.heads}).size();
+    trace = execute(*executor, plan, RunContext{s, cost});
+    benchmark::ClobberMemory();
+  }
+  if (problems != 0) state.SkipWithError("the plan failed verification");
+  state.counters["cpu_s"] = (cpu_seconds() - cpu_before) / static_cast<double>(state.iterations());
+  state.counters["gpus"] = s.cluster.world_size();
+  state.counters["sequences"] = static_cast<double>(batch.lengths.size());
+  state.counters["events"] = static_cast<double>(trace.events.size());
+  state.counters["sim_iteration_s"] = trace.iteration_seconds;
+}
+
+BENCHMARK(BM_RunIteration64Gpus)->Unit(benchmark::kMillisecond)->Iterations(1)->UseRealTime();
 
 }  // namespace
 }  // namespace zb

@@ -91,6 +91,42 @@ TEST_F(CorruptedPlan, DuplicatedRingStepComputesPairsTwice) {
   EXPECT_NE(all(problems).find("blocks overlap"), std::string::npos) << all(problems);
 }
 
+// Ring-form ops are verified by counting (query position, KV position) pairs instead of expanding every
+// document's blocks; a ring that computes one pair twice and another never must still be caught, for a
+// ring over many documents as for one.
+TEST_F(CorruptedPlan, RingStepAgainstTheWrongKvRankIsCaughtOverManyDocuments) {
+  plan::Plan p = make("ring-cp", std::vector<std::int64_t>(40, 300));
+  for (auto& r : p.ranks) {
+    for (auto& op : r.ops) {
+      if (op.kind == OpKind::attention && op.zigzag_kv_rank >= 0 && op.zigzag_kv_rank != r.rank) {
+        op.zigzag_kv_rank = r.rank;  // its own KV a second time; the peer's is never used
+        const auto problems = plan::verify(p);
+        EXPECT_NE(all(problems).find("blocks overlap"), std::string::npos) << all(problems);
+        return;
+      }
+    }
+  }
+  FAIL() << "no ring step against another rank found";
+}
+
+TEST_F(CorruptedPlan, ExplicitBlockOnARingsDocumentIsCaught) {
+  plan::Plan p = make("ring-cp", std::vector<std::int64_t>(40, 300));
+  plan::Op* op = find(p, OpKind::attention, true);
+  ASSERT_NE(op, nullptr);
+  const int seq = p.groups.at(static_cast<std::size_t>(op->group)).sequences.back();
+  // A second ring-form op would be counted; an explicit block on one of the ring's documents must expand
+  // the ring's blocks so that the overlap is found.
+  plan::Op extra = *op;
+  extra.id = static_cast<int>(p.ranks[0].ops.size());
+  extra.zigzag_kv_rank = -1;
+  extra.deps = {};
+  const auto [q, k] = plan::zigzag_shards(seq, 300, static_cast<int>(p.groups[static_cast<std::size_t>(op->group)].ranks.size()), 0);
+  extra.blocks = {{seq, q.begin, q.end, q.begin, q.end, plan::Mask::causal, {}}};
+  p.ranks[0].ops.push_back(extra);
+  const auto problems = plan::verify(p);
+  EXPECT_NE(all(problems).find("blocks overlap"), std::string::npos) << all(problems);
+}
+
 TEST_F(CorruptedPlan, OvercommittedMemoryIsReportedWithTheRank) {
   const plan::Plan p = make("ring-cp", {4096});
   const auto problems = plan::verify(p, {100});
