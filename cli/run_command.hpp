@@ -1,0 +1,63 @@
+#pragma once
+// The parts of `zeppelin-bench run` shared by the one-scenario form (cli/cmd_run.cpp) and the
+// several-scenario form (cli/run_many.cpp): the flags, loading a scenario with its overrides, and running
+// it to its reports.
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/common/error.hpp"
+#include "core/config/scenario.hpp"
+#include "core/run/run_result.hpp"
+#include "reports/summary.hpp"
+
+namespace zb::cli {
+
+struct RunFlags {
+  std::vector<std::string> scenarios;  // files, or folders of them
+  std::string backend;
+  std::string out;
+  std::optional<int> iterations;
+  std::optional<std::uint64_t> seed;
+  std::vector<std::string> formats;
+  std::string plan;     // a plan JSON to execute instead of planning
+  std::string profile;  // a hardware-profile JSON replacing the scenario's
+  bool quiet = false;
+  bool verbose = false;
+};
+
+// A scenario as it will run: the file's content with the flags applied, and the formats to write.
+struct LoadedRun {
+  std::string file;
+  Scenario scenario;
+  std::vector<ScenarioOverride> overrides;
+  std::vector<std::string> formats;
+};
+
+// Loads `file` and applies the flags; --out replaces output.dir, or with `out_is_parent` becomes its
+// parent (DIR/<name>). Checks that the run can be done (core/run/preflight) and that the output folder
+// can take the reports, so a bad scenario fails before any work. Throws zb::Error (exit 2 or 3).
+[[nodiscard]] LoadedRun load_run(const RunFlags& flags, const std::string& file, bool out_is_parent);
+
+struct RunOutcome {
+  reports::RunSummary summary;
+  ExitCode verdict = ExitCode::ok;  // check_failed when a gate failed
+  std::vector<std::filesystem::path> written;
+};
+
+// Plans and executes every system (or the --plan file), writes the reports (rank 0 alone under a
+// launcher), and returns the summary. `progress` shows the terminal progress bar.
+[[nodiscard]] RunOutcome execute_run(const LoadedRun& run, const RunFlags& flags, bool progress);
+
+// Whether this process writes reports and prints (rank 0 under a multi-process launcher).
+[[nodiscard]] bool is_reporter();
+
+// `run` with several scenarios or a folder: each runs in turn, then the combined table is written and
+// printed. Exit code: 2 when any scenario is bad input (before anything runs), else 3 when any failed at
+// run time, else 1 when any gate failed, else 0.
+[[nodiscard]] ExitCode run_many(const RunFlags& flags, const std::vector<std::string>& files,
+                                const std::string& folder_title);
+
+}  // namespace zb::cli

@@ -1,0 +1,86 @@
+#pragma once
+// One row per scenario when `run` is given several scenario files or a folder (the paper library, a
+// grid): the subject system (the first system that is no baseline, normally zeppelin), the best baseline
+// and the speed-up against it, the speed-up against every baseline, and the aggregates over the rows
+// (mean, geometric mean, median, extremes, wins / ties / losses). It is built from each run's RunSummary,
+// so it repeats the reports' figures and cannot disagree with them. Definitions: docs/METRICS.md
+// ("Combined table"); files: docs/REPORT_FORMAT.md ("The combined table").
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "reports/summary.hpp"
+
+namespace zb::reports {
+
+struct CombinedSystem {
+  std::string label;
+  bool is_baseline = false;
+  std::optional<double> mean_seconds;  // none when it ran out of memory in some iteration
+  int feasible_iterations = 0;
+  int iterations = 0;
+};
+
+struct CombinedRow {
+  std::string scenario;
+  std::string file;        // the scenario file as given
+  std::string report_dir;  // where its reports were written
+  std::string backend;
+  bool simulated = false;
+  std::string cluster;
+  std::string model;
+  std::string hardware_profile;
+  std::string subject;           // its label; empty when every system is a baseline
+  std::string subject_strategy;  // "zeppelin": names the subject in the aggregates when labels differ
+  std::optional<double> subject_seconds;
+  std::optional<std::string> best_baseline;
+  std::optional<double> best_seconds;
+  std::optional<double> speedup_vs_best;
+  std::vector<std::pair<std::string, std::optional<double>>> speedups;  // subject vs each baseline, ranked
+  std::vector<CombinedSystem> systems;  // scenario order
+  bool gates_passed = true;
+  std::string error;  // a runtime failure of this scenario; the row then has no figures
+};
+
+// "wins" / "ties" / "loses" against the best baseline (ties: within ±0.5 %), or "n/a".
+[[nodiscard]] std::string verdict_of(const CombinedRow& row);
+
+struct RatioAggregates {
+  int count = 0;
+  double mean = 0;
+  double geometric_mean = 0;
+  double median = 0;
+  double min = 0;
+  double max = 0;
+  std::string min_scenario;
+  std::string max_scenario;
+};
+
+struct CombinedTable {
+  std::string title;  // "scenarios/paper" or "3 scenarios"
+  std::vector<CombinedRow> rows;
+  std::vector<std::string> baseline_columns;  // every baseline label of any row, first appearance first
+  RatioAggregates versus_best;
+  std::vector<std::pair<std::string, RatioAggregates>> versus_baseline;  // per baseline column
+  int wins = 0, ties = 0, losses = 0;
+};
+
+[[nodiscard]] CombinedRow combined_row(const RunSummary& summary, const std::string& file,
+                                       const std::string& report_dir);
+[[nodiscard]] CombinedRow failed_row(const std::string& scenario, const std::string& file, const std::string& error);
+// The rows in the order given, with the columns and aggregates filled in.
+[[nodiscard]] CombinedTable combine(std::string title, std::vector<CombinedRow> rows);
+
+[[nodiscard]] std::string combined_text(const CombinedTable& table);      // console
+[[nodiscard]] std::string combined_markdown(const CombinedTable& table);  // combined.md
+[[nodiscard]] nlohmann::ordered_json combined_json(const CombinedTable& table);
+[[nodiscard]] std::string combined_html(const CombinedTable& table);
+
+// Writes combined.json, combined.md and combined.html into `directory` (each atomically); returns them.
+std::vector<std::filesystem::path> write_combined_table(const CombinedTable& table,
+                                                        const std::filesystem::path& directory);
+
+}  // namespace zb::reports

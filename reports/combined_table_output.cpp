@@ -1,0 +1,222 @@
+// The combined table as text (console and Markdown share one TextTable), JSON and HTML.
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "reports/atomic_write.hpp"
+#include "reports/combined_table.hpp"
+#include "reports/html_style.hpp"
+#include "reports/number_format.hpp"
+#include "reports/svg.hpp"
+#include "reports/text_table.hpp"
+
+namespace zb::reports {
+namespace {
+
+std::string seconds_cell(const std::optional<double>& s) { return s ? format_seconds(*s) : "OOM"; }
+std::string ratio_cell(const std::optional<double>& r) { return r ? format_ratio(*r) : "n/a"; }
+
+std::optional<double> speedup_against(const CombinedRow& row, const std::string& baseline) {
+  for (const auto& [label, value] : row.speedups) {
+    if (label == baseline) return value;
+  }
+  return std::nullopt;
+}
+
+bool has_baseline(const CombinedRow& row, const std::string& baseline) {
+  return std::any_of(row.speedups.begin(), row.speedups.end(), [&](const auto& s) { return s.first == baseline; });
+}
+
+TextTable table_of(const CombinedTable& t) {
+  TextTable out;
+  out.header = {"scenario", "backend", "cluster", "model", "system", "s/iter", "best baseline", "its s/iter",
+                "vs best", "verdict"};
+  for (const std::string& b : t.baseline_columns) out.header.push_back("vs " + b);
+  out.header.push_back("gates");
+  out.align.assign(out.header.size(), Align::right);
+  for (std::size_t c : {0, 1, 2, 3, 4, 6, 9}) out.align[c] = Align::left;
+  out.align.back() = Align::left;
+  for (const CombinedRow& row : t.rows) {
+    if (!row.error.empty()) {
+      std::vector<std::string> cells{row.scenario, "error: " + row.error};
+      cells.resize(out.header.size());
+      out.rows.push_back(std::move(cells));
+      continue;
+    }
+    std::vector<std::string> cells{row.scenario, row.simulated ? row.backend + " (simulated)" : row.backend + " (measured)",
+                                   row.cluster, row.model, row.subject.empty() ? "\u2014" : row.subject,
+                                   row.subject.empty() ? "\u2014" : seconds_cell(row.subject_seconds),
+                                   row.best_baseline.value_or("none"),
+                                   row.best_seconds ? format_seconds(*row.best_seconds) : "\u2014",
+                                   ratio_cell(row.speedup_vs_best), verdict_of(row)};
+    for (const std::string& b : t.baseline_columns) {
+      cells.push_back(has_baseline(row, b) ? ratio_cell(speedup_against(row, b)) : "\u2014");
+    }
+    cells.push_back(row.gates_passed ? "pass" : "FAIL");
+    out.rows.push_back(std::move(cells));
+  }
+  return out;
+}
+
+// The subject of the aggregates: its label when every row has the same, else its strategy when every row
+// has the same (the ablation's zeppelin variants), else a generic name.
+std::string subject_name(const CombinedTable& t) {
+  std::set<std::string> labels, strategies;
+  for (const CombinedRow& row : t.rows) {
+    if (row.subject.empty()) continue;
+    labels.insert(row.subject);
+    strategies.insert(row.subject_strategy);
+  }
+  if (labels.size() == 1) return *labels.begin();
+  return strategies.size() == 1 ? *strategies.begin() : "the subject system";
+}
+
+std::string aggregate_line(const std::string& what, const RatioAggregates& a) {
+  if (a.count == 0) return what + ": no scenario has the figure";
+  return fmt::format("{} over {} scenario{}: mean {}, geometric mean {}, median {}, min {} ({}), max {} ({})", what,
+                     a.count, a.count == 1 ? "" : "s", format_ratio(a.mean), format_ratio(a.geometric_mean),
+                     format_ratio(a.median), format_ratio(a.min), a.min_scenario, format_ratio(a.max), a.max_scenario);
+}
+
+// The lines under the table: the aggregates, then where each row's figures came from.
+std::vector<std::string> notes_of(const CombinedTable& t) {
+  const std::string subject = subject_name(t);
+  std::vector<std::string> lines;
+  lines.push_back(aggregate_line(subject + " vs the best baseline", t.versus_best) +
+                  fmt::format("; wins {}, ties {} (within \u00b10.5 %), loses {}", t.wins, t.ties, t.losses));
+  for (const auto& [baseline, a] : t.versus_baseline) lines.push_back(aggregate_line(subject + " vs " + baseline, a));
+  std::set<std::string> profiles;
+  for (const CombinedRow& row : t.rows) {
+    if (row.error.empty()) profiles.insert(row.hardware_profile);
+  }
+  for (const std::string& p : profiles) lines.push_back(p);
+  return lines;
+}
+
+}  // namespace
+
+std::string combined_text(const CombinedTable& t) {
+  std::string out = fmt::format("combined table: {} ({} scenario{})\n\n", t.title, t.rows.size(), t.rows.size() == 1 ? "" : "s");
+  out += render_text(table_of(t), "  ") + "\n";
+  for (const std::string& line : notes_of(t)) out += line + "\n";
+  return out;
+}
+
+std::string combined_markdown(const CombinedTable& t) {
+  std::string out = fmt::format("# Combined table: {}\n\n", t.title);
+  out += render_markdown(table_of(t)) + "\n";
+  for (const std::string& line : notes_of(t)) out += "- " + line + "\n";
+  return out;
+}
+
+namespace {
+
+nlohmann::ordered_json optional_number(const std::optional<double>& v) {
+  return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
+}
+
+nlohmann::ordered_json aggregate_json(const RatioAggregates& a) {
+  nlohmann::ordered_json j;
+  j["count"] = a.count;
+  if (a.count == 0) return j;
+  j["mean"] = a.mean;
+  j["geometric_mean"] = a.geometric_mean;
+  j["median"] = a.median;
+  j["min"] = {{"value", a.min}, {"scenario", a.min_scenario}};
+  j["max"] = {{"value", a.max}, {"scenario", a.max_scenario}};
+  return j;
+}
+
+}  // namespace
+
+nlohmann::ordered_json combined_json(const CombinedTable& t) {
+  nlohmann::ordered_json j;
+  j["schema_version"] = 1;
+  j["title"] = t.title;
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (const CombinedRow& row : t.rows) {
+    nlohmann::ordered_json r;
+    r["scenario"] = row.scenario;
+    r["file"] = row.file;
+    if (!row.error.empty()) {
+      r["error"] = row.error;
+      rows.push_back(r);
+      continue;
+    }
+    r["report_dir"] = row.report_dir;
+    r["backend"] = row.backend;
+    r["simulated"] = row.simulated;
+    r["cluster"] = row.cluster;
+    r["model"] = row.model;
+    r["hardware_profile"] = row.hardware_profile;
+    r["subject"] = row.subject.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(row.subject);
+    r["subject_mean_iteration_seconds"] = optional_number(row.subject_seconds);
+    r["best_baseline"] = row.best_baseline ? nlohmann::ordered_json(*row.best_baseline) : nlohmann::ordered_json(nullptr);
+    r["best_baseline_mean_iteration_seconds"] = optional_number(row.best_seconds);
+    r["speedup_vs_best"] = optional_number(row.speedup_vs_best);
+    r["verdict"] = verdict_of(row);
+    nlohmann::ordered_json speedups = nlohmann::ordered_json::object();
+    for (const auto& [baseline, value] : row.speedups) speedups[baseline] = optional_number(value);
+    r["speedups"] = speedups;
+    nlohmann::ordered_json systems = nlohmann::ordered_json::array();
+    for (const CombinedSystem& s : row.systems) {
+      systems.push_back({{"label", s.label}, {"baseline", s.is_baseline},
+                         {"mean_iteration_seconds", optional_number(s.mean_seconds)},
+                         {"feasible_iterations", s.feasible_iterations}, {"iterations", s.iterations}});
+    }
+    r["systems"] = systems;
+    r["gates_passed"] = row.gates_passed;
+    rows.push_back(r);
+  }
+  j["rows"] = rows;
+  nlohmann::ordered_json agg;
+  agg["versus_best"] = aggregate_json(t.versus_best);
+  agg["versus_best"]["wins"] = t.wins;
+  agg["versus_best"]["ties"] = t.ties;
+  agg["versus_best"]["losses"] = t.losses;
+  for (const auto& [baseline, a] : t.versus_baseline) agg["versus"][baseline] = aggregate_json(a);
+  j["aggregates"] = agg;
+  return j;
+}
+
+std::string combined_html(const CombinedTable& t) {
+  const TextTable table = table_of(t);
+  std::string out = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">";
+  out += fmt::format("<title>{}</title><style>{}</style></head><body><main>", html_escape("combined table: " + t.title),
+                     html_report_style);
+  out += fmt::format(R"(<header class="verdict"><h1>{}</h1><p class="description">{} scenario{}, one row each; every figure from that scenario's report</p></header>)",
+                     html_escape(t.title), t.rows.size(), t.rows.size() == 1 ? "" : "s");
+  out += R"(<section><div class="table-scroll"><table><thead><tr>)";
+  for (std::size_t c = 0; c < table.header.size(); ++c) {
+    out += fmt::format(R"(<th{}>{}</th>)", table.align[c] == Align::left ? R"( class="text")" : "", html_escape(table.header[c]));
+  }
+  out += "</tr></thead><tbody>";
+  for (std::size_t r = 0; r < table.rows.size(); ++r) {
+    out += "<tr>";
+    for (std::size_t c = 0; c < table.rows[r].size(); ++c) {
+      const std::string& cell = table.rows[r][c];
+      std::string cls = table.align[c] == Align::left ? "text" : "";
+      if (cell == "loses" || cell == "FAIL" || cell == "OOM" || cell.starts_with("error: ")) cls += " oom";
+      out += fmt::format(R"(<td{}>{}</td>)", cls.empty() ? "" : " class=\"" + cls + "\"", html_escape(cell));
+    }
+    out += "</tr>";
+  }
+  out += "</tbody></table></div><ul class=\"options\">";
+  for (const std::string& line : notes_of(t)) out += "<li>" + html_escape(line) + "</li>";
+  out += "</ul></section><footer>zeppelin-bench combined table</footer></main></body></html>\n";
+  return out;
+}
+
+std::vector<std::filesystem::path> write_combined_table(const CombinedTable& t, const std::filesystem::path& directory) {
+  const std::vector<std::pair<std::string, std::string>> files{
+      {"combined.json", combined_json(t).dump(2) + "\n"}, {"combined.md", combined_markdown(t)}, {"combined.html", combined_html(t)}};
+  std::vector<std::filesystem::path> written;
+  for (const auto& [name, content] : files) {
+    write_file_atomically(directory / name, content);
+    written.push_back(directory / name);
+  }
+  return written;
+}
+
+}  // namespace zb::reports
