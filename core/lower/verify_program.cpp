@@ -31,7 +31,7 @@ class Checker {
   void check_reads(int r) {
     const auto& list = p_.ranks[static_cast<std::size_t>(r)].instrs;
     std::vector<int> mark(list.size(), -1);
-    std::vector<int> stack;
+    std::vector<int> queue;
     int stamp = 0;
     for (std::size_t i = 0; i < list.size() && !full(); ++i) {
       for (const int m : list[i].reads) {
@@ -39,22 +39,23 @@ class Checker {
           add(r, static_cast<int>(i), "reads message " + std::to_string(m) + ", which does not exist");
           continue;
         }
-        // Walk the dependencies once per (instruction, message), until every byte of it is accounted for.
+        // Walk the dependencies once per (instruction, message), until every byte of it is accounted for,
+        // breadth first: the recvs are nearly always direct dependencies, and a depth-first walk went
+        // through the whole ancestry of the first one first (quadratic in a 128-GPU ring's length).
         ++stamp;
         const Message& message = p_.messages[static_cast<std::size_t>(m)];
         const bool in_collective = message.collective >= 0;
         const std::int64_t needed = in_collective ? 1 : message.bytes;
         std::int64_t found = 0;
-        stack.assign(list[i].deps.begin(), list[i].deps.end());
-        while (!stack.empty() && found < needed) {
-          const int d = stack.back();
-          stack.pop_back();
+        queue.assign(list[i].deps.begin(), list[i].deps.end());
+        for (std::size_t head = 0; head < queue.size() && found < needed; ++head) {
+          const int d = queue[head];
           if (d < 0 || static_cast<std::size_t>(d) >= list.size() || mark[static_cast<std::size_t>(d)] == stamp) continue;
           mark[static_cast<std::size_t>(d)] = stamp;
           const Instr& dep = list[static_cast<std::size_t>(d)];
           if (dep.kind == InstrKind::recv && dep.last_leg && dep.message == m) found += dep.bytes;
           if (in_collective && dep.kind == InstrKind::collective && dep.collective == message.collective) found = needed;
-          stack.insert(stack.end(), dep.deps.begin(), dep.deps.end());
+          queue.insert(queue.end(), dep.deps.begin(), dep.deps.end());
         }
         if (found < needed) {
           add(r, static_cast<int>(i), "reads message " + std::to_string(m) + " but does not wait for all of its " +

@@ -1,12 +1,12 @@
 #include "core/plan/coverage.hpp"
 
 #include <algorithm>
-#include <climits>
 #include <map>
 #include <set>
 
 #include "core/cost/cost_model.hpp"
 #include "core/plan/key_index.hpp"
+#include "core/plan/received_payloads.hpp"
 
 namespace zb::plan {
 namespace {
@@ -204,8 +204,7 @@ void check_coverage_and_data(const Plan& plan, int heads, std::vector<std::strin
 
   std::vector<std::vector<AttentionBlock>> per_seq(plan.sequences.size());
   // Every block of one op, checked against what the rank owns and has received, kept for coverage.
-  using Payloads = std::set<std::pair<int, int>>;
-  auto check_blocks = [&](const std::string& where, int rank, const Op& op, const Payloads& have) {
+  auto check_blocks = [&](const std::string& where, int rank, const Op& op, const ReceivedPayloads& have) {
     for (AttentionBlock& b : expand_blocks(plan, rank, op)) {
       if (op.zigzag_kv_rank >= 0) b.heads = op.heads;  // the ring form's blocks compute the op's heads
       if (b.seq < 0 || b.seq >= static_cast<int>(plan.sequences.size())) {
@@ -231,14 +230,13 @@ void check_coverage_and_data(const Plan& plan, int heads, std::vector<std::strin
       bool kv_ok = owns(key_owners, rank);
       for (std::size_t o = 0; !kv_ok && o < key_owners.size(); ++o) {
         const int owner = key_owners[o];
-        for (auto it = have.lower_bound({owner, INT_MIN}); !kv_ok && it != have.end() && it->first == owner; ++it)
-          kv_ok = it->second < 0 || in_group(it->second, b.seq);
+        have.for_owner(op.id, owner, [&](int g) { kv_ok = kv_ok || g < 0 || in_group(g, b.seq); });
       }
       if (!kv_ok) {  // keys that no single source holds may still be held between them
         std::vector<const OwnerMap*> sources{&owned[static_cast<std::size_t>(rank)]};
-        for (const auto& [owner, g] : have) {
+        have.for_each(op.id, [&](int owner, int g) {
           if (counts(g, owner)) sources.push_back(&owned[static_cast<std::size_t>(owner)]);
-        }
+        });
         kv_ok = union_contains(sources, b.seq, b.k0, b.k1);
       }
       if (!kv_ok) add(where + ": reads keys of " + block_str(b) + " that are neither local nor received");
@@ -247,42 +245,24 @@ void check_coverage_and_data(const Plan& plan, int heads, std::vector<std::strin
   };
   // A ring-form op whose queries and keys check out without expanding it: the rank owns its chunks of the
   // group, and the KV rank is itself or one whose payload of the group (or of any group) it received.
-  auto ring_op_data_ok = [&](int rank, const Op& op, const Payloads& have, int q_pos, int kv_pos) {
+  auto ring_op_data_ok = [&](int rank, const Op& op, const ReceivedPayloads& have, int q_pos, int kv_pos) {
     if (q_pos < 0 || kv_pos < 0 || !owns_ring_chunks(op.group, rank, q_pos)) return false;
     if (op.zigzag_kv_rank == rank) return true;
-    const bool received = have.contains({op.zigzag_kv_rank, op.group}) || have.contains({op.zigzag_kv_rank, -1});
+    const bool received = have.has(op.id, op.zigzag_kv_rank, op.group) || have.has(op.id, op.zigzag_kv_rank, -1);
     return received && owns_ring_chunks(op.group, op.zigzag_kv_rank, kv_pos);
   };
 
   for (const auto& r : plan.ranks) {
-    // For each op, the (kv_owner, group) payloads that reached this rank through recv ops it depends on,
-    // ordered by owner so that the payloads of one owner are a range.
-    std::vector<Payloads> received(r.ops.size());
+    const ReceivedPayloads received(r.ops, plan.world_size);
     for (const Op& op : r.ops) {
-      auto& have = received[static_cast<std::size_t>(op.id)];
-      for (int d : op.deps) {
-        if (d < 0 || d >= op.id) continue;  // reported by check_dag
-        const auto& from = received[static_cast<std::size_t>(d)];
-        have.insert(from.begin(), from.end());
-        const Op& dep = r.ops[static_cast<std::size_t>(d)];
-        if (dep.kind == OpKind::recv && dep.kv_owner >= 0) have.insert({dep.kv_owner, dep.group});
-        // An all-gather (Llama-3 CP's K/V) or all-to-all (head parallelism) brings every member's KV; of the
-        // group's sequences when the op names a group, of any sequence (group −1) when it does not.
-        if (dep.kind == OpKind::collective &&
-            (dep.collective == CollectiveKind::all_gather || dep.collective == CollectiveKind::all_to_all)) {
-          for (int member : dep.collective_ranks) {
-            if (member >= 0 && member < plan.world_size) have.insert({member, dep.group});
-          }
-        }
-      }
       const std::string where = "rank " + std::to_string(r.rank) + " op " + std::to_string(op.id);
-      if (op.kind == OpKind::send && op.kv_owner >= 0 && op.kv_owner != r.rank && !have.contains({op.kv_owner, op.group})) {
+      if (op.kind == OpKind::send && op.kv_owner >= 0 && op.kv_owner != r.rank && !received.has(op.id, op.kv_owner, op.group)) {
         add(where + ": sends rank " + std::to_string(op.kv_owner) + "'s KV of group " + std::to_string(op.group) + " before receiving it");
       }
       if (op.kind != OpKind::attention) continue;
       const bool ring_form = op.zigzag_kv_rank >= 0 && op.group >= 0 && static_cast<std::size_t>(op.group) < plan.groups.size();
       if (!ring_form) {
-        check_blocks(where, r.rank, op, have);
+        check_blocks(where, r.rank, op, received);
         continue;
       }
       const Group& g = plan.groups[static_cast<std::size_t>(op.group)];
@@ -297,11 +277,11 @@ void check_coverage_and_data(const Plan& plan, int heads, std::vector<std::strin
       };
       const int q_pos = pos(r.rank), kv_pos = pos(op.zigzag_kv_rank);
       ledger.by_pairs = ledger.by_pairs && op.heads.all();
-      if (ring_op_data_ok(r.rank, op, have, q_pos, kv_pos)) {
+      if (ring_op_data_ok(r.rank, op, received, q_pos, kv_pos)) {
         ++ledger.pair_count[static_cast<std::size_t>(q_pos * ledger.parts + kv_pos)];
         ledger.unexpanded.emplace_back(r.rank, &op);
       } else {  // checked block by block, which names what is wrong; the group is then checked that way too
-        check_blocks(where, r.rank, op, have);
+        check_blocks(where, r.rank, op, received);
         ledger.by_pairs = false;
       }
     }

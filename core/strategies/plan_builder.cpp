@@ -69,31 +69,59 @@ static std::int64_t chunk_size(std::int64_t len, int parts, int chunk) {
   return plan::zigzag_chunk(0, len, parts, chunk).size();
 }
 
-PlanBuilder::StepPairs PlanBuilder::zigzag_step_pairs(const plan::Group& g, int i, int j) const {
-  // Per sequence, the pairs of each of position i's two query chunks (a = chunk i, b = chunk 2P−1−i)
-  // against position j's key chunks; each chunk is one query tile of the varlen call.
-  const int p = static_cast<int>(g.ranks.size());
+namespace {
+
+// A group's sequences as (length, padded chunk size u = ⌈s/2P⌉), so that a chunk's size is two min()s
+// instead of a division: a ring over 128 GPUs asks for P² step pair counts over thousands of documents.
+struct ChunkedSequence {
+  std::int64_t length = 0;
+  std::int64_t unit = 0;
+  [[nodiscard]] double chunk(int c) const {
+    return static_cast<double>(std::min((c + 1) * unit, length) - std::min(c * unit, length));
+  }
+};
+
+std::vector<ChunkedSequence> chunked_sequences(const plan::Plan& plan, const plan::Group& g) {
+  const std::int64_t n = 2LL * static_cast<std::int64_t>(g.ranks.size());
+  std::vector<ChunkedSequence> out;
+  out.reserve(g.sequences.size());
+  for (int seq : g.sequences) {
+    const auto len = plan.sequences[static_cast<std::size_t>(seq)].length;
+    out.push_back({len, (len + n - 1) / n});
+  }
+  return out;
+}
+
+// Per sequence, the pairs of each of position i's two query chunks (a = chunk i, b = chunk 2P−1−i)
+// against position j's key chunks; each chunk is one query tile of the varlen call.
+PlanBuilder::StepPairs step_pairs_of(const std::vector<ChunkedSequence>& sequences, int p, int i, int j) {
   double pairs = 0;
   EquivalentQTokens q;
-  for (int seq : g.sequences) {
-    const auto len = plan_.sequences[static_cast<std::size_t>(seq)].length;
-    const double ci = static_cast<double>(chunk_size(len, p, i));
-    const double cbi = static_cast<double>(chunk_size(len, p, 2 * p - 1 - i));
+  for (const ChunkedSequence& s : sequences) {
+    const double ci = s.chunk(i);
+    if (ci == 0) continue;  // chunk i empty, so chunk 2P−1−i (later) too: no pairs, and add(0, ·) is a no-op
+    const double cbi = s.chunk(2 * p - 1 - i);
     double a = 0, b = 0;
     if (j == i) {
       a = ci * (ci + 1) / 2;
       b = cbi * (cbi + 1) / 2 + cbi * ci;
     } else if (j < i) {
-      a = ci * static_cast<double>(chunk_size(len, p, j));
-      b = cbi * static_cast<double>(chunk_size(len, p, j));
+      a = ci * s.chunk(j);
+      b = cbi * s.chunk(j);
     } else {
-      b = cbi * static_cast<double>(chunk_size(len, p, j) + chunk_size(len, p, 2 * p - 1 - j));
+      b = cbi * (s.chunk(j) + s.chunk(2 * p - 1 - j));
     }
     pairs += a + b;
     q.add(a, ci);
     q.add(b, cbi);
   }
   return {pairs, q.value()};
+}
+
+}  // namespace
+
+PlanBuilder::StepPairs PlanBuilder::zigzag_step_pairs(const plan::Group& g, int i, int j) const {
+  return step_pairs_of(chunked_sequences(plan_, g), static_cast<int>(g.ranks.size()), i, j);
 }
 
 std::int64_t PlanBuilder::zigzag_rank_tokens(const plan::Group& g, int pos) const {
@@ -136,6 +164,9 @@ std::vector<std::vector<int>> PlanBuilder::add_attention(int group, const std::v
   }
 
   auto rank_at = [&](int pos) { return g.ranks[static_cast<std::size_t>(((pos % p) + p) % p)]; };
+  const std::vector<ChunkedSequence> chunked = chunked_sequences(plan_, g);
+  std::vector<std::int64_t> owner_tokens(static_cast<std::size_t>(p));  // what each position's KV holds
+  for (int pos = 0; pos < p; ++pos) owner_tokens[static_cast<std::size_t>(pos)] = zigzag_rank_tokens(g, pos);
   auto add_step = [&](int pos, int step, std::vector<int> deps) {
     const int kv_pos = ((pos - step) % p + p) % p;
     Op op;
@@ -145,7 +176,7 @@ std::vector<std::vector<int>> PlanBuilder::add_attention(int group, const std::v
     op.micro_batch = g.micro_batch;
     op.name = "attn";
     op.zigzag_kv_rank = rank_at(kv_pos);
-    const StepPairs step_pairs = zigzag_step_pairs(g, pos, kv_pos);
+    const StepPairs step_pairs = step_pairs_of(chunked, p, pos, kv_pos);
     op.pairs = step_pairs.pairs;
     op.q_tokens = step_pairs.q_tokens;
     op.deps = std::move(deps);
@@ -161,7 +192,7 @@ std::vector<std::vector<int>> PlanBuilder::add_attention(int group, const std::v
       // At step t, position pos forwards the KV it used at step t−1 (owner pos−t+1) to pos+1.
       const int owner_pos = ((pos - step + 1) % p + p) % p;
       const int src = rank_at(pos), dst = rank_at(pos + 1);
-      const auto bytes = static_cast<std::int64_t>(cost_.kv_bytes(static_cast<double>(zigzag_rank_tokens(g, owner_pos))));
+      const auto bytes = static_cast<std::int64_t>(cost_.kv_bytes(static_cast<double>(owner_tokens[static_cast<std::size_t>(owner_pos)])));
       const int tag = next_tag_++;
       Op send;
       send.kind = OpKind::send;
