@@ -49,7 +49,7 @@ TransferModel nominal_transfers(const Program& program, const CostModel& cost) {
       case CollectiveKind::all_gather:
       case CollectiveKind::reduce_scatter: return (p - 1) * cost.transfer_time(bytes, link);
       case CollectiveKind::all_reduce: return 2 * (p - 1) * cost.transfer_time(bytes / p, link);
-      case CollectiveKind::all_to_all: return (p - 1) * cost.transfer_time(bytes / p, link);
+      case CollectiveKind::all_to_all: return (p - 1) * cost.transfer_time(bytes / (p - 1), link);  // bytes: all it sends
       case CollectiveKind::all_to_all_v: return 0.0;  // timed per message by the scheduler
     }
     return 0.0;

@@ -21,7 +21,7 @@ namespace zb::lower {
 // lone boundary GPU half its NIC.
 // Collectives other than all_to_all_v run as rings over their members at the slowest hop's rate:
 //   all_gather, reduce_scatter: (P−1) steps of `bytes`; all_reduce: 2(P−1) steps of bytes/P;
-//   all_to_all: (P−1) steps of bytes/P.
+//   all_to_all: (P−1) steps of bytes/(P−1) (`bytes` is everything a member sends, one part per peer).
 [[nodiscard]] TransferModel nominal_transfers(const Program& program, const CostModel& cost);
 
 struct ProgramEstimate {

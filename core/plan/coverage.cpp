@@ -60,6 +60,32 @@ OwnerMap owner_map(const RankLayout& layout) {
   return m;
 }
 
+// Head parallelism (Ulysses, USP): an all-to-all over a u-group trades sequence shards for head shards,
+// so while attention runs each member holds, for its heads, the rows every member owns of the
+// collective's sequences (its group's; without a group, its micro-batch's). Its queries and keys, and
+// the K/V it sends around a USP ring, are those rows, so coverage counts them as the member's own.
+void extend_by_all_to_alls(const Plan& plan, std::vector<OwnerMap>& owned) {
+  const std::vector<OwnerMap> layout = owned;
+  for (const auto& r : plan.ranks) {
+    if (r.rank < 0 || static_cast<std::size_t>(r.rank) >= owned.size()) continue;
+    for (const Op& op : r.ops) {
+      if (op.kind != OpKind::collective || op.collective != CollectiveKind::all_to_all) continue;
+      const Group* group = op.group >= 0 && static_cast<std::size_t>(op.group) < plan.groups.size() ? &plan.groups[static_cast<std::size_t>(op.group)] : nullptr;
+      auto holds = [&](int seq) {
+        if (group != nullptr) return std::find(group->sequences.begin(), group->sequences.end(), seq) != group->sequences.end();
+        return seq >= 0 && static_cast<std::size_t>(seq) < plan.sequences.size() && plan.sequences[static_cast<std::size_t>(seq)].micro_batch == op.micro_batch;
+      };
+      for (const int member : op.collective_ranks) {
+        if (member == r.rank || member < 0 || static_cast<std::size_t>(member) >= layout.size()) continue;
+        for (const auto& [seq, ranges] : layout[static_cast<std::size_t>(member)]) {
+          if (!holds(seq)) continue;
+          for (const auto& [b, e] : ranges) insert_merged(owned[static_cast<std::size_t>(r.rank)][seq], b, e);
+        }
+      }
+    }
+  }
+}
+
 std::int64_t pairs_of(const AttentionBlock& b) {
   return CostModel::attention_pairs(b.q0, b.q1, b.k0, b.k1, b.mask == Mask::causal);
 }
@@ -168,6 +194,7 @@ void check_coverage_and_data(const Plan& plan, int heads, std::vector<std::strin
   };
   std::vector<OwnerMap> owned;
   for (const auto& l : plan.attention_layout) owned.push_back(owner_map(l));
+  extend_by_all_to_alls(plan, owned);
   // Which groups hold each sequence (usually one), so that a payload's group is checked without
   // searching the group's list of thousands of documents for each block.
   std::vector<std::vector<int>> seq_groups(plan.sequences.size());

@@ -139,7 +139,12 @@ inline reference::ReferenceOptions in_process_options(bool gqa = false) {
 }
 
 // The systems every integration test runs: every registered strategy and each value of its options,
-// fixed degrees 2 where 2 divides the world.
-inline std::vector<SystemSpec> reference_systems(int world_size) { return registered_variants(world_size, {2}); }
+// fixed degrees 2 where 2 divides the world. Except ulysses: its head all-to-alls are refused by the
+// reference backend (exit 2; its rows carry every head), which ulysses_test checks.
+inline std::vector<SystemSpec> reference_systems(int world_size) {
+  std::vector<SystemSpec> systems = registered_variants(world_size, {2});
+  std::erase_if(systems, [](const SystemSpec& s) { return s.name == "ulysses"; });
+  return systems;
+}
 
 }  // namespace zb::test

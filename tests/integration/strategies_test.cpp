@@ -66,6 +66,25 @@ TEST(ReferenceNamedCases, SingleTokensAndSequencesShorterThanTwoP) {
   }
 }
 
+// The reference's rows carry every head of a token, so it refuses ulysses' head all-to-alls up front
+// (bad input, naming the system) rather than failing on the first query row that is not local. At
+// degree 1 there is no all-to-all, and the plan runs and verifies like packing-dp's.
+TEST(ReferenceNamedCases, UlyssesHeadAllToAllsAreRefusedWithExit2) {
+  const Scenario s = test::small_cluster(1, 4, false);
+  reference::ReferenceOptions options;
+  options.transport = reference::TransportChoice::in_process;
+  try {
+    (void)test::run_reference(s, test::system("ulysses", {{"degree", 2}}), {1000, 33, 5}, options);
+    ADD_FAILURE() << "the reference ran a head all-to-all";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::bad_input);
+    EXPECT_NE(std::string(e.what()).find("system 'ulysses{\"degree\":2}' (ulysses)"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("head-parallel all-to-all"), std::string::npos) << e.what();
+  }
+  const auto run = test::run_reference(s, test::system("ulysses", {{"degree", 1}}), {1000, 33, 5}, options);
+  EXPECT_NE(run.trace.model_note.find("verified"), std::string::npos) << run.trace.model_note;
+}
+
 TEST(ReferenceNamedCases, SameInputsGiveTheSameOutputBits) {
   const Scenario s = test::small_cluster(1, 4, false, 7);
   reference::ReferenceOptions options;

@@ -89,6 +89,21 @@ std::vector<RankResult> run_in_process(const RunInputs& inputs, int ranks) {
   return results;
 }
 
+// Head-parallel all-to-alls (ulysses) trade sequence shards for head shards; the reference's rows hold
+// every head of a token and its kernels compute every head, so it cannot run them on real numbers. It
+// refuses such a plan up front (bad input: the scenario asks for what this backend cannot do) rather
+// than failing on the first query row that is not local.
+void refuse_head_all_to_alls(const lower::Program& program, const plan::Plan& plan) {
+  for (const lower::Collective& c : program.collectives) {
+    if (c.kind != lower::CollectiveKind::all_to_all) continue;
+    throw Error(ExitCode::bad_input, Location{},
+                "system '" + plan.system + "' (" + plan.strategy +
+                    "): the reference backend does not execute head-parallel all-to-all collectives (its rows and "
+                    "kernels carry every head of a token)",
+                "run this system on the sim backend, or leave it out of the reference scenario");
+  }
+}
+
 std::string format_error(double value) {
   char text[32];
   std::snprintf(text, sizeof text, "%.2g", value);
@@ -214,6 +229,7 @@ Trace ReferenceExecutor::run(const lower::Program& program, const RunContext& co
   if (program.plan == nullptr) throw Error(ExitCode::runtime, Location{}, "the program names no plan (lower::Program::plan)");
   const plan::Plan& plan = *program.plan;
   options_.validate();
+  refuse_head_all_to_alls(program, plan);
   check_batch_size(plan, context.scenario.name, options_);  // before any row is generated
   const ClusterSpec& cluster = context.scenario.cluster;
   if (plan.world_size != cluster.world_size() || plan.ranks.size() != static_cast<std::size_t>(plan.world_size)) {

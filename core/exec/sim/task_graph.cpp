@@ -150,7 +150,7 @@ void TaskGraph::add_collective(int c) {
     steps = 2 * (p - 1);
     step_bytes = bytes / p;
   } else if (col.kind == CollectiveKind::all_to_all) {
-    step_bytes = bytes / p;
+    step_bytes = bytes / (p - 1);  // `bytes` is everything a member sends (plan.hpp), one part per peer
   }
   int previous = add_task(Task{});
   for (int k = 0; k < p; ++k) add_edge(member(col.ranks[static_cast<std::size_t>(k)]).gate, previous);

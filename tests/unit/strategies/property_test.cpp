@@ -87,7 +87,7 @@ TEST(StrategyProperties, EveryPlanOfTwoHundredRandomBatchesVerifies) {
     const CostModel cost(c.scenario.cluster, c.scenario.model);
     for (const auto& sys : all_systems(c.scenario.cluster.world_size())) {
       const plan::Plan p = make_strategy(sys, c.scenario, cost)->make_plan(test::batch_of(c.lengths));
-      const auto problems = plan::verify(p, {cost.token_capacity_per_gpu()});
+      const auto problems = plan::verify(p, {.token_capacity = cost.token_capacity_per_gpu(), .heads = c.scenario.model.heads});
       ASSERT_TRUE(problems.empty()) << "seed " << seed << " system " << sys.label << " world " << p.world_size
                                     << ": " << problems.front();
       ++total;

@@ -1,0 +1,146 @@
+// ulysses: DeepSpeed-Ulysses head-parallel attention (deepspeed/sequence/layer.py DistributedAttention)
+// and its USP variant (feifeibear/long-context-attention, yunchang/hybrid): groups of u GPUs inside a
+// node shard their documents along the sequence for the linear modules and trade sequence shards for
+// head shards around attention with two all-to-alls; `ring` r > 1 puts r such u-groups on a zigzag ring
+// per head slice. Options, the degree choice and the registration live here; the plan in
+// ulysses_plan.cpp. See docs/STRATEGIES.md § ulysses.
+#include <algorithm>
+#include <string>
+
+#include "core/common/error.hpp"
+#include "core/strategies/packing.hpp"
+#include "core/strategies/registration.hpp"
+#include "core/strategies/ulysses.hpp"
+
+namespace zb {
+namespace {
+
+class Ulysses final : public Strategy {
+ public:
+  // Options are complete and pass the hook below (u·r divides the world); what needs the model and the
+  // node (u | heads, K/V heads, u inside a node) is checked here, an exit-2 error naming the option.
+  Ulysses(const SystemSpec& system, const Scenario& scenario, const CostModel& cost) : cost_(cost) {
+    setup_.system = system.label;
+    setup_.strategy = system.name;
+    setup_.passes = scenario.passes;
+    setup_.dealing = system.options.at("dealing").get<std::string>() == "round-robin" ? Dealing::round_robin : Dealing::balanced;
+    const int t = std::max(1, scenario.parallelism.tensor);
+    heads_ = cost.model().heads / t;  // each TP rank splits its own heads further
+    setup_.kv_heads = std::max(1, cost.model().kv_heads / t);
+    const nlohmann::json& degree = system.options.at("degree");
+    const nlohmann::json& ring = system.options.at("ring");
+    fixed_degree_ = degree.is_number_integer() ? degree.get<int>() : 0;
+    fixed_ring_ = ring.is_number_integer() ? ring.get<int>() : 0;
+    const Location where{scenario.source_file.string(), "systems." + system.label + ".degree"};
+    const std::string per_rank = t > 1 ? " per tensor-parallel rank (" + std::to_string(cost.model().heads) + " / TP " + std::to_string(t) + ")" : "";
+    if (fixed_degree_ > 0) {
+      if (const std::string why = unusable(fixed_degree_, per_rank); !why.empty())
+        throw Error(ExitCode::bad_input, where, "ulysses degree " + std::to_string(fixed_degree_) + " " + why,
+                    "choose a power of two that divides the heads and the GPUs per node, or \"auto\"");
+    }
+    for (int u = 1; u <= cost.cluster().gpus_per_node; u *= 2) {
+      if (unusable(u, per_rank).empty()) candidates_.push_back(u);
+    }
+  }
+
+  plan::Plan make_plan(const Batch& batch) const override {
+    UlyssesSetup s = setup_;
+    const std::int64_t longest = batch.lengths.empty() ? 0 : *std::max_element(batch.lengths.begin(), batch.lengths.end());
+    const int world = cost_.cluster().world_size();
+    auto fits = [&](int u, int r) {
+      UlyssesSetup trial = s;
+      trial.degree = u;
+      trial.ring = r;
+      return pad_to(longest, 2LL * r) <= ulysses_pack_capacity(cost_, trial);
+    };
+    // The degree at ring r: the fixed one, or the smallest candidate that holds the longest document
+    // (the largest candidate, whose plan is the OOM, when none does).
+    auto degree_at = [&](int r) {
+      if (fixed_degree_ > 0) return fixed_degree_;
+      int widest = 1;
+      for (const int u : candidates_) {
+        if (world % (u * r) != 0) continue;
+        if (fits(u, r)) return u;
+        widest = u;
+      }
+      return widest;
+    };
+    if (fixed_ring_ > 0) {
+      s.ring = fixed_ring_;
+      s.degree = degree_at(s.ring);
+    } else {  // "auto": no ring while a u-group holds the longest document, else the narrowest ring that does
+      s.ring = 1;
+      s.degree = degree_at(1);
+      for (int r = 2; !fits(s.degree, s.ring) && r * s.degree <= world; ++r) {
+        if (world % (r * s.degree) != 0) continue;
+        s.ring = r;
+      }
+    }
+    plan::Plan p = plan_ulysses(s, cost_, batch.lengths);
+    p.info["degree_choice"] = fixed_degree_ > 0 ? "fixed" : "auto";
+    p.info["ring_choice"] = fixed_ring_ > 0 ? "fixed" : "auto";
+    return p;
+  }
+
+ private:
+  // Why u cannot be a Ulysses degree here ("" = it can).
+  [[nodiscard]] std::string unusable(int u, const std::string& per_rank) const {
+    const int g = cost_.cluster().gpus_per_node;
+    if (heads_ % u != 0) return "does not divide the " + std::to_string(heads_) + " query heads" + per_rank;
+    if (u > g || g % u != 0) return "does not divide the " + std::to_string(g) + " GPUs per node (a u-group stays inside one node)";
+    const int kv = setup_.kv_heads;
+    if (u <= kv && kv % u != 0) return "does not divide the " + std::to_string(kv) + " K/V heads" + per_rank;
+    if (u > kv && u % kv != 0) return "is no multiple of the " + std::to_string(kv) + " K/V heads" + per_rank + ", so they cannot be replicated evenly";
+    return "";
+  }
+
+  UlyssesSetup setup_;
+  const CostModel& cost_;
+  int heads_ = 1;
+  int fixed_degree_ = 0, fixed_ring_ = 0;  // 0 = "auto"
+  std::vector<int> candidates_;             // powers of two usable as the degree, ascending
+};
+
+std::unique_ptr<Strategy> make_ulysses(const SystemSpec& system, const Scenario& scenario, const CostModel& cost) {
+  return std::make_unique<Ulysses>(system, scenario, cost);
+}
+
+std::vector<OptionProblem> check_mesh(const nlohmann::json& options, const SystemCheckContext& context) {
+  if (!context.world_size) return {};
+  const nlohmann::json& degree = options.at("degree");
+  const nlohmann::json& ring = options.at("ring");
+  const std::int64_t u = degree.is_number_integer() ? degree.get<std::int64_t>() : 1;
+  const std::int64_t r = ring.is_number_integer() ? ring.get<std::int64_t>() : 1;
+  if (*context.world_size % (u * r) == 0) return {};
+  return {{degree.is_number_integer() ? "degree" : "ring",
+           "degree x ring = " + std::to_string(u) + " x " + std::to_string(r) + " does not divide the world size " +
+               std::to_string(*context.world_size) + " (nodes x gpus_per_node)",
+           "choose u and r whose product divides the world size, or \"auto\""}};
+}
+
+const StrategyRegistration registration{
+    SystemInfo{
+        .name = "ulysses",
+        .description = "DeepSpeed-Ulysses head parallelism: Q/K/V all-to-all inside a u-GPU group, attention over whole "
+                       "documents for H/u heads, O all-to-all back; ring r > 1 is USP's u x r hybrid",
+        .order = 45,
+        .baseline = true,
+        .options = {SystemOption{.name = "degree",
+                                 .type = OptionType::positive_int_or_auto,
+                                 .default_value = "auto",
+                                 .choices = {},
+                                 .description = "Ulysses degree u (divides the heads and the GPUs per node); auto = the "
+                                                "smallest power of two whose group holds the longest document"},
+                    SystemOption{.name = "ring",
+                                 .type = OptionType::positive_int_or_auto,
+                                 .default_value = 1,
+                                 .choices = {},
+                                 .description = "USP ring degree r: r u-groups on a zigzag ring per head slice (1 = plain "
+                                                "Ulysses); auto = a ring only when a u-group cannot hold the longest document"},
+                    dealing_system_option()},
+        .validate = check_mesh,
+    },
+    make_ulysses};
+
+}  // namespace
+}  // namespace zb

@@ -1,0 +1,46 @@
+#pragma once
+// ulysses: DeepSpeed-Ulysses head-parallel attention, and USP's u × r hybrid (Fang & Zhao, arXiv
+// 2405.07719). Shared by ulysses.cpp (options, degree choice, registration) and ulysses_plan.cpp (the
+// plan). See docs/STRATEGIES.md § ulysses.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/config/scenario.hpp"
+#include "core/cost/cost_model.hpp"
+#include "core/plan/plan.hpp"
+#include "core/strategies/packed_cp.hpp"
+
+namespace zb {
+
+struct UlyssesSetup {
+  std::string system;
+  std::string strategy;
+  int degree = 1;  // u: the head-parallel (all-to-all) group, inside one node
+  int ring = 1;    // r: u-groups on a zigzag ring (USP); 1 = plain Ulysses
+  Passes passes = Passes::fwd_bwd;
+  Dealing dealing = Dealing::balanced;
+  // K/V heads the strategy splits (per TP rank): u ≤ kv_heads splits them, otherwise each member gets a
+  // replica of the one K/V head its query heads read (u must then be a multiple of kv_heads).
+  int kv_heads = 1;
+};
+
+// The fraction of one token's K/V bytes a member receives for its heads: 1/u when the K/V heads split,
+// 1/kv_heads when they are replicated.
+[[nodiscard]] double ulysses_kv_share(const UlyssesSetup& setup);
+
+// Per-GPU memory of a pack of `padded` tokens, in token-equivalents of the GPU's capacity M: the
+// member's sequence share S/C of every layer's activations, plus one layer's received Q/K/V rows of its
+// u-group's other tokens for its heads, plus (USP) two ring K/V buffers of a u-group's tokens.
+[[nodiscard]] double ulysses_pack_need(const CostModel& cost, const UlyssesSetup& setup, std::int64_t padded);
+// The largest pack (padded tokens) whose need fits M.
+[[nodiscard]] std::int64_t ulysses_pack_capacity(const CostModel& cost, const UlyssesSetup& setup);
+
+// The plan of one batch: D = N/(u·r) groups of consecutive ranks, documents dealt as uniform-cp deals
+// them; per pack, each member's Q/K/V all-to-all over its u-group, attention for its heads (whole
+// documents, or a zigzag ring across the r u-groups), and the O all-to-all back. An OOM plan when a
+// document's pack does not fit.
+[[nodiscard]] plan::Plan plan_ulysses(const UlyssesSetup& setup, const CostModel& cost,
+                                      const std::vector<std::int64_t>& lengths);
+
+}  // namespace zb
