@@ -10,6 +10,7 @@ packages=(
   libsimgrid-dev
   libopenmpi-dev openmpi-bin
   chromium
+  clang libclang-rt-dev
 )
 
 missing=()

@@ -93,7 +93,8 @@ HardwareProfile read_hardware_profile(const nlohmann::json& j, const Location& w
   }
   for (const auto& [key, value] : j.items()) {
     const auto field = std::find_if(kProfileFields.begin(), kProfileFields.end(),
-                                    [&](const ProfileField& f) { return f.key == key; });
+                                    // named again: clang before 16 cannot capture a structured binding
+                                    [&name = key](const ProfileField& f) { return f.key == name; });
     Location at = where;
     at.json_path = child_path(where.json_path, key);
     if (field == kProfileFields.end()) {

@@ -63,6 +63,10 @@ std::vector<std::int64_t> read_lengths_file(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw_input_error(in_file(file), "cannot open lengths file for reading", "check its permissions");
 
+  return parse_lengths(in, file);
+}
+
+std::vector<std::int64_t> parse_lengths(std::istream& in, const std::string& file) {
   std::vector<std::int64_t> lengths;
   std::string line;
   int line_number = 0;

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <sstream>
 #include <string>
 
 #include "core/common/error.hpp"
@@ -79,6 +80,21 @@ TEST(LengthsFile, MissingFileNamesTheFile) {
 
 TEST(LengthsFile, DirectoryIsNotALengthsFile) {
   EXPECT_THROW((void)read_lengths_file(std::filesystem::temp_directory_path()), Error);
+}
+
+// The stream entry point (the fuzz target's) is the same parser: same lengths, same line numbers.
+TEST(LengthsFile, StreamIsParsedAsTheFileIs) {
+  std::istringstream good("# toy\n100\n\n 200 # two hundred\n");
+  EXPECT_EQ(parse_lengths(good, "in-memory"), (std::vector<std::int64_t>{100, 200}));
+  std::istringstream bad("100\n\nabc\n");
+  try {
+    (void)parse_lengths(bad, "in-memory");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::bad_input);
+    EXPECT_EQ(e.problems().front().where.file, "in-memory");
+    EXPECT_EQ(e.problems().front().where.line, 3);
+  }
 }
 
 TEST(LengthsFile, WorkloadDrawsOnlyLengthsFromTheFile) {
