@@ -1,61 +1,37 @@
 #include "reports/perfetto_trace.hpp"
 
 #include <algorithm>
+#include <cstdint>
 
 #include <fmt/format.h>
 
 #include "reports/atomic_write.hpp"
+#include "reports/trace_counters.hpp"
+#include "reports/trace_flows.hpp"
+#include "reports/trace_tracks.hpp"
 
 namespace zb::reports {
 namespace {
 
-constexpr double microseconds_per_second = 1e6;
-constexpr int streams_per_rank = 3;  // compute, comm, nic (relay legs)
-
-int stream_index(Stream stream) {
-  switch (stream) {
-    case Stream::compute: return 0;
-    case Stream::comm: return 1;
-    case Stream::nic: return 2;
-  }
-  return 0;
-}
-
-const char* stream_title(Stream stream) {
-  switch (stream) {
-    case Stream::compute: return "compute";
-    case Stream::comm: return "comm";
-    case Stream::nic: return "relay";
-  }
-  return "?";
-}
-
-int node_of_rank(const Trace& trace, int rank) { return trace.gpus_per_node > 0 ? rank / trace.gpus_per_node : 0; }
-int process_of_node(int node) { return node + 1; }  // pid 0 is reserved by some viewers
-// Thread ids are unique within the trace, ordered rank-major so tracks sort naturally.
-int thread_of(int rank, Stream stream) { return rank * streams_per_rank + stream_index(stream) + 1; }
+constexpr const char* time_axis_note =
+    "one representative layer: forward, then backward; iteration = layers x (fwd + bwd)";
 
 nlohmann::ordered_json metadata(const char* name, int pid, int tid, const nlohmann::ordered_json& args) {
   return nlohmann::ordered_json{{"name", name}, {"ph", "M"}, {"pid", pid}, {"tid", tid}, {"args", args}};
 }
 
-void add_track_names(const Trace& trace, nlohmann::ordered_json& events) {
-  const int nodes = trace.gpus_per_node > 0 ? (trace.world_size + trace.gpus_per_node - 1) / trace.gpus_per_node : 1;
-  for (int node = 0; node < nodes; ++node) {
+void add_track_names(const Trace& trace, const TrackLayout& layout, nlohmann::ordered_json& events) {
+  for (int node = 0; node < node_count(trace); ++node) {
     events.push_back(metadata("process_name", process_of_node(node), 0, {{"name", fmt::format("node {}", node)}}));
     events.push_back(metadata("process_sort_index", process_of_node(node), 0, {{"sort_index", node}}));
   }
-  for (int rank = 0; rank < trace.world_size; ++rank) {
-    for (const Stream stream : {Stream::compute, Stream::comm, Stream::nic}) {
-      const int pid = process_of_node(node_of_rank(trace, rank));
-      const int tid = thread_of(rank, stream);
-      events.push_back(metadata("thread_name", pid, tid, {{"name", fmt::format("rank {} {}", rank, stream_title(stream))}}));
-      events.push_back(metadata("thread_sort_index", pid, tid, {{"sort_index", tid}}));
-    }
+  for (const Track& track : layout.tracks) {
+    events.push_back(metadata("thread_name", track.pid, track.tid, {{"name", track.name}}));
+    events.push_back(metadata("thread_sort_index", track.pid, track.tid, {{"sort_index", track.tid}}));
   }
 }
 
-nlohmann::ordered_json complete_event(const Trace& trace, const TraceEvent& event) {
+nlohmann::ordered_json complete_event(const TraceEvent& event, const TrackLayout& layout, std::size_t index) {
   nlohmann::ordered_json args;
   args["pass"] = to_string(event.pass);
   args["micro_batch"] = event.micro_batch;
@@ -65,40 +41,54 @@ nlohmann::ordered_json complete_event(const Trace& trace, const TraceEvent& even
   if (event.group >= 0) args["group"] = event.group;
   if (event.step >= 0) args["step"] = event.step;
   if (event.op >= 0) args["op"] = event.op;
+  const Track& track = layout.tracks[static_cast<std::size_t>(layout.track_of_event[index])];
   return nlohmann::ordered_json{{"name", event.name},
                                 {"cat", to_string(event.category)},
                                 {"ph", "X"},
-                                {"ts", event.start * microseconds_per_second},
-                                {"dur", std::max(0.0, event.end - event.start) * microseconds_per_second},
-                                {"pid", process_of_node(node_of_rank(trace, event.rank))},
-                                {"tid", thread_of(event.rank, event.stream)},
+                                {"ts", trace_microseconds(layout.start_ns[index])},
+                                {"dur", trace_microseconds(layout.end_ns[index] - layout.start_ns[index])},
+                                {"pid", track.pid},
+                                {"tid", track.tid},
                                 {"args", std::move(args)}};
 }
 
-// One counter track per NIC link; the series is piecewise constant, which is exactly how Perfetto draws
-// counters (each value holds until the next sample).
-void add_nic_counters(const LinkLoad& link, nlohmann::ordered_json& events) {
-  const std::string name = link.name + " GB/s";
-  const int pid = process_of_node(std::max(link.node, 0));
-  for (const LoadPoint& point : link.series) {
-    events.push_back(nlohmann::ordered_json{{"name", name},
-                                            {"cat", to_string(link.kind)},
-                                            {"ph", "C"},
-                                            {"ts", point.t * microseconds_per_second},
-                                            {"pid", pid},
-                                            {"args", {{"GB/s", point.bytes_per_second / 1e9}}}});
-  }
+// The "time axis" process, sorted first: viewers show process names, labels and slices, never otherData,
+// so this is where a reader of the trace learns that it spans one layer of each pass, not the iteration.
+void add_time_axis(const Trace& trace, const TraceLabels& labels, int tid, nlohmann::ordered_json& events) {
+  const int pid = process_of_node(node_count(trace));
+  events.push_back(metadata("process_name", pid, 0, {{"name", "time axis: one representative layer"}}));
+  events.push_back(metadata("process_labels", pid, 0,
+                            {{"labels", fmt::format("{}; {} layers; {} / {}", time_axis_note, trace.layers,
+                                                    labels.scenario, labels.system)}}));
+  events.push_back(metadata("process_sort_index", pid, 0, {{"sort_index", -1}}));
+  events.push_back(metadata("thread_name", pid, tid, {{"name", "layer (1 of each pass)"}}));
+  const std::int64_t forward_end = trace_nanoseconds(trace.layer.forward);
+  const std::int64_t backward_end = std::max(forward_end, trace_nanoseconds(trace.trace_seconds()));
+  const auto slice = [&](const char* pass, std::int64_t from, std::int64_t to) {
+    events.push_back(nlohmann::ordered_json{
+        {"name", fmt::format("{} layer (1 of {})", pass, trace.layers)},
+        {"cat", "time-axis"},
+        {"ph", "X"},
+        {"ts", trace_microseconds(from)},
+        {"dur", trace_microseconds(to - from)},
+        {"pid", pid},
+        {"tid", tid},
+        {"args", {{"note", time_axis_note}, {"layers", trace.layers}, {"iteration_seconds", trace.iteration_seconds}}}});
+  };
+  slice("forward", 0, forward_end);
+  if (trace.backward) slice("backward", forward_end, backward_end);
 }
 
 }  // namespace
 
 nlohmann::ordered_json perfetto_trace_json(const Trace& trace, const TraceLabels& labels) {
+  const TrackLayout layout = lay_out_tracks(trace);
   nlohmann::ordered_json events = nlohmann::ordered_json::array();
-  add_track_names(trace, events);
-  for (const TraceEvent& event : trace.events) events.push_back(complete_event(trace, event));
-  for (const LinkLoad& link : trace.links) {
-    if (link.kind == LinkKind::nic_tx || link.kind == LinkKind::nic_rx) add_nic_counters(link, events);
-  }
+  add_track_names(trace, layout, events);
+  for (std::size_t i = 0; i < trace.events.size(); ++i) events.push_back(complete_event(trace.events[i], layout, i));
+  add_transfer_flows(trace, layout, events);
+  add_nic_counters(trace, events);
+  add_time_axis(trace, labels, static_cast<int>(layout.tracks.size()) + 1, events);
   nlohmann::ordered_json out;
   out["traceEvents"] = std::move(events);
   out["displayTimeUnit"] = "ns";
@@ -107,7 +97,7 @@ nlohmann::ordered_json perfetto_trace_json(const Trace& trace, const TraceLabels
                       {"backend", trace.backend},
                       {"simulator", trace.simulator_version},
                       {"note", trace.model_note},
-                      {"time_axis", "one representative layer: forward, then backward; iteration = layers x (fwd + bwd)"},
+                      {"time_axis", time_axis_note},
                       {"layers", trace.layers}};
   return out;
 }

@@ -2,11 +2,13 @@
 // Chrome / Perfetto trace JSON (Trace Event Format) of one system's first feasible iteration, so a run can
 // be inspected in ui.perfetto.dev or chrome://tracing next to PyTorch-profiler (Kineto) traces.
 //
-// Layout: one process per node ("node 0", ...). Inside it one thread per rank and stream ("rank 3
-// compute", "rank 3 comm", "rank 3 relay"): Perfetto draws overlapping complete events on one track
-// wrongly, and each stream is sequential by construction. NIC throughput is a counter track per NIC and
-// direction ("n0-nic3-tx GB/s") in the node's process. Times are µs on the trace axis: one representative
-// forward layer, then one backward layer (core/exec/trace.hpp).
+// Layout (docs/REPORT_FORMAT.md): one process per node ("node 0", ...), in it one thread per rank and
+// kind of work, split into lanes where slices would overlap ("rank 3 · compute", "rank 3 · send",
+// "rank 3 · recv", "rank 3 · relay", ...; reports/trace_tracks.hpp), flow arrows from each send to its
+// recv (reports/trace_flows.hpp), and a counter per NIC and direction of every node, idle ones at 0
+// (reports/trace_counters.hpp). Times are µs on the trace axis: one representative forward layer, then
+// one backward layer (core/exec/trace.hpp); a first process, "time axis", says so where Perfetto shows
+// it (its name, labels and one slice per layer), not only in otherData, which viewers do not display.
 #include <filesystem>
 #include <string>
 

@@ -1,0 +1,71 @@
+#include "reports/trace_counters.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "reports/trace_tracks.hpp"
+
+namespace zb::reports {
+namespace {
+
+constexpr double gigabits_per_byte = 8e-9;
+
+// (node, NIC index, rx?): the order counter tracks are written in.
+using NicKey = std::tuple<int, int, bool>;
+
+nlohmann::ordered_json counter_event(const std::string& name, int pid, std::int64_t ts_ns, double bytes_per_second) {
+  return nlohmann::ordered_json{{"name", name},
+                                {"cat", "nic"},
+                                {"ph", "C"},
+                                {"ts", trace_microseconds(ts_ns)},
+                                {"pid", pid},
+                                {"args", {{"Gbit/s", bytes_per_second * gigabits_per_byte}}}};
+}
+
+// The link's piecewise-constant series on whole nanoseconds: a 0 at the trace's start when the series
+// begins later (or is empty), a 0 at the trace's end when it stops earlier; of points that round to
+// the same nanosecond the last holds, as it did before rounding.
+void add_series(const std::string& name, int pid, const LinkLoad* link, std::int64_t end_ns,
+                nlohmann::ordered_json& events) {
+  std::vector<std::pair<std::int64_t, double>> points;
+  if (link != nullptr) {
+    for (const LoadPoint& point : link->series) {
+      const std::int64_t t = trace_nanoseconds(point.t);
+      if (!points.empty() && points.back().first == t) points.back().second = point.bytes_per_second;
+      else points.emplace_back(t, point.bytes_per_second);
+    }
+  }
+  if (points.empty() || points.front().first > 0) points.insert(points.begin(), {0, 0.0});
+  if (points.back().first < end_ns) points.emplace_back(end_ns, 0.0);
+  for (const auto& [t, rate] : points) events.push_back(counter_event(name, pid, t, rate));
+}
+
+}  // namespace
+
+void add_nic_counters(const Trace& trace, nlohmann::ordered_json& events) {
+  std::map<NicKey, const LinkLoad*> nics;
+  for (int node = 0; node < node_count(trace); ++node) {
+    for (int nic = 0; nic < trace.nics_per_node; ++nic) {
+      nics[{node, nic, false}] = nullptr;
+      nics[{node, nic, true}] = nullptr;
+    }
+  }
+  for (const LinkLoad& link : trace.links) {
+    if (link.kind != LinkKind::nic_tx && link.kind != LinkKind::nic_rx) continue;
+    nics[{std::max(link.node, 0), link.index, link.kind == LinkKind::nic_rx}] = &link;
+  }
+  const std::int64_t end_ns = trace_nanoseconds(trace.trace_seconds());
+  for (const auto& [key, link] : nics) {
+    const auto [node, nic, rx] = key;
+    add_series(fmt::format("n{}-nic{}-{}", node, nic, rx ? "rx" : "tx"), process_of_node(node), link, end_ns, events);
+  }
+}
+
+}  // namespace zb::reports

@@ -1,0 +1,51 @@
+#pragma once
+// Which track (pid, tid) of the Perfetto trace each TraceEvent goes to.
+//
+// Viewers draw complete slices ("ph": "X") of one thread as a stack: two slices on one tid that overlap
+// without nesting are mis-drawn by chrome://tracing and reported as import errors by Perfetto. A rank's
+// transfers do overlap (sends of one ring step run while the previous step's receive is still arriving,
+// relay legs of several messages share a proxy), so each rank gets one track per kind of work (compute,
+// send, recv, collective, relay) and a kind whose slices overlap is split into lanes ("rank 3 · send",
+// "rank 3 · send 2", ...): first fit in start order, the fewest lanes interval colouring allows, and no
+// two slices of one lane overlap at all.
+//
+// Times are rounded to whole nanoseconds before lanes are chosen, and written from those integers, so the
+// check "next start >= previous end" holds exactly on the values in the file, not only before rounding.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/exec/trace.hpp"
+
+namespace zb::reports {
+
+enum class TrackKind { compute, send, recv, collective, relay };
+
+// Seconds on the trace axis to whole nanoseconds, and nanoseconds to the µs the Trace Event Format uses.
+[[nodiscard]] std::int64_t trace_nanoseconds(double seconds);
+[[nodiscard]] double trace_microseconds(std::int64_t nanoseconds);
+
+[[nodiscard]] int node_count(const Trace& trace);
+[[nodiscard]] int node_of_rank(const Trace& trace, int rank);
+// pid of a node's process; pid 0 is reserved by some viewers.
+[[nodiscard]] int process_of_node(int node);
+
+struct Track {
+  int pid = 0;
+  int tid = 0;  // unique within the trace, in rank, kind, lane order, so tracks sort naturally
+  int rank = 0;
+  TrackKind kind = TrackKind::compute;
+  int lane = 0;
+  std::string name;  // "rank 3 · send", "rank 3 · send 2"
+};
+
+struct TrackLayout {
+  std::vector<Track> tracks;        // only tracks that hold at least one slice
+  std::vector<int> track_of_event;  // index into tracks, per trace.events entry
+  std::vector<std::int64_t> start_ns, end_ns;  // per trace.events entry, end >= start
+};
+
+[[nodiscard]] TrackKind track_kind(EventCategory category);
+[[nodiscard]] TrackLayout lay_out_tracks(const Trace& trace);
+
+}  // namespace zb::reports
