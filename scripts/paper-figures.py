@@ -31,6 +31,18 @@ def mean_seconds(system):
     return agg["mean"] if agg else None
 
 
+def folder_rows(combined, folder):
+    """The combined table's rows of scenarios/paper/<folder>/ that ran, each with its report.json."""
+    for r in combined["rows"]:
+        if "/%s/" % folder in r.get("file", "") and "error" not in r:
+            yield r, load(os.path.join(r["report_dir"], "report.json"))
+
+
+def gpus_of(row):
+    """The GPU count a row's cluster names: "16 × a800-4nic (128 GPUs)" -> 128."""
+    return int(row["cluster"].rsplit("(", 1)[1].split()[0])
+
+
 def ratio_stats(values):
     values = [v for v in values if v is not None]
     if not values:
@@ -39,8 +51,8 @@ def ratio_stats(values):
         statistics.mean(values), statistics.median(values), min(values), max(values), len(values))
 
 
-def headline(out, combined):
-    rows = [r for r in combined["rows"] if r.get("file", "").find("/headline/") >= 0 and "error" not in r]
+def headline(combined):
+    rows = [r for r in combined["rows"] if "/headline/" in r.get("file", "") and "error" not in r]
     node_local = []  # ring-cp at degree 8/t: TE CP inside a node, DP across
     every_gpu, best, losses = [], [], []
     for r in rows:
@@ -66,14 +78,11 @@ def headline(out, combined):
     print("best baseline, by scenarios: %s\n" % ", ".join("%s %d" % kv for kv in sorted(counts.items(), key=lambda kv: -kv[1])))
 
 
-def ablation(out, combined):
+def ablation(combined):
     print("## Ablation (speed-up over ring-cp over every GPU)\n")
     print("| scenario | routing only | + partitioning and engine | + remap |")
     print("|---|---|---|---|")
-    for r in combined["rows"]:
-        if "/ablation/" not in r.get("file", "") or "error" in r:
-            continue
-        report = load(os.path.join(r["report_dir"], "report.json"))
+    for r, report in folder_rows(combined, "ablation"):
         times = [mean_seconds(s) for s in report["systems"]]
         base = times[0]
         cells = ["%.2fx" % (base / t) if t else "OOM" for t in times[1:]]
@@ -81,13 +90,11 @@ def ablation(out, combined):
     print()
 
 
-def scaling(out, combined):
+def scaling(combined):
     print("## Scaling (llama-3b, cluster A, tokens per second per GPU)\n")
-    rows = [r for r in combined["rows"] if "/scaling/" in r.get("file", "") and "error" not in r]
     by_dataset = {}
-    for r in rows:
-        report = load(os.path.join(r["report_dir"], "report.json"))
-        gpus = report["run"]["effective_scenario"]["cluster"]["nodes"] * 8
+    for r, report in folder_rows(combined, "scaling"):
+        gpus = gpus_of(r)
         dataset = report["run"]["effective_scenario"]["workload"]["dataset"]
         for s in report["systems"]:
             agg = s["aggregates"]["tokens_per_second"]
@@ -102,14 +109,11 @@ def scaling(out, combined):
         print()
 
 
-def timeline(out, combined):
+def timeline(combined):
     print("## Timeline cases (forward ring steps, one layer)\n")
     print("| scenario | system | inter-node steps | mean inter-node step | intra-node steps | iteration |")
     print("|---|---|---|---|---|---|")
-    for r in combined["rows"]:
-        if "/timeline/" not in r.get("file", "") or "error" in r:
-            continue
-        report = load(os.path.join(r["report_dir"], "report.json"))
+    for r, report in folder_rows(combined, "timeline"):
         for s in report["systems"]:
             steps = {(x["level"], x["pass"]): x for x in s["ring_steps"]}
             inter = steps.get(("inter-node", "fwd"))
@@ -124,10 +128,10 @@ def timeline(out, combined):
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join("out", "paper")
     combined = load(os.path.join(out, "combined.json"))
-    headline(out, combined)
-    ablation(out, combined)
-    scaling(out, combined)
-    timeline(out, combined)
+    headline(combined)
+    ablation(combined)
+    scaling(combined)
+    timeline(combined)
 
 
 if __name__ == "__main__":

@@ -298,11 +298,7 @@ void check_coverage_and_data(const Plan& plan, int heads, std::vector<std::strin
         ledger.parts = static_cast<int>(g.ranks.size());
         ledger.pair_count.assign(static_cast<std::size_t>(ledger.parts * ledger.parts), 0);
       }
-      auto pos = [&](int rank) {
-        const auto it = std::find(g.ranks.begin(), g.ranks.end(), rank);
-        return it == g.ranks.end() ? -1 : static_cast<int>(it - g.ranks.begin());
-      };
-      const int q_pos = pos(r.rank), kv_pos = pos(op.zigzag_kv_rank);
+      const int q_pos = position_in(g, r.rank), kv_pos = position_in(g, op.zigzag_kv_rank);
       ledger.by_pairs = ledger.by_pairs && op.heads.all();
       if (ring_op_data_ok(r.rank, op, received, q_pos, kv_pos)) {
         ++ledger.pair_count[static_cast<std::size_t>(q_pos * ledger.parts + kv_pos)];

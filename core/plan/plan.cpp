@@ -62,7 +62,7 @@ std::vector<AttentionBlock> zigzag_blocks(int seq, std::int64_t length, int part
   return out;
 }
 
-static int position_in(const Group& g, int rank) {
+int position_in(const Group& g, int rank) {
   const auto it = std::find(g.ranks.begin(), g.ranks.end(), rank);
   if (it == g.ranks.end()) return -1;
   return static_cast<int>(it - g.ranks.begin());

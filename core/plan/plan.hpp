@@ -223,6 +223,8 @@ struct Plan {
 // key chunks of `kv_pos` for one sequence (blocks with no causal pairs are omitted).
 [[nodiscard]] std::vector<AttentionBlock> zigzag_blocks(int seq, std::int64_t length, int parts, int q_pos,
                                                         int kv_pos);
+// The position of `rank` in the group's ranks, or −1 when it is not a member.
+[[nodiscard]] int position_in(const Group& g, int rank);
 // Every block an attention op computes, expanded (explicit blocks, or the zigzag form for each sequence).
 [[nodiscard]] std::vector<AttentionBlock> expand_blocks(const Plan& plan, int rank, const Op& op);
 

@@ -120,10 +120,6 @@ PlanBuilder::StepPairs step_pairs_of(const std::vector<ChunkedSequence>& sequenc
 
 }  // namespace
 
-PlanBuilder::StepPairs PlanBuilder::zigzag_step_pairs(const plan::Group& g, int i, int j) const {
-  return step_pairs_of(chunked_sequences(plan_, g), static_cast<int>(g.ranks.size()), i, j);
-}
-
 std::int64_t PlanBuilder::zigzag_rank_tokens(const plan::Group& g, int pos) const {
   const int p = static_cast<int>(g.ranks.size());
   std::int64_t tokens = 0;

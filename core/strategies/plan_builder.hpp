@@ -55,7 +55,6 @@ class PlanBuilder {
     double pairs = 0;
     double q_tokens = 0;  // the step's varlen call, per query chunk (EquivalentQTokens)
   };
-  [[nodiscard]] StepPairs zigzag_step_pairs(const plan::Group& g, int q_pos, int kv_pos) const;
   [[nodiscard]] std::int64_t zigzag_rank_tokens(const plan::Group& g, int pos) const;
 
   [[nodiscard]] int world_size() const { return plan_.world_size; }
