@@ -1,0 +1,31 @@
+#pragma once
+// Settings of the cuda executor that the scenario does not carry: how many warm-up passes and timed
+// repetitions it measures (as nccl-tests: warm-up, then timed iterations; the median is reported) and
+// which attention kernel it runs. RunContext has no place for them, so make_executor uses the defaults
+// below overridden by ZB_CUDA_* environment variables (docs/CUDA_BACKEND.md lists them), as the
+// reference backend does with ZB_REF_*. Pure C++: parsed and tested without CUDA.
+#include <string>
+
+namespace zb::cuda {
+
+enum class AttentionKernel {
+  automatic,  // cuDNN's SDPA when this build has it and it loads, else the project's own kernels
+  cudnn,      // cuDNN's SDPA (forward and backward); refused when the build lacks it
+  own,        // kernels/cuda_attention.hpp: forward only, so a backward pass is refused with it
+};
+
+struct CudaOptions {
+  int warmup = 2;       // untimed layers (forward and backward) before the timed ones
+  int repetitions = 5;  // timed layers; each pass's time is the median over them of the slowest rank
+  AttentionKernel attention = AttentionKernel::automatic;
+
+  // The defaults overridden by ZB_CUDA_WARMUP, ZB_CUDA_REPETITIONS and ZB_CUDA_ATTENTION_KERNEL
+  // (auto|cudnn|zb). A malformed value is bad input (exit 2) naming the variable.
+  [[nodiscard]] static CudaOptions from_environment();
+  // Exit 2 when a count is out of range (warm-up ≥ 0, repetitions ≥ 1, both at most 10000).
+  void validate() const;
+};
+
+[[nodiscard]] const char* to_string(AttentionKernel k);
+
+}  // namespace zb::cuda
