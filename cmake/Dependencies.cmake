@@ -31,6 +31,8 @@ set(ZEPPELIN_HAVE_CUDA OFF)
 set(ZEPPELIN_HAVE_NCCL OFF)
 set(ZEPPELIN_HAVE_CUPTI OFF)
 set(ZEPPELIN_HAVE_NVTX OFF)
+set(ZEPPELIN_HAVE_CUDNN OFF)
+set(ZEPPELIN_CUDNN_SUMMARY "no (CUDA is off or not found)")
 if(NOT ZEPPELIN_CUDA STREQUAL "OFF")
   if(NOT CMAKE_CUDA_COMPILER AND EXISTS /usr/local/cuda/bin/nvcc)
     set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc)
@@ -55,6 +57,10 @@ if(NOT ZEPPELIN_CUDA STREQUAL "OFF")
       endif()
     endif()
   endif()
+  # cuDNN fused attention (kernels/cuda/cudnn_sdpa*.cpp): libcudnn from the toolkit folder plus the
+  # cudnn-frontend headers; absent frontend only turns ZEPPELIN_HAVE_CUDNN off.
+  set(ZB_CUDNN_REPO_ROOT ${PROJECT_SOURCE_DIR})
+  include(${PROJECT_SOURCE_DIR}/kernels/cmake/ZbCudnn.cmake)
   if(NOT ZEPPELIN_HAVE_CUDA AND ZEPPELIN_CUDA STREQUAL "ON")
     message(FATAL_ERROR "ZEPPELIN_CUDA=ON but no CUDA toolkit was found (looked for nvcc on PATH and in "
                         "/usr/local/cuda/bin). Install the CUDA toolkit, pass -DCMAKE_CUDA_COMPILER=/path/to/nvcc, "

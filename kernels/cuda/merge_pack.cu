@@ -26,16 +26,21 @@ __global__ void merge_partials_kernel(std::int64_t row_heads, int head_dim, floa
   if (lb == -INFINITY) return;  // b is empty: a stays
   float* oa = o_a + rh * head_dim;
   const float* ob = o_b + rh * head_dim;
-  float wa = 0.f, wb = 1.f, merged = lb;  // a empty: copy b
-  if (la != -INFINITY) {
-    const float m = fmaxf(la, lb);
-    wa = expf(la - m);
-    wb = expf(lb - m);
-    const float sum = wa + wb;
-    merged = m + logf(sum);
-    wa /= sum;
-    wb /= sum;
+  if (la == -INFINITY) {
+    // a is empty: b is the result, copied, not weighted (0·O_a would be NaN if O_a held NaN or inf,
+    // which the CPU reference never reads either).
+    for (int c = lane; c < head_dim; c += 32) oa[c] = ob[c];
+    __syncwarp();
+    if (lane == 0) lse_a[rh] = lb;
+    return;
   }
+  const float m = fmaxf(la, lb);
+  const float ea = expf(la - m);
+  const float eb = expf(lb - m);
+  const float sum = ea + eb;
+  const float merged = m + logf(sum);
+  const float wa = ea / sum;
+  const float wb = eb / sum;
   for (int c = lane; c < head_dim; c += 32) oa[c] = wa * oa[c] + wb * ob[c];
   __syncwarp();
   if (lane == 0) lse_a[rh] = merged;

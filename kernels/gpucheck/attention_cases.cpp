@@ -129,19 +129,13 @@ CheckResult check_merge(int head_dim, std::uint64_t seed) {
   std::vector<float> of(o_count), lf(lse_count);
   if (Status st = o_a.download(of.data(), "o_a"); !st) return {false, 0, 0, st.message()};
   if (Status st = lse_a.download(lf.data(), "lse_a"); !st) return {false, 0, 0, st.message()};
-  double diff = 0, norm = 0, lse_error = 0;
-  for (std::size_t i = 0; i < o_count; ++i) {
-    diff += (of[i] - o_ref[i]) * (of[i] - o_ref[i]);
-    norm += o_ref[i] * o_ref[i];
-  }
-  for (std::size_t i = 0; i < lse_count; ++i) {
-    const double e = std::abs(lf[i] - lse_ref[i]);  // std::max would drop a NaN, so map it to infinity
-    lse_error = std::isnan(e) ? std::numeric_limits<double>::infinity() : std::max(lse_error, e);
-  }
-  const double error = std::sqrt(diff / norm);  // NaN (unwritten) fails both comparisons below
-  const bool passed = error <= kOutputTolerance && lse_error <= kLseTolerance;
-  return {passed, error, lse_error,
-          passed ? "" : "merged O error " + std::to_string(error) + ", LSE error " + std::to_string(lse_error)};
+  const ElementwiseResult o = compare_elementwise("merged O", std::vector<double>(of.begin(), of.end()), o_ref,
+                                                  kOutputTolerance, static_cast<std::int64_t>(shape.heads) * head_dim);
+  const ElementwiseResult l =
+      compare_elementwise("merged LSE", std::vector<double>(lf.begin(), lf.end()), lse_ref, kLseTolerance, shape.heads);
+  CheckResult result{o.passed && l.passed, o.worst_ratio, l.worst_ratio, o.detail};
+  if (!l.passed) result.detail += (result.detail.empty() ? "" : "; ") + l.detail;
+  return result;
 }
 
 }  // namespace zb::kernels::gpucheck

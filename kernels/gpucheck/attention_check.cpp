@@ -7,64 +7,21 @@
 
 #include "core/common/rng.hpp"
 #include "kernels/gpucheck/device_buffer.hpp"
-#include "kernels/half.hpp"
+#include "kernels/gpucheck/host_values.hpp"
 
 namespace zb::kernels::gpucheck {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-std::uint16_t to_bits(cuda::ElementType type, double x) {
-  return type == cuda::ElementType::bf16 ? float_to_bf16_bits(static_cast<float>(x))
-                                         : float_to_fp16_bits(static_cast<float>(x));
-}
-double from_bits(cuda::ElementType type, std::uint16_t bits) {
-  return type == cuda::ElementType::bf16 ? bf16_bits_to_float(bits) : fp16_bits_to_float(bits);
-}
-
-// Random values rounded to the device type; `values` receives the rounded values for the oracle.
-std::vector<std::uint16_t> random_device_values(Rng& rng, cuda::ElementType type, std::int64_t count,
-                                                std::vector<double>& values) {
-  std::vector<std::uint16_t> bits(static_cast<std::size_t>(count));
-  values.resize(bits.size());
-  for (std::size_t i = 0; i < bits.size(); ++i) {
-    bits[i] = to_bits(type, rng.normal());
-    values[i] = from_bits(type, bits[i]);
-  }
-  return bits;
-}
-
-// Compares with the oracle; NaN in the oracle marks rows no block writes (they must stay poisoned).
+// Compares with the oracle element by element; NaN in the oracle marks rows no block writes (they must
+// stay poisoned).
 CheckResult compare(const std::vector<double>& o, const std::vector<double>& o_ref, const std::vector<double>& lse,
-                    const std::vector<double>& lse_ref) {
-  CheckResult result;
-  double diff = 0, norm = 0;
-  for (std::size_t i = 0; i < o_ref.size(); ++i) {
-    if (std::isnan(o_ref[i]) != std::isnan(o[i])) {
-      result.detail = "O element " + std::to_string(i) + (std::isnan(o[i]) ? " was not written" : " was overwritten");
-      return result;
-    }
-    if (std::isnan(o_ref[i])) continue;
-    diff += (o[i] - o_ref[i]) * (o[i] - o_ref[i]);
-    norm += o_ref[i] * o_ref[i];
-  }
-  result.output_error = norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
-  for (std::size_t i = 0; i < lse_ref.size(); ++i) {
-    const bool both_nan = std::isnan(lse[i]) && std::isnan(lse_ref[i]);
-    const bool both_empty = std::isinf(lse[i]) && lse[i] == lse_ref[i];
-    if (both_nan || both_empty) continue;
-    if (std::isnan(lse[i]) || std::isinf(lse[i]) || std::isnan(lse_ref[i]) || std::isinf(lse_ref[i])) {
-      result.detail = "LSE row " + std::to_string(i) + " is " + std::to_string(lse[i]) + ", expected " +
-                      std::to_string(lse_ref[i]);
-      return result;
-    }
-    result.lse_error = std::max(result.lse_error, std::abs(lse[i] - lse_ref[i]));
-  }
-  result.passed = result.output_error <= kOutputTolerance && result.lse_error <= kLseTolerance;
-  if (!result.passed)
-    result.detail = "O error " + std::to_string(result.output_error) + " (tolerance " +
-                    std::to_string(kOutputTolerance) + "), LSE error " + std::to_string(result.lse_error) +
-                    " (tolerance " + std::to_string(kLseTolerance) + ")";
+                    const std::vector<double>& lse_ref, std::int64_t o_row_elements, std::int64_t heads) {
+  const ElementwiseResult out = compare_elementwise("O", o, o_ref, kOutputTolerance, o_row_elements);
+  const ElementwiseResult l = compare_elementwise("LSE", lse, lse_ref, kLseTolerance, heads);
+  CheckResult result{out.passed && l.passed, out.worst_ratio, l.worst_ratio, out.detail};
+  if (!l.passed) result.detail += (result.detail.empty() ? "" : "; ") + l.detail;
   return result;
 }
 
@@ -118,7 +75,7 @@ CheckResult check_attention(const AttentionCase& c, std::uint64_t seed) {
     if (Status st = d_o.download(ob.data(), "o"); !st) return failed(st);
     for (std::size_t i = 0; i < o.size(); ++i) o[i] = from_bits(c.output_type, ob[i]);
   }
-  return compare(o, o_ref, lse, lse_ref);
+  return compare(o, o_ref, lse, lse_ref, static_cast<std::int64_t>(s.heads) * s.head_dim, s.heads);
 }
 
 }  // namespace zb::kernels::gpucheck

@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
-"""Times torch.nn.functional.scaled_dot_product_attention (flash backend, causal, bf16) and prints the
-comparison table of scripts/gpu-check.sh.
+"""Prints the attention timing table of scripts/gpu-check.sh: cuDNN SDPA (forward and backward), the
+project's own forward kernel, and torch.nn.functional.scaled_dot_product_attention (flash backend,
+causal, bf16) when torch is importable (--no-torch leaves that column out).
 
 Shapes match zb_gpucheck's timing: batch 1, HEADS heads, one sequence of each length, head_dim D, bf16.
-FLOPs = 4 * s^2 * heads * d / 2 (causal: half of the two s x s x d GEMMs), the FlashAttention convention.
---ours reads the "TIMING <len> <ms> <tflops>" lines printed by `zb_gpucheck time`.
+FLOPs = 4 * s^2 * heads * d / 2 (causal: half of the two s x s x d GEMMs), the FlashAttention convention;
+the backward counts 2.5 times that.
+--ours reads the "TIMING <len> <ms> <tflops>" lines printed by `zb_gpucheck time`, --cudnn the
+"TIMING_CUDNN <len> <fwd ms> <fwd tflops> <bwd ms> <bwd tflops>" lines of `zb_gpucheck time-cudnn`.
 """
 import argparse
 import statistics
@@ -43,14 +46,23 @@ def time_sdpa(torch, length, heads, head_dim):
     return statistics.median(runs)
 
 
-def read_ours(path):
-    ours = {}
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            parts = line.split()
-            if len(parts) == 4 and parts[0] == "TIMING":
-                ours[int(parts[1])] = (float(parts[2]), float(parts[3]))
-    return ours
+def read_timings(path, tag, fields):
+    """{length: (floats...)} from the lines '<tag> <len> <fields numbers>' of a zb_gpucheck log."""
+    found = {}
+    if not path:
+        return found
+    try:
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) == 2 + fields and parts[0] == tag:
+                    try:
+                        found[int(parts[1])] = tuple(float(p) for p in parts[2:])
+                    except ValueError:
+                        pass
+    except OSError as error:
+        print(f"bench_sdpa: cannot read {path}: {error}", file=sys.stderr)
+    return found
 
 
 def main():
@@ -59,31 +71,42 @@ def main():
     parser.add_argument("--heads", type=int, default=32)
     parser.add_argument("--head-dim", type=int, default=128)
     parser.add_argument("--ours", required=True, help="zb_gpucheck time output")
+    parser.add_argument("--cudnn", help="zb_gpucheck time-cudnn output")
+    parser.add_argument("--no-torch", action="store_true", help="leave the torch SDPA column out")
     parser.add_argument("--markdown", help="also write the table as Markdown to this file")
     args = parser.parse_args()
 
-    import torch  # imported late so --help works without PyTorch
+    torch = None
+    if not args.no_torch:
+        import torch  # imported late so --help and --no-torch work without PyTorch
 
-    if not torch.cuda.is_available():
-        print("bench_sdpa: torch.cuda.is_available() is False; cannot time SDPA", file=sys.stderr)
-        return 1
-    ours = read_ours(args.ours)
-    print(f"torch {torch.__version__}, {torch.cuda.get_device_name()}, batch 1, heads {args.heads}, "
-          f"head_dim {args.head_dim}, causal, bf16")
-    header = ["seq len", "ours ms", "ours TFLOP/s", "SDPA ms", "SDPA TFLOP/s", "ratio"]
+        if not torch.cuda.is_available():
+            print("bench_sdpa: torch.cuda.is_available() is False; cannot time SDPA", file=sys.stderr)
+            return 1
+    ours = read_timings(args.ours, "TIMING", 2)
+    cudnn = read_timings(args.cudnn, "TIMING_CUDNN", 4)
+    nan = float("nan")
+    device = f"torch {torch.__version__}, {torch.cuda.get_device_name()}, " if torch else ""
+    print(f"{device}batch 1, heads {args.heads}, head_dim {args.head_dim}, causal, bf16, TFLOP/s")
+    header = ["seq len", "cuDNN fwd", "cuDNN bwd", "ours fwd"] + (["SDPA fwd", "ours/SDPA"] if torch else [])
     rows = []
+    failed = False
     for length in args.lengths:
         flops = 4.0 * length * length * args.heads * args.head_dim / 2.0
-        try:
-            sdpa_ms = time_sdpa(torch, length, args.heads, args.head_dim)
-            sdpa_tflops = flops / (sdpa_ms * 1e-3) / 1e12
-        except RuntimeError as error:  # e.g. out of memory or no flash kernel for this GPU
-            print(f"bench_sdpa: SDPA failed at {length}: {error}", file=sys.stderr)
-            sdpa_ms = sdpa_tflops = float("nan")
-        our_ms, our_tflops = ours.get(length, (float("nan"), float("nan")))
-        ratio = our_tflops / sdpa_tflops if sdpa_tflops == sdpa_tflops and sdpa_tflops > 0 else float("nan")
-        rows.append([f"{length}", f"{our_ms:.3f}", f"{our_tflops:.1f}", f"{sdpa_ms:.3f}", f"{sdpa_tflops:.1f}",
-                     f"{ratio:.2f}"])
+        _, cudnn_fwd, _, cudnn_bwd = cudnn.get(length, (nan, nan, nan, nan))
+        _, our_tflops = ours.get(length, (nan, nan))
+        row = [f"{length}", f"{cudnn_fwd:.1f}", f"{cudnn_bwd:.1f}", f"{our_tflops:.1f}"]
+        if torch:
+            try:
+                sdpa_ms = time_sdpa(torch, length, args.heads, args.head_dim)
+                sdpa_tflops = flops / (sdpa_ms * 1e-3) / 1e12
+            except RuntimeError as error:  # e.g. out of memory or no flash kernel for this GPU
+                print(f"bench_sdpa: SDPA failed at {length}: {error}", file=sys.stderr)
+                sdpa_tflops = nan
+                failed = True
+            ratio = our_tflops / sdpa_tflops if sdpa_tflops == sdpa_tflops and sdpa_tflops > 0 else nan
+            row += [f"{sdpa_tflops:.1f}", f"{ratio:.2f}"]
+        rows.append(row)
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
     print("  ".join(h.rjust(w) for h, w in zip(header, widths)))
     for r in rows:
@@ -93,7 +116,7 @@ def main():
             f.write("| " + " | ".join(header) + " |\n|" + "---:|" * len(header) + "\n")
             for r in rows:
                 f.write("| " + " | ".join(r) + " |\n")
-    return 0
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
