@@ -2,6 +2,9 @@
 
 #include "core/common/error.hpp"
 #include "core/exec/reference/reference_executor.hpp"
+#ifdef ZEPPELIN_HAVE_CUDA_EXECUTOR
+#include "core/exec/cuda/cuda_executor.hpp"
+#endif
 #include "core/exec/sim/sim_executor.hpp"
 #include "core/lower/lower.hpp"
 #include "core/lower/verify_program.hpp"
@@ -32,13 +35,17 @@ std::unique_ptr<Executor> make_executor(Backend backend) {
     case Backend::reference:
       return std::make_unique<reference::ReferenceExecutor>(reference::ReferenceOptions::from_environment());
     case Backend::cuda: {
-#ifdef ZEPPELIN_HAVE_CUDA
-      const char* found = "CUDA was found";
+#ifdef ZEPPELIN_HAVE_CUDA_EXECUTOR
+      return std::make_unique<cuda::CudaExecutor>(cuda::CudaOptions::from_environment());
 #else
-      const char* found = "CUDA was not found when this build was configured";
+#ifdef ZEPPELIN_HAVE_CUDA
+      const char* missing = "NCCL was not found when this build was configured";
+#else
+      const char* missing = "CUDA was not found when this build was configured";
 #endif
-      throw Error(ExitCode::bad_input, Location{},
-                  std::string("backend cuda is not available in this build yet (") + found + ")", "use --backend sim");
+      throw Error(ExitCode::bad_input, Location{}, std::string("backend cuda is not available in this build (") + missing + ")",
+                  "use --backend sim, or install the CUDA toolkit with NCCL and reconfigure");
+#endif
     }
   }
   throw Error(ExitCode::bad_input, Location{}, "unknown backend");

@@ -1,0 +1,138 @@
+#include "core/exec/cuda/cuda_executor.hpp"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <numeric>
+#include <optional>
+#include <tuple>
+
+#include "core/exec/cuda/cuda_world.hpp"
+#include "core/exec/cuda/device_arena.hpp"
+#include "core/exec/cuda/nccl_order.hpp"
+#include "core/exec/cuda/pass_runner.hpp"
+#include "core/exec/cuda/rank_comm.hpp"
+#include "core/exec/cuda/rank_compute.hpp"
+#include "core/exec/cuda/trace_events.hpp"
+#include "core/lower/estimate.hpp"
+
+namespace zb::cuda {
+namespace {
+
+// What one rank built for a run. The comm side first: its constructor splits the world communicator,
+// a collective call every rank must make even when its compute plans would fail.
+struct RankSetup {
+  explicit RankSetup(int rank) : arena(rank) {}
+  DeviceArena arena;
+  std::unique_ptr<RankComm> comm;
+  std::unique_ptr<RankCompute> compute;
+  std::unique_ptr<PassRunner> runner;
+};
+
+// Every rank learns whether every other one set up: a rank that failed alone would leave the others
+// waiting in their first NCCL call forever. The failing rank rethrows its own error; the others report
+// that a peer failed, with its exit code (bad input stays bad input).
+void agree_on_setup(const CudaWorld& world, const std::optional<Error>& failure) {
+  const double mine = failure ? static_cast<double>(failure->code()) : 0.0;
+  const double worst = world.max_over_ranks({mine}).front();
+  if (failure) throw *failure;
+  if (worst > 0)
+    throw Error(static_cast<ExitCode>(static_cast<int>(worst)), Location{},
+                "backend cuda: another rank failed while setting up the run (its error is printed by that rank)");
+}
+
+// The repetition whose slowest-rank time is the median (the lower middle for an even count).
+std::size_t median_repetition(const std::vector<double>& seconds) {
+  std::vector<std::size_t> index(seconds.size());
+  std::iota(index.begin(), index.end(), 0);
+  std::stable_sort(index.begin(), index.end(), [&](std::size_t a, std::size_t b) { return seconds[a] < seconds[b]; });
+  return index[(index.size() - 1) / 2];
+}
+
+}  // namespace
+
+CudaExecutor::CudaExecutor(CudaOptions options) : options_(options) {}
+
+Trace CudaExecutor::run(const lower::Program& program, const RunContext& context) {
+  options_.validate();
+  if (program.plan == nullptr) throw Error(ExitCode::runtime, Location{}, "the program names no plan (lower::Program::plan)");
+  const plan::Plan& plan = *program.plan;
+  CudaWorld& world = CudaWorld::get(program.world_size);  // device first (exit 3), then the launch (exit 2)
+  const int rank = world.rank();
+  Trace trace;
+  trace.backend = "cuda";
+  trace.world_size = program.world_size;
+  trace.gpus_per_node = program.gpus_per_node;
+  trace.nics_per_node = context.scenario.cluster.nics_per_node;
+  trace.layers = context.cost.model().layers;
+  trace.backward = program.backward;
+  if (!plan.feasible()) {
+    trace.backward = false;
+    trace.model_note = "not run: the plan does not fit in GPU memory";
+    return trace;
+  }
+
+  RankSetup setup(rank);
+  std::optional<Error> failure;
+  AttentionKernel kernel = AttentionKernel::own;
+  // The NCCL order follows the planner's nominal schedule: each transfer where the estimate expects it.
+  const GlobalOrder order = derive_order(program, lower::schedule(program, lower::nominal_transfers(program, context.cost)));
+  try {
+    setup.comm = std::make_unique<RankComm>(program, rank, world, setup.arena);
+    kernel = resolve_attention_kernel(options_.attention);
+    setup.compute = std::make_unique<RankCompute>(program, rank, context.scenario.model, kernel, setup.arena);
+    setup.arena.allocate();
+    setup.arena.fill_random(context.scenario.seed * 1000003ULL + static_cast<std::uint64_t>(rank));
+    setup.runner = std::make_unique<PassRunner>(program, order, rank, *setup.compute, *setup.comm, world.world());
+  } catch (const Error& e) {
+    failure = e;
+  }
+  agree_on_setup(world, failure);
+  PassRunner& runner = *setup.runner;
+
+  auto layer = [&](std::vector<PassTimes>* forward, std::vector<PassTimes>* backward) {
+    runner.barrier();
+    PassTimes f = runner.run(Pass::fwd);
+    if (forward != nullptr) forward->push_back(std::move(f));
+    if (!program.backward) return;
+    runner.barrier();  // the layer barrier: the backward pass starts once every rank's forward is done
+    PassTimes b = runner.run(Pass::bwd);
+    if (backward != nullptr) backward->push_back(std::move(b));
+  };
+  for (int w = 0; w < options_.warmup; ++w) layer(nullptr, nullptr);
+  std::vector<PassTimes> forward, backward;
+  for (int t = 0; t < options_.repetitions; ++t) layer(&forward, &backward);
+  runner.barrier();
+
+  // The slowest rank's time of every pass of every repetition, then the median repetition of each pass.
+  std::vector<double> seconds;
+  for (const PassTimes& t : forward) seconds.push_back(t.seconds);
+  for (const PassTimes& t : backward) seconds.push_back(t.seconds);
+  seconds = world.max_over_ranks(std::move(seconds));
+  const auto reps = static_cast<std::ptrdiff_t>(forward.size());
+  const std::vector<double> forward_max(seconds.begin(), seconds.begin() + reps);
+  const std::size_t fwd_rep = median_repetition(forward_max);
+  trace.layer.forward = forward_max[fwd_rep];
+  std::size_t bwd_rep = 0;
+  if (program.backward) {
+    const std::vector<double> backward_max(seconds.begin() + reps, seconds.end());
+    bwd_rep = median_repetition(backward_max);
+    trace.layer.backward = backward_max[bwd_rep];
+  }
+  trace.iteration_seconds = trace.layers * (trace.layer.forward + trace.layer.backward);
+
+  RankRecord mine;
+  add_pass_events(program, order, rank, Pass::fwd, forward[fwd_rep], 0.0, mine);
+  if (program.backward) add_pass_events(program, order, rank, Pass::bwd, backward[bwd_rep], trace.layer.forward, mine);
+  std::vector<RankRecord> all;
+  for (const std::vector<char>& bytes : world.all_gather(encode(mine))) all.push_back(decode(bytes));
+  assemble_trace(program, all, trace);
+  trace.ring_step_stats = ring_step_statistics(trace.ring_steps);
+  trace.model_note = "measured on " + world.gpu_name() + " (cuda backend, " + std::to_string(options_.warmup) + " warm-up, " +
+                     std::to_string(options_.repetitions) + " timed repetitions, median); attention: " +
+                     (kernel == AttentionKernel::cudnn ? "cuDNN SDPA" : "own kernels") + ", NCCL over " +
+                     std::to_string(world.size()) + " processes";
+  return trace;
+}
+
+}  // namespace zb::cuda

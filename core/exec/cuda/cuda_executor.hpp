@@ -1,0 +1,25 @@
+#pragma once
+// The `cuda` backend: runs a lowered Program on GPUs, one process per GPU (mpirun -np N / srun -n N),
+// kernels on a compute stream and NCCL on a comm stream in the Program's global NCCL order
+// (nccl_order.hpp), and measures it as nccl-tests does: warm-up layers, then timed repetitions with
+// CUDA events around each pass; a pass's time is the slowest rank's, its reported value the median
+// over repetitions, and the trace's events are those of the median repetition, gathered from every
+// rank (docs/CUDA_BACKEND.md). Built only with CUDA and NCCL (ZEPPELIN_HAVE_CUDA_EXECUTOR).
+#include "core/exec/cuda/cuda_options.hpp"
+#include "core/exec/executor.hpp"
+
+namespace zb::cuda {
+
+class CudaExecutor final : public Executor {
+ public:
+  explicit CudaExecutor(CudaOptions options = {});
+  [[nodiscard]] std::string backend() const override { return "cuda"; }
+  // Exit 3 without a usable GPU ("no usable CUDA device"); exit 2 when the launch does not match the
+  // program (world size, more processes than GPUs on a node) or the kernels cannot run it.
+  [[nodiscard]] Trace run(const lower::Program& program, const RunContext& context) override;
+
+ private:
+  CudaOptions options_;
+};
+
+}  // namespace zb::cuda

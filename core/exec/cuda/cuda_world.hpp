@@ -1,0 +1,53 @@
+#pragma once
+// The process's place in a cuda run: its GPU (local rank of the launch, core/exec/launch), the MPI world
+// when there is more than one process (for the NCCL bootstrap and the reductions of the measurements)
+// and the NCCL communicators: one over the world, and one per distinct member set of the collectives
+// (ncclCommSplit, made in the same order on every rank because every rank sees the same programs).
+// Created once per process on the first run and kept: NCCL and MPI initialise once.
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nccl.h>
+
+namespace zb::cuda {
+
+// Exit 3 with "backend cuda: no usable CUDA device (cudaGetDeviceCount: …); use --backend sim" when the
+// driver or a device is missing; otherwise the number of visible devices.
+int usable_device_count();
+
+class CudaWorld {
+ public:
+  // The world for a program of `program_world_size` ranks. Exit 2 when the launch's world size differs
+  // from it (naming both) or when more processes share this node than it has GPUs; exit 3 when the
+  // device, MPI or NCCL cannot be set up.
+  static CudaWorld& get(int program_world_size);
+  ~CudaWorld();
+  CudaWorld(const CudaWorld&) = delete;
+  CudaWorld& operator=(const CudaWorld&) = delete;
+
+  [[nodiscard]] int rank() const { return rank_; }
+  [[nodiscard]] int size() const { return size_; }
+  [[nodiscard]] int device() const { return device_; }
+  [[nodiscard]] const std::string& gpu_name() const { return gpu_name_; }
+  [[nodiscard]] ncclComm_t world() const { return world_; }
+  // The communicator over `members` (in their order: member i is its rank i), made on first use. Every
+  // rank of the world must call it with the same member sets in the same order; non-members get nullptr.
+  ncclComm_t group(const std::vector<int>& members);
+
+  // Element-wise max over ranks (identity for one process).
+  [[nodiscard]] std::vector<double> max_over_ranks(std::vector<double> values) const;
+  // Every rank's bytes, in rank order (only this rank's for one process).
+  [[nodiscard]] std::vector<std::vector<char>> all_gather(const std::vector<char>& mine) const;
+
+ private:
+  CudaWorld(int rank, int size, int device);
+  int rank_ = 0, size_ = 1, device_ = 0;
+  bool mpi_initialised_here_ = false;
+  std::string gpu_name_;
+  ncclComm_t world_ = nullptr;
+  std::map<std::vector<int>, ncclComm_t> groups_;
+};
+
+}  // namespace zb::cuda

@@ -1,0 +1,165 @@
+#include "core/exec/cuda/rank_comm.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include "core/exec/cuda/cuda_check.hpp"
+
+namespace zb::cuda {
+
+using lower::CollectiveKind;
+using lower::Instr;
+using lower::InstrKind;
+
+namespace {
+
+constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
+
+// Elements of bf16 for `bytes` (reductions add bf16 values; odd byte counts round up).
+std::size_t bf16_count(std::int64_t bytes) { return static_cast<std::size_t>((std::max<std::int64_t>(bytes, 0) + 1) / 2); }
+
+int member_index(const lower::Collective& c, int rank) {
+  const auto it = std::find(c.ranks.begin(), c.ranks.end(), rank);
+  return it == c.ranks.end() ? -1 : static_cast<int>(it - c.ranks.begin());
+}
+
+}  // namespace
+
+RankComm::RankComm(const lower::Program& program, int rank, CudaWorld& world, DeviceArena& arena)
+    : program_(program), rank_(rank), world_(world), arena_(arena) {
+  received_.assign(program.messages.size(), kNone);
+  collective_out_.assign(program.collectives.size(), kNone);
+  communicators_.assign(program.collectives.size(), nullptr);
+  std::size_t staging = 0;
+  for (const Instr& in : program.ranks.at(static_cast<std::size_t>(rank)).instrs) {
+    if (in.kind == InstrKind::recv && received_[static_cast<std::size_t>(in.message)] == kNone)
+      received_[static_cast<std::size_t>(in.message)] =
+          arena.reserve(static_cast<std::size_t>(program.messages[static_cast<std::size_t>(in.message)].bytes));
+    if (in.kind == InstrKind::send) staging = std::max(staging, static_cast<std::size_t>(in.offset + in.bytes));
+  }
+  for (std::size_t ci = 0; ci < program.collectives.size(); ++ci) {
+    const lower::Collective& c = program.collectives[ci];
+    const int me = member_index(c, rank);
+    const auto members = c.ranks.size();
+    const std::size_t shard = bf16_count(c.bytes) * 2;
+    // NCCL collectives over a member set need its communicator: every rank takes part in the split.
+    const bool nccl_collective = c.kind == CollectiveKind::all_gather || c.kind == CollectiveKind::reduce_scatter ||
+                                 c.kind == CollectiveKind::all_reduce;
+    if (nccl_collective) communicators_[ci] = world.group(c.ranks);
+    if (me < 0) continue;
+    switch (c.kind) {
+      case CollectiveKind::all_gather:
+        staging = std::max(staging, shard);
+        collective_out_[ci] = arena.reserve(shard * members);
+        break;
+      case CollectiveKind::reduce_scatter:
+        staging = std::max(staging, shard * members);
+        collective_out_[ci] = arena.reserve(shard);
+        break;
+      case CollectiveKind::all_reduce:
+        collective_out_[ci] = arena.reserve(shard);  // in place
+        break;
+      case CollectiveKind::all_to_all:
+        staging = std::max(staging, shard);
+        collective_out_[ci] = arena.reserve(shard);
+        break;
+      case CollectiveKind::all_to_all_v:
+        for (const int m : c.messages) {
+          const lower::Message& msg = program.messages[static_cast<std::size_t>(m)];
+          if (msg.src == rank) staging = std::max(staging, static_cast<std::size_t>(msg.bytes));
+          if (msg.dst == rank) received_[static_cast<std::size_t>(m)] = arena.reserve(static_cast<std::size_t>(msg.bytes));
+        }
+        break;
+    }
+  }
+  staging_ = arena.reserve(staging);
+}
+
+std::string RankComm::where(int id) const { return "backend cuda: " + lower::describe(program_, rank_, id); }
+
+const void* RankComm::send_source(int id) const {
+  const Instr& in = program_.instr(rank_, id);
+  const auto offset = static_cast<std::size_t>(in.offset);
+  // A relay leg forwards what it received of this message; a ring forward sends the buffer it read.
+  if (const std::size_t own = received_[static_cast<std::size_t>(in.message)]; own != kNone)
+    return static_cast<const char*>(arena_.at(own)) + offset;
+  for (const int m : in.reads) {
+    const std::size_t from = received_.at(static_cast<std::size_t>(m));
+    if (from != kNone && program_.messages[static_cast<std::size_t>(m)].bytes >= in.offset + in.bytes)
+      return static_cast<const char*>(arena_.at(from)) + offset;
+  }
+  return static_cast<const char*>(arena_.at(staging_)) + offset;
+}
+
+void RankComm::issue(const IssueItem& item, cudaStream_t stream) const {
+  const std::string context = item.calls.empty() ? std::string("backend cuda") : where(item.calls.front().instr);
+  check_nccl(ncclGroupStart(), rank_, "ncclGroupStart", context);
+  for (const NcclCall& call : item.calls) {
+    if (call.kind == CallKind::collective) {
+      issue_collective(call, stream);
+      continue;
+    }
+    const Instr& in = program_.instr(rank_, call.instr);
+    if (in.bytes <= 0) continue;  // both ends skip it: they move the same fragment
+    const auto bytes = static_cast<std::size_t>(in.bytes);
+    if (call.kind == CallKind::send) {
+      check_nccl(ncclSend(send_source(call.instr), bytes, ncclUint8, call.peer, world_.world(), stream), rank_, "ncclSend",
+                 where(call.instr));
+    } else {
+      void* into = static_cast<char*>(arena_.at(received_[static_cast<std::size_t>(in.message)])) + in.offset;
+      check_nccl(ncclRecv(into, bytes, ncclUint8, call.peer, world_.world(), stream), rank_, "ncclRecv", where(call.instr));
+    }
+  }
+  check_nccl(ncclGroupEnd(), rank_, "ncclGroupEnd", context);
+}
+
+void RankComm::issue_collective(const NcclCall& call, cudaStream_t stream) const {
+  const lower::Collective& c = program_.collectives[static_cast<std::size_t>(call.collective)];
+  const std::size_t count = bf16_count(c.bytes);
+  const void* staging = arena_.at(staging_);
+  void* out = collective_out_[static_cast<std::size_t>(call.collective)] == kNone
+                  ? nullptr
+                  : arena_.at(collective_out_[static_cast<std::size_t>(call.collective)]);
+  ncclComm_t comm = communicators_[static_cast<std::size_t>(call.collective)];
+  const std::string context = where(call.instr);
+  switch (c.kind) {
+    case CollectiveKind::all_gather:
+      check_nccl(ncclAllGather(staging, out, count, ncclBfloat16, comm, stream), rank_, "ncclAllGather", context);
+      return;
+    case CollectiveKind::reduce_scatter:
+      check_nccl(ncclReduceScatter(staging, out, count, ncclBfloat16, ncclSum, comm, stream), rank_, "ncclReduceScatter", context);
+      return;
+    case CollectiveKind::all_reduce:
+      check_nccl(ncclAllReduce(out, out, count, ncclBfloat16, ncclSum, comm, stream), rank_, "ncclAllReduce", context);
+      return;
+    case CollectiveKind::all_to_all: {
+      const std::size_t peers = c.ranks.size() > 1 ? c.ranks.size() - 1 : 1;
+      const std::size_t part = static_cast<std::size_t>(std::max<std::int64_t>(c.bytes, 0)) / peers;
+      if (part == 0) return;
+      std::size_t slot = 0;
+      for (const int peer : c.ranks) {
+        if (peer == rank_) continue;
+        check_nccl(ncclSend(static_cast<const char*>(staging) + slot * part, part, ncclUint8, peer, world_.world(), stream), rank_,
+                   "ncclSend", context);
+        check_nccl(ncclRecv(static_cast<char*>(out) + slot * part, part, ncclUint8, peer, world_.world(), stream), rank_,
+                   "ncclRecv", context);
+        ++slot;
+      }
+      return;
+    }
+    case CollectiveKind::all_to_all_v:
+      for (const int m : c.messages) {
+        const lower::Message& msg = program_.messages[static_cast<std::size_t>(m)];
+        if (msg.bytes <= 0) continue;
+        const auto bytes = static_cast<std::size_t>(msg.bytes);
+        if (msg.src == rank_)
+          check_nccl(ncclSend(staging, bytes, ncclUint8, msg.dst, world_.world(), stream), rank_, "ncclSend", context);
+        if (msg.dst == rank_)
+          check_nccl(ncclRecv(arena_.at(received_[static_cast<std::size_t>(m)]), bytes, ncclUint8, msg.src, world_.world(), stream),
+                     rank_, "ncclRecv", context);
+      }
+      return;
+  }
+}
+
+}  // namespace zb::cuda

@@ -1,0 +1,48 @@
+#pragma once
+// One rank's communication on the GPU: a receive buffer for every message a leg of which arrives here
+// (its final destination or a proxy), sized by the message, so no recv ever overwrites rows another
+// instruction still reads; one send staging buffer for the rank's own rows (pseudo-random, read-only,
+// so concurrent sends may share it); per collective instruction its receive buffer. A relay or ring
+// forward sends from the buffer it received (its message's own, or the one it `reads`). Collectives:
+// all_gather, reduce_scatter and all_reduce are NCCL collectives on the communicator of their members;
+// all_to_all (bytes / (P − 1) to each other member) and all_to_all_v (its messages) are grouped
+// ncclSend / ncclRecv on the world communicator, as NCCL's own all-to-all is.
+#include <vector>
+
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include "core/exec/cuda/cuda_world.hpp"
+#include "core/exec/cuda/device_arena.hpp"
+#include "core/exec/cuda/nccl_order.hpp"
+#include "core/lower/program.hpp"
+
+namespace zb::cuda {
+
+class RankComm {
+ public:
+  // Reserves the buffers and makes the collectives' communicators: every rank of the world constructs
+  // one for the same program at the same time (ncclCommSplit is collective over the world).
+  RankComm(const lower::Program& program, int rank, CudaWorld& world, DeviceArena& arena);
+
+  // Enqueues the rank's share of one comm step on `stream`: one ncclGroupStart / ncclGroupEnd around
+  // its calls (in the step's order, the one both ends of every pair use). Exit 3 naming the instruction
+  // and the NCCL call when one fails.
+  void issue(const IssueItem& item, cudaStream_t stream) const;
+
+ private:
+  void issue_collective(const NcclCall& call, cudaStream_t stream) const;
+  [[nodiscard]] const void* send_source(int id) const;
+  [[nodiscard]] std::string where(int id) const;
+
+  const lower::Program& program_;
+  int rank_;
+  CudaWorld& world_;
+  const DeviceArena& arena_;
+  std::size_t staging_ = 0;
+  std::vector<std::size_t> received_;       // [message] → offset, or npos when not received here
+  std::vector<std::size_t> collective_out_; // [collective] → offset of this member's receive buffer
+  std::vector<ncclComm_t> communicators_;   // [collective] → its members' communicator (NCCL collectives)
+};
+
+}  // namespace zb::cuda

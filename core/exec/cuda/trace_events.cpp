@@ -1,0 +1,146 @@
+#include "core/exec/cuda/trace_events.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
+
+namespace zb::cuda {
+
+using lower::Instr;
+using lower::InstrKind;
+
+namespace {
+
+EventCategory leg_category(lower::LegRole role) {
+  switch (role) {
+    case lower::LegRole::dispatch: return EventCategory::route_dispatch;
+    case lower::LegRole::combine: return EventCategory::route_combine;
+    default: return EventCategory::route_nic;
+  }
+}
+
+TraceEvent event_of(int rank, const Instr& in, Stream stream, EventCategory category, double start, double end) {
+  TraceEvent e;
+  e.rank = rank;
+  e.stream = stream;
+  e.name = in.name;
+  e.category = category;
+  e.pass = in.pass;
+  e.micro_batch = in.micro_batch;
+  e.op = in.plan_op;
+  e.group = in.group;
+  e.step = in.step;
+  e.start = start;
+  e.end = end;
+  return e;
+}
+
+EventCategory collective_category(const lower::Collective& c) {
+  if (c.kind == lower::CollectiveKind::all_to_all_v) return EventCategory::remap;
+  const bool hidden_rows = c.group < 0 && (c.kind == lower::CollectiveKind::all_gather ||
+                                           c.kind == lower::CollectiveKind::reduce_scatter);
+  return hidden_rows ? EventCategory::tensor_parallel : EventCategory::collective;
+}
+
+}  // namespace
+
+void add_pass_events(const lower::Program& program, const GlobalOrder& order, int rank, Pass pass, const PassTimes& times,
+                     double offset, RankRecord& record) {
+  const auto& items = order.issue.at(static_cast<std::size_t>(rank));
+  const auto first = static_cast<std::size_t>(pass == Pass::fwd ? 0 : order.first_backward_item.at(static_cast<std::size_t>(rank)));
+  const std::size_t last = pass == Pass::fwd ? static_cast<std::size_t>(order.first_backward_item.at(static_cast<std::size_t>(rank)))
+                                             : items.size();
+  std::map<std::pair<int, bool>, std::size_t> message_event;  // (message, is send) → index in record.events
+  std::map<int, MessageSpan> spans;
+  for (std::size_t k = first; k < last; ++k) {
+    const IssueItem& item = items[k];
+    const double start = offset + times.start.at(k - first), end = offset + times.end.at(k - first);
+    if (item.compute) {
+      const Instr& in = program.instr(rank, item.instr);
+      TraceEvent e = event_of(rank, in, Stream::compute,
+                              in.kind == InstrKind::attention ? EventCategory::attention : EventCategory::gemm, start, end);
+      e.flops = in.flops;
+      record.events.push_back(std::move(e));
+      continue;
+    }
+    for (const NcclCall& call : item.calls) {
+      const Instr& in = program.instr(rank, call.instr);
+      if (call.kind == CallKind::collective) {
+        TraceEvent e = event_of(rank, in, Stream::comm,
+                                collective_category(program.collectives[static_cast<std::size_t>(call.collective)]), start, end);
+        e.bytes = static_cast<double>(in.bytes);
+        record.events.push_back(std::move(e));
+        continue;
+      }
+      const lower::Message& m = program.messages[static_cast<std::size_t>(in.message)];
+      const bool is_send = call.kind == CallKind::send;
+      if (is_send && rank == m.src) {
+        MessageSpan& s = spans.try_emplace(in.message, MessageSpan{in.message, start, -1}).first->second;
+        s.start = s.start < 0 ? start : std::min(s.start, start);
+      }
+      if (!is_send && in.last_leg) {
+        MessageSpan& s = spans.try_emplace(in.message, MessageSpan{in.message, -1, end}).first->second;
+        s.end = std::max(s.end, end);
+      }
+      if (m.routed && is_send) {  // a leg of a routed message, on the GPU that pushes it
+        TraceEvent e = event_of(rank, in, Stream::nic, leg_category(in.leg), start, end);
+        e.name = std::string(lower::to_string(m.purpose)) + " " + lower::to_string(in.leg);
+        e.op = -1;
+        e.bytes = static_cast<double>(in.bytes);
+        e.peer = in.peer;
+        record.events.push_back(std::move(e));
+      }
+      if (in.stream != lower::Stream::comm) continue;
+      // The rank's own transfer: one event per message and end, whatever its legs.
+      const auto [it, fresh] = message_event.try_emplace({in.message, is_send}, record.events.size());
+      if (!fresh) {
+        TraceEvent& e = record.events[it->second];
+        e.start = std::min(e.start, start);
+        e.end = std::max(e.end, end);
+        continue;
+      }
+      TraceEvent e = event_of(rank, in, Stream::comm, is_send ? EventCategory::send : EventCategory::recv, start, end);
+      e.bytes = static_cast<double>(m.bytes);
+      e.peer = is_send ? m.dst : m.src;
+      record.events.push_back(std::move(e));
+    }
+  }
+  for (const auto& [message, span] : spans) record.spans.push_back(span);
+}
+
+void assemble_trace(const lower::Program& program, const std::vector<RankRecord>& records, Trace& trace) {
+  std::map<int, MessageSpan> spans;
+  for (const RankRecord& r : records) {
+    trace.events.insert(trace.events.end(), r.events.begin(), r.events.end());
+    for (const MessageSpan& s : r.spans) {
+      MessageSpan& into = spans.try_emplace(s.message, MessageSpan{s.message, -1, -1}).first->second;
+      if (s.start >= 0) into.start = into.start < 0 ? s.start : std::min(into.start, s.start);
+      into.end = std::max(into.end, s.end);
+    }
+  }
+  std::stable_sort(trace.events.begin(), trace.events.end(), [](const TraceEvent& a, const TraceEvent& b) {
+    return std::tie(a.pass, a.rank, a.stream, a.start, a.op) < std::tie(b.pass, b.rank, b.stream, b.start, b.op);
+  });
+  trace.ring_steps.clear();
+  for (const auto& [mi, span] : spans) {
+    const lower::Message& m = program.messages[static_cast<std::size_t>(mi)];
+    if ((m.purpose != lower::Purpose::kv && m.purpose != lower::Purpose::dkv) || m.group < 0 || m.step < 0) continue;
+    if (span.start < 0 || span.end < 0) continue;
+    RingStepTransfer r;
+    r.group = m.group;
+    r.step = m.step;
+    r.group_level = program.plan != nullptr ? program.plan->groups.at(static_cast<std::size_t>(m.group)).level : plan::Level::intra_node;
+    r.level = m.src / program.gpus_per_node == m.dst / program.gpus_per_node ? plan::Level::intra_node : plan::Level::inter_node;
+    r.pass = m.pass;
+    r.micro_batch = m.micro_batch;
+    r.src = m.src;
+    r.dst = m.dst;
+    r.bytes = static_cast<double>(m.bytes);
+    r.start = span.start;
+    r.end = std::max(span.start, span.end);  // two GPUs' clocks, aligned by the barrier to within its skew
+    trace.ring_steps.push_back(r);
+  }
+}
+
+}  // namespace zb::cuda

@@ -1,0 +1,32 @@
+#pragma once
+// From measured item times to the Trace, filled as the simulator fills it (core/exec/sim/trace_builder):
+// compute events (attention, gemm) with their FLOPs; one send and one recv event per message and end
+// on the comm stream with the message's bytes and peer; collectives (remap for all_to_all_v,
+// tensor_parallel for hidden-row all-gathers and reduce-scatters, collective otherwise); the legs of
+// routed messages on the pushing GPU's nic stream; and, across ranks, one RingStepTransfer per K/V or
+// dK/dV hop from its first byte leaving the source to its last byte arriving. Pure C++: tested here.
+#include <vector>
+
+#include "core/exec/cuda/nccl_order.hpp"
+#include "core/exec/cuda/trace_codec.hpp"
+#include "core/exec/trace.hpp"
+
+namespace zb::cuda {
+
+// One pass as this rank measured it: seconds from the pass start to its end, and each issue item's
+// start and end (seconds from the pass start), parallel to the pass's items of the rank's issue list.
+struct PassTimes {
+  double seconds = 0;
+  std::vector<double> start, end;
+};
+
+// Appends the events of `rank`'s items of `pass` to `record`, `offset` seconds later on the trace axis
+// (the backward layer follows the forward one), and the spans of the messages it starts or ends.
+void add_pass_events(const lower::Program& program, const GlobalOrder& order, int rank, Pass pass, const PassTimes& times,
+                     double offset, RankRecord& record);
+
+// Every rank's record into `trace`: events sorted by (pass, rank, stream, start, op), ring steps and
+// their statistics. The layer times and the notes are the caller's.
+void assemble_trace(const lower::Program& program, const std::vector<RankRecord>& records, Trace& trace);
+
+}  // namespace zb::cuda

@@ -1,0 +1,99 @@
+// How the cuda backend turns measured item times into the Trace (core/exec/cuda/trace_events.hpp) and
+// carries a rank's record through MPI (trace_codec.hpp), on the hand-made two-rank program: the events
+// the simulator would emit, at the times measured, the backward layer after the forward one, and ring
+// steps spanning the sender's first byte to the receiver's last.
+#include <gtest/gtest.h>
+
+#include "core/common/error.hpp"
+#include "core/exec/cuda/trace_codec.hpp"
+#include "core/exec/cuda/trace_events.hpp"
+#include "tests/unit/cuda_exec/hand_programs.hpp"
+
+namespace zb::cuda {
+namespace {
+
+// Item k of each rank runs in [k, k + 0.5) ms after the pass start.
+PassTimes staircase(std::size_t items) {
+  PassTimes t;
+  for (std::size_t k = 0; k < items; ++k) {
+    t.start.push_back(k * 1e-3);
+    t.end.push_back(k * 1e-3 + 0.5e-3);
+  }
+  t.seconds = static_cast<double>(items) * 1e-3;
+  return t;
+}
+
+std::vector<RankRecord> records(const lower::Program& p, const GlobalOrder& order, double offset) {
+  std::vector<RankRecord> all(2);
+  for (int r = 0; r < 2; ++r)
+    add_pass_events(p, order, r, Pass::fwd, staircase(order.issue[static_cast<std::size_t>(r)].size()), offset,
+                    all[static_cast<std::size_t>(r)]);
+  return all;
+}
+
+TEST(CudaTrace, EveryInstructionBecomesTheSimulatorsEventAtItsMeasuredTime) {
+  lower::Program p = crossed_sends();
+  p.ranks[0].instrs[2].flops = 5e9;
+  const GlobalOrder order = derive_order(p);
+  Trace trace;
+  assemble_trace(p, records(p, order, 0.25), trace);
+  ASSERT_EQ(trace.events.size(), 6u);  // per rank: a send, a recv, an attention
+  const TraceEvent* attention = nullptr;
+  for (const TraceEvent& e : trace.events) {
+    if (e.rank == 0 && e.category == EventCategory::attention) attention = &e;
+    if (e.category == EventCategory::send || e.category == EventCategory::recv) {
+      EXPECT_EQ(e.stream, Stream::comm);
+      EXPECT_EQ(e.bytes, 1024.0);
+      EXPECT_EQ(e.peer, 1 - e.rank);
+    }
+  }
+  ASSERT_NE(attention, nullptr);
+  EXPECT_EQ(attention->flops, 5e9);
+  EXPECT_EQ(attention->stream, Stream::compute);
+  EXPECT_NEAR(attention->start, 0.25 + 2e-3, 1e-12);  // its rank's third item, offset by 0.25 s
+  EXPECT_NEAR(attention->end, 0.25 + 2.5e-3, 1e-12);
+  // Sorted by (pass, rank, stream, start): rank 0's compute event first.
+  EXPECT_EQ(trace.events.front().rank, 0);
+  EXPECT_EQ(trace.events.front().stream, Stream::compute);
+  EXPECT_TRUE(trace.ring_steps.empty());  // no message of a CP group
+}
+
+TEST(CudaTrace, RingStepsSpanTheSendersFirstByteToTheReceiversLast) {
+  lower::Program p = crossed_sends();
+  for (auto& m : p.messages) m.group = 0, m.step = 0;
+  const GlobalOrder order = derive_order(p);  // one fused step: item 0 on both ranks
+  Trace trace;
+  assemble_trace(p, records(p, order, 0.0), trace);
+  ASSERT_EQ(trace.ring_steps.size(), 2u);
+  for (const RingStepTransfer& r : trace.ring_steps) {
+    EXPECT_EQ(r.level, plan::Level::intra_node);
+    EXPECT_EQ(r.bytes, 1024.0);
+    EXPECT_NEAR(r.start, 0.0, 1e-12);
+    EXPECT_NEAR(r.end, 0.5e-3, 1e-12);
+  }
+}
+
+TEST(CudaTrace, ARankRecordCrossesTheWireUnchanged) {
+  const lower::Program p = crossed_sends();
+  RankRecord mine = records(p, derive_order(p), 1.5)[1];
+  mine.spans.push_back({7, 0.125, 0.75});
+  const RankRecord back = decode(encode(mine));
+  ASSERT_EQ(back.events.size(), mine.events.size());
+  for (std::size_t i = 0; i < mine.events.size(); ++i) {
+    EXPECT_EQ(back.events[i].name, mine.events[i].name);
+    EXPECT_EQ(back.events[i].category, mine.events[i].category);
+    EXPECT_EQ(back.events[i].start, mine.events[i].start);
+    EXPECT_EQ(back.events[i].end, mine.events[i].end);
+    EXPECT_EQ(back.events[i].peer, mine.events[i].peer);
+    EXPECT_EQ(back.events[i].bytes, mine.events[i].bytes);
+  }
+  ASSERT_EQ(back.spans.size(), mine.spans.size());
+  EXPECT_EQ(back.spans.back().message, 7);
+  EXPECT_EQ(back.spans.back().end, 0.75);
+  std::vector<char> cut = encode(mine);
+  cut.pop_back();
+  EXPECT_THROW((void)decode(cut), Error);
+}
+
+}  // namespace
+}  // namespace zb::cuda
