@@ -47,6 +47,9 @@ install_cudnn_frontend() {
   if [ ! -f "$CUDNN_FRONTEND_DIR/include/cudnn_frontend.h" ]; then
     echo "install-deps: WARNING: the wheel has no include/cudnn_frontend.h; cuDNN SDPA stays off"
   fi
+  # Only the C++ headers (3 MB) are used; the wheel's Python module (about 90 MB, not importable from
+  # --target anyway) would only weigh on copies of the tree to a GPU machine.
+  rm -rf "$CUDNN_FRONTEND_DIR/cudnn"
 }
 
 missing=()
