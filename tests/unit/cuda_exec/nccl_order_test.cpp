@@ -48,6 +48,8 @@ Case random_case(std::uint64_t seed) {
   for (int i = 0; i < n; ++i)
     c.lengths.push_back(rng.below(3) == 0 ? 1 + static_cast<std::int64_t>(rng.below(64))
                                           : 1 + static_cast<std::int64_t>(rng.below(1ULL << 16)));
+  // A third of the multi-GPU nodes run tensor parallelism: its sequence-parallel collectives join the order.
+  if (cl.gpus_per_node >= 2 && rng.below(3) == 0) c.scenario.parallelism.tensor = 2;
   return c;
 }
 
@@ -128,14 +130,21 @@ TEST(NcclOrder, EveryStrategyOrdersEveryCallOnceAfterItsDependencies) {
 }
 
 TEST(NcclOrder, EveryStrategysOrderReplaysWithoutDeadlockOnOneCommStreamPerRank) {
-  int with_transfers = 0;
+  int with_transfers = 0, with_collectives = 0;
   for_every_lowered_plan(16, [&](const lower::Program& program, const CostModel& cost) {
     const GlobalOrder order = derive_order(program, lower::schedule(program, lower::nominal_transfers(program, cost)));
     const ReplayResult replay = rendezvous_replay(program, posts_of(order));
     EXPECT_TRUE(replay.complete) << replay.explanation;
     if (!order.steps.empty()) ++with_transfers;
+    for (const CommStep& step : order.steps) {
+      if (step.collective >= 0) {
+        ++with_collectives;  // llama3-cp's K/V all-gathers, ulysses' all-to-alls, remaps
+        break;
+      }
+    }
   });
   EXPECT_GT(with_transfers, 50);
+  EXPECT_GT(with_collectives, 10);
 }
 
 TEST(NcclOrder, TheReplayCatchesAnOrderWhoseTwoEndsDisagree) {
