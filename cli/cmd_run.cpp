@@ -19,7 +19,7 @@
 #include "cli/run_command.hpp"
 #include "cli/scenario_paths.hpp"
 #include "core/config/scenario_loader.hpp"
-#include "core/exec/reference/launcher.hpp"
+#include "core/exec/launch/launcher.hpp"
 #include "core/plan/plan_format.hpp"
 #include "core/run/preflight.hpp"
 #include "core/run/run_plan.hpp"
@@ -53,7 +53,7 @@ ExitCode run_one(const RunFlags& f, const std::string& file) {
 
 }  // namespace
 
-bool is_reporter() { return reference::launcher_rank() == 0; }
+bool is_reporter() { return process_launch().rank == 0; }
 
 LoadedRun load_run(const RunFlags& f, const std::string& file, bool out_is_parent) {
   LoadedRun run;

@@ -27,6 +27,9 @@ inline constexpr int timeline_ranks = 4;
 [[nodiscard]] double busiest_gpu_compute_seconds(const Trace& trace);
 // NIC utilisation over time (one layer, forward then backward) per NIC, transmit and receive.
 [[nodiscard]] std::string nic_utilisation_chart(const SystemSummary& system, const Trace& trace);
+// Measured NICs: a table of each NIC's counted bytes beside the bytes the Program's transfers put on it,
+// and their ratio (html_nic_table.cpp). Called by nic_utilisation_chart for a measured run.
+[[nodiscard]] std::string measured_nic_table(const RunMetrics& metrics);
 // Document lengths of every iteration on a log₂ axis.
 [[nodiscard]] std::string length_histogram_chart(const std::vector<std::vector<std::int64_t>>& batches);
 // Gantt chart of the first ranks' compute and communication streams. A positive `axis_span_seconds`

@@ -102,6 +102,10 @@ std::string nic_utilisation_chart(const SystemSummary& system, const Trace& trac
   const double span = metrics.timeline_bin_seconds * metrics.timeline_bins;
   const TimeUnit unit = time_unit_for(span);
   const auto nic_count = static_cast<int>(metrics.nics.size());
+  // Measured NICs: the counters' bytes against the Program's first, then the same panels, labelled.
+  const bool measured = metrics.nics.front().measured;
+  const std::string head = measured ? measured_nic_table(metrics) : "";
+  const std::string source = measured ? " (measured: NIC byte counters)" : " (simulated)";
   const char* colour = system_colour(system.index);
   const std::string forward_note =
       trace.layer.forward > 0 && trace.layer.backward > 0 ? "; dashed line: forward | backward" : "";
@@ -110,7 +114,7 @@ std::string nic_utilisation_chart(const SystemSummary& system, const Trace& trac
     // Heatmap: one row per NIC (the busier direction), one column per time bin.
     const double left = 90, top = 10, row = std::max(3.0, 360.0 / nic_count), width = chart_width - left - 20;
     const double height = top + row * nic_count + 50;
-    SvgCanvas canvas(chart_width, height, "NIC utilisation heatmap, " + system.label);
+    SvgCanvas canvas(chart_width, height, "NIC utilisation heatmap, " + system.label + source);
     const double cell = width / metrics.timeline_bins;
     for (int k = 0; k < nic_count; ++k) {
       const NicMetrics& nic = metrics.nics[static_cast<std::size_t>(k)];
@@ -127,14 +131,14 @@ std::string nic_utilisation_chart(const SystemSummary& system, const Trace& trac
     const LinearScale x{0, span * unit.per_second, left, left + width};
     draw_x_axis(canvas, x, nice_ticks(0, span * unit.per_second, 8), top + row * nic_count, top, 1,
                 fmt::format("time within one layer, forward then backward ({}); colour = max(tx, rx) utilisation", unit.symbol));
-    return canvas.str();
+    return head + canvas.str();
   }
 
   // Small multiples: one panel per NIC, transmit as a filled area, receive as a line.
   const int columns = std::min(nic_count, 8);
   const int rows = (nic_count + columns - 1) / columns;
   const double panel_w = (chart_width - 60) / columns, panel_h = 74, gap = 26, left = 50, top = 26;
-  SvgCanvas canvas(chart_width, top + rows * (panel_h + gap) + 30, "NIC utilisation over time per NIC, " + system.label);
+  SvgCanvas canvas(chart_width, top + rows * (panel_h + gap) + 30, "NIC utilisation over time per NIC, " + system.label + source);
   canvas.rect(left, 6, 12, 12, colour);
   canvas.text(left + 17, 16, "transmit", "start", "legend");
   canvas.line(left + 100, 12, left + 116, 12, "#333A44", 1.5);
@@ -171,7 +175,7 @@ std::string nic_utilisation_chart(const SystemSummary& system, const Trace& trac
       canvas.line(split, py, split, py + panel_h, "#8A9099", 1, true);
     }
   }
-  return canvas.str();
+  return head + canvas.str();
 }
 
 std::string timeline_chart(const SystemSummary& system, const Trace& trace, double axis_span_seconds) {

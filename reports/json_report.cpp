@@ -44,7 +44,10 @@ ojson nics_json(const std::vector<NicMetrics>& nics) {
                         {"rx_bytes", nic.rx_bytes},
                         {"tx_utilization", nic.tx_utilisation},
                         {"rx_utilization", nic.rx_utilisation},
-                        {"busy_share", nic.busy_share}});
+                        {"busy_share", nic.busy_share},
+                        {"source", nic.measured ? "measured" : "simulated"},
+                        {"expected_tx_bytes", nic.expected_tx_bytes >= 0 ? ojson(nic.expected_tx_bytes) : ojson(nullptr)},
+                        {"expected_rx_bytes", nic.expected_rx_bytes >= 0 ? ojson(nic.expected_rx_bytes) : ojson(nullptr)}});
   }
   return out;
 }

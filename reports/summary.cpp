@@ -62,6 +62,7 @@ std::vector<NicMetrics> mean_nics(const std::vector<RunMetrics>& metrics) {
   std::vector<NicMetrics> out = metrics.front().nics;
   for (NicMetrics& nic : out) {
     nic.tx_bytes = nic.rx_bytes = nic.tx_utilisation = nic.rx_utilisation = nic.busy_share = 0;
+    if (nic.measured) nic.expected_tx_bytes = nic.expected_rx_bytes = 0;  // measured runs: averaged too
     nic.tx_timeline.assign(nic.tx_timeline.size(), 0.0);
     nic.rx_timeline.assign(nic.rx_timeline.size(), 0.0);
   }
@@ -72,6 +73,10 @@ std::vector<NicMetrics> mean_nics(const std::vector<RunMetrics>& metrics) {
       out[k].tx_utilisation += m.nics[k].tx_utilisation / n;
       out[k].rx_utilisation += m.nics[k].rx_utilisation / n;
       out[k].busy_share += m.nics[k].busy_share / n;
+      if (out[k].measured) {
+        out[k].expected_tx_bytes += std::max(0.0, m.nics[k].expected_tx_bytes) / n;
+        out[k].expected_rx_bytes += std::max(0.0, m.nics[k].expected_rx_bytes) / n;
+      }
       add_scaled(out[k].tx_timeline, m.nics[k].tx_timeline, 1 / n);
       add_scaled(out[k].rx_timeline, m.nics[k].rx_timeline, 1 / n);
     }

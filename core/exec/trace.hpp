@@ -60,6 +60,12 @@ struct LinkLoad {
   std::vector<LoadPoint> series;
   double bytes = 0;         // integral of the series over the trace (one layer fwd + bwd)
   double busy_seconds = 0;  // time with a non-zero rate
+  // Measured runs: sampled from the NIC's byte counters (core/exec/nic), not simulated. Such a NIC's
+  // `bytes` is what the counters moved while the layer ran (frames with their headers), and
+  // `expected_bytes` what the Program's transfers put on it by the run's own routing, so the two can be
+  // compared; −1 where the executor cannot say.
+  bool measured = false;
+  double expected_bytes = -1;
 };
 
 // One ring-step KV transfer (one hop: a group member passing KV to its neighbour at one step): from

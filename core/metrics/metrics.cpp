@@ -213,6 +213,9 @@ RunMetrics compute_run_metrics(const plan::Plan& plan, const Trace& trace, const
       nic.tx_utilisation = capacity > 0 ? l.bytes / capacity : 0.0;
       nic.rx_utilisation = capacity > 0 ? rx.bytes / capacity : 0.0;
       nic.busy_share = window > 0 ? std::max(l.busy_seconds, rx.busy_seconds) / window : 0.0;
+      nic.measured = l.measured;
+      if (l.measured && l.expected_bytes >= 0) nic.expected_tx_bytes = l.expected_bytes * trace.layers;
+      if (rx.measured && rx.expected_bytes >= 0) nic.expected_rx_bytes = rx.expected_bytes * trace.layers;
       const double bin_capacity = l.bandwidth * m.timeline_bin_seconds;
       for (double b : binned_bytes(l, 0.0, window, timeline_bins)) nic.tx_timeline.push_back(bin_capacity > 0 ? b / bin_capacity : 0.0);
       for (double b : binned_bytes(rx, 0.0, window, timeline_bins)) nic.rx_timeline.push_back(bin_capacity > 0 ? b / bin_capacity : 0.0);

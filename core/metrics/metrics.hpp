@@ -43,6 +43,12 @@ struct NicMetrics {
   double busy_share = 0;      // max over the two directions of (time with a flow on it / trace time)
   std::vector<double> tx_timeline;  // utilisation per bin of the trace (one layer fwd + bwd)
   std::vector<double> rx_timeline;
+  // Measured runs (the trace's links came from NIC counters): `measured` is set, and the expected
+  // figures are the bytes the Program's transfers put on this NIC (whole iteration, like tx_bytes);
+  // −1 for simulated NICs, whose bytes are the Program's by construction.
+  bool measured = false;
+  double expected_tx_bytes = -1;
+  double expected_rx_bytes = -1;
 };
 
 struct RunMetrics {

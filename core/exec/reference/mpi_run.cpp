@@ -5,6 +5,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/exec/nic/nic_sampler.hpp"
 #include "core/exec/reference/mpi_abort.hpp"
 #include "core/exec/reference/mpi_transport.hpp"
 #include "core/exec/reference/rank_location.hpp"
@@ -128,6 +129,18 @@ void check_same_plan_everywhere(Transport& transport, const RunInputs& inputs) {
   }
 }
 
+// The node's NIC sampler, on the first rank of each node when the options name NICs (counters are per
+// host, so one rank reads them for the node); nullptr elsewhere.
+std::unique_ptr<nic::NicSampler> node_sampler(const RunInputs& inputs, int rank) {
+  const int per_node = inputs.program.gpus_per_node;
+  if (!inputs.options.samples_nics() || per_node <= 0 || rank % per_node != 0) return nullptr;
+  const std::vector<std::string> names = inputs.options.nics_auto ? nic::default_nic_names() : inputs.options.nics;
+  if (names.empty())
+    throw Error(ExitCode::bad_input, rank_location(rank), "ZB_NICS=auto found no network interface to sample on this host",
+                "name the NICs in ZB_NICS");
+  return std::make_unique<nic::NicSampler>(nic::resolve_nics(names), inputs.options.nic_interval, inputs.start);
+}
+
 }  // namespace
 
 int mpi_world_size() { return MpiWorld::get().size(); }
@@ -137,8 +150,16 @@ std::unique_ptr<Transport> make_mpi_transport() { return std::make_unique<MpiTra
 std::vector<RankResult> run_mpi_rank(Transport& transport, const RunInputs& inputs) {
   const int me = transport.rank();
   try {
+    // The sampler starts before the first message of the run: no rank sends a transfer before it has
+    // every rank's fingerprint, this one's included.
+    std::unique_ptr<nic::NicSampler> sampler = node_sampler(inputs, me);
+    if (sampler) sampler->start();
     check_same_plan_everywhere(transport, inputs);
-    RankResult mine = RankRunner(inputs, me, transport).run();
+    RankRunner runner(inputs, me, transport);
+    std::vector<nic::Sample> samples;
+    if (sampler) runner.on_layer_done([&] { samples = sampler->stop(); });
+    RankResult mine = runner.run();
+    if (sampler) mine.nic_loads = nic::link_loads(samples, me / inputs.program.gpus_per_node, inputs.nic_bandwidth);
     const Bytes encoded = encode_result(mine);
     const Tag tag = Tag::make(MessageKind::result, 0);
     for (int r = 0; r < transport.size(); ++r)

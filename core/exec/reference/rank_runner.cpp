@@ -75,6 +75,8 @@ RankResult RankRunner::run() {
   }
   barrier(MessageKind::finished, "its instructions");
   collect_arrivals();  // every rank has sent all it will: anything arriving now is a stray (it throws)
+  if (state_.in.options.samples_nics()) barrier(MessageKind::drained, "receiving its layer's transfers");
+  if (on_layer_done_) on_layer_done_();
   RankResult result;
   result.rank = state_.rank;
   result.verification = verify_outputs(state_, state_.in.options.tolerance);

@@ -30,6 +30,7 @@
 // recv that delivers it), so a corrupted Program is an error naming the instruction rather than a race.
 // After its instructions it tells every rank it is done, waits until all are, checks that no message
 // was left unreceived, and verifies its outputs and, after a backward pass, its gradients.
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -50,6 +51,7 @@ struct RankResult {
   std::vector<TraceEvent> events;
   RankVerification verification;  // the forward's output rows
   GradientVerification gradients;  // the backward's dQ, dK, dV rows (ran = false for a forward-only Program)
+  std::vector<LinkLoad> nic_loads;  // measured runs: this node's NIC loads, on the node's first rank only
 };
 
 // Raised on a rank that stopped because another rank failed: the executor reports the other rank's
@@ -84,6 +86,10 @@ class RankRunner {
   RankRunner(const RunInputs& inputs, int rank, Transport& transport);
   // Runs the layer and the check. Throws zb::Error (runtime) on a broken program or a failed transfer.
   RankResult run();
+  // Called once every rank has finished its instructions and, when the options sample NICs, once every
+  // rank has also received everything (the `drained` barrier): where a NIC sampler stops, before the
+  // verification traffic (row statistics) starts.
+  void on_layer_done(std::function<void()> hook) { on_layer_done_ = std::move(hook); }
 
  private:
   enum class Status : unsigned char { waiting, posted, done };
@@ -142,6 +148,7 @@ class RankRunner {
   std::map<int, Bytes> collective_arrived_;            // message → its payload, taken early
   std::set<int> collective_stored_;                    // messages already stored
   std::map<int, CollectiveProgress> collectives_;      // collective instruction → its progress
+  std::function<void()> on_layer_done_;
   std::vector<int> unfinished_peers_;                  // in a barrier: the ranks not yet heard from
 };
 

@@ -34,6 +34,9 @@ struct RunInputs {
   // Whether every rank runs in this process (threads), so that they share `gradients`; under MPI the
   // ranks send each other their row statistics instead.
   bool one_process = true;
+  // The scenario's nominal NIC bandwidth (bytes/s per direction) and GPUs per node: the measured NIC
+  // loads' nominal rate, and which node a rank's sampler is on.
+  double nic_bandwidth = 0;
 };
 
 // A message this rank receives (it is the message's dst): its payload, assembled fragment by fragment

@@ -10,7 +10,9 @@
 #include "core/exec/reference/gradient_reference.hpp"
 #include "core/exec/reference/in_process_transport.hpp"
 #include "core/exec/reference/rank_location.hpp"
+#include "core/exec/launch/launcher.hpp"
 #include "core/exec/reference/launcher.hpp"
+#include "core/exec/reference/nic_expectation.hpp"
 #ifdef ZEPPELIN_HAVE_MPI
 #include "core/exec/reference/mpi_run.hpp"
 #endif
@@ -187,7 +189,8 @@ void check_batch_size(const plan::Plan& plan, const std::string& scenario, const
 }
 
 TransportChoice resolve_transport(TransportChoice wanted, [[maybe_unused]] int plan_world_size) {
-  const int launched = launcher_world_size();
+  const Launch launch = process_launch();
+  const int launched = launch.multi_process() ? launch.world_size : 0;
   TransportChoice choice = wanted;
   if (choice == TransportChoice::automatic)
     choice = launched > 0 && mpi_built() ? TransportChoice::mpi : TransportChoice::in_process;
@@ -254,11 +257,18 @@ Trace ReferenceExecutor::run(const lower::Program& program, const RunContext& co
     return trace;
   }
   const TransportChoice transport = resolve_transport(options_.transport, plan.world_size);
+  if (options_.samples_nics() && transport != TransportChoice::mpi) {
+    throw Error(ExitCode::bad_input, Location{},
+                "ZB_NICS asks for measured NIC loads, but this run has every rank in one process (threads): no byte "
+                "of it crosses a NIC",
+                "run it under mpirun over the nodes (scripts/emulated-cluster.sh run on this machine), or unset ZB_NICS");
+  }
   RunInputs inputs{program, plan, options_, QkvGenerator(context.scenario.seed, {options_.heads, options_.kv_heads, options_.head_dim}),
                    Clock::now(), nullptr, true};
   std::optional<GradientReference> gradients;  // shared by the rank threads; one per process under MPI
   if (program.backward) inputs.gradients = &gradients.emplace(plan, inputs.generator);
   inputs.one_process = transport != TransportChoice::mpi;
+  inputs.nic_bandwidth = cluster.nic.bandwidth;
 #ifdef ZEPPELIN_HAVE_MPI
   if (transport == TransportChoice::mpi && !mpi_transport_) mpi_transport_ = make_mpi_transport();
   last_results_ =
@@ -268,7 +278,13 @@ Trace ReferenceExecutor::run(const lower::Program& program, const RunContext& co
 #endif
 
   const Verdict verdict = summarise(last_results_, plan.system, options_.tolerance);
-  for (RankResult& r : last_results_) trace.events.insert(trace.events.end(), r.events.begin(), r.events.end());
+  for (RankResult& r : last_results_) {
+    trace.events.insert(trace.events.end(), r.events.begin(), r.events.end());
+    trace.links.insert(trace.links.end(), r.nic_loads.begin(), r.nic_loads.end());
+  }
+  if (!trace.links.empty())
+    set_expected_nic_bytes(trace.links, program, {options_.heads, options_.kv_heads, options_.head_dim}, cluster,
+                           options_.nic_pairing);
   std::stable_sort(trace.events.begin(), trace.events.end(), [](const TraceEvent& a, const TraceEvent& b) {
     return std::tie(a.pass, a.rank, a.stream, a.start, a.op) < std::tie(b.pass, b.rank, b.stream, b.start, b.op);
   });
@@ -285,7 +301,8 @@ Trace ReferenceExecutor::run(const lower::Program& program, const RunContext& co
   trace.model_note = verdict.note + " of " + std::to_string(plan.world_size) + " ranks; CPU reference, " +
                      (transport == TransportChoice::mpi ? "MPI" : "threads") + ", heads " + std::to_string(options_.heads) +
                      ", kv_heads " + std::to_string(options_.kv_heads) + ", head_dim " + std::to_string(options_.head_dim) +
-                     (program.backward ? ", one layer forward and backward" : ", one layer forward") + ", wall-clock";
+                     (program.backward ? ", one layer forward and backward" : ", one layer forward") + ", wall-clock" +
+                     (trace.links.empty() ? "" : "; NIC bytes measured from the hosts' counters");
   return trace;
 }
 

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/common/error.hpp"
+#include "core/exec/nic/nic_counters.hpp"
 
 namespace zb::reference {
 namespace {
@@ -50,6 +51,19 @@ ReferenceOptions ReferenceOptions::from_environment() {
   read_number("ZB_REF_MAX_TOKENS", o.max_tokens);
   read_number("ZB_REF_MAX_SUM_SQ", o.max_sum_squares);
   if (const char* dir = std::getenv("ZB_REF_DUMP_DIR")) o.dump_dir = dir;
+  if (const char* nics = std::getenv("ZB_NICS")) {
+    if (std::string(nics) == "auto") o.nics_auto = true;
+    else o.nics = nic::split_nic_list(nics);
+  }
+  double interval_us = static_cast<double>(o.nic_interval.count());
+  read_number("ZB_NIC_INTERVAL_US", interval_us);
+  o.nic_interval = std::chrono::microseconds(static_cast<long long>(interval_us));
+  if (const char* pairing = std::getenv("ZB_NIC_PAIRING")) {
+    const std::string p = pairing;
+    if (p == "fabric") o.nic_pairing = NicPairing::fabric;
+    else if (p == "sender_rail") o.nic_pairing = NicPairing::sender_rail;
+    else throw_input_error(env_location("ZB_NIC_PAIRING"), "'" + p + "' is not one of fabric, sender_rail");
+  }
   o.validate();
   return o;
 }
@@ -65,6 +79,8 @@ void ReferenceOptions::validate() const {
   if (receive_timeout.count() < 1) problems.add(env_location("ZB_REF_TIMEOUT_S"), "must be at least 1 ms");
   if (max_tokens < 1) problems.add(env_location("ZB_REF_MAX_TOKENS"), "must be at least 1, got " + std::to_string(max_tokens));
   if (!(max_sum_squares >= 1)) problems.add(env_location("ZB_REF_MAX_SUM_SQ"), "must be at least 1");
+  if (nic_interval.count() < 100)
+    problems.add(env_location("ZB_NIC_INTERVAL_US"), "must be at least 100 µs, got " + std::to_string(nic_interval.count()));
   if (gemm_max_dim < 1) problems.add(Location{}, "gemm_max_dim must be at least 1");
   problems.throw_if_any();
 }

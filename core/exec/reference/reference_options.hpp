@@ -7,6 +7,8 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <string>
+#include <vector>
 
 namespace zb::reference {
 
@@ -40,12 +42,27 @@ struct ReferenceOptions {
   // took 63 s and 0.49 GB (docs/REFERENCE.md has the figures).
   std::int64_t max_tokens = kDefaultMaxTokens;
   double max_sum_squares = kDefaultMaxSumSquares;  // Σ over the batch's sequences of length²
+  // Measured NIC loads (MPI runs only): the NICs whose byte counters the first rank of each node samples
+  // while the layer runs, in NIC index order ("rail0,rail1" on the emulated cluster, "mlx5_0,mlx5_1"
+  // on an InfiniBand host; ZB_NICS=auto takes every InfiniBand port, else every netdev but lo). Empty: no
+  // sampling. `nic_interval` is the sampling period.
+  std::vector<std::string> nics;
+  bool nics_auto = false;
+  std::chrono::microseconds nic_interval{1000};
+  // How a transfer between nodes uses the NICs, for the bytes each NIC is expected to carry: `fabric`,
+  // out on the sender's NIC and in on the receiver's (a switched, rail-optimised network); `sender_rail`,
+  // out and in on the sender's rail (one cable per rail between two nodes: the emulated cluster).
+  enum class NicPairing { fabric, sender_rail };
+  NicPairing nic_pairing = NicPairing::fabric;
+  [[nodiscard]] bool samples_nics() const { return nics_auto || !nics.empty(); }
+
   static constexpr std::int64_t kDefaultMaxTokens = 131072;
   static constexpr double kDefaultMaxSumSquares = 1.0e9;
 
   // The defaults, overridden by ZB_REF_HEADS, ZB_REF_KV_HEADS, ZB_REF_HEAD_DIM, ZB_REF_TOLERANCE,
-  // ZB_REF_TIMEOUT_S, ZB_REF_TRANSPORT (auto|threads|mpi), ZB_REF_DUMP_DIR, ZB_REF_MAX_TOKENS and
-  // ZB_REF_MAX_SUM_SQ. A malformed value is bad input (exit 2) naming the variable.
+  // ZB_REF_TIMEOUT_S, ZB_REF_TRANSPORT (auto|threads|mpi), ZB_REF_DUMP_DIR, ZB_REF_MAX_TOKENS,
+  // ZB_REF_MAX_SUM_SQ, ZB_NICS, ZB_NIC_INTERVAL_US and ZB_NIC_PAIRING (fabric|sender_rail). A malformed
+  // value is bad input (exit 2) naming the variable.
   [[nodiscard]] static ReferenceOptions from_environment();
   // Exit 2 when the dimensions are unusable (non-positive, heads not a multiple of kv_heads).
   void validate() const;

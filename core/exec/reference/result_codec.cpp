@@ -37,6 +37,21 @@ Bytes encode_result(const RankResult& result) {
     w.put<std::int32_t>(e.group);
     w.put<std::int32_t>(e.step);
   }
+  w.put<std::uint64_t>(result.nic_loads.size());
+  for (const LinkLoad& l : result.nic_loads) {
+    w.put_string(l.name);
+    w.put(l.kind);
+    w.put<std::int32_t>(l.node);
+    w.put<std::int32_t>(l.index);
+    w.put(l.bandwidth);
+    w.put(l.bytes);
+    w.put(l.busy_seconds);
+    w.put<std::uint64_t>(l.series.size());
+    for (const LoadPoint& p : l.series) {
+      w.put(p.t);
+      w.put(p.bytes_per_second);
+    }
+  }
   return w.take();
 }
 
@@ -74,6 +89,22 @@ RankResult decode_result(const Bytes& bytes) {
     e.peer = r.get<std::int32_t>();
     e.group = r.get<std::int32_t>();
     e.step = r.get<std::int32_t>();
+  }
+  result.nic_loads.resize(r.get<std::uint64_t>());
+  for (LinkLoad& l : result.nic_loads) {
+    l.name = r.get_string();
+    l.kind = r.get<LinkKind>();
+    l.node = r.get<std::int32_t>();
+    l.index = r.get<std::int32_t>();
+    l.bandwidth = r.get<double>();
+    l.bytes = r.get<double>();
+    l.busy_seconds = r.get<double>();
+    l.measured = true;
+    l.series.resize(r.get<std::uint64_t>());
+    for (LoadPoint& p : l.series) {
+      p.t = r.get<double>();
+      p.bytes_per_second = r.get<double>();
+    }
   }
   return result;
 }

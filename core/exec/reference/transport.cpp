@@ -17,6 +17,7 @@ std::string describe(Tag tag) {
     case MessageKind::pass_done: return "end-of-forward notice";
     case MessageKind::ping: return "liveness ping";
     case MessageKind::pong: return "liveness answer";
+    case MessageKind::drained: return "all-received notice";
   }
   return "message " + std::to_string(tag.value);
 }

@@ -30,6 +30,9 @@ enum class MessageKind : std::uint8_t {
   // with a pong whenever it polls, so a rank that never answers has stopped (mpi_abort.hpp).
   ping = 8,
   pong = 9,
+  // "everything I received for my instructions has arrived": the barrier after `finished` that a run
+  // sampling NIC counters waits for, so the counters stop once no transfer of the layer is in flight.
+  drained = 10,
 };
 
 struct Tag {

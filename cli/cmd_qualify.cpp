@@ -1,0 +1,64 @@
+// `zeppelin-bench qualify SCENARIO [--backend reference] [--floors FILE] [--out DIR]`: measures the
+// scenario's cluster in the spirit of nccl-tests and nvbandwidth (core/qualify: per GPU GEMM and
+// attention throughput, per link bandwidth and latency, every rail at once, a routed transfer against a
+// direct one), checks every figure against its floor and exits 1 naming each figure below it. One
+// process per GPU under mpirun or srun; on one machine, scripts/emulated-cluster.sh run.
+#include <fmt/format.h>
+
+#include <memory>
+#include <string>
+
+#include "cli/commands.hpp"
+#include "cli/output.hpp"
+#include "core/config/scenario_loader.hpp"
+#include "core/exec/launch/launcher.hpp"
+#include "core/qualify/qualify_run.hpp"
+#include "reports/qualify_report.hpp"
+
+namespace zb::cli {
+namespace {
+
+struct QualifyFlags {
+  std::string scenario;
+  std::string backend = "reference";
+  std::string floors;
+  std::string out;
+};
+
+ExitCode qualify(const QualifyFlags& flags) {
+  const Scenario scenario = load_scenario(flags.scenario);
+  if (flags.backend == "cuda") {
+    throw Error(ExitCode::bad_input, Location{},
+                "qualify --backend cuda is not built yet: the GPU probes (cuBLASLt GEMM, cuDNN attention, NCCL "
+                "point-to-point) are still to come",
+                "use --backend reference (this host's CPU kernels and network interfaces)");
+  }
+  qualify::QualifyOptions options;
+  if (!flags.floors.empty()) options.floors = qualify::read_floors_file(flags.floors);
+  const qualify::QualifyResult result = qualify::run_qualify(scenario, options);
+  if (!result.is_reporter) return result.failures() == 0 ? ExitCode::ok : ExitCode::check_failed;
+  const std::string out = flags.out.empty() ? "out/" + scenario.name + "-qualify" : flags.out;
+  reports::write_qualify_reports(result, options.floors, out);
+  write_stdout(reports::qualify_console(result) + fmt::format("wrote {0}/qualify.json\nwrote {0}/qualify.html\n", out));
+  return result.failures() == 0 ? ExitCode::ok : ExitCode::check_failed;
+}
+
+}  // namespace
+
+void add_qualify_command(CLI::App& app, CommandStatus& status) {
+  CLI::App* command = app.add_subcommand(
+      "qualify", "Measure the cluster's GPUs and links against floors (exit 1 naming every figure below its floor)");
+  auto flags = std::make_shared<QualifyFlags>();
+  command->add_option("SCENARIO", flags->scenario, "Scenario file whose cluster to qualify; required")
+      ->required()
+      ->type_name("FILE");
+  command->add_option("--backend", flags->backend, "reference (this host's CPU kernels and interfaces) or cuda")
+      ->check(CLI::IsMember({"reference", "cuda"}));
+  command->add_option("--floors", flags->floors, "Floors file (JSON): relative_to_median, per-probe minimums, max_latency")
+      ->type_name("FILE");
+  command->add_option("--out", flags->out, "Folder for qualify.json and qualify.html (default out/<scenario>-qualify)")
+      ->type_name("DIR");
+  command->callback([flags, &status] { status.code = qualify(*flags); });
+}
+
+}  // namespace zb::cli

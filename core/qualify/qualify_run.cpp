@@ -1,0 +1,100 @@
+#include "core/qualify/qualify_run.hpp"
+
+#include <algorithm>
+
+#include "core/common/error.hpp"
+#include "core/exec/launch/launcher.hpp"
+#include "core/exec/reference/launcher.hpp"
+#ifdef ZEPPELIN_HAVE_MPI
+#include "core/exec/reference/mpi_run.hpp"
+#endif
+
+namespace zb::qualify {
+namespace {
+
+using reference::Bytes;
+
+// Every rank's figures to rank 0, as JSON (a few dozen per rank).
+std::vector<Measurement> gather(reference::Transport& t, std::vector<Measurement> mine, std::chrono::milliseconds timeout) {
+  const reference::Tag tag = reference::Tag::make(reference::MessageKind::result, 77);
+  if (t.rank() != 0) {
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    for (const Measurement& m : mine) list.push_back(to_json(m));
+    const std::string text = list.dump();
+    Bytes payload(text.size());
+    std::transform(text.begin(), text.end(), payload.begin(), [](char c) { return static_cast<std::byte>(c); });
+    t.send(0, tag, std::move(payload));
+    return mine;
+  }
+  for (int r = 1; r < t.size(); ++r) {
+    const Bytes payload = t.recv(r, tag, timeout);
+    std::string text(payload.size(), '\0');
+    std::transform(payload.begin(), payload.end(), text.begin(), [](std::byte b) { return static_cast<char>(b); });
+    for (const auto& entry : nlohmann::json::parse(text)) mine.push_back(measurement_from_json(entry));
+  }
+  return mine;
+}
+
+// Compute figures first (probe, then shape, then GPU), links after in the order they ran.
+void order(std::vector<Measurement>& all) {
+  std::stable_sort(all.begin(), all.end(), [](const Measurement& a, const Measurement& b) {
+    const bool ca = a.probe == Probe::gemm || a.probe == Probe::attention;
+    const bool cb = b.probe == Probe::gemm || b.probe == Probe::attention;
+    if (ca != cb) return ca;
+    if (!ca) return false;
+    return std::tie(a.probe, a.shape, a.node, a.gpu) < std::tie(b.probe, b.shape, b.node, b.gpu);
+  });
+}
+
+}  // namespace
+
+int QualifyResult::failures() const {
+  return static_cast<int>(std::count_if(verdicts.begin(), verdicts.end(), [](const Verdict& v) { return !v.passed; }));
+}
+
+QualifyResult run_qualify(const Scenario& scenario, const QualifyOptions& options) {
+  const Launch launch = process_launch();
+  const ClusterSpec& cluster = scenario.cluster;
+  QualifyResult result;
+  result.scenario = scenario.name;
+  result.launch = describe(launch);
+  if (!launch.multi_process()) {
+    result.verdicts = evaluate(run_compute_probes(0, 0, options.compute), options.floors);
+    result.notes.push_back("one process: only this host's compute figures were measured, as node 0 GPU 0; run under "
+                           "mpirun -np " + std::to_string(cluster.world_size()) +
+                           " (on one machine: scripts/emulated-cluster.sh run) to measure every GPU and link");
+    return result;
+  }
+  if (launch.world_size != cluster.world_size()) {
+    throw Error(ExitCode::bad_input, Location{},
+                "the launcher started " + std::to_string(launch.world_size) + " processes but the scenario's cluster has " +
+                    std::to_string(cluster.world_size()) + " GPUs",
+                "run mpirun -np " + std::to_string(cluster.world_size()));
+  }
+#ifndef ZEPPELIN_HAVE_MPI
+  throw Error(ExitCode::bad_input, Location{}, "qualify was started by a launcher but this build has no MPI",
+              "install MPI (libopenmpi-dev) and reconfigure");
+#else
+  const std::unique_ptr<reference::Transport> transport = reference::make_mpi_transport();
+  reference::Transport& t = *transport;
+  result.world_size = t.size();
+  result.is_reporter = t.rank() == 0;
+  // One rank at a time: on the reference backend the ranks of a node share the host's cores, and a
+  // kernel timed while others run would measure the sharing, not the host.
+  std::vector<Measurement> mine;
+  for (int turn = 0; turn < t.size(); ++turn) {
+    if (turn == t.rank()) mine = run_compute_probes(cluster.node_of(turn), cluster.local_of(turn), options.compute);
+    barrier(t, 1'000'000 + static_cast<std::uint64_t>(turn), options.links.timeout);
+  }
+  const std::vector<Measurement> links = run_link_probes(t, cluster, options.links);
+  mine.insert(mine.end(), links.begin(), links.end());
+  std::vector<Measurement> all = gather(t, std::move(mine), options.links.timeout);
+  order(all);
+  result.links_measured = true;
+  result.verdicts = evaluate(all, options.floors);
+  if (cluster.nodes < 2) result.notes.push_back("one node: no rail, all-rails or routed figure");
+  return result;
+#endif
+}
+
+}  // namespace zb::qualify

@@ -1,0 +1,39 @@
+#pragma once
+// `zeppelin-bench qualify`: the suite of measurement.hpp run on the scenario's cluster, one process per
+// GPU under mpirun or srun (on one machine: scripts/emulated-cluster.sh run), each figure checked
+// against its floor (floors.hpp). Backend `reference`: the host's CPU kernels and the interfaces the
+// ranks' transport uses. Without a launcher only this process's compute figures are measured, and the
+// result says that no link was.
+#include <string>
+#include <vector>
+
+#include "core/config/scenario.hpp"
+#include "core/qualify/compute_probes.hpp"
+#include "core/qualify/floors.hpp"
+#include "core/qualify/link_probes.hpp"
+
+namespace zb::qualify {
+
+struct QualifyOptions {
+  FloorSpec floors;
+  ComputeShapes compute;
+  LinkShapes links;
+};
+
+struct QualifyResult {
+  std::string scenario;
+  std::string backend = "reference";
+  std::string launch;            // describe(process_launch())
+  int world_size = 1;
+  bool links_measured = false;
+  std::vector<Verdict> verdicts;  // every figure, compute first, in probe order
+  std::vector<std::string> notes;
+  [[nodiscard]] int failures() const;
+  bool is_reporter = true;  // rank 0 holds every rank's figures and reports; the others hold their own
+};
+
+// Runs the suite. Exit 2 (zb::Error) when the launcher's world is not the scenario's GPU count (both
+// named) or a multi-process launch meets a build without MPI; exit 3 when a probe fails at run time.
+[[nodiscard]] QualifyResult run_qualify(const Scenario& scenario, const QualifyOptions& options);
+
+}  // namespace zb::qualify

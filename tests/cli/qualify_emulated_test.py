@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""`zeppelin-bench qualify` on the emulated two-node cluster (issue 16), as a specification:
+
+* on four healthy rails every figure is at or above its floor: exit 0, qualify.json "passed": true;
+* with rail 2 slowed by tc (100 Mbit/s), qualify exits 1 and names it: the console's failure list
+  and qualify.json's failing figures are the transfers that leave on NIC 2 (and the routed transfer,
+  which crosses every NIC), and only those.
+
+Skips (exit 77) with the reason where network namespaces cannot be made or mpirun is missing.
+Usage: qualify_emulated_test.py BENCH SCENARIO WORK_DIR
+"""
+import json
+import os
+import shutil
+import sys
+
+from emulated_support import cluster_env, run_on_cluster
+
+
+def qualify(env, bench, scenario, out, slow):
+    return run_on_cluster(env, [bench, "qualify", scenario, "--out", out], slow)
+
+
+def main():
+    bench, scenario, work = sys.argv[1:4]
+    env = cluster_env("zbq")
+    shutil.rmtree(work, ignore_errors=True)
+    failures = []
+
+    healthy = qualify(env, bench, scenario, os.path.join(work, "healthy"), None)
+    print(healthy.stdout)
+    report = json.load(open(os.path.join(work, "healthy", "qualify.json")))
+    if healthy.returncode != 0 or not report["passed"]:
+        failures.append(f"healthy cluster: exit {healthy.returncode}, passed {report['passed']}:\n{healthy.stdout[-3000:]}{healthy.stderr[-2000:]}")
+    probes = {f["probe"] for f in report["figures"]}
+    for probe in ("gemm", "attention", "p2p-intra", "p2p-rail", "all-rails", "routed"):
+        if probe not in probes:
+            failures.append(f"healthy cluster: no {probe} figure in qualify.json")
+    if report["world_size"] != 8 or report["source"] != "measured":
+        failures.append(f"healthy cluster: world {report['world_size']}, source {report['source']}")
+
+    slowed = qualify(env, bench, scenario, os.path.join(work, "slowed"), "2=100mbit")
+    print(slowed.stdout)
+    report = json.load(open(os.path.join(work, "slowed", "qualify.json")))
+    failing = [f for f in report["figures"] if not f["passed"]]
+    if slowed.returncode != 1:
+        failures.append(f"slowed rail: exit {slowed.returncode}, expected 1\n{slowed.stderr[-2000:]}")
+    # The routed transfer crosses every NIC, the slowed one too, so it may fail with it.
+    if not failing or any(f["nic"] != 2 and f["probe"] != "routed" for f in failing):
+        failures.append("slowed rail: failing figures " + str([(f["probe"], f["subject"]) for f in failing]) +
+                        ", expected only transfers on NIC 2")
+    if not any(f["probe"] == "p2p-rail" and f["nic"] == 2 for f in failing):
+        failures.append("slowed rail: the p2p-rail figure of NIC 2 did not fail")
+    if "NOT QUALIFIED" not in slowed.stdout or "(NIC 2)" not in slowed.stdout.split("NOT QUALIFIED")[-1]:
+        failures.append("slowed rail: the console does not name NIC 2 among the failures")
+    if failures:
+        sys.exit("\n".join(failures))
+    print("qualify on the emulated cluster: passes healthy, names the slowed rail")
+
+
+if __name__ == "__main__":
+    main()
