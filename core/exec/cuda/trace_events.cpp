@@ -5,6 +5,8 @@
 #include <set>
 #include <tuple>
 
+#include "core/exec/instr_events.hpp"
+
 namespace zb::cuda {
 
 using lower::Instr;
@@ -12,35 +14,12 @@ using lower::InstrKind;
 
 namespace {
 
-EventCategory leg_category(lower::LegRole role) {
-  switch (role) {
-    case lower::LegRole::dispatch: return EventCategory::route_dispatch;
-    case lower::LegRole::combine: return EventCategory::route_combine;
-    default: return EventCategory::route_nic;
-  }
-}
-
-TraceEvent event_of(int rank, const Instr& in, Stream stream, EventCategory category, double start, double end) {
-  TraceEvent e;
-  e.rank = rank;
-  e.stream = stream;
-  e.name = in.name;
-  e.category = category;
-  e.pass = in.pass;
-  e.micro_batch = in.micro_batch;
-  e.op = in.plan_op;
-  e.group = in.group;
-  e.step = in.step;
+// The shared event of the instruction (core/exec/instr_events.hpp), at the times the GPU measured.
+TraceEvent timed_event(int rank, const Instr& in, Stream stream, EventCategory category, double start, double end) {
+  TraceEvent e = event_of(rank, in, stream, category);
   e.start = start;
   e.end = end;
   return e;
-}
-
-EventCategory collective_category(const lower::Collective& c) {
-  if (c.kind == lower::CollectiveKind::all_to_all_v) return EventCategory::remap;
-  const bool hidden_rows = c.group < 0 && (c.kind == lower::CollectiveKind::all_gather ||
-                                           c.kind == lower::CollectiveKind::reduce_scatter);
-  return hidden_rows ? EventCategory::tensor_parallel : EventCategory::collective;
 }
 
 }  // namespace
@@ -58,7 +37,7 @@ void add_pass_events(const lower::Program& program, const GlobalOrder& order, in
     const double start = offset + times.start.at(k - first), end = offset + times.end.at(k - first);
     if (item.compute) {
       const Instr& in = program.instr(rank, item.instr);
-      TraceEvent e = event_of(rank, in, Stream::compute,
+      TraceEvent e = timed_event(rank, in, Stream::compute,
                               in.kind == InstrKind::attention ? EventCategory::attention : EventCategory::gemm, start, end);
       e.flops = in.flops;
       record.events.push_back(std::move(e));
@@ -67,7 +46,7 @@ void add_pass_events(const lower::Program& program, const GlobalOrder& order, in
     for (const NcclCall& call : item.calls) {
       const Instr& in = program.instr(rank, call.instr);
       if (call.kind == CallKind::collective) {
-        TraceEvent e = event_of(rank, in, Stream::comm,
+        TraceEvent e = timed_event(rank, in, Stream::comm,
                                 collective_category(program.collectives[static_cast<std::size_t>(call.collective)]), start, end);
         e.bytes = static_cast<double>(in.bytes);
         record.events.push_back(std::move(e));
@@ -84,7 +63,7 @@ void add_pass_events(const lower::Program& program, const GlobalOrder& order, in
         s.end = std::max(s.end, end);
       }
       if (m.routed && is_send) {  // a leg of a routed message, on the GPU that pushes it
-        TraceEvent e = event_of(rank, in, Stream::nic, leg_category(in.leg), start, end);
+        TraceEvent e = timed_event(rank, in, Stream::nic, leg_category(in.leg), start, end);
         e.name = std::string(lower::to_string(m.purpose)) + " " + lower::to_string(in.leg);
         e.op = -1;
         e.bytes = static_cast<double>(in.bytes);
@@ -100,7 +79,7 @@ void add_pass_events(const lower::Program& program, const GlobalOrder& order, in
         e.end = std::max(e.end, end);
         continue;
       }
-      TraceEvent e = event_of(rank, in, Stream::comm, is_send ? EventCategory::send : EventCategory::recv, start, end);
+      TraceEvent e = timed_event(rank, in, Stream::comm, is_send ? EventCategory::send : EventCategory::recv, start, end);
       e.bytes = static_cast<double>(m.bytes);
       e.peer = is_send ? m.dst : m.src;
       record.events.push_back(std::move(e));

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/exec/instr_events.hpp"
 #include "core/exec/reference/rank_location.hpp"
 
 namespace zb::reference {
@@ -43,21 +44,13 @@ std::vector<const TensorRows*> RankState::sources(int id) const {
 void RankState::record(int id, Stream stream, EventCategory category, double start, double bytes, double flops,
                        int peer) {
   const lower::Instr& instr = this->instr(id);
-  TraceEvent e;
-  e.rank = rank;
-  e.stream = stream;
-  e.name = instr.name.empty() ? lower::to_string(instr.kind) : instr.name;
-  e.category = category;
-  e.pass = instr.pass;
-  e.micro_batch = instr.micro_batch;
+  TraceEvent e = event_of(rank, instr, stream, category);
+  if (e.name.empty()) e.name = lower::to_string(instr.kind);
   e.start = start;
   e.end = std::max(start, seconds_since_start());
   e.bytes = bytes;
   e.flops = flops;
-  e.op = instr.plan_op;
   e.peer = peer;
-  e.group = instr.group;
-  e.step = instr.step;
   events.push_back(std::move(e));
 }
 

@@ -4,6 +4,8 @@
 #include <limits>
 #include <tuple>
 
+#include "core/exec/instr_events.hpp"
+
 namespace zb::sim {
 
 using lower::Instr;
@@ -16,28 +18,6 @@ struct TimeSpan {
   double start = std::numeric_limits<double>::infinity();
   double end = 0;
 };
-
-EventCategory category_of(lower::LegRole role) {
-  switch (role) {
-    case lower::LegRole::dispatch: return EventCategory::route_dispatch;
-    case lower::LegRole::combine: return EventCategory::route_combine;
-    default: return EventCategory::route_nic;
-  }
-}
-
-TraceEvent event_of(int rank, const Instr& in, Stream stream, EventCategory category) {
-  TraceEvent e;
-  e.rank = rank;
-  e.stream = stream;
-  e.name = in.name;
-  e.category = category;
-  e.pass = in.pass;
-  e.micro_batch = in.micro_batch;
-  e.op = in.plan_op;
-  e.group = in.group;
-  e.step = in.step;
-  return e;
-}
 
 // Per message with legs: first byte out of its source to last byte into its destination.
 std::vector<TimeSpan> message_spans(const TaskGraph& graph, const TaskTimes& times) {
@@ -76,14 +56,7 @@ void add_instr_events(const TaskGraph& graph, const TaskTimes& times, const std:
         e.flops = in.flops;
         trace.events.push_back(std::move(e));
       } else if (in.kind == InstrKind::collective) {
-        const lower::Collective& col = p.collectives[static_cast<std::size_t>(in.collective)];
-        const bool remap = col.kind == lower::CollectiveKind::all_to_all_v;
-        const bool hidden_rows = col.group < 0 && (col.kind == lower::CollectiveKind::all_gather ||
-                                                   col.kind == lower::CollectiveKind::reduce_scatter);
-        TraceEvent e = event_of(r, in, Stream::comm,
-                                remap         ? EventCategory::remap
-                                : hidden_rows ? EventCategory::tensor_parallel
-                                              : EventCategory::collective);
+        TraceEvent e = event_of(r, in, Stream::comm, collective_category(p.collectives[static_cast<std::size_t>(in.collective)]));
         double start = std::numeric_limits<double>::infinity();
         for (const int f : t.flows) start = std::min(start, times.start[static_cast<std::size_t>(f)]);
         e.start = t.flows.empty() ? times.end[static_cast<std::size_t>(t.gate)] : start;
@@ -118,7 +91,7 @@ void add_leg_events(const TaskGraph& graph, const TaskTimes& times, Trace& trace
     if (!m.routed) continue;
     const Instr& send = p.instr(f.send_rank, f.send_instr);
     const Task& task = graph.tasks()[static_cast<std::size_t>(f.task)];
-    TraceEvent e = event_of(task.rank, send, Stream::nic, category_of(send.leg));
+    TraceEvent e = event_of(task.rank, send, Stream::nic, leg_category(send.leg));
     e.name = std::string(lower::to_string(m.purpose)) + " " + lower::to_string(send.leg);
     e.op = -1;
     e.start = times.start[static_cast<std::size_t>(f.task)];

@@ -25,31 +25,11 @@
 namespace zb {
 namespace {
 
-struct Case {
-  Scenario scenario;
-  std::vector<std::int64_t> lengths;
-};
+using Case = test::LoweringCase;
 
 Case random_case(std::uint64_t seed) {
   Rng rng(seed, 29);
-  Case c;
-  const int gpn_choices[] = {1, 2, 4, 8};
-  auto& cl = c.scenario.cluster;
-  cl = find_cluster_preset("dgx-h200")->spec;
-  cl.gpus_per_node = gpn_choices[rng.below(4)];
-  cl.nodes = 1 + static_cast<int>(rng.below(static_cast<std::uint64_t>(std::max(1, 16 / cl.gpus_per_node))));
-  const bool shared_nics = cl.gpus_per_node >= 2 && rng.below(2) == 0;
-  cl.nics_per_node = shared_nics ? cl.gpus_per_node / 2 : cl.gpus_per_node;
-  cl.gpu_to_nic.clear();
-  for (int i = 0; i < cl.gpus_per_node; ++i) cl.gpu_to_nic.push_back(shared_nics ? i / 2 : i);
-  c.scenario.model = test::small_model();
-  c.scenario.passes = Passes::fwd_bwd;
-  const int n = 1 + static_cast<int>(rng.below(12));
-  for (int i = 0; i < n; ++i) {
-    c.lengths.push_back(rng.below(3) == 0 ? 1 + static_cast<std::int64_t>(rng.below(64))
-                                          : 1 + static_cast<std::int64_t>(rng.below(1ULL << 16)));
-  }
-  return c;
+  return test::random_lowering_case(rng);
 }
 
 struct Lowered {

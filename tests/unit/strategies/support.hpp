@@ -1,5 +1,7 @@
 #pragma once
 // Scenario and batch builders shared by the plan and strategy tests.
+#include <algorithm>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -78,6 +80,35 @@ inline Batch batch_of(std::vector<std::int64_t> lengths) {
   Batch b;
   b.lengths = std::move(lengths);
   return b;
+}
+
+// A random scenario for the lowering's property tests (conformance, the NCCL order): a cluster of at
+// most 16 GPUs (dgx-h200 links; 1, 2, 4 or 8 GPUs per node, half the time two GPUs per NIC), the small
+// model, forward and backward, and 1–12 documents, a third of them under 64 tokens. Drawn from `rng`,
+// which the caller may go on drawing from (to vary more of the scenario).
+struct LoweringCase {
+  Scenario scenario;
+  std::vector<std::int64_t> lengths;
+};
+
+inline LoweringCase random_lowering_case(Rng& rng) {
+  LoweringCase c;
+  const int gpn_choices[] = {1, 2, 4, 8};
+  auto& cl = c.scenario.cluster;
+  cl = find_cluster_preset("dgx-h200")->spec;
+  cl.gpus_per_node = gpn_choices[rng.below(4)];
+  cl.nodes = 1 + static_cast<int>(rng.below(static_cast<std::uint64_t>(std::max(1, 16 / cl.gpus_per_node))));
+  const bool shared_nics = cl.gpus_per_node >= 2 && rng.below(2) == 0;
+  cl.nics_per_node = shared_nics ? cl.gpus_per_node / 2 : cl.gpus_per_node;
+  cl.gpu_to_nic.clear();
+  for (int i = 0; i < cl.gpus_per_node; ++i) cl.gpu_to_nic.push_back(shared_nics ? i / 2 : i);
+  c.scenario.model = small_model();
+  c.scenario.passes = Passes::fwd_bwd;
+  const int n = 1 + static_cast<int>(rng.below(12));
+  for (int i = 0; i < n; ++i)
+    c.lengths.push_back(rng.below(3) == 0 ? 1 + static_cast<std::int64_t>(rng.below(64))
+                                          : 1 + static_cast<std::int64_t>(rng.below(1ULL << 16)));
+  return c;
 }
 
 }  // namespace zb::test
