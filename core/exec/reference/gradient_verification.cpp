@@ -99,7 +99,7 @@ void share_row_statistics(const RankState& state, Transport& transport) {
       for (auto* v : {&rows.lse, &rows.d, &rows.e, &rows.eps_p, &rows.eps_s}) {
         const auto bytes = in.get_span_bytes<double>();
         v->resize(bytes.size() / sizeof(double));
-        std::memcpy(v->data(), bytes.data(), bytes.size());
+        if (!bytes.empty()) std::memcpy(v->data(), bytes.data(), bytes.size());  // an empty vector's data() may be null
       }
       if (rows.lse.size() % heads != 0) throw std::runtime_error("malformed row statistics from rank " + std::to_string(r));
       reference.insert(seq, begin, rows);

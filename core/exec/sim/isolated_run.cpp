@@ -109,8 +109,10 @@ TaskTimes simulate_isolated(const Platform& platform, const TaskGraph& graph) {
   TaskTimes times;
   times.start.resize(n);
   times.end.resize(n);
-  std::memcpy(times.start.data(), bytes.data() + header, n * sizeof(double));
-  std::memcpy(times.end.data(), bytes.data() + header + n * sizeof(double), n * sizeof(double));
+  if (n > 0) {  // an empty vector's data() may be null, and memcpy's arguments must not be
+    std::memcpy(times.start.data(), bytes.data() + header, n * sizeof(double));
+    std::memcpy(times.end.data(), bytes.data() + header + n * sizeof(double), n * sizeof(double));
+  }
   return times;
 }
 
