@@ -5,7 +5,7 @@ set -euo pipefail
 build=${1:-build}
 out="$build/benchmarks"
 mkdir -p "$out"
-echo "== planner (targets: zeppelin 16x8 1M tokens <= 2 ms, 128x8 8M tokens <= 20 ms; single thread)"
+echo "== planner (targets: zeppelin 16x8 1M tokens <= 2 ms, 128x8 8M tokens <= 20 ms; every strategy 16x8 1M tokens <= 20 ms; single thread)"
 "$build/tests/perf/plan/zb_bench_plan" --benchmark_out="$out/plan.json" --benchmark_out_format=json
 echo "== simulator (targets: 16 x dgx-h200 <= 1 s, 128 x dgx-h200 <= 10 s per iteration; plan + verify + simulate of ring-cp on 64 GPUs <= 5 s)"
 "$build/tests/perf/zb_bench_sim" --benchmark_out="$out/sim.json" --benchmark_out_format=json

@@ -5,6 +5,7 @@
 #include <numeric>
 #include <queue>
 
+#include "core/cost/iteration_cost.hpp"
 #include "core/strategies/packing.hpp"
 #include "core/strategies/plan_builder.hpp"
 
@@ -125,6 +126,61 @@ double packed_cp_compute_floor(const CostModel& cost, const std::vector<std::int
     worst = std::max(worst, attention + linear);
   }
   return worst * cost.model().layers;
+}
+
+bool packed_cp_fits(const CostModel& cost, const std::vector<std::int64_t>& lengths, int degree) {
+  const std::int64_t capacity = cost.token_capacity_per_gpu() * degree;
+  return std::all_of(lengths.begin(), lengths.end(), [&](std::int64_t s) { return pad_to(s, 2LL * degree) <= capacity; });
+}
+
+double packed_cp_prediction_floor(const CostModel& cost, const std::vector<std::int64_t>& lengths, int degree, Passes passes,
+                                  Dealing dealing) {
+  const int world = cost.cluster().world_size();
+  const int c = degree;
+  const int gpn = cost.cluster().gpus_per_node;
+  const std::int64_t capacity = cost.token_capacity_per_gpu() * c;
+  const std::int64_t align = 2LL * c;
+  if (!packed_cp_fits(cost, lengths, c)) return 0.0;  // plan_packed_cp's OOM
+  // The NIC at no more than its line rate: the estimate's rate is at most this (PCIe, oversubscription).
+  const LinkSpec line_rate{.bandwidth = cost.cluster().nic.bandwidth, .latency = 0.0};
+  std::vector<double> tokens(static_cast<std::size_t>(world), 0.0);
+  std::vector<std::int64_t> held(static_cast<std::size_t>(c));
+  double slowest_hop = 0;
+  const std::vector<std::vector<Pack>> dealt = deal_packs(cost, lengths, world / c, align, capacity, dealing);
+  for (std::size_t g = 0; g < dealt.size(); ++g) {
+    const int first = static_cast<int>(g) * c;
+    for (const Pack& pack : dealt[g]) {
+      // Position i holds chunks i and 2C−1−i of each document (one rank holds it whole), as add_group lays it out.
+      std::fill(held.begin(), held.end(), 0);
+      for (const int d : pack.docs) {
+        const std::int64_t s = lengths[static_cast<std::size_t>(d)];
+        for (int i = 0; i < c; ++i) {
+          held[static_cast<std::size_t>(i)] +=
+              c == 1 ? s : plan::zigzag_chunk(d, s, c, i).size() + plan::zigzag_chunk(d, s, c, 2 * c - 1 - i).size();
+        }
+      }
+      for (int i = 0; i < c; ++i) tokens[static_cast<std::size_t>(first + i)] += static_cast<double>(held[static_cast<std::size_t>(i)]);
+      // At step t = 1 … C−1 position i forwards the K/V of position i−t+1 to i+1 (PlanBuilder::add_attention),
+      // each send after the previous one: a hop between nodes carries every position's K/V but i+1's.
+      for (int i = 0; i < c && c > 1; ++i) {
+        if ((first + i) / gpn == (first + (i + 1) % c) / gpn) continue;
+        double hop = 0;
+        for (int t = 1; t < c; ++t) {
+          const std::int64_t owner = held[static_cast<std::size_t>(((i - t + 1) % c + c) % c)];
+          hop += cost.transfer_time(static_cast<double>(static_cast<std::int64_t>(cost.kv_bytes(static_cast<double>(owner)))),
+                                    line_rate, LinkClass::nic);
+        }
+        slowest_hop = std::max(slowest_hop, hop);
+      }
+    }
+  }
+  const double layers = std::max(dealing == Dealing::balanced ? packed_cp_compute_floor(cost, lengths, c, passes) : 0.0,
+                                 slowest_hop * cost.model().layers);
+  // The plan is a grid plan (tensor parallelism expands it afterwards), as its prediction assumes.
+  const WholeIterationSetup setup = whole_iteration_setup(cost, 1);
+  const double backward = passes == Passes::fwd_bwd ? 1.0 : 0.0;  // only whether there is a backward pass
+  const WholeIterationParts parts = whole_iteration_parts(cost, setup, tokens, {0.0, backward}, {});
+  return layers + parts.embedding_and_head_critical + parts.optimizer;
 }
 
 std::vector<std::vector<Pack>> deal_packs(const CostModel& cost, const std::vector<std::int64_t>& lengths, int groups,

@@ -49,6 +49,20 @@ void read_packed_cp_options(const SystemSpec& system, PackedCpSetup& setup);
 [[nodiscard]] double packed_cp_compute_floor(const CostModel& cost, const std::vector<std::int64_t>& lengths, int degree,
                                              Passes passes);
 
+// Whether every document fits a pack at `degree` (pad(s, 2C) ≤ C·M): otherwise plan_packed_cp's plan is an OOM.
+[[nodiscard]] bool packed_cp_fits(const CostModel& cost, const std::vector<std::int64_t>& lengths, int degree);
+
+// A floor under the whole predicted iteration of the packed-CP plan at `degree` dealt as `dealing`, for
+// skipping a degree that cannot win without building its plan (0 when it would be an OOM). The
+// larger of two floors under its layers: the compute floor above (balanced dealing only, the plan it
+// bounds) and the forward K/V relay of its slowest inter-node ring hop (a ring's sends on one rank run
+// one after another, each taking at least its bytes at the NIC's line rate), times the layers;
+// plus what the plan's tokens per rank cost outside the layers (the busiest rank's embedding and LM
+// head, the optimizer step; the exposed gradient synchronisation, never negative, left out). The packs,
+// shards and hop bytes are the plan's own, in O(documents · degree + packs · degree²).
+[[nodiscard]] double packed_cp_prediction_floor(const CostModel& cost, const std::vector<std::int64_t>& lengths, int degree,
+                                                Passes passes, Dealing dealing);
+
 // The packs each of `groups` data-parallel groups runs, one after another (documents as batch indices),
 // dealt as `dealing` says into packs of `capacity` tokens after padding each document to `align`.
 // Every document must fit a pack (the caller reports the ones that do not as an OOM first).

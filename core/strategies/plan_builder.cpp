@@ -289,8 +289,13 @@ void PlanBuilder::set_remap(std::vector<plan::RemapMove> moves) { plan_.remap = 
 void PlanBuilder::add_info(const std::string& key, nlohmann::json value) { plan_.info[key] = std::move(value); }
 
 plan::Plan PlanBuilder::finish() {
+  plan::Plan p = finish_unpredicted();
+  p.predicted = predict(p, cost_, passes_);
+  return p;
+}
+
+plan::Plan PlanBuilder::finish_unpredicted() {
   if (!linear_set_) plan_.linear_layout = plan_.attention_layout;
-  plan_.predicted = predict(plan_, cost_, passes_);
   return std::move(plan_);
 }
 

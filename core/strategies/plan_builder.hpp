@@ -63,6 +63,8 @@ class PlanBuilder {
 
   // Fills the linear layout (if unset), the predictions, and returns the plan.
   plan::Plan finish();
+  // The same without the predictions, for a strategy that edits the plan and predicts it afterwards.
+  plan::Plan finish_unpredicted();
 
  private:
   const CostModel& cost_;

@@ -219,11 +219,11 @@ plan::Plan plan_ulysses(const UlyssesSetup& setup, const CostModel& cost, const 
   b.add_info("packs", pack_count);
   b.add_info("pack_capacity_tokens", capacity);
   b.add_info("kv_heads", u <= setup.kv_heads ? "split" : "replicated");
-  plan::Plan p = b.finish();
-  if (r == 1) return p;
+  if (r == 1) return b.finish();
   // USP: PlanBuilder's ring groups give each member its u-group's whole ring chunks; the member holds
   // only its part of them (the all-to-all brings the rest for its heads), and its ring carries the K/V of
-  // its head slice only. Both are fixed here, and the prediction redone on the plan as it now stands.
+  // its head slice only. Both are fixed here, and the plan predicted once, as it now stands.
+  plan::Plan p = b.finish_unpredicted();
   p.attention_layout = layout;
   p.linear_layout = std::move(layout);
   for (auto& rank_ops : p.ranks) {

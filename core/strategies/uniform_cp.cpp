@@ -2,8 +2,10 @@
 // consecutive ranks by estimated cost and packed per group into packs of C·M tokens (or, with
 // "dealing": "round-robin", FFD packs dealt round-robin); each group runs a zigzag ring over its C ranks. "degree": "auto"
 // plans every divisor C of N and keeps the feasible one with the least predicted time.
+#include <algorithm>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/strategies/packed_cp.hpp"
 #include "core/strategies/registration.hpp"
@@ -21,24 +23,53 @@ class UniformCp final : public Strategy {
 
   plan::Plan make_plan(const Batch& batch) const override {
     if (setup_.degree > 0) return plan_packed_cp(setup_, cost_, batch.lengths);
-    // auto: the best feasible degree by the cost model's prediction; all infeasible → the widest's OOM.
-    // A degree whose compute floor (never above its plan's estimate) is no better than the best estimate
-    // so far cannot win and is not planned: the same choice, without planning a 2-node ring of every
-    // document to find out.
+    // auto: the feasible degree with the least predicted time, the smallest on ties; all infeasible → the
+    // widest's OOM. Planning a degree costs far more than bounding it, so each feasible degree gets two
+    // floors, both never above its plan's prediction: the compute floor and the whole-iteration floor
+    // (packed_cp.hpp: compute or its inter-node K/V relay, plus the parts outside the layers; kept a hair
+    // below itself so that rounding cannot skip a winner). A degree whose floor is above the best
+    // prediction so far, or equal to it from a larger degree, cannot win and is not planned. With balanced
+    // dealing the degrees are planned lowest floor first, so the winner usually comes first and the rest
+    // are skipped; round-robin keeps ascending order (the compute floor bounds the balanced plan, and in
+    // that order it skips exactly what it always did). Either way the same choice as planning every degree.
     const int world = cost_.cluster().world_size();
-    std::optional<plan::Plan> best;
-    plan::Plan widest;
+    struct Degree {
+      int c;
+      double compute_floor, floor;
+    };
+    std::vector<Degree> degrees;
     for (int c = 1; c <= world; ++c) {
-      if (world % c != 0) continue;
-      if (best && packed_cp_compute_floor(cost_, batch.lengths, c, setup_.passes) >= best->predicted.iteration_seconds) continue;
-      PackedCpSetup s = setup_;
-      s.degree = c;
-      plan::Plan p = plan_packed_cp(s, cost_, batch.lengths);
-      if (!p.feasible()) {
-        widest = std::move(p);
-      } else if (!best || p.predicted.iteration_seconds < best->predicted.iteration_seconds) {
-        best = std::move(p);
+      if (world % c != 0 || !packed_cp_fits(cost_, batch.lengths, c)) continue;
+      degrees.push_back({c, packed_cp_compute_floor(cost_, batch.lengths, c, setup_.passes),
+                         packed_cp_prediction_floor(cost_, batch.lengths, c, setup_.passes, setup_.dealing) * (1 - 1e-9)});
+    }
+    if (setup_.dealing == Dealing::balanced) {
+      std::stable_sort(degrees.begin(), degrees.end(), [](const Degree& a, const Degree& b) {
+        return std::max(a.compute_floor, a.floor) < std::max(b.compute_floor, b.floor);
+      });
+    }
+    std::optional<plan::Plan> best;
+    int best_c = 0;
+    for (const Degree& d : degrees) {
+      if (best) {
+        const double bar = best->predicted.iteration_seconds;
+        const double floor = std::max(d.compute_floor, d.floor);
+        if (floor > bar || (floor >= bar && d.c > best_c)) continue;
       }
+      PackedCpSetup s = setup_;
+      s.degree = d.c;
+      plan::Plan p = plan_packed_cp(s, cost_, batch.lengths);
+      const double t = p.predicted.iteration_seconds;
+      if (!best || t < best->predicted.iteration_seconds || (t == best->predicted.iteration_seconds && d.c < best_c)) {
+        best = std::move(p);
+        best_c = d.c;
+      }
+    }
+    plan::Plan widest;
+    if (!best) {
+      PackedCpSetup s = setup_;
+      s.degree = world;
+      widest = plan_packed_cp(s, cost_, batch.lengths);
     }
     plan::Plan chosen = best ? std::move(*best) : std::move(widest);
     chosen.info["degree_choice"] = "auto";  // info["degree"] is the degree it chose
