@@ -84,6 +84,7 @@ RunOutcome execute_run(const LoadedRun& run, const RunFlags& f, bool progress) {
   const Scenario& scenario = run.scenario;
   reports::ProgressBar bar(stderr, progress && isatty(fileno(stderr)) != 0);
   RunOptions options;
+  options.simulate_measured = is_reporter();
   options.on_progress = [&](const RunProgress& p) {
     if (f.verbose && progress) bar.note(p.system + ": iteration " + std::to_string(p.iteration));
     bar.update({p.system, p.system_index, p.systems, p.iteration, p.iterations});

@@ -6,6 +6,7 @@
 
 #include "reports/best_baseline.hpp"
 #include "reports/number_format.hpp"
+#include "reports/simulation_statement.hpp"
 #include "reports/terminal_text.hpp"
 #include "reports/text_table.hpp"
 
@@ -125,7 +126,7 @@ RunSummary for_console(const RunSummary& summary) {
     clean(*text);
   }
   for (SystemSummary& s : safe.systems) {
-    for (std::string* text : {&s.label, &s.strategy, &s.resolved_options_text}) clean(*text);
+    for (std::string* text : {&s.label, &s.strategy, &s.resolved_options_text, &s.stand_in}) clean(*text);
     for (std::string& line : s.oom) clean(line);
     for (std::string& line : s.verification) clean(line);
   }
@@ -175,6 +176,10 @@ std::string console_summary(const RunSummary& unsafe_summary) {
          "NIC util = bytes / (NIC bandwidth \u00b7 iteration time)\n\n";
   out += best_baseline_text(summary);
   out += iteration_parts_text(summary);
+  if (const std::vector<std::string> lines = simulation_statements(summary); !lines.empty()) {
+    for (std::size_t i = 0; i < lines.size(); ++i) out += (i == 0 ? "" : "  ") + lines[i] + "\n";
+    out += "\n";
+  }
   out += options_text(summary);
   out += gates_text(summary);
   return out;

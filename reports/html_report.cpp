@@ -11,6 +11,7 @@
 #include "reports/html_style.hpp"
 #include "reports/number_format.hpp"
 #include "reports/profile_report.hpp"
+#include "reports/simulation_statement.hpp"
 #include "reports/svg.hpp"
 
 namespace zb::reports {
@@ -177,6 +178,11 @@ std::string html_report(const RunResult& run, const RunSummary& summary, const R
   page += section("Summary", "Mean over feasible iterations. Speed-up = baseline mean iteration time / system mean iteration time.",
                   R"(<div class="table-scroll">)" + summary_table(summary) + "</div>" + options_list(summary));
   page += section("Gates", "Pass/fail checks from the scenario; any failure makes <code>run</code> exit with 1.", gates_table(summary));
+  if (const std::vector<std::string> lines = simulation_statements(summary); !lines.empty()) {
+    std::string list = "<ul>";
+    for (std::size_t i = 1; i < lines.size(); ++i) list += "<li>" + html_escape(lines[i]) + "</li>";
+    page += section("Simulator against this measurement", html_escape(lines.front()), list + "</ul>");
+  }
   page += section("Where the time goes", "Critical (slowest) rank, mean per iteration; inside the layers each instant counted once: compute, then remap, then waiting on a transfer, else idle; then the parts outside the layers: embedding, LM head and loss, the gradient synchronisation the compute waits for, the optimizer step.",
                   breakdown_chart(summary));
   // One scale for every system's GPU load, so bars compare at a glance. Timelines keep their own time

@@ -72,6 +72,8 @@ ojson figures_json(const RunMetrics& m) {
   out["nic_busy_share_mean"] = m.nic_busy_share_mean;
   out["nic_busy_share_max"] = m.nic_busy_share_max;
   out["prediction_ratio"] = m.prediction_ratio;
+  out["simulated_layers_seconds"] = m.simulation_ratio > 0 ? ojson(m.simulated_layers_seconds) : ojson();
+  out["simulation_ratio"] = m.simulation_ratio > 0 ? ojson(m.simulation_ratio) : ojson();
   out["critical_rank"] = m.critical_rank;
   out["breakdown"] = ojson{{"critical_rank", breakdown_json(m.critical_rank_breakdown)},
                            {"mean_rank", breakdown_json(m.mean_breakdown)}};
@@ -156,6 +158,10 @@ ojson system_json(const SystemResult& result, const SystemSummary& s) {
                      {"busy_share_max", aggregates_json(s.nic_busy_share_max)},
                      {"per_nic", nics_json(s.nics)}};
   out["ring_steps"] = ring_steps_json(result);
+  out["simulation"] = ojson{{"ratio", aggregates_json(s.simulation_ratio)},
+                            {"simulated_layers_seconds", s.simulation_ratio.count > 0 ? ojson(s.simulated_layers_seconds) : ojson()},
+                            {"measured_layers_seconds", s.simulation_ratio.count > 0 ? ojson(s.measured_layers_seconds) : ojson()},
+                            {"stand_in", s.stand_in.empty() ? ojson() : ojson(s.stand_in)}};
   ojson oom = ojson::array();
   for (const IterationResult& it : result.iterations) {
     for (ojson& entry : oom_json(it)) oom.push_back(std::move(entry));

@@ -121,6 +121,19 @@ SystemSummary summarize_system(const SystemResult& result, std::size_t index) {
   s.prediction_ratio = aggregate_of(s.per_iteration, &RunMetrics::prediction_ratio);
   s.nic_busy_share_mean = aggregate_of(s.per_iteration, &RunMetrics::nic_busy_share_mean);
   s.nic_busy_share_max = aggregate_of(s.per_iteration, &RunMetrics::nic_busy_share_max);
+  std::vector<double> ratios;
+  for (const RunMetrics& m : s.per_iteration) {
+    if (m.simulation_ratio <= 0) continue;
+    ratios.push_back(m.simulation_ratio);
+    s.simulated_layers_seconds += m.simulated_layers_seconds;
+    s.measured_layers_seconds += m.layers_seconds;
+  }
+  s.simulation_ratio = aggregate(ratios);
+  if (!ratios.empty()) {
+    s.simulated_layers_seconds /= static_cast<double>(ratios.size());
+    s.measured_layers_seconds /= static_cast<double>(ratios.size());
+  }
+  if (result.has_trace) s.stand_in = result.first_trace.stand_in;
   s.critical_rank = mean_breakdown(s.per_iteration, &RunMetrics::critical_rank_breakdown);
   s.mean_rank = mean_breakdown(s.per_iteration, &RunMetrics::mean_breakdown);
   s.nics = mean_nics(s.per_iteration);

@@ -49,6 +49,13 @@ struct SystemSummary {
   SampleAggregates prediction_ratio;
   SampleAggregates nic_busy_share_mean;
   SampleAggregates nic_busy_share_max;
+  // Measured runs: the simulator's layers time for the same Program over the measured one, over the
+  // iterations that have it (RunMetrics::simulation_ratio), with the means of both times; and, when the
+  // executor computed a stand-in for the model, what it computed (Trace::stand_in) and so no ratio.
+  SampleAggregates simulation_ratio;
+  double simulated_layers_seconds = 0;
+  double measured_layers_seconds = 0;
+  std::string stand_in;
   TimeBreakdown critical_rank;  // mean over feasible iterations (seconds per iteration)
   TimeBreakdown mean_rank;
   std::vector<NicMetrics> nics;  // mean over feasible iterations (timelines too), node-major

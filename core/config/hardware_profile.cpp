@@ -32,7 +32,7 @@ struct ProfileField {
 };
 
 // The defaults themselves are the member initialisers in cost_model.hpp; the reasons are here.
-constexpr std::array<ProfileField, 13> kProfileFields{{
+constexpr std::array<ProfileField, 17> kProfileFields{{
     {"attention_efficiency", &HardwareProfile::attention_efficiency, 0.0, true, 1.0, false,
      "FlashAttention-2/3 reach about 50-75% of dense bf16 peak on long causal sequences with head "
      "dim 128 (FA3 reports ~740 of 989 TFLOP/s forward on H100, less backward); 0.60 is the fwd+bwd middle."},
@@ -53,6 +53,18 @@ constexpr std::array<ProfileField, 13> kProfileFields{{
      "Each forward GEMM has a data-gradient and a weight-gradient GEMM of the same size: 2x."},
     {"p2p_bandwidth_efficiency", &HardwareProfile::p2p_bandwidth_efficiency, 0.0, true, 1.0, false,
      "NCCL send/recv bus bandwidth reaches about 85-95% of the nominal NVLink or InfiniBand rate."},
+    {"nvlink_bandwidth_efficiency", &HardwareProfile::nvlink_bandwidth_efficiency, 0.0, false, 1.0, false,
+     "Unset (0): intra-node links run at p2p_bandwidth_efficiency. `calibrate` sets it from the measured "
+     "intra-node point-to-point rate, which differs from the inter-node one on real and emulated clusters."},
+    {"nic_bandwidth_efficiency", &HardwareProfile::nic_bandwidth_efficiency, 0.0, false, 1.0, false,
+     "Unset (0): NIC links (and the PCIe and core links on the inter-node path) run at "
+     "p2p_bandwidth_efficiency. `calibrate` sets it from the measured rate of each rail."},
+    {"nvlink_transfer_overhead", &HardwareProfile::nvlink_transfer_overhead, 0.0, false, kInfinity, false,
+     "The cluster's NVLink latency is the wire's; NCCL's protocol adds little on top, so 0 by default. "
+     "`calibrate` sets it to the measured one-way latency less the cluster's."},
+    {"nic_transfer_overhead", &HardwareProfile::nic_transfer_overhead, 0.0, false, kInfinity, false,
+     "As for NVLink: the cluster's NIC latency already holds the fabric's; `calibrate` measures the rest "
+     "(proxy threads, MPI or NCCL protocol)."},
     {"activation_bytes_factor", &HardwareProfile::activation_bytes_factor, 0.0, true, kInfinity, false,
      "Korthikanti et al. 2022, 'Reducing Activation Recomputation in Large Transformer Models': "
      "s*b*h*(34 + 5*a*s/h) bytes per layer in 16-bit; selective recomputation drops the 5as/h term, "

@@ -24,10 +24,22 @@ struct HardwareProfile {
   double backward_attention_factor = 2.5;   // backward attention FLOPs / forward
   double backward_linear_factor = 2.0;      // backward GEMM FLOPs / forward
   double p2p_bandwidth_efficiency = 0.90;   // achievable fraction of a link's nominal bandwidth (NCCL P2P)
+  double nvlink_bandwidth_efficiency = 0;   // the same for intra-node links alone; 0 = p2p_bandwidth_efficiency
+  double nic_bandwidth_efficiency = 0;      // the same for NIC (inter-node) links alone; 0 = p2p_bandwidth_efficiency
+  double nvlink_transfer_overhead = 0;      // seconds per intra-node transfer on top of the link's latency
+  double nic_transfer_overhead = 0;         // seconds per inter-node transfer on top of the link's latency
   double activation_bytes_factor = 34.0;    // activation bytes per token per layer = factor·hidden (bf16)
   double memory_reserve_fraction = 0.10;    // HBM kept free for the allocator, workspace, fragmentation
   double optimizer_bytes_per_param = 16.0;  // bf16 weights+grads, fp32 master + Adam m,v: 2+2+4+4+4
   double model_state_shards = 0.0;          // ZeRO shards of optimizer state; 0 = over the whole world
+
+  // The efficiency each link class runs at: its own when set, else the shared p2p figure.
+  [[nodiscard]] double nvlink_efficiency() const {
+    return nvlink_bandwidth_efficiency > 0 ? nvlink_bandwidth_efficiency : p2p_bandwidth_efficiency;
+  }
+  [[nodiscard]] double nic_efficiency() const {
+    return nic_bandwidth_efficiency > 0 ? nic_bandwidth_efficiency : p2p_bandwidth_efficiency;
+  }
 
   // Reads a hardware-profile JSON: an object whose keys are the fields above. Unknown keys and wrong
   // types are errors (exit 2) naming `file` and the key.

@@ -164,9 +164,12 @@ double CostModel::linear_bwd_time(double tokens) const {
   return seconds;
 }
 
-double CostModel::transfer_time(double bytes, const LinkSpec& link) const {
+double CostModel::transfer_time(double bytes, const LinkSpec& link, LinkClass cls) const {
   if (bytes <= 0) return 0.0;
-  return link.latency + bytes / (link.bandwidth * profile_.p2p_bandwidth_efficiency);
+  const bool nvlink = cls == LinkClass::nvlink;
+  const double overhead = nvlink ? profile_.nvlink_transfer_overhead : profile_.nic_transfer_overhead;
+  const double efficiency = nvlink ? profile_.nvlink_efficiency() : profile_.nic_efficiency();
+  return link.latency + overhead + bytes / (link.bandwidth * efficiency);
 }
 
 // --- links ------------------------------------------------------------------------------------------------

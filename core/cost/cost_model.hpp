@@ -32,6 +32,10 @@ class EquivalentQTokens {
   double pairs_ = 0, inverse_ = 0;
 };
 
+// Which class of link a transfer crosses: its efficiency and per-transfer overhead come from the
+// profile's figures for that class (HardwareProfile::nvlink_efficiency, nic_efficiency).
+enum class LinkClass { nvlink, nic };
+
 class CostModel {
  public:
   CostModel(const ClusterSpec& cluster, const ModelSpec& model, HardwareProfile profile = {});
@@ -61,8 +65,8 @@ class CostModel {
   [[nodiscard]] double gemm_time(double m, double n, double k) const;
   [[nodiscard]] double linear_fwd_time(double tokens) const;  // all GEMMs of one layer's forward
   [[nodiscard]] double linear_bwd_time(double tokens) const;
-  // latency + bytes / (bandwidth · p2p efficiency)
-  [[nodiscard]] double transfer_time(double bytes, const LinkSpec& link) const;
+  // latency + overhead + bytes / (bandwidth · efficiency), with the class's overhead and efficiency
+  [[nodiscard]] double transfer_time(double bytes, const LinkSpec& link, LinkClass cls) const;
 
   // --- links seen by the planner ---------------------------------------------------------------------
   [[nodiscard]] LinkSpec nvlink() const { return cluster_.nvlink; }
@@ -82,13 +86,14 @@ class CostModel {
   [[nodiscard]] const ModelSpec& model() const { return model_; }
   [[nodiscard]] const HardwareProfile& profile() const { return profile_; }
 
- private:
   struct GemmShape {
     double n;  // output columns
     double k;  // reduction depth
   };
-  // The layer's forward GEMMs (m = tokens for each): QKV, O, gate+up, down.
+  // The layer's forward GEMMs (m = tokens for each): QKV, O, gate+up, down (what calibrate times).
   [[nodiscard]] std::array<GemmShape, 4> layer_gemms() const;
+
+ private:
   [[nodiscard]] double gemm_rate(double m) const;  // FLOP/s of a GEMM with m rows
 
   ClusterSpec cluster_;

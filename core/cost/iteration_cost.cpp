@@ -131,9 +131,9 @@ WholeIterationSetup whole_iteration_setup(const CostModel& cost, int tensor) {
   return s;
 }
 
-double intra_node_step_seconds(const CostModel& cost, double bytes) { return cost.transfer_time(bytes, cost.nvlink()); }
+double intra_node_step_seconds(const CostModel& cost, double bytes) { return cost.transfer_time(bytes, cost.nvlink(), LinkClass::nvlink); }
 
-double inter_node_step_seconds(const CostModel& cost, double bytes) { return cost.transfer_time(bytes, cost.nic_per_gpu()); }
+double inter_node_step_seconds(const CostModel& cost, double bytes) { return cost.transfer_time(bytes, cost.nic_per_gpu(), LinkClass::nic); }
 
 BucketCollectiveSeconds formula_bucket_seconds(const CostModel& cost, const WholeIterationSetup& setup, double bytes) {
   const int g = setup.dp.members_per_node;

@@ -107,6 +107,10 @@ struct Trace {
   std::string backend;            // "sim", "reference", "cuda"
   std::string simulator_version;  // "SimGrid 3.32" for sim; empty otherwise
   std::string model_note;         // how times were obtained, one line for reports
+  // What the executor computed in place of the scenario's model, when it did (the reference backend's
+  // small attention dims and capped GEMMs, float32 for a bf16 model): its times are then not those of the
+  // work the cost model prices, and no simulation ratio is reported. Empty when it ran the model itself.
+  std::string stand_in;
   int world_size = 0;
   int gpus_per_node = 0;
   int nics_per_node = 0;

@@ -16,7 +16,8 @@ TransferModel nominal_transfers(const Program& program, const CostModel& cost) {
   TransferModel model;
   model.p2p = [&cost, g, whole_nic, nvlink](int src, int dst, std::int64_t bytes, const Message&) {
     const auto b = static_cast<double>(bytes);
-    return cost.transfer_time(b, src / g == dst / g ? nvlink : whole_nic);
+    const bool local = src / g == dst / g;
+    return cost.transfer_time(b, local ? nvlink : whole_nic, local ? LinkClass::nvlink : LinkClass::nic);
   };
   // Link ids: 2r and 2r+1 are rank r's NVLink out- and in-ports; then each NIC's transmit and receive side.
   const int world = cluster.world_size();
@@ -44,12 +45,13 @@ TransferModel nominal_transfers(const Program& program, const CostModel& cost) {
     bool crosses = false;
     for (std::size_t k = 0; k < c.ranks.size(); ++k) crosses |= c.ranks[k] / g != c.ranks[(k + 1) % c.ranks.size()] / g;
     const LinkSpec link = crosses ? cost.nic_per_gpu() : cost.nvlink();
+    const LinkClass cls = crosses ? LinkClass::nic : LinkClass::nvlink;
     const auto bytes = static_cast<double>(c.bytes);
     switch (c.kind) {
       case CollectiveKind::all_gather:
-      case CollectiveKind::reduce_scatter: return (p - 1) * cost.transfer_time(bytes, link);
-      case CollectiveKind::all_reduce: return 2 * (p - 1) * cost.transfer_time(bytes / p, link);
-      case CollectiveKind::all_to_all: return (p - 1) * cost.transfer_time(bytes / (p - 1), link);  // bytes: all it sends
+      case CollectiveKind::reduce_scatter: return (p - 1) * cost.transfer_time(bytes, link, cls);
+      case CollectiveKind::all_reduce: return 2 * (p - 1) * cost.transfer_time(bytes / p, link, cls);
+      case CollectiveKind::all_to_all: return (p - 1) * cost.transfer_time(bytes / (p - 1), link, cls);  // bytes: all it sends
       case CollectiveKind::all_to_all_v: return 0.0;  // timed per message by the scheduler
     }
     return 0.0;

@@ -83,6 +83,10 @@ struct RunMetrics {
 
   double predicted_seconds = 0;  // the planner's estimate of the iteration
   double prediction_ratio = 0;   // predicted / simulated; 0 when either is missing
+  // Measured runs of the scenario's own model: the simulator's L·(F+B) for the same Program and profile,
+  // and its ratio to the measured layers_seconds (> 1: the simulator is pessimistic); 0 otherwise.
+  double simulated_layers_seconds = 0;
+  double simulation_ratio = 0;
 };
 
 // `timeline_bins` bins over the trace (one layer forward + backward) for the NIC timelines. `parts` are

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <fmt/format.h>
 
+#include "core/qualify/probe_support.hpp"
 #include "kernels/attention.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/status.hpp"
@@ -13,15 +14,6 @@ namespace zb::qualify {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// Deterministic values in [−1, 1): the figures must not depend on what the memory held.
-void fill(std::vector<float>& values, unsigned seed) {
-  unsigned x = seed * 2654435761u + 1;
-  for (float& v : values) {
-    x = x * 1664525u + 1013904223u;
-    v = static_cast<float>(x >> 8) / static_cast<float>(1u << 23) - 1.0f;
-  }
-}
 
 // The best of at least `repetitions` runs and of at least 0.2 s of them: on a host whose cores other
 // work shares, one quiet run is enough for the figure to be the host's, not the neighbours'.
@@ -42,8 +34,8 @@ double best_seconds(int repetitions, Run run) {
 Measurement gemm_figure(int node, int gpu, int size, int repetitions) {
   const auto n = static_cast<std::size_t>(size);
   std::vector<float> a(n * n), b(n * n), c(n * n);
-  fill(a, 1);
-  fill(b, 2);
+  fill_probe_values(a, 1);
+  fill_probe_values(b, 2);
   const double seconds = best_seconds(repetitions, [&] {
     kernels::throw_if_error(kernels::gemm(size, size, size, a, b, c), "qualify gemm");
   });
@@ -60,9 +52,9 @@ Measurement attention_figure(int node, int gpu, int tokens, int repetitions) {
                                           .out_row = 0};
   const auto elements = static_cast<std::size_t>(tokens) * 2 * 64;
   std::vector<float> q(elements), k(elements), v(elements), o(elements), lse(static_cast<std::size_t>(tokens) * 2);
-  fill(q, 3);
-  fill(k, 4);
-  fill(v, 5);
+  fill_probe_values(q, 3);
+  fill_probe_values(k, 4);
+  fill_probe_values(v, 5);
   const double seconds = best_seconds(repetitions, [&] {
     kernels::throw_if_error(kernels::attention_forward(shape, {&block, 1}, q, k, v, o, lse), "qualify attention");
   });

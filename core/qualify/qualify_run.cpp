@@ -5,9 +5,7 @@
 #include "core/common/error.hpp"
 #include "core/exec/launch/launcher.hpp"
 #include "core/exec/reference/launcher.hpp"
-#ifdef ZEPPELIN_HAVE_MPI
-#include "core/exec/reference/mpi_run.hpp"
-#endif
+#include "core/qualify/probe_support.hpp"
 
 namespace zb::qualify {
 namespace {
@@ -65,17 +63,7 @@ QualifyResult run_qualify(const Scenario& scenario, const QualifyOptions& option
                            " (on one machine: scripts/emulated-cluster.sh run) to measure every GPU and link");
     return result;
   }
-  if (launch.world_size != cluster.world_size()) {
-    throw Error(ExitCode::bad_input, Location{},
-                "the launcher started " + std::to_string(launch.world_size) + " processes but the scenario's cluster has " +
-                    std::to_string(cluster.world_size()) + " GPUs",
-                "run mpirun -np " + std::to_string(cluster.world_size()));
-  }
-#ifndef ZEPPELIN_HAVE_MPI
-  throw Error(ExitCode::bad_input, Location{}, "qualify was started by a launcher but this build has no MPI",
-              "install MPI (libopenmpi-dev) and reconfigure");
-#else
-  const std::unique_ptr<reference::Transport> transport = reference::make_mpi_transport();
+  const std::unique_ptr<reference::Transport> transport = launched_transport(launch, cluster, "qualify");
   reference::Transport& t = *transport;
   result.world_size = t.size();
   result.is_reporter = t.rank() == 0;
@@ -94,7 +82,6 @@ QualifyResult run_qualify(const Scenario& scenario, const QualifyOptions& option
   result.verdicts = evaluate(all, options.floors);
   if (cluster.nodes < 2) result.notes.push_back("one node: no rail, all-rails or routed figure");
   return result;
-#endif
 }
 
 }  // namespace zb::qualify

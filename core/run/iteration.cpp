@@ -1,5 +1,7 @@
 #include "core/run/iteration.hpp"
 
+#include <optional>
+
 #include "core/cost/iteration_cost.hpp"
 #include "core/exec/sim/gradient_collective.hpp"
 #include "core/metrics/metrics.hpp"
@@ -17,10 +19,19 @@ IterationResult iteration_of(const plan::Plan& plan, int iteration) {
   return it;
 }
 
+std::unique_ptr<Executor> simulator_for(Backend backend, bool wanted) {
+  if (!wanted || backend == Backend::sim) return nullptr;
+  return make_executor(Backend::sim);
+}
+
 void execute_iteration(Executor& executor, const RunContext& context, plan::Plan plan, IterationResult iteration,
-                       SystemResult& system) {
+                       SystemResult& system, Executor* simulator) {
   if (iteration.feasible) {
     Trace trace = execute(executor, plan, context);
+    // Same plan, same lowering, same profile: what the simulator predicts for the run just measured. Only
+    // when the executor computed the model itself; a stand-in's times would be compared with another model.
+    std::optional<Trace> simulated;
+    if (simulator != nullptr && trace.stand_in.empty()) simulated = execute(*simulator, plan, context);
     // The parts outside the layers are the same model for every backend: the gradient collectives are timed
     // on the SimGrid model of the scenario's cluster (the reference backend has no network of its own).
     const WholeIterationSetup setup = whole_iteration_setup(context.cost, tensor_parallel_degree(context.scenario));
@@ -28,6 +39,10 @@ void execute_iteration(Executor& executor, const RunContext& context, plan::Plan
         trace.backward ? sim::simulate_bucket_seconds(context.cost, setup) : std::vector<BucketCollectiveSeconds>{};
     iteration.metrics = compute_run_metrics(plan, trace, context.cost, context.scenario,
                                             whole_iteration_parts_of(plan, trace, context.cost, setup, buckets));
+    if (simulated && iteration.metrics.layers_seconds > 0) {
+      iteration.metrics.simulated_layers_seconds = simulated->layers * simulated->trace_seconds();
+      iteration.metrics.simulation_ratio = iteration.metrics.simulated_layers_seconds / iteration.metrics.layers_seconds;
+    }
     if (!system.has_trace) {
       system.first_trace = std::move(trace);
       system.first_plan = std::move(plan);

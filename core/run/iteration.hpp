@@ -10,8 +10,13 @@ namespace zb {
 [[nodiscard]] IterationResult iteration_of(const plan::Plan& plan, int iteration);
 
 // Executes a feasible plan, computes its metrics and appends the iteration to `system`, which keeps the
-// trace and plan of its first feasible iteration. The only place the pipeline calls an executor.
+// trace and plan of its first feasible iteration. The only place the pipeline calls an executor. With a
+// `simulator`, a measured trace of the scenario's own model is set beside the simulation of the same
+// Program (RunMetrics::simulated_layers_seconds, simulation_ratio).
 void execute_iteration(Executor& executor, const RunContext& context, plan::Plan plan, IterationResult iteration,
-                       SystemResult& system);
+                       SystemResult& system, Executor* simulator = nullptr);
+
+// The simulator for the simulation ratio of a run on `backend` (none for sim itself, or when not wanted).
+[[nodiscard]] std::unique_ptr<Executor> simulator_for(Backend backend, bool wanted);
 
 }  // namespace zb

@@ -100,11 +100,12 @@ RunResult run_plan(const Scenario& scenario, plan::Plan plan, const std::string&
   sr.system.label = plan.system.empty() ? "plan:" + plan_file : plan.system;
   sr.system.options = {{"plan", plan_file}};
   const auto executor = make_executor(scenario.backend);
+  const auto simulator = simulator_for(scenario.backend, options.simulate_measured);
   result.backend = executor->backend();
   if (options.on_progress) options.on_progress({sr.system.label, 0, 1, 0, 1});
   const RunContext context{result.scenario, cost};
   IterationResult it = iteration_of(plan, iteration);
-  execute_iteration(*executor, context, std::move(plan), std::move(it), sr);
+  execute_iteration(*executor, context, std::move(plan), std::move(it), sr, simulator.get());
   result.systems.push_back(std::move(sr));
   return result;
 }

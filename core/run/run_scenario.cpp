@@ -59,6 +59,7 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
                       "without \"parallelism\" on the reference backend");
   }
   const auto executor = make_executor(scenario.backend);
+  const auto simulator = simulator_for(scenario.backend, options.simulate_measured);
   result.backend = executor->backend();
   const int iterations = scenario.workload.iterations;
   for (int i = 0; i < iterations; ++i) result.batches.push_back(workload.batch(i).lengths);
@@ -86,7 +87,7 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
                               "this is a bug in the strategy; please report it with the scenario");
         }
       }
-      execute_iteration(*executor, context, std::move(p), std::move(it), sr);
+      execute_iteration(*executor, context, std::move(p), std::move(it), sr, simulator.get());
     }
     result.systems.push_back(std::move(sr));
   }

@@ -23,6 +23,10 @@ struct RunOptions {
   std::function<void(const RunProgress&)> on_progress;  // called before each (system, iteration)
   bool verify_plans = true;  // run plan::verify on every plan up to verify_max_ranks ranks
   int verify_max_ranks = 64;
+  // A measured backend (reference, cuda) also simulates every Program it executed, under the same hardware
+  // profile, for the simulation ratio (docs/METRICS.md). Off on the processes that write no report (MPI
+  // ranks other than 0), which would only repeat the simulation.
+  bool simulate_measured = true;
 };
 
 // Applies command-line overrides to a loaded scenario (each one validated: bad values are exit 2) and

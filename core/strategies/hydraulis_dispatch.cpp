@@ -26,6 +26,7 @@ HydraulisCosts::HydraulisCosts(const CostModel& cost, const std::vector<std::int
   for (int g = 1; g <= world; g *= 2) {
     // A ring wider than a node waits on its NIC hops; one inside a node on NVLink.
     const LinkSpec& link = g <= gpn ? cost.cluster().nvlink : cost.cluster().nic;
+    const LinkClass cls = g <= gpn ? LinkClass::nvlink : LinkClass::nic;
     std::vector<double> t(lengths.size());
     std::vector<char> fit(lengths.size());
     for (std::size_t d = 0; d < lengths.size(); ++d) {
@@ -37,7 +38,7 @@ HydraulisCosts::HydraulisCosts(const CostModel& cost, const std::vector<std::int
       double linear = cost.linear_fwd_time(s / g);
       if (backward) attention += cost.attention_time(cost.attention_bwd_flops(pairs), q), linear += cost.linear_bwd_time(s / g);
       // g − 1 ring steps, each moving one GPU's K and V (the backward moves them again, and dK, dV).
-      const double step = g == 1 ? 0.0 : cost.transfer_time(cost.kv_bytes(s / g), link);
+      const double step = g == 1 ? 0.0 : cost.transfer_time(cost.kv_bytes(s / g), link, cls);
       const double transfers = (g - 1) * step * (backward ? 3 : 1);
       t[d] = linear + std::max(attention, transfers);
     }

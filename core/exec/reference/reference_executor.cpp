@@ -231,9 +231,10 @@ ReferenceExecutor::~ReferenceExecutor() = default;
 Trace ReferenceExecutor::run(const lower::Program& program, const RunContext& context) {
   if (program.plan == nullptr) throw Error(ExitCode::runtime, Location{}, "the program names no plan (lower::Program::plan)");
   const plan::Plan& plan = *program.plan;
-  options_.validate();
+  const ReferenceOptions options = options_.resolved_for(context.cost.model());
+  options.validate();
   refuse_head_all_to_alls(program, plan);
-  check_batch_size(plan, context.scenario.name, options_);  // before any row is generated
+  check_batch_size(plan, context.scenario.name, options);  // before any row is generated
   const ClusterSpec& cluster = context.scenario.cluster;
   if (plan.world_size != cluster.world_size() || plan.ranks.size() != static_cast<std::size_t>(plan.world_size)) {
     throw Error(ExitCode::runtime, Location{},
@@ -252,18 +253,23 @@ Trace ReferenceExecutor::run(const lower::Program& program, const RunContext& co
   trace.nics_per_node = cluster.nics_per_node;
   trace.layers = context.cost.model().layers;
   trace.backward = false;  // set once the backward pass has run and verified
+  std::int64_t largest_gemm_dim = 0;
+  for (const lower::RankProgram& rank : program.ranks)
+    for (const lower::Instr& in : rank.instrs)
+      if (in.kind == lower::InstrKind::gemm) largest_gemm_dim = std::max({largest_gemm_dim, in.m, in.n, in.k});
+  trace.stand_in = options.stand_in_for(context.cost.model(), largest_gemm_dim);
   if (!plan.feasible()) {
     trace.model_note = "not run: the plan does not fit in GPU memory";
     return trace;
   }
-  const TransportChoice transport = resolve_transport(options_.transport, plan.world_size);
-  if (options_.samples_nics() && transport != TransportChoice::mpi) {
+  const TransportChoice transport = resolve_transport(options.transport, plan.world_size);
+  if (options.samples_nics() && transport != TransportChoice::mpi) {
     throw Error(ExitCode::bad_input, Location{},
                 "ZB_NICS asks for measured NIC loads, but this run has every rank in one process (threads): no byte "
                 "of it crosses a NIC",
                 "run it under mpirun over the nodes (scripts/emulated-cluster.sh run on this machine), or unset ZB_NICS");
   }
-  RunInputs inputs{program, plan, options_, QkvGenerator(context.scenario.seed, {options_.heads, options_.kv_heads, options_.head_dim}),
+  RunInputs inputs{program, plan, options, QkvGenerator(context.scenario.seed, {options.heads, options.kv_heads, options.head_dim}),
                    Clock::now(), nullptr, true};
   std::optional<GradientReference> gradients;  // shared by the rank threads; one per process under MPI
   if (program.backward) inputs.gradients = &gradients.emplace(plan, inputs.generator);
@@ -277,14 +283,14 @@ Trace ReferenceExecutor::run(const lower::Program& program, const RunContext& co
   last_results_ = run_in_process(inputs, plan.world_size);
 #endif
 
-  const Verdict verdict = summarise(last_results_, plan.system, options_.tolerance);
+  const Verdict verdict = summarise(last_results_, plan.system, options.tolerance);
   for (RankResult& r : last_results_) {
     trace.events.insert(trace.events.end(), r.events.begin(), r.events.end());
     trace.links.insert(trace.links.end(), r.nic_loads.begin(), r.nic_loads.end());
   }
   if (!trace.links.empty())
-    set_expected_nic_bytes(trace.links, program, {options_.heads, options_.kv_heads, options_.head_dim}, cluster,
-                           options_.nic_pairing);
+    set_expected_nic_bytes(trace.links, program, {options.heads, options.kv_heads, options.head_dim}, cluster,
+                           options.nic_pairing);
   std::stable_sort(trace.events.begin(), trace.events.end(), [](const TraceEvent& a, const TraceEvent& b) {
     return std::tie(a.pass, a.rank, a.stream, a.start, a.op) < std::tie(b.pass, b.rank, b.stream, b.start, b.op);
   });
@@ -299,8 +305,8 @@ Trace ReferenceExecutor::run(const lower::Program& program, const RunContext& co
   trace.layer.backward = program.backward ? backward_end - trace.layer.forward : 0;
   trace.iteration_seconds = trace.layers * (trace.layer.forward + trace.layer.backward);
   trace.model_note = verdict.note + " of " + std::to_string(plan.world_size) + " ranks; CPU reference, " +
-                     (transport == TransportChoice::mpi ? "MPI" : "threads") + ", heads " + std::to_string(options_.heads) +
-                     ", kv_heads " + std::to_string(options_.kv_heads) + ", head_dim " + std::to_string(options_.head_dim) +
+                     (transport == TransportChoice::mpi ? "MPI" : "threads") + ", heads " + std::to_string(options.heads) +
+                     ", kv_heads " + std::to_string(options.kv_heads) + ", head_dim " + std::to_string(options.head_dim) +
                      (program.backward ? ", one layer forward and backward" : ", one layer forward") + ", wall-clock" +
                      (trace.links.empty() ? "" : "; NIC bytes measured from the hosts' counters");
   return trace;

@@ -1,6 +1,7 @@
 #include "core/exec/reference/reference_options.hpp"
 
 #include <cstdlib>
+#include <limits>
 #include <string>
 
 #include "core/common/error.hpp"
@@ -37,6 +38,12 @@ ReferenceOptions ReferenceOptions::from_environment() {
   read_number("ZB_REF_HEADS", o.heads);
   read_number("ZB_REF_KV_HEADS", o.kv_heads);
   read_number("ZB_REF_HEAD_DIM", o.head_dim);
+  if (const char* dims = std::getenv("ZB_REF_DIMS")) {
+    const std::string d = dims;
+    if (d == "small") o.model_dims = false;
+    else if (d == "model") o.model_dims = true;
+    else throw_input_error(env_location("ZB_REF_DIMS"), "'" + d + "' is not one of small, model");
+  }
   read_number("ZB_REF_TOLERANCE", o.tolerance);
   double timeout_seconds = static_cast<double>(o.receive_timeout.count()) / 1000.0;
   read_number("ZB_REF_TIMEOUT_S", timeout_seconds);
@@ -66,6 +73,35 @@ ReferenceOptions ReferenceOptions::from_environment() {
   }
   o.validate();
   return o;
+}
+
+ReferenceOptions ReferenceOptions::resolved_for(const ModelSpec& model) const {
+  ReferenceOptions o = *this;
+  if (!model_dims) return o;
+  o.heads = model.heads;
+  o.kv_heads = model.kv_heads;
+  o.head_dim = model.head_dim();
+  o.gemm_max_dim = std::numeric_limits<int>::max();
+  return o;
+}
+
+std::string ReferenceOptions::stand_in_for(const ModelSpec& model, std::int64_t largest_gemm_dim) const {
+  std::string computed;
+  if (heads != model.heads || kv_heads != model.kv_heads || head_dim != model.head_dim()) {
+    computed = "attention over " + std::to_string(heads) + " heads (" + std::to_string(kv_heads) + " K/V) of dim " +
+               std::to_string(head_dim) + " instead of the model's " + std::to_string(model.heads) + " (" +
+               std::to_string(model.kv_heads) + ") of dim " + std::to_string(model.head_dim());
+  }
+  if (largest_gemm_dim > gemm_max_dim) {
+    if (!computed.empty()) computed += "; ";
+    computed += "GEMMs capped at " + std::to_string(gemm_max_dim) + " rows and columns";
+  }
+  if (model.dtype_bytes != 4) {
+    if (!computed.empty()) computed += "; ";
+    computed += "float32 numbers where the model's " + model.dtype + " moves " + std::to_string(model.dtype_bytes) +
+                " bytes per element";
+  }
+  return computed;
 }
 
 void ReferenceOptions::validate() const {

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "core/config/scenario.hpp"
+
 namespace zb::reference {
 
 enum class TransportChoice {
@@ -35,6 +37,11 @@ struct ReferenceOptions {
   // GEMM ops run the CPU GEMM on at most this many rows and columns: they stand in for the projections,
   // their timing is not meant to be realistic.
   int gemm_max_dim = 32;
+  // ZB_REF_DIMS=model: compute the scenario's own model instead of the small dims above (its heads,
+  // kv_heads and head dim, GEMMs at full size), so that the wall-clock times are those of the work the
+  // cost model prices and the run can report the simulator's error (docs/REFERENCE.md, "Measured against
+  // the simulator"). Meant for small models: the CPU does every FLOP.
+  bool model_dims = false;
   // The largest batch the backend accepts (checked before anything runs, exit 2 above it): it is meant
   // for small batches. Memory grows with the tokens (about 3.6 KB per token, all ranks together, at the
   // default dims); time with the tokens and with Σ length² (the float32 run and the float64 check are
@@ -59,11 +66,18 @@ struct ReferenceOptions {
   static constexpr std::int64_t kDefaultMaxTokens = 131072;
   static constexpr double kDefaultMaxSumSquares = 1.0e9;
 
-  // The defaults, overridden by ZB_REF_HEADS, ZB_REF_KV_HEADS, ZB_REF_HEAD_DIM, ZB_REF_TOLERANCE,
-  // ZB_REF_TIMEOUT_S, ZB_REF_TRANSPORT (auto|threads|mpi), ZB_REF_DUMP_DIR, ZB_REF_MAX_TOKENS,
+  // The defaults, overridden by ZB_REF_HEADS, ZB_REF_KV_HEADS, ZB_REF_HEAD_DIM, ZB_REF_DIMS (small|model),
+  // ZB_REF_TOLERANCE, ZB_REF_TIMEOUT_S, ZB_REF_TRANSPORT (auto|threads|mpi), ZB_REF_DUMP_DIR, ZB_REF_MAX_TOKENS,
   // ZB_REF_MAX_SUM_SQ, ZB_NICS, ZB_NIC_INTERVAL_US and ZB_NIC_PAIRING (fabric|sender_rail). A malformed
   // value is bad input (exit 2) naming the variable.
   [[nodiscard]] static ReferenceOptions from_environment();
+  // The options a run of `model` uses: with model_dims, the model's attention dims and uncapped GEMMs;
+  // otherwise these options unchanged.
+  [[nodiscard]] ReferenceOptions resolved_for(const ModelSpec& model) const;
+  // Why the run does not compute `model` as the cost model prices it (the dims it computes instead, GEMMs
+  // capped, a model dtype other than the float32 it computes in); empty when it does.
+  [[nodiscard]] std::string stand_in_for(const ModelSpec& model, std::int64_t largest_gemm_dim) const;
+
   // Exit 2 when the dimensions are unusable (non-positive, heads not a multiple of kv_heads).
   void validate() const;
 };

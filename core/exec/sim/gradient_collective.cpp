@@ -71,7 +71,7 @@ RingStepTimes simulate_ring_steps(const CostModel& cost, const WholeIterationSet
   const StepProgram s = step_program(cluster, setup, intra_bytes, inter_bytes);
   RingStepTimes out;
   if (s.program.messages.empty()) return out;
-  const Platform platform(cluster, cost.profile().p2p_bandwidth_efficiency);
+  const Platform platform(cluster, cost.profile());
   const TaskGraph graph(s.program);
   const TaskTimes times = simulate_isolated(platform, graph);
   for (const FlowInfo& f : graph.flows()) {

@@ -15,8 +15,8 @@ std::string node_prefix(int node) {
 }
 }  // namespace
 
-Platform::Platform(const ClusterSpec& cluster, double p2p_efficiency)
-    : cluster_(cluster), efficiency_(p2p_efficiency), world_size_(cluster.world_size()) {
+Platform::Platform(const ClusterSpec& cluster, const HardwareProfile& profile)
+    : cluster_(cluster), profile_(profile), world_size_(cluster.world_size()) {
   if (static_cast<int>(cluster.gpu_to_nic.size()) != cluster.gpus_per_node) {
     throw Error(ExitCode::bad_input, Location{}, "cluster.gpu_to_nic must list one NIC per local GPU");
   }
@@ -32,7 +32,7 @@ Platform::Platform(const ClusterSpec& cluster, double p2p_efficiency)
       const auto rank = static_cast<std::size_t>(node * cluster.gpus_per_node + local);
       const std::string gpu = prefix + "-gpu" + std::to_string(local);
       nvlink_out_[rank] = add_link(gpu + "-nvl-out", LinkKind::nvlink_out, node, local, cluster.nvlink.bandwidth,
-                                   cluster.nvlink.latency);
+                                   cluster.nvlink.latency + profile.nvlink_transfer_overhead);
       nvlink_in_[rank] = add_link(gpu + "-nvl-in", LinkKind::nvlink_in, node, local, cluster.nvlink.bandwidth, 0.0);
       if (cluster.pcie_bandwidth) {
         pcie_up_[rank] = add_link(gpu + "-pcie-up", LinkKind::pcie, node, local, *cluster.pcie_bandwidth, 0.0);
@@ -41,7 +41,8 @@ Platform::Platform(const ClusterSpec& cluster, double p2p_efficiency)
     }
     for (int nic = 0; nic < cluster.nics_per_node; ++nic) {
       const std::string name = prefix + "-nic" + std::to_string(nic);
-      nic_tx_.push_back(add_link(name + "-tx", LinkKind::nic_tx, node, nic, cluster.nic.bandwidth, cluster.nic.latency));
+      nic_tx_.push_back(add_link(name + "-tx", LinkKind::nic_tx, node, nic, cluster.nic.bandwidth,
+                                  cluster.nic.latency + profile.nic_transfer_overhead));
       nic_rx_.push_back(add_link(name + "-rx", LinkKind::nic_rx, node, nic, cluster.nic.bandwidth, 0.0));
     }
   }
@@ -68,7 +69,8 @@ int Platform::add_link(std::string name, LinkKind kind, int node, int index, dou
   link.node = node;
   link.index = index;
   link.nominal_bandwidth = nominal;
-  link.bandwidth = nominal * efficiency_;
+  const bool nvlink = kind == LinkKind::nvlink_out || kind == LinkKind::nvlink_in;
+  link.bandwidth = nominal * (nvlink ? profile_.nvlink_efficiency() : profile_.nic_efficiency());
   link.latency = latency;
   links_.push_back(std::move(link));
   return static_cast<int>(links_.size()) - 1;

@@ -14,10 +14,13 @@
 // Routes: same GPU: none. Same node: nvlink-out(src) → nvlink-in(dst).
 //         Other node: [pcie-up(src)] → nic-tx(nic of src) → [core] → nic-rx(nic of dst) → [pcie-down(dst)].
 // Latency: each route carries its class's latency once (NVLink latency on nvlink-out, NIC latency on
-// nic-tx), so a lone transfer takes latency + bytes / (bandwidth · p2p efficiency), the cost model's form.
+// nic-tx), plus the profile's per-transfer overhead of that class, and every link runs at its class's
+// efficiency (NVLink ports: nvlink_efficiency; NIC, PCIe and core: nic_efficiency), so a lone transfer
+// takes latency + overhead + bytes / (bandwidth · efficiency), the cost model's form.
 #include <string>
 #include <vector>
 
+#include "core/config/hardware_profile.hpp"
 #include "core/config/scenario.hpp"
 #include "core/exec/trace.hpp"
 
@@ -29,13 +32,13 @@ struct PlatformLink {
   int node = -1;
   int index = -1;
   double nominal_bandwidth = 0;  // bytes/s as the cluster spec states it
-  double bandwidth = 0;          // what the simulator uses: nominal · p2p efficiency
-  double latency = 0;            // seconds
+  double bandwidth = 0;          // what the simulator uses: nominal · its class's efficiency
+  double latency = 0;            // seconds, the profile's transfer overhead included
 };
 
 class Platform {
  public:
-  Platform(const ClusterSpec& cluster, double p2p_efficiency);
+  Platform(const ClusterSpec& cluster, const HardwareProfile& profile);
 
   [[nodiscard]] int world_size() const { return world_size_; }
   [[nodiscard]] const std::vector<PlatformLink>& links() const { return links_; }
@@ -55,7 +58,7 @@ class Platform {
   int add_link(std::string name, LinkKind kind, int node, int index, double nominal, double latency);
 
   ClusterSpec cluster_;
-  double efficiency_;
+  HardwareProfile profile_;
   int world_size_ = 0;
   std::vector<PlatformLink> links_;
   std::vector<int> nvlink_out_, nvlink_in_, pcie_up_, pcie_down_;  // per rank; −1 when absent

@@ -15,7 +15,7 @@ Trace SimExecutor::run(const lower::Program& program, const RunContext& context)
                 "the program is for " + std::to_string(program.world_size) + " ranks but the cluster has " +
                     std::to_string(cluster.world_size()) + " GPUs");
   }
-  const Platform platform(cluster, context.cost.profile().p2p_bandwidth_efficiency);
+  const Platform platform(cluster, context.cost.profile());
   const TaskGraph graph(program);
   const TaskTimes times = simulate_isolated(platform, graph);
   Trace trace = build_trace(platform, graph, times, context.cost.model().layers);

@@ -21,8 +21,8 @@ double remap_seconds(const std::vector<plan::RemapMove>& moves, const CostModel&
   }
   double worst = 0;
   for (int r = 0; r < world; ++r) {
-    worst = std::max(worst, cost.transfer_time(intra[static_cast<std::size_t>(r)], cost.nvlink()) +
-                                cost.transfer_time(inter[static_cast<std::size_t>(r)], cost.nic_per_gpu()));
+    worst = std::max(worst, cost.transfer_time(intra[static_cast<std::size_t>(r)], cost.nvlink(), LinkClass::nvlink) +
+                                cost.transfer_time(inter[static_cast<std::size_t>(r)], cost.nic_per_gpu(), LinkClass::nic));
   }
   return worst;
 }

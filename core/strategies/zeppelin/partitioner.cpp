@@ -48,27 +48,30 @@ struct Model {
 
   // One zigzag ring step with per-rank chunk c: compute of ≈ c²/2 pairs against the transfer of c tokens' KV.
   double step_compute(double c) const { return cost.attention_time(cost.attention_fwd_flops(c * c / 2), c / 2); }
-  double step_transfer(double c, const LinkSpec& link) const { return cost.transfer_time(cost.kv_bytes(c), link); }
+  double step_transfer(double c, const LinkSpec& link, LinkClass cls) const {
+    return cost.transfer_time(cost.kv_bytes(c), link, cls);
+  }
 
   // Estimated per-rank seconds of a ring of p ranks over one sequence of s tokens.
   double ring_seconds(double s, int p) const {
     if (p <= 1) return local_seconds(s);
     const double c = s / p;
     const LinkSpec& link = p <= gpn ? cost.nvlink() : inter;
+    const LinkClass cls = p <= gpn ? LinkClass::nvlink : LinkClass::nic;
     // The backward ring moves K, V and the dK, dV accumulators: three KV-sized transfers per step.
     // Each step is a call of its own, so it pays the call overhead (per pass).
     const double passes = opt.backward ? 2 : 1;
     const double compute = attention(c * c / 2, c / 2) + passes * cost.profile().attention_call_overhead;
-    const double transfer = step_transfer(c, link) * (opt.backward ? 3 : 1);
+    const double transfer = step_transfer(c, link, cls) * (opt.backward ? 3 : 1);
     return compute + (p - 1) * std::max(compute, transfer) + linear(c);
   }
 
-  double hide_point(const LinkSpec& link) const {
+  double hide_point(const LinkSpec& link, LinkClass cls) const {
     double lo = 1, hi = 1 << 24;
-    if (step_compute(hi) < step_transfer(hi, link)) return std::numeric_limits<double>::infinity();
+    if (step_compute(hi) < step_transfer(hi, link, cls)) return std::numeric_limits<double>::infinity();
     for (int i = 0; i < 60; ++i) {
       const double mid = (lo + hi) / 2;
-      (step_compute(mid) >= step_transfer(mid, link) ? hi : lo) = mid;
+      (step_compute(mid) >= step_transfer(mid, link, cls) ? hi : lo) = mid;
     }
     return hi;
   }
@@ -111,8 +114,8 @@ Partition partition(const std::vector<std::int64_t>& lengths, const CostModel& c
   for (auto s : lengths) total += m.local_seconds(static_cast<double>(s));
   const double target = total / m.world;
   auto& th = out.thresholds;
-  th.hide_nvlink_tokens = m.hide_point(cost.nvlink());
-  th.hide_internode_tokens = m.hide_point(m.inter);
+  th.hide_nvlink_tokens = m.hide_point(cost.nvlink(), LinkClass::nvlink);
+  th.hide_internode_tokens = m.hide_point(m.inter, LinkClass::nic);
   th.load_target_seconds = target;
   th.local_below = first_length_with([&](std::int64_t s) { return m.degree(s, target) >= 2; });
   th.inter_from = first_length_with([&](std::int64_t s) { return m.degree(s, target) > m.gpn; });

@@ -33,7 +33,7 @@ TEST(HardwareProfileJson, EmptyObjectGivesDefaults) {
 
 TEST(HardwareProfileJson, ToJsonHasEveryField) {
   const nlohmann::json j = HardwareProfile{}.to_json();
-  EXPECT_EQ(j.size(), 13U);
+  EXPECT_EQ(j.size(), 17U);
   EXPECT_DOUBLE_EQ(j.at("attention_efficiency").get<double>(), 0.60);
   EXPECT_DOUBLE_EQ(j.at("backward_attention_factor").get<double>(), 2.5);
   EXPECT_DOUBLE_EQ(j.at("activation_bytes_factor").get<double>(), 34.0);
@@ -59,6 +59,10 @@ TEST(HardwareProfileJson, RoundTripOfEveryFieldChanged) {
   changed.backward_attention_factor = 2.6;
   changed.backward_linear_factor = 2.1;
   changed.p2p_bandwidth_efficiency = 0.85;
+  changed.nvlink_bandwidth_efficiency = 0.8;
+  changed.nic_bandwidth_efficiency = 0.02;
+  changed.nvlink_transfer_overhead = 1e-6;
+  changed.nic_transfer_overhead = 3e-5;
   changed.activation_bytes_factor = 30;
   changed.memory_reserve_fraction = 0.12;
   changed.optimizer_bytes_per_param = 18;
@@ -70,6 +74,19 @@ TEST(HardwareProfileJson, RoundTripOfEveryFieldChanged) {
   for (const auto& [key, value] : written.items()) {
     EXPECT_NE(value, HardwareProfile{}.to_json().at(key)) << key << " was not changed by the test";
   }
+}
+
+// A link class without its own efficiency runs at the shared p2p one; with one, at its own.
+TEST(HardwareProfileJson, LinkClassEfficienciesFallBackToTheSharedOne) {
+  const HardwareProfile shared = HardwareProfile::from_json(nlohmann::json::parse(R"({"p2p_bandwidth_efficiency": 0.7})"), "p.json");
+  EXPECT_DOUBLE_EQ(shared.nvlink_efficiency(), 0.7);
+  EXPECT_DOUBLE_EQ(shared.nic_efficiency(), 0.7);
+  const HardwareProfile own = HardwareProfile::from_json(
+      nlohmann::json::parse(R"({"p2p_bandwidth_efficiency": 0.7, "nic_bandwidth_efficiency": 0.05})"), "p.json");
+  EXPECT_DOUBLE_EQ(own.nvlink_efficiency(), 0.7);
+  EXPECT_DOUBLE_EQ(own.nic_efficiency(), 0.05);
+  EXPECT_TRUE(contains(profile_error(R"({"nic_bandwidth_efficiency": 1.5})"), "nic_bandwidth_efficiency"));
+  EXPECT_TRUE(contains(profile_error(R"({"nvlink_transfer_overhead": -1e-6})"), "nvlink_transfer_overhead"));
 }
 
 TEST(HardwareProfileJson, UnknownKeyNamesFileKeyAndSuggestion) {

@@ -94,8 +94,24 @@ TEST(CostTimes, LinearTimesSumTheLayerGemms) {
 TEST(CostTimes, TransferTime) {
   const CostModel cost = llama_7b_on(test::dgx_h200(1));
   const double bytes = 64.0 * 1024 * 1024;  // one llama-7b KV block of 4096 tokens
-  EXPECT_DOUBLE_EQ(cost.transfer_time(bytes, cost.nvlink()), 2e-6 + bytes / (450e9 * 0.9));
-  EXPECT_EQ(cost.transfer_time(0, cost.nvlink()), 0.0);
+  EXPECT_DOUBLE_EQ(cost.transfer_time(bytes, cost.nvlink(), LinkClass::nvlink), 2e-6 + bytes / (450e9 * 0.9));
+  EXPECT_EQ(cost.transfer_time(0, cost.nvlink(), LinkClass::nvlink), 0.0);
+}
+
+// A calibrated profile gives each link class its own efficiency and per-transfer overhead; a class left
+// unset (0) runs at the shared p2p efficiency.
+TEST(CostTimes, TransferTimeUsesEachLinkClassesOwnEfficiencyAndOverhead) {
+  HardwareProfile profile;
+  profile.nic_bandwidth_efficiency = 0.5;
+  profile.nic_transfer_overhead = 30e-6;
+  profile.nvlink_transfer_overhead = 1e-6;
+  const ClusterSpec cluster = test::dgx_h200(2);
+  const CostModel cost(cluster, test::llama_7b(), profile);
+  const double bytes = 8.0 * 1024 * 1024;
+  EXPECT_DOUBLE_EQ(cost.transfer_time(bytes, cost.nic_per_gpu(), LinkClass::nic), 5e-6 + 30e-6 + bytes / (50e9 * 0.5));
+  EXPECT_DOUBLE_EQ(cost.transfer_time(bytes, cost.nvlink(), LinkClass::nvlink), 2e-6 + 1e-6 + bytes / (450e9 * 0.9));
+  EXPECT_DOUBLE_EQ(profile.nvlink_efficiency(), 0.9);
+  EXPECT_DOUBLE_EQ(profile.nic_efficiency(), 0.5);
 }
 
 TEST(CostLinks, DgxH200HasOneNicPerGpu) {

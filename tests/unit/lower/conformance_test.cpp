@@ -109,7 +109,7 @@ TEST(ExecutorConformance, SimulatorWithFreeTransfersEqualsTheComputeOnlyEstimate
   for_every_lowered_plan(8, [](const plan::Plan&, const lower::Program& program, const CostModel& cost, const Scenario& s) {
     const lower::Schedule expected = lower::schedule(program, lower::free_transfers());
     ASSERT_TRUE(expected.complete);
-    const sim::Platform platform(s.cluster, cost.profile().p2p_bandwidth_efficiency);
+    const sim::Platform platform(s.cluster, cost.profile());
     const sim::TaskGraph graph(program, {.free_transfers = true});
     const sim::TaskTimes times = sim::simulate_isolated(platform, graph);
     for (int r = 0; r < program.world_size; ++r) {

@@ -82,7 +82,7 @@ TEST(ProbePlans, TagsReusedAcrossRankPairsAreTwoTransfers) {
   const lower::Program program = lower::lower(twice, cost, {.backward = false});
   EXPECT_TRUE(lower::verify(program).empty());
   const double estimate = estimated_forward(twice, c);
-  const double expected = cost.transfer_time(128 << 20, cost.nvlink()) + lower::attention_seconds(twice.ranks[3].ops[1], cost, Pass::fwd);
+  const double expected = cost.transfer_time(128 << 20, cost.nvlink(), LinkClass::nvlink) + lower::attention_seconds(twice.ranks[3].ops[1], cost, Pass::fwd);
   EXPECT_NEAR(estimate, expected, 1e-12);
   EXPECT_NEAR(sim_test::simulate(twice, c).layer.forward, expected, 1e-9);
   EXPECT_GT(estimate, estimated_forward(once, c));

@@ -70,7 +70,7 @@ TEST(SimShortcuts, ListOrderHoldsWhenReleasesCoincide) {
 
 TEST(SimShortcuts, PcieFasterThanAnUnsharedNicIsLeftOutOfTheSolverButReportsItsLoad) {
   ClusterSpec c = sim_test::dgx_h200(2);  // one NIC per GPU, PCIe 64 GB/s > NIC 50 GB/s
-  const sim::Platform platform(c, kEfficiency);
+  const sim::Platform platform(c, HardwareProfile{});
   for (int l : platform.solver_route(0, 8)) EXPECT_NE(platform.links()[static_cast<std::size_t>(l)].kind, LinkKind::pcie);
   EXPECT_EQ(platform.route(0, 8).size(), 4u);
   EXPECT_EQ(platform.route_latency(0, 8), c.nic.latency);
@@ -87,11 +87,11 @@ TEST(SimShortcuts, PcieFasterThanAnUnsharedNicIsLeftOutOfTheSolverButReportsItsL
 TEST(SimShortcuts, PcieStaysInTheSolverRouteWhenItCanBind) {
   ClusterSpec shared = cluster(2, 8, 4);  // two GPUs per NIC: PCIe of one GPU carries a subset
   shared.pcie_bandwidth = 64e9;
-  const sim::Platform a(shared, kEfficiency);
+  const sim::Platform a(shared, HardwareProfile{});
   EXPECT_EQ(a.solver_route(0, 8), a.route(0, 8));
   ClusterSpec slow = sim_test::dgx_h200(2);  // PCIe slower than the NIC: the bottleneck
   slow.pcie_bandwidth = 20e9;
-  const sim::Platform b(slow, kEfficiency);
+  const sim::Platform b(slow, HardwareProfile{});
   EXPECT_EQ(b.solver_route(0, 8), b.route(0, 8));
 }
 
@@ -118,6 +118,29 @@ TEST(SimShortcuts, RemapSendsOneFlowPerPeerThatSharesANicEquallyWithASend) {
   EXPECT_NEAR(event(t, 2, 0).end, both, kTolerance);
   EXPECT_NEAR(t.layer.forward, both, kTolerance);
   EXPECT_DOUBLE_EQ(sim_test::link(t, "n0-nic0-tx").bytes, 2.0 * bytes);
+}
+
+// A calibrated profile's link classes: an inter-node transfer pays the NIC's latency plus the profile's
+// NIC overhead and runs at the NIC efficiency, an intra-node one at the NVLink figures, as the cost model
+// prices them (CostModel::transfer_time).
+TEST(SimShortcuts, EachLinkClassRunsAtItsOwnEfficiencyAndOverhead) {
+  const ClusterSpec c = sim_test::dgx_h200(2);
+  HardwareProfile profile;
+  profile.nic_bandwidth_efficiency = 0.25;
+  profile.nic_transfer_overhead = 40e-6;
+  profile.nvlink_bandwidth_efficiency = 0.5;
+  profile.nvlink_transfer_overhead = 3e-6;
+  const std::int64_t bytes = 16 << 20;
+  plan::Plan inter = empty_plan(c);
+  add_transfer(inter, 0, 8, bytes, 0);
+  const double inter_expected = c.nic.latency + 40e-6 + bytes / (c.nic.bandwidth * 0.25);
+  EXPECT_NEAR(simulate(inter, c, Passes::fwd, profile).layer.forward, inter_expected, kTolerance);
+  plan::Plan intra = empty_plan(c);
+  add_transfer(intra, 0, 1, bytes, 0);
+  const double intra_expected = c.nvlink.latency + 3e-6 + bytes / (c.nvlink.bandwidth * 0.5);
+  EXPECT_NEAR(simulate(intra, c, Passes::fwd, profile).layer.forward, intra_expected, kTolerance);
+  const CostModel cost(c, sim_test::llama_7b(), profile);
+  EXPECT_NEAR(cost.transfer_time(static_cast<double>(bytes), cost.nvlink(), LinkClass::nvlink), intra_expected, kTolerance);
 }
 
 }  // namespace

@@ -103,9 +103,10 @@ inline plan::Op attention_op(double pairs, double q_tokens, std::vector<int> dep
   return op;
 }
 
-inline Trace simulate(const plan::Plan& p, const ClusterSpec& c, Passes passes = Passes::fwd) {
+inline Trace simulate(const plan::Plan& p, const ClusterSpec& c, Passes passes = Passes::fwd,
+                      const HardwareProfile& profile = {}) {
   const Scenario s = scenario(c, passes);
-  const CostModel cost(c, s.model);
+  const CostModel cost(c, s.model, profile);
   auto executor = make_executor(Backend::sim);
   return execute(*executor, p, RunContext{s, cost});
 }

@@ -1,0 +1,176 @@
+// The measuring half of `calibrate`: kernels at the model's dimensions on every rank at once, then
+// single messages per link class. The fitting half is calibration_fit.cpp.
+#include "core/qualify/calibration.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <functional>
+#include <memory>
+
+#include "core/common/error.hpp"
+#include "core/cost/cost_model.hpp"
+#include "core/exec/launch/launcher.hpp"
+#include "core/qualify/link_probes.hpp"
+#include "core/qualify/probe_support.hpp"
+#include "kernels/attention.hpp"
+#include "kernels/attention_backward.hpp"
+#include "kernels/gemm.hpp"
+#include "kernels/status.hpp"
+
+namespace zb::qualify {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using reference::Bytes;
+using reference::Tag;
+
+// The median of `repetitions` timed runs after one warm-up.
+template <typename Run>
+double median_seconds(int repetitions, Run run) {
+  run();
+  std::vector<double> times;
+  for (int r = 0; r < std::max(1, repetitions); ++r) {
+    const auto start = Clock::now();
+    run();
+    times.push_back(std::chrono::duration<double>(Clock::now() - start).count());
+  }
+  std::sort(times.begin(), times.end());
+  const std::size_t n = times.size();
+  return n % 2 == 1 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2;
+}
+
+struct AttentionTimes {
+  KernelPoint forward, backward;
+};
+
+AttentionTimes time_attention(const ModelSpec& model, int tokens, int repetitions) {
+  const kernels::AttentionShape shape{.heads = model.heads, .kv_heads = model.kv_heads, .head_dim = model.head_dim(),
+                                      .q_tokens = tokens, .kv_tokens = tokens, .out_rows = tokens};
+  const kernels::AttentionBlockDesc block{.q_row = 0, .q_count = tokens, .kv_row = 0, .kv_count = tokens,
+                                          .q_position = 0, .kv_position = 0, .mask = kernels::AttentionMask::causal,
+                                          .out_row = 0};
+  const auto rows = static_cast<std::size_t>(tokens);
+  const auto q_elements = rows * static_cast<std::size_t>(model.heads * model.head_dim());
+  const auto kv_elements = rows * static_cast<std::size_t>(model.kv_heads * model.head_dim());
+  std::vector<float> q(q_elements), k(kv_elements), v(kv_elements), o(q_elements), d_o(q_elements), dq(q_elements),
+      dk(kv_elements), dv(kv_elements), lse(rows * static_cast<std::size_t>(model.heads));
+  fill_probe_values(q, 3);
+  fill_probe_values(k, 4);
+  fill_probe_values(v, 5);
+  fill_probe_values(d_o, 6);
+  const double pairs = static_cast<double>(tokens) * (tokens + 1) / 2.0;
+  const double flops = 4.0 * model.hidden * pairs;  // CostModel::attention_fwd_flops
+  AttentionTimes times;
+  times.forward = {flops, static_cast<double>(tokens), median_seconds(repetitions, [&] {
+                     kernels::throw_if_error(kernels::attention_forward(shape, {&block, 1}, q, k, v, o, lse), "calibrate attention");
+                   })};
+  times.backward = {flops, static_cast<double>(tokens), median_seconds(repetitions, [&] {
+                      kernels::throw_if_error(kernels::attention_backward(shape, {&block, 1}, q, k, v, o, d_o, lse, dq, dk, dv),
+                                              "calibrate attention backward");
+                    })};
+  return times;
+}
+
+KernelPoint time_gemm(int m, int n, int k, int repetitions) {
+  std::vector<float> a(static_cast<std::size_t>(m) * k), b(static_cast<std::size_t>(k) * n), c(static_cast<std::size_t>(m) * n);
+  fill_probe_values(a, 1);
+  fill_probe_values(b, 2);
+  const double seconds = median_seconds(repetitions, [&] {
+    kernels::throw_if_error(kernels::gemm(m, n, k, a, b, c), "calibrate gemm");
+  });
+  return {2.0 * m * static_cast<double>(n) * k, static_cast<double>(m), seconds};
+}
+
+void measure_kernels(const Scenario& scenario, const CalibrationShapes& shapes, CalibrationSamples& out,
+                     const std::function<void(std::uint64_t)>& sync) {
+  std::uint64_t step = 0;
+  for (const int tokens : shapes.attention_tokens) {
+    sync(++step);  // every rank starts each shape together: the run's ranks compute side by side
+    const AttentionTimes t = time_attention(scenario.model, tokens, shapes.repetitions);
+    out.attention_forward.push_back(t.forward);
+    out.attention_backward.push_back(t.backward);
+  }
+  const CostModel cost(scenario.cluster, scenario.model, scenario.hardware_profile.profile);
+  for (const auto& g : cost.layer_gemms()) {
+    if (g.n <= 0 || g.k <= 0) continue;
+    for (const int m : shapes.gemm_rows) {
+      sync(++step);
+      out.gemm.push_back(time_gemm(m, static_cast<int>(g.n), static_cast<int>(g.k), shapes.repetitions));
+    }
+  }
+}
+
+constexpr std::uint64_t kStepBase = 7'000'000;
+
+Tag transfer_tag(std::uint64_t id) { return Tag::make(reference::MessageKind::transfer, id); }
+
+// Ping-pong of one `bytes` message each way between ranks a and b: the one-way time is half the median
+// round trip (both directions carry the same message).
+void ping_pong(reference::Transport& t, int a, int b, const CalibrationShapes& shapes, std::uint64_t id,
+               std::vector<TransferPoint>& out) {
+  if (t.rank() != a && t.rank() != b) return;
+  const int peer = t.rank() == a ? b : a;
+  for (std::size_t size = 0; size < shapes.transfer_bytes.size(); ++size) {
+    const std::int64_t bytes = shapes.transfer_bytes[size];
+    const Bytes message(static_cast<std::size_t>(bytes));
+    const Tag tag = transfer_tag(kStepBase + id * 64 + size);
+    const double round_trip = median_seconds(shapes.repetitions, [&] {
+      if (t.rank() == a) {
+        t.send(peer, tag, message);
+        (void)t.recv(peer, tag, shapes.timeout);
+      } else {
+        Bytes got = t.recv(peer, tag, shapes.timeout);
+        t.send(peer, tag, std::move(got));
+      }
+    });
+    if (t.rank() == a) out.push_back({static_cast<double>(bytes), round_trip / 2});
+  }
+}
+
+// Rank 0 gets every rank's kernel points, as doubles (flops, rows, seconds).
+void gather_points(reference::Transport& t, std::vector<KernelPoint>& points, std::uint64_t id,
+                   std::chrono::milliseconds timeout) {
+  const Tag tag = transfer_tag(kStepBase + 900'000 + id);
+  if (t.rank() != 0) {
+    Bytes payload(points.size() * sizeof(KernelPoint));
+    if (!points.empty()) std::memcpy(payload.data(), points.data(), payload.size());
+    t.send(0, tag, std::move(payload));
+    return;
+  }
+  for (int r = 1; r < t.size(); ++r) {
+    const Bytes payload = t.recv(r, tag, timeout);
+    std::vector<KernelPoint> theirs(payload.size() / sizeof(KernelPoint));
+    if (!theirs.empty()) std::memcpy(theirs.data(), payload.data(), theirs.size() * sizeof(KernelPoint));
+    points.insert(points.end(), theirs.begin(), theirs.end());
+  }
+}
+
+}  // namespace
+
+CalibrationSamples measure_for_calibration(const Scenario& scenario, const CalibrationShapes& shapes) {
+  const Launch launch = process_launch();
+  const ClusterSpec& cluster = scenario.cluster;
+  CalibrationSamples out;
+  out.launch = describe(launch);
+  if (!launch.multi_process()) {
+    measure_kernels(scenario, shapes, out, [](std::uint64_t) {});
+    return out;
+  }
+  const std::unique_ptr<reference::Transport> transport = launched_transport(launch, cluster, "calibrate");
+  reference::Transport& t = *transport;
+  out.ranks = t.size();
+  out.is_reporter = t.rank() == 0;
+  measure_kernels(scenario, shapes, out, [&](std::uint64_t step) { barrier(t, kStepBase + step, shapes.timeout); });
+  barrier(t, kStepBase + 500'000, shapes.timeout);
+  if (cluster.gpus_per_node > 1) ping_pong(t, 0, 1, shapes, 1, out.nvlink);
+  barrier(t, kStepBase + 500'001, shapes.timeout);
+  if (cluster.nodes > 1) ping_pong(t, 0, cluster.gpus_per_node, shapes, 2, out.nic);
+  barrier(t, kStepBase + 500'002, shapes.timeout);
+  gather_points(t, out.attention_forward, 1, shapes.timeout);
+  gather_points(t, out.attention_backward, 2, shapes.timeout);
+  gather_points(t, out.gemm, 3, shapes.timeout);
+  barrier(t, kStepBase + 500'003, shapes.timeout);
+  return out;
+}
+
+}  // namespace zb::qualify
