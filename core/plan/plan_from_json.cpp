@@ -98,6 +98,16 @@ void read_layout(const PlanReader& r, const ObjectReader& top, std::string_view 
   });
 }
 
+// A per-rank array has one entry per rank: printing a plan or verifying it indexes them by rank.
+void expect_one_per_rank(const PlanReader& r, const ObjectReader& top, std::string_view key, std::size_t entries,
+                         const char* what) {
+  const auto world = static_cast<std::size_t>(std::max(r.world_size, 0));
+  // An absent or malformed array has been reported already; no second problem for its emptiness.
+  if (entries == world || r.enough() || (entries == 0 && !r.context().problems.empty())) return;
+  r.context().add(top.path_of(key), std::string(key) + " has " + std::to_string(entries) + " " + what + ", but world_size is " +
+                                        std::to_string(world) + ": give one per rank, in rank order");
+}
+
 void read_ranks(const PlanReader& r, const ObjectReader& top, Plan& plan) {
   for_each(r, top, "ranks", true, [&](const json& v, const std::string& path, std::size_t i) {
     const ObjectReader o(v, path, r.context(), {"rank", "ops"});
@@ -214,10 +224,13 @@ Plan from_json(const json& j, const std::string& file_for_messages) {
   read_tensor_parallel_groups(r, top, plan);
   read_layout(r, top, "attention_layout", plan.attention_layout);
   read_layout(r, top, "linear_layout", plan.linear_layout);
+  expect_one_per_rank(r, top, "attention_layout", plan.attention_layout.size(), "layouts");
+  expect_one_per_rank(r, top, "linear_layout", plan.linear_layout.size(), "layouts");
   for_each(r, top, "remap", true, [&](const json& v, const std::string& path, std::size_t) {
     plan.remap.push_back(detail::read_move(r, v, path));
   });
   read_ranks(r, top, plan);
+  expect_one_per_rank(r, top, "ranks", plan.ranks.size(), "op lists");
   read_outcome(r, top, plan);
   if (r.enough()) context.add("", "stopped reading after " + std::to_string(PlanReader::max_problems) + " problems");
   context.problems.throw_if_any();

@@ -11,8 +11,9 @@
 //      to each (an intra-node hop, the rail, an intra-node hop; proxies forward chunk by chunk), as
 //      Zeppelin's routing layer sends; its floor is the direct rails' median (floors.hpp).
 // Bandwidth: `bytes` sent as `chunk`-sized messages, timed by the sender from the first send until the
-// receiver's acknowledgement of the last (a warm-up message first opens the connection). Latency: the
-// mean one-way time of `round_trips` 8-byte ping-pongs.
+// receiver's acknowledgement of the last (the ping-pong first opens the connection; a pair's step sends
+// one untimed transfer of the full size before the timed one). Latency: the mean one-way time of
+// `round_trips` 8-byte ping-pongs.
 #include <chrono>
 #include <cstdint>
 #include <vector>

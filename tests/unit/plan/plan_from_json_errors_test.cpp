@@ -190,6 +190,17 @@ TEST_F(BrokenPlanFile, WorldSizeThatIsNotWholeNodes) {
   expect_problem(ring_, "gpus_per_node", "world_size 4 is not a whole number of nodes of 3 GPUs");
 }
 
+// Found by the plan fuzzer (tests/fuzz/regressions/plan/layout-shorter-than-the-world.json): a layout or
+// op list with fewer entries than world_size was accepted, and printing the plan read past its end.
+TEST_F(BrokenPlanFile, PerRankArraysNeedOneEntryPerRank) {
+  for (const char* key : {"attention_layout", "linear_layout", "ranks"}) {
+    json j = ring_;
+    j[key].erase(j[key].size() - 1);
+    expect_problem(j, key, std::string(key) + " has 3 ");
+    expect_problem(j, key, "but world_size is 4");
+  }
+}
+
 TEST_F(BrokenPlanFile, NewerSchemaIsRefusedAlone) {
   ring_["schema_version"] = 3;
   ring_["something_new"] = true;
