@@ -189,6 +189,7 @@ void Lowerer::build_collectives() {
     }
   }
   build_kv_gathers();
+  build_head_all_to_alls();
 }
 
 void Lowerer::lower_forward(int rank) {

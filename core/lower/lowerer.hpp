@@ -3,7 +3,8 @@
 //   lower_messages.cpp  what each transfer carries and how its bytes travel (pieces, hops, legs, matching);
 //   lower_forward.cpp   the plan's forward ops, one by one, in each rank's list order;
 //   lower_backward.cpp  the backward pass derived from the forward ops (rings, remaps, GEMMs, collectives);
-//   lower_kv_gather.cpp what a K/V all-gather (Llama-3 CP) moves, its backward re-gather and reduce-scatter.
+//   lower_kv_gather.cpp what a K/V all-gather (Llama-3 CP) moves, its backward re-gather and reduce-scatter;
+//   lower_head_all_to_all.cpp what a head all-to-all (Ulysses, USP) moves.
 #include <array>
 #include <cstdint>
 #include <map>
@@ -79,6 +80,11 @@ class Lowerer {
   // This rank's instruction of the backward re-gather of forward K/V all-gather `c`, emitted (after
   // `entry`) the first time it is asked for.
   int regather_instr(int rank, int c, const std::vector<int>& entry);
+
+  // --- head all-to-alls (lower_head_all_to_all.cpp) ------------------------------------------------
+  void build_head_all_to_alls();
+  [[nodiscard]] plan::HeadRange member_heads(int rank, int micro_batch, int collective) const;
+  [[nodiscard]] std::vector<plan::Shard> member_tokens(int rank, const Collective& col) const;
 
   // --- backward (lower_backward.cpp) ---------------------------------------------------------------
   void build_backward_messages();

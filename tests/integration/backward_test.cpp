@@ -28,7 +28,7 @@ TEST_P(BackwardRandomScenarios, EveryStrategyVerifiesEveryGradient) {
   c.scenario.passes = Passes::fwd_bwd;
   // GQA on a third of the scenarios: dK/dV add over the query heads of a group.
   const reference::ReferenceOptions options = test::in_process_options(GetParam() % 3 == 0);
-  for (const SystemSpec& system : test::reference_systems(c.scenario.cluster.world_size())) {
+  for (const SystemSpec& system : test::reference_systems(c.scenario.cluster)) {
     SCOPED_TRACE(system.label + " on " + test::describe(c));
     try {
       const test::ReferenceRun run = test::run_reference(c.scenario, system, c.lengths, options);

@@ -48,7 +48,7 @@ TEST(ExecutorConformance, ReferenceRunsEveryRanksComputeInTheSimulatorsOrder) {
     std::vector<std::int64_t> lengths;
     for (int i = 0, n = 1 + static_cast<int>(rng.below(6)); i < n; ++i) lengths.push_back(1 + static_cast<std::int64_t>(rng.below(600)));
     const CostModel cost(s.cluster, s.model);
-    for (const SystemSpec& system : test::reference_systems(s.cluster.world_size())) {
+    for (const SystemSpec& system : test::reference_systems(s.cluster)) {
       SCOPED_TRACE("seed " + std::to_string(seed) + ", " + system.label);
       const plan::Plan p = make_strategy(system, s, cost)->make_plan(test::batch_of(lengths));
       if (!p.feasible()) continue;

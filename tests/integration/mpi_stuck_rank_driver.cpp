@@ -51,7 +51,7 @@ int run(int stuck) {
   // nothing owed, and the others would just finish).
   plan::Plan plan;
   lower::Program program;
-  for (const SystemSpec& system : test::reference_systems(scenario.cluster.world_size())) {
+  for (const SystemSpec& system : test::reference_systems(scenario.cluster)) {
     plan = make_strategy(system, scenario, cost)->make_plan(test::batch_of({100, 517, 1000}));
     program = lower::lower(plan, cost, {.backward = false});
     const auto& instrs = program.ranks.at(static_cast<std::size_t>(stuck)).instrs;

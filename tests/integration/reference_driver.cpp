@@ -32,7 +32,7 @@ int run(const std::filesystem::path& dump_dir, const std::string& transport) {
                                                : reference::TransportChoice::automatic;
   options.dump_dir = dump_dir;
   reference::ReferenceExecutor executor(options);
-  for (const SystemSpec& system : test::reference_systems(scenario.cluster.world_size())) {
+  for (const SystemSpec& system : test::reference_systems(scenario.cluster)) {
     const test::ReferenceRun result = test::run_reference(executor, scenario, system, lengths);
     int routed = 0;
     for (const auto& rank : result.plan.ranks)

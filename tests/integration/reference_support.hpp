@@ -138,12 +138,17 @@ inline reference::ReferenceOptions in_process_options(bool gqa = false) {
   return options;
 }
 
-// The systems every integration test runs: every registered strategy and each value of its options,
-// fixed degrees 2 where 2 divides the world. Except ulysses: its head all-to-alls are refused by the
-// reference backend (exit 2; its rows carry every head), which ulysses_test checks.
-inline std::vector<SystemSpec> reference_systems(int world_size) {
-  std::vector<SystemSpec> systems = registered_variants(world_size, {2});
-  std::erase_if(systems, [](const SystemSpec& s) { return s.name == "ulysses"; });
+// The systems every integration test runs on `cluster`: every registered strategy and each value of its
+// options, fixed degrees 2 where 2 divides the world, and USP (ulysses degree 2, ring 2) where 4 divides
+// it. A ulysses degree must also divide the GPUs per node (a u-group stays in one node), so degree 2 is
+// left out on one GPU per node.
+inline std::vector<SystemSpec> reference_systems(const ClusterSpec& cluster) {
+  std::vector<SystemSpec> systems = registered_variants(cluster.world_size(), {2});
+  const bool pairs_in_a_node = cluster.gpus_per_node % 2 == 0;
+  std::erase_if(systems, [&](const SystemSpec& s) {
+    return s.name == "ulysses" && s.options.contains("degree") && s.options.at("degree") == 2 && !pairs_in_a_node;
+  });
+  if (pairs_in_a_node && cluster.world_size() % 4 == 0) systems.push_back(system("ulysses", {{"degree", 2}, {"ring", 2}}));
   return systems;
 }
 

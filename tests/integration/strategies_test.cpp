@@ -21,7 +21,7 @@ class RandomScenarios : public ::testing::TestWithParam<int> {};
 TEST_P(RandomScenarios, EveryStrategyVerifies) {
   const RandomCase c = test::random_case(1000 + static_cast<std::uint64_t>(GetParam()), kSquaredLengthBudget);
   const reference::ReferenceOptions options = test::in_process_options(GetParam() % 3 == 0);  // GQA on a third
-  for (const SystemSpec& system : test::reference_systems(c.scenario.cluster.world_size())) {
+  for (const SystemSpec& system : test::reference_systems(c.scenario.cluster)) {
     SCOPED_TRACE(system.label + " on " + test::describe(c));
     try {
       const test::ReferenceRun run = test::run_reference(c.scenario, system, c.lengths, options);
@@ -60,29 +60,10 @@ TEST(ReferenceNamedCases, SingleTokensAndSequencesShorterThanTwoP) {
   const Scenario s = test::small_cluster(2, 4, true);
   reference::ReferenceOptions options;
   options.transport = reference::TransportChoice::in_process;
-  for (const SystemSpec& system : test::reference_systems(8)) {
+  for (const SystemSpec& system : test::reference_systems(s.cluster)) {
     SCOPED_TRACE(system.label);
     EXPECT_NO_THROW((void)test::run_reference(s, system, {1, 1, 1, 3, 15, 2, 7, 16, 17}, options));
   }
-}
-
-// The reference's rows carry every head of a token, so it refuses ulysses' head all-to-alls up front
-// (bad input, naming the system) rather than failing on the first query row that is not local. At
-// degree 1 there is no all-to-all, and the plan runs and verifies like packing-dp's.
-TEST(ReferenceNamedCases, UlyssesHeadAllToAllsAreRefusedWithExit2) {
-  const Scenario s = test::small_cluster(1, 4, false);
-  reference::ReferenceOptions options;
-  options.transport = reference::TransportChoice::in_process;
-  try {
-    (void)test::run_reference(s, test::system("ulysses", {{"degree", 2}}), {1000, 33, 5}, options);
-    ADD_FAILURE() << "the reference ran a head all-to-all";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ExitCode::bad_input);
-    EXPECT_NE(std::string(e.what()).find("system 'ulysses{\"degree\":2}' (ulysses)"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("head-parallel all-to-all"), std::string::npos) << e.what();
-  }
-  const auto run = test::run_reference(s, test::system("ulysses", {{"degree", 1}}), {1000, 33, 5}, options);
-  EXPECT_NE(run.trace.model_note.find("verified"), std::string::npos) << run.trace.model_note;
 }
 
 TEST(ReferenceNamedCases, SameInputsGiveTheSameOutputBits) {

@@ -1,7 +1,8 @@
 #pragma once
 // One attention instruction on real numbers: every block of its plan op (plan::expand_blocks) is
 // packed into one call of the CPU kernel, and each block's partial (O, LSE) is LSE-merged into the rank's
-// output rows in block order. Merging in a fixed order (compute instructions in list order, blocks in op
+// output rows in block order. A head-parallel op (Ulysses, USP: its blocks carry a head range) computes
+// only those heads and writes only their columns of O and LSE. Merging in a fixed order (compute instructions in list order, blocks in op
 // order) makes the result the same bit for bit whatever the message timing, in one process or under MPI.
 #include <vector>
 
@@ -15,6 +16,9 @@ namespace zb::reference {
 // from its own rows or the buffers of the messages the instruction `reads`.
 struct PackedAttention {
   std::vector<plan::AttentionBlock> blocks;
+  // The heads it computes (a head-parallel op's slice, else every head); q, k, v, and the kernel's shape,
+  // hold only those heads' columns.
+  HeadColumns heads;
   kernels::AttentionShape shape;
   std::vector<kernels::AttentionBlockDesc> descs;
   std::vector<float> q, k, v;
@@ -22,7 +26,8 @@ struct PackedAttention {
 };
 
 // Throws naming the instruction, the sequence and the token when a query row is not on this rank or a
-// key row is in none of its sources, or when the instruction lowers no attention op of this rank.
+// key row is in none of its sources, or when the instruction lowers no attention op of this rank (or its
+// blocks carry different head ranges).
 [[nodiscard]] PackedAttention pack_attention(const RankState& state, int id);
 
 // "rank 2 instr 9 (...): <what>", thrown as a runtime zb::Error on the state's rank.

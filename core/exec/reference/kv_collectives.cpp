@@ -13,6 +13,7 @@ std::optional<CollectiveRows> collective_rows_of(const lower::Collective& collec
   if (collective.messages.empty()) return CollectiveRows::none;
   if (collective.kind == lower::CollectiveKind::all_gather) return CollectiveRows::gather;
   if (collective.kind == lower::CollectiveKind::reduce_scatter) return CollectiveRows::scatter;
+  if (collective.kind == lower::CollectiveKind::all_to_all) return CollectiveRows::heads;
   return std::nullopt;
 }
 

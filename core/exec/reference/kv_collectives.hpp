@@ -25,10 +25,11 @@ enum class CollectiveRows {
   remap,    // all_to_all_v: rows change owner (all_to_all_v.hpp)
   gather,   // all_gather with messages: copies of each member's K|V into the others' buffers
   scatter,  // reduce_scatter with messages: partial dK|dV summed on their owners
+  heads,    // all_to_all with messages: head slices of a u-group's rows (head_all_to_all.hpp)
 };
 
 // How the reference runs `collective`; nullopt for messages on a kind it does not move rows for
-// (all_reduce, all_to_all).
+// (all_reduce).
 [[nodiscard]] std::optional<CollectiveRows> collective_rows_of(const lower::Collective& collective);
 
 // An all-gather sends with send_collective(…, SentRows::kept) (all_to_all_v.hpp).

@@ -8,8 +8,9 @@
 //     moves float32 rows of its own small dims, so fragment [offset, offset + bytes) of the modelled
 //     size maps to the same fraction of the real payload (floor at both ends): the fragments of a
 //     message, which tile its modelled size, tile its real payload exactly.
-// Head ranges of slices are not applied: the reference computes every head of its own dims (which are
-// not the model's), as its attention does.
+// Every row travels whole (all its heads): a ring's K/V for a head slice (USP) carries the other heads'
+// columns along unused. Only a head all-to-all's messages carry just their slices' heads
+// (head_all_to_all.hpp), since there a receiver holds other heads of the same tokens.
 #include <array>
 #include <cstdint>
 #include <optional>

@@ -1,7 +1,9 @@
 // RankRunner's collective instructions: the remap's all_to_all_v (rows change owner), a K/V all-gather
 // (copies into the buffers its attention reads) and its reduce-scatter of dK/dV (partials summed on the
-// owners), and opaque collectives without messages, which move nothing and are done once posted.
+// owners), a head all-to-all (head slices of a u-group's rows, head_all_to_all.hpp), and opaque collectives
+// without messages, which move nothing and are done once posted.
 #include "core/exec/reference/all_to_all_v.hpp"
+#include "core/exec/reference/head_all_to_all.hpp"
 #include "core/exec/reference/rank_runner.hpp"
 
 namespace zb::reference {
@@ -27,6 +29,10 @@ void RankRunner::start_collective(int id, CollectiveProgress& c) {
     case CollectiveRows::scatter:
       c.bytes = send_partials(transport_, program, in.collective, state_.rank, state_.own, state_.dims, state_.where(id));
       break;
+    case CollectiveRows::heads:
+      c.bytes = send_head_slices(transport_, program, in.collective, state_.rank, state_.own, state_.in.heads,
+                                 program.backward, state_.where(id));
+      break;
   }
   c.waiting = incoming_messages(program, in.collective, state_.rank);
 }
@@ -47,6 +53,13 @@ void RankRunner::store_collective_message(int id, CollectiveProgress& c, int mes
     }
     case CollectiveRows::scatter:
       c.partials.emplace(message, payload);
+      break;
+    case CollectiveRows::heads:
+      if (carries_partial_gradients(program.messages[static_cast<std::size_t>(message)])) {
+        c.partials.emplace(message, payload);
+      } else {
+        store_head_slices(program, message, state_.rank, payload, state_.own, state_.in.heads, state_.where(id));
+      }
       break;
   }
   c.bytes += static_cast<std::int64_t>(payload.size() - sizeof(std::int32_t));
@@ -76,6 +89,10 @@ bool RankRunner::advance_collective(int id) {
   if (!c.waiting.empty()) return progress;
   if (c.rows == CollectiveRows::scatter) {
     add_partials(state_.in.program, in.collective, state_.rank, c.partials, state_.own, state_.dims, state_.where(id));
+    c.partials.clear();
+  }
+  if (c.rows == CollectiveRows::heads && !c.partials.empty()) {
+    add_head_partials(state_.in.program, in.collective, state_.rank, c.partials, state_.own, state_.in.heads, state_.where(id));
     c.partials.clear();
   }
   const EventCategory category = c.rows == CollectiveRows::remap ? EventCategory::remap : EventCategory::collective;

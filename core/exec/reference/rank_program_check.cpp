@@ -83,7 +83,7 @@ void RankRunner::check_program() {
         if (!rows) {
           fail(id, std::string("is an ") + lower::to_string(col.kind) + " with " + std::to_string(col.messages.size()) +
                        " messages; the reference moves rows only for all_to_all_v (remaps), K/V all-gathers and their "
-                       "reduce-scatters (a collective without messages moves nothing)");
+                       "reduce-scatters, and head all-to-alls (a collective without messages moves nothing)");
         }
         for (const int m : col.messages) {
           if (m < 0 || m >= message_count) fail(id, "its collective lists message " + std::to_string(m) + ", which the program does not have");

@@ -110,7 +110,7 @@ class RankRunner {
   struct CollectiveProgress {
     CollectiveRows rows = CollectiveRows::none;
     std::vector<int> waiting;  // messages for this rank not yet stored
-    std::map<int, Bytes> partials;  // reduce-scatter: received, added once all are in (a fixed order)
+    std::map<int, Bytes> partials;  // reduce-scatter, head dQ/dK/dV: received, added once all are in (a fixed order)
     std::int64_t bytes = 0;
   };
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/exec/reference/head_slices.hpp"
 #include "core/exec/reference/message_payload.hpp"
 #include "core/exec/reference/qkv_generator.hpp"
 #include "core/exec/reference/reference_options.hpp"
@@ -37,6 +38,9 @@ struct RunInputs {
   // The scenario's nominal NIC bandwidth (bytes/s per direction) and GPUs per node: the measured NIC
   // loads' nominal rate, and which node a rank's sampler is on.
   double nic_bandwidth = 0;
+  // The Program's head ranges (model heads) as the reference's own heads; applies to nothing (every
+  // head everywhere) under tensor parallelism or when the run names no model.
+  HeadMap heads{};
 };
 
 // A message this rank receives (it is the message's dst): its payload, assembled fragment by fragment

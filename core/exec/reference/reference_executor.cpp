@@ -91,19 +91,53 @@ std::vector<RankResult> run_in_process(const RunInputs& inputs, int ranks) {
   return results;
 }
 
-// Head-parallel all-to-alls (ulysses) trade sequence shards for head shards; the reference's rows hold
-// every head of a token and its kernels compute every head, so it cannot run them on real numbers. It
-// refuses such a plan up front (bad input: the scenario asks for what this backend cannot do) rather
-// than failing on the first query row that is not local.
-void refuse_head_all_to_alls(const lower::Program& program, const plan::Plan& plan) {
+// Head-parallel plans (Ulysses, USP) name heads in the model's units; the reference computes its own
+// heads, so each range must fall on whole reference heads (and, with GQA, read its K/V heads in the
+// kernel's packed order). Checked up front: a scenario whose reference dims cannot carry the plan's
+// slices is bad input (exit 2), not a numerical failure. Under tensor parallelism the reference runs
+// every head on every TP rank (head ranges ignored), which cannot hold a head all-to-all's slices.
+HeadMap check_head_slices(const lower::Program& program, const plan::Plan& plan, const ReferenceOptions& options,
+                          const ModelSpec& model) {
+  const bool tensor_parallel = !plan.tensor_parallel_groups.empty();
+  const HeadMap heads(model.heads, {options.heads, options.kv_heads, options.head_dim}, !tensor_parallel);
+  const std::string system = "system '" + plan.system + "' (" + plan.strategy + ")";
+  const std::string hint = "set ZB_REF_HEADS (and ZB_REF_KV_HEADS) so that the reference's heads split as the plan's "
+                           "slices do, e.g. to the model's " + std::to_string(model.heads) + " (" + std::to_string(model.kv_heads) + ")";
   for (const lower::Collective& c : program.collectives) {
-    if (c.kind != lower::CollectiveKind::all_to_all) continue;
-    throw Error(ExitCode::bad_input, Location{},
-                "system '" + plan.system + "' (" + plan.strategy +
-                    "): the reference backend does not execute head-parallel all-to-all collectives (its rows and "
-                    "kernels carry every head of a token)",
-                "run this system on the sim backend, or leave it out of the reference scenario");
+    if (c.kind != lower::CollectiveKind::all_to_all || c.messages.empty()) continue;
+    if (tensor_parallel) {
+      throw Error(ExitCode::bad_input, Location{},
+                  system + ": the reference backend does not run head all-to-alls under tensor parallelism (it computes "
+                           "every head on every tensor-parallel rank)",
+                  "run this system on the sim backend, or without \"parallelism\": {\"tensor\": …}");
+    }
+    for (const int m : c.messages) {
+      for (const lower::Slice& s : program.messages[static_cast<std::size_t>(m)].slices) {
+        if (heads.columns(s.heads)) continue;
+        throw Error(ExitCode::bad_input, Location{},
+                    system + ": its head all-to-all moves " + heads.describe(s.heads) + ", which are no whole heads of the "
+                             "reference's " + std::to_string(options.heads) + " (" + std::to_string(options.kv_heads) + " K/V)",
+                    hint);
+      }
+    }
   }
+  if (!heads.applies()) return heads;
+  for (const plan::RankOps& rank : plan.ranks) {
+    for (const plan::Op& op : rank.ops) {
+      if (op.kind != plan::OpKind::attention) continue;
+      std::vector<plan::HeadRange> ranges{op.heads};
+      for (const plan::AttentionBlock& b : op.blocks) ranges.push_back(b.heads);
+      for (const plan::HeadRange& r : ranges) {
+        if (heads.columns(r)) continue;
+        throw Error(ExitCode::bad_input, Location{},
+                    system + ": rank " + std::to_string(rank.rank) + " plan op " + std::to_string(op.id) + " computes " +
+                        heads.describe(r) + ", which are no whole heads of the reference's " + std::to_string(options.heads) +
+                        " (" + std::to_string(options.kv_heads) + " K/V)",
+                    hint);
+      }
+    }
+  }
+  return heads;
 }
 
 std::string format_error(double value) {
@@ -233,7 +267,7 @@ Trace ReferenceExecutor::run(const lower::Program& program, const RunContext& co
   const plan::Plan& plan = *program.plan;
   const ReferenceOptions options = options_.resolved_for(context.cost.model());
   options.validate();
-  refuse_head_all_to_alls(program, plan);
+  const HeadMap heads = check_head_slices(program, plan, options, context.cost.model());
   check_batch_size(plan, context.scenario.name, options);  // before any row is generated
   const ClusterSpec& cluster = context.scenario.cluster;
   if (plan.world_size != cluster.world_size() || plan.ranks.size() != static_cast<std::size_t>(plan.world_size)) {
@@ -275,6 +309,7 @@ Trace ReferenceExecutor::run(const lower::Program& program, const RunContext& co
   if (program.backward) inputs.gradients = &gradients.emplace(plan, inputs.generator);
   inputs.one_process = transport != TransportChoice::mpi;
   inputs.nic_bandwidth = cluster.nic.bandwidth;
+  inputs.heads = heads;
 #ifdef ZEPPELIN_HAVE_MPI
   if (transport == TransportChoice::mpi && !mpi_transport_) mpi_transport_ = make_mpi_transport();
   last_results_ =
