@@ -14,6 +14,7 @@
 #include "core/exec/cuda/rank_comm.hpp"
 #include "core/exec/cuda/rank_compute.hpp"
 #include "core/exec/cuda/trace_events.hpp"
+#include "core/exec/cuda/verify_pass.hpp"
 #include "core/lower/estimate.hpp"
 
 namespace zb::cuda {
@@ -28,18 +29,6 @@ struct RankSetup {
   std::unique_ptr<RankCompute> compute;
   std::unique_ptr<PassRunner> runner;
 };
-
-// Every rank learns whether every other one set up: a rank that failed alone would leave the others
-// waiting in their first NCCL call forever. The failing rank rethrows its own error; the others report
-// that a peer failed, with its exit code (bad input stays bad input).
-void agree_on_setup(const CudaWorld& world, const std::optional<Error>& failure) {
-  const double mine = failure ? static_cast<double>(failure->code()) : 0.0;
-  const double worst = world.max_over_ranks({mine}).front();
-  if (failure) throw *failure;
-  if (worst > 0)
-    throw Error(static_cast<ExitCode>(static_cast<int>(worst)), Location{},
-                "backend cuda: another rank failed while setting up the run (its error is printed by that rank)");
-}
 
 // The repetition whose slowest-rank time is the median (the lower middle for an even count).
 std::size_t median_repetition(const std::vector<double>& seconds) {
@@ -72,14 +61,23 @@ Trace CudaExecutor::run(const lower::Program& program, const RunContext& context
     return trace;
   }
 
-  RankSetup setup(rank);
-  std::optional<Error> failure;
-  AttentionKernel kernel = AttentionKernel::own;
   // The NCCL order follows the planner's nominal schedule: each transfer where the estimate expects it.
   const GlobalOrder order = derive_order(program, lower::schedule(program, lower::nominal_transfers(program, context.cost)));
+  AttentionKernel kernel = AttentionKernel::own;
+  std::optional<Error> failure;
+  try {
+    kernel = resolve_attention_kernel(options_.attention);
+  } catch (const Error& e) {
+    failure = e;
+  }
+  world.agree(failure, "while choosing the attention kernel");
+  // The correctness pass first, in buffers of its own that are freed before the timed setup allocates.
+  const std::string verified = run_correctness_pass(program, order, world, context.scenario.model, kernel,
+                                                    context.scenario.seed, options_.verify);
+
+  RankSetup setup(rank);
   try {
     setup.comm = std::make_unique<RankComm>(program, rank, world, setup.arena);
-    kernel = resolve_attention_kernel(options_.attention);
     setup.compute = std::make_unique<RankCompute>(program, rank, context.scenario.model, kernel, setup.arena);
     setup.arena.allocate();
     setup.arena.fill_random(context.scenario.seed * 1000003ULL + static_cast<std::uint64_t>(rank));
@@ -87,7 +85,7 @@ Trace CudaExecutor::run(const lower::Program& program, const RunContext& context
   } catch (const Error& e) {
     failure = e;
   }
-  agree_on_setup(world, failure);
+  world.agree(failure, "while setting up the run");
   PassRunner& runner = *setup.runner;
 
   auto layer = [&](std::vector<PassTimes>* forward, std::vector<PassTimes>* backward) {
@@ -131,7 +129,7 @@ Trace CudaExecutor::run(const lower::Program& program, const RunContext& context
   trace.model_note = "measured on " + world.gpu_name() + " (cuda backend, " + std::to_string(options_.warmup) + " warm-up, " +
                      std::to_string(options_.repetitions) + " timed repetitions, median); attention: " +
                      (kernel == AttentionKernel::cudnn ? "cuDNN SDPA" : "own kernels") + ", NCCL over " +
-                     std::to_string(world.size()) + " processes";
+                     std::to_string(world.size()) + " processes; " + verified;
   return trace;
 }
 

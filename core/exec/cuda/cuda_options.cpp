@@ -37,6 +37,15 @@ const char* to_string(AttentionKernel k) {
   return "?";
 }
 
+const char* to_string(VerifyMode m) {
+  switch (m) {
+    case VerifyMode::automatic: return "auto";
+    case VerifyMode::on: return "on";
+    case VerifyMode::off: return "off";
+  }
+  return "?";
+}
+
 CudaOptions CudaOptions::from_environment() {
   CudaOptions o;
   read_count("ZB_CUDA_WARMUP", o.warmup);
@@ -47,6 +56,13 @@ CudaOptions CudaOptions::from_environment() {
     else if (k == "cudnn") o.attention = AttentionKernel::cudnn;
     else if (k == "zb") o.attention = AttentionKernel::own;
     else throw_input_error(env_location("ZB_CUDA_ATTENTION_KERNEL"), "'" + k + "' is not one of auto, cudnn, zb");
+  }
+  if (const char* verify = std::getenv("ZB_CUDA_VERIFY")) {
+    const std::string v = verify;
+    if (v == "auto") o.verify = VerifyMode::automatic;
+    else if (v == "on") o.verify = VerifyMode::on;
+    else if (v == "off") o.verify = VerifyMode::off;
+    else throw_input_error(env_location("ZB_CUDA_VERIFY"), "'" + v + "' is not one of auto, on, off");
   }
   o.validate();
   return o;

@@ -14,18 +14,31 @@ enum class AttentionKernel {
   own,        // kernels/cuda_attention.hpp: forward only, so a backward pass is refused with it
 };
 
+// Whether a run first executes the correctness pass (docs/CUDA_BACKEND.md): once, untimed, on real
+// rows, every attention instruction's outputs checked against the float64 oracle.
+enum class VerifyMode {
+  automatic,  // when the oracle's work on the busiest rank is at most kAutomaticVerifyWork
+  on,         // always (the oracle may take minutes on large runs)
+  off,
+};
+
+// Multiply-adds of the float64 oracle on one rank that `automatic` still verifies (a few CPU seconds).
+inline constexpr double kAutomaticVerifyWork = 4e9;
+
 struct CudaOptions {
   int warmup = 2;       // untimed layers (forward and backward) before the timed ones
   int repetitions = 5;  // timed layers; each pass's time is the median over them of the slowest rank
   AttentionKernel attention = AttentionKernel::automatic;
+  VerifyMode verify = VerifyMode::automatic;
 
-  // The defaults overridden by ZB_CUDA_WARMUP, ZB_CUDA_REPETITIONS and ZB_CUDA_ATTENTION_KERNEL
-  // (auto|cudnn|zb). A malformed value is bad input (exit 2) naming the variable.
+  // The defaults overridden by ZB_CUDA_WARMUP, ZB_CUDA_REPETITIONS, ZB_CUDA_ATTENTION_KERNEL
+  // (auto|cudnn|zb) and ZB_CUDA_VERIFY (auto|on|off). A malformed value is bad input (exit 2) naming the variable.
   [[nodiscard]] static CudaOptions from_environment();
   // Exit 2 when a count is out of range (warm-up ≥ 0, repetitions ≥ 1, both at most 10000).
   void validate() const;
 };
 
 [[nodiscard]] const char* to_string(AttentionKernel k);
+[[nodiscard]] const char* to_string(VerifyMode m);
 
 }  // namespace zb::cuda

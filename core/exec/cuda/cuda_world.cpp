@@ -123,6 +123,15 @@ ncclComm_t CudaWorld::group(const std::vector<int>& members) {
   return comm;
 }
 
+void CudaWorld::agree(const std::optional<Error>& failure, const std::string& during) const {
+  const double mine = failure ? static_cast<double>(failure->code()) : 0.0;
+  const double worst = max_over_ranks({mine}).front();
+  if (failure) throw *failure;
+  if (worst > 0)
+    throw Error(static_cast<ExitCode>(static_cast<int>(worst)), Location{},
+                "backend cuda: another rank failed " + during + " (its error is printed by that rank)");
+}
+
 std::vector<double> CudaWorld::max_over_ranks(std::vector<double> values) const {
 #ifdef ZEPPELIN_HAVE_MPI
   if (size_ > 1)

@@ -6,10 +6,13 @@
 // Created once per process on the first run and kept: NCCL and MPI initialise once.
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nccl.h>
+
+#include "core/common/error.hpp"
 
 namespace zb::cuda {
 
@@ -36,6 +39,10 @@ class CudaWorld {
   // rank of the world must call it with the same member sets in the same order; non-members get nullptr.
   ncclComm_t group(const std::vector<int>& members);
 
+  // Every rank learns whether every other one got through a step (setup, the correctness pass): a rank
+  // that failed alone would leave the others waiting in their next NCCL call forever. The failing rank
+  // rethrows its own error; the others report that a peer failed `during` it, with its exit code.
+  void agree(const std::optional<Error>& failure, const std::string& during) const;
   // Element-wise max over ranks (identity for one process).
   [[nodiscard]] std::vector<double> max_over_ranks(std::vector<double> values) const;
   // Every rank's bytes, in rank order (only this rank's for one process).

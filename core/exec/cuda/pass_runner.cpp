@@ -31,7 +31,7 @@ class NvtxRange {
 
 }  // namespace
 
-PassRunner::PassRunner(const lower::Program& program, const GlobalOrder& order, int rank, const RankCompute& compute,
+PassRunner::PassRunner(const lower::Program& program, const GlobalOrder& order, int rank, const ComputeLauncher& compute,
                        const RankComm& comm, ncclComm_t world)
     : program_(program),
       items_(order.issue.at(static_cast<std::size_t>(rank))),

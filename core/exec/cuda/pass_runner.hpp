@@ -20,7 +20,7 @@ namespace zb::cuda {
 
 class PassRunner {
  public:
-  PassRunner(const lower::Program& program, const GlobalOrder& order, int rank, const RankCompute& compute,
+  PassRunner(const lower::Program& program, const GlobalOrder& order, int rank, const ComputeLauncher& compute,
              const RankComm& comm, ncclComm_t world);
   ~PassRunner();
   PassRunner(const PassRunner&) = delete;
@@ -42,7 +42,7 @@ class PassRunner {
   const std::vector<IssueItem>& items_;
   std::size_t first_backward_;
   int rank_;
-  const RankCompute& compute_;
+  const ComputeLauncher& compute_;
   const RankComm& comm_;
   ncclComm_t world_;
   cudaStream_t compute_stream_ = nullptr, comm_stream_ = nullptr;

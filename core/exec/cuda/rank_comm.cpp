@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "core/exec/cuda/cuda_check.hpp"
+#include "core/exec/cuda/verify_oracle.hpp"
 
 namespace zb::cuda {
 
@@ -25,16 +26,19 @@ int member_index(const lower::Collective& c, int rank) {
 
 }  // namespace
 
-RankComm::RankComm(const lower::Program& program, int rank, CudaWorld& world, DeviceArena& arena)
-    : program_(program), rank_(rank), world_(world), arena_(arena) {
+RankComm::RankComm(const lower::Program& program, int rank, CudaWorld& world, DeviceArena& arena,
+                   const VerifyLayout* verify, const AttentionDims& dims)
+    : program_(program), rank_(rank), world_(world), arena_(arena), verify_(verify), dims_(dims) {
   received_.assign(program.messages.size(), kNone);
+  generated_.assign(program.messages.size(), kNone);
+  if (verify_ != nullptr)
+    for (const int m : verify_->generated) generated_[static_cast<std::size_t>(m)] = arena.reserve(static_cast<std::size_t>(message_bytes(m)));
   collective_out_.assign(program.collectives.size(), kNone);
   communicators_.assign(program.collectives.size(), nullptr);
   std::size_t staging = 0;
   for (const Instr& in : program.ranks.at(static_cast<std::size_t>(rank)).instrs) {
     if (in.kind == InstrKind::recv && received_[static_cast<std::size_t>(in.message)] == kNone)
-      received_[static_cast<std::size_t>(in.message)] =
-          arena.reserve(static_cast<std::size_t>(program.messages[static_cast<std::size_t>(in.message)].bytes));
+      received_[static_cast<std::size_t>(in.message)] = arena.reserve(static_cast<std::size_t>(message_bytes(in.message)));
     if (in.kind == InstrKind::send) staging = std::max(staging, static_cast<std::size_t>(in.offset + in.bytes));
   }
   for (std::size_t ci = 0; ci < program.collectives.size(); ++ci) {
@@ -67,7 +71,7 @@ RankComm::RankComm(const lower::Program& program, int rank, CudaWorld& world, De
         for (const int m : c.messages) {
           const lower::Message& msg = program.messages[static_cast<std::size_t>(m)];
           if (msg.src == rank) staging = std::max(staging, static_cast<std::size_t>(msg.bytes));
-          if (msg.dst == rank) received_[static_cast<std::size_t>(m)] = arena.reserve(static_cast<std::size_t>(msg.bytes));
+          if (msg.dst == rank) received_[static_cast<std::size_t>(m)] = arena.reserve(static_cast<std::size_t>(message_bytes(m)));
         }
         break;
     }
@@ -77,8 +81,40 @@ RankComm::RankComm(const lower::Program& program, int rank, CudaWorld& world, De
 
 std::string RankComm::where(int id) const { return "backend cuda: " + lower::describe(program_, rank_, id); }
 
+std::int64_t RankComm::message_bytes(int message) const {
+  const lower::Message& m = program_.messages[static_cast<std::size_t>(message)];
+  return verify_ != nullptr ? payload_of(m, dims_).bytes : m.bytes;
+}
+
+ByteRange RankComm::leg_bytes(const Instr& leg) const {
+  if (verify_ == nullptr) return {leg.offset, leg.offset + leg.bytes};
+  const lower::Message& m = program_.messages[static_cast<std::size_t>(leg.message)];
+  return payload_fragment(m, payload_of(m, dims_), leg.offset, leg.bytes);
+}
+
+void RankComm::write_payloads(const reference::QkvGenerator& generator) const {
+  if (verify_ == nullptr) return;
+  for (const int m : verify_->generated) {
+    const std::vector<std::uint16_t> bits = generated_payload(program_.messages[static_cast<std::size_t>(m)], dims_, generator);
+    check_cuda(cudaMemcpy(arena_.at(generated_[static_cast<std::size_t>(m)]), bits.data(), bits.size() * 2, cudaMemcpyHostToDevice),
+               rank_, "cudaMemcpy", "backend cuda: writing the payload of message " + std::to_string(m) + " for the correctness pass");
+  }
+}
+
+const void* RankComm::received(int message) const {
+  const std::size_t at = received_.at(static_cast<std::size_t>(message));
+  if (at == kNone) fail(rank_, "backend cuda: message " + std::to_string(message) + " has no receive buffer on this rank (a bug)");
+  return arena_.at(at);
+}
+
 const void* RankComm::send_source(int id) const {
   const Instr& in = program_.instr(rank_, id);
+  if (verify_ != nullptr) {  // the buffer this rank forwards, or the payload it wrote
+    const auto begin = static_cast<std::size_t>(leg_bytes(in).begin);
+    const int forwarded = verify_->forwards[static_cast<std::size_t>(in.message)];
+    if (forwarded >= 0) return static_cast<const char*>(received(forwarded)) + begin;
+    return static_cast<const char*>(arena_.at(generated_[static_cast<std::size_t>(in.message)])) + begin;
+  }
   const auto offset = static_cast<std::size_t>(in.offset);
   // A relay leg forwards what it received of this message; a ring forward sends the buffer it read.
   if (const std::size_t own = received_[static_cast<std::size_t>(in.message)]; own != kNone)
@@ -100,13 +136,14 @@ void RankComm::issue(const IssueItem& item, cudaStream_t stream) const {
       continue;
     }
     const Instr& in = program_.instr(rank_, call.instr);
-    if (in.bytes <= 0) continue;  // both ends skip it: they move the same fragment
-    const auto bytes = static_cast<std::size_t>(in.bytes);
+    const ByteRange range = leg_bytes(in);
+    if (range.size() <= 0) continue;  // both ends skip it: they move the same fragment
+    const auto bytes = static_cast<std::size_t>(range.size());
     if (call.kind == CallKind::send) {
       check_nccl(ncclSend(send_source(call.instr), bytes, ncclUint8, call.peer, world_.world(), stream), rank_, "ncclSend",
                  where(call.instr));
     } else {
-      void* into = static_cast<char*>(arena_.at(received_[static_cast<std::size_t>(in.message)])) + in.offset;
+      void* into = static_cast<char*>(arena_.at(received_[static_cast<std::size_t>(in.message)])) + range.begin;
       check_nccl(ncclRecv(into, bytes, ncclUint8, call.peer, world_.world(), stream), rank_, "ncclRecv", where(call.instr));
     }
   }
@@ -150,10 +187,11 @@ void RankComm::issue_collective(const NcclCall& call, cudaStream_t stream) const
     case CollectiveKind::all_to_all_v:
       for (const int m : c.messages) {
         const lower::Message& msg = program_.messages[static_cast<std::size_t>(m)];
-        if (msg.bytes <= 0) continue;
-        const auto bytes = static_cast<std::size_t>(msg.bytes);
+        if (message_bytes(m) <= 0) continue;
+        const auto bytes = static_cast<std::size_t>(message_bytes(m));
+        const void* from = generated_[static_cast<std::size_t>(m)] != kNone ? arena_.at(generated_[static_cast<std::size_t>(m)]) : staging;
         if (msg.src == rank_)
-          check_nccl(ncclSend(staging, bytes, ncclUint8, msg.dst, world_.world(), stream), rank_, "ncclSend", context);
+          check_nccl(ncclSend(from, bytes, ncclUint8, msg.dst, world_.world(), stream), rank_, "ncclSend", context);
         if (msg.dst == rank_)
           check_nccl(ncclRecv(arena_.at(received_[static_cast<std::size_t>(m)]), bytes, ncclUint8, msg.src, world_.world(), stream),
                      rank_, "ncclRecv", context);

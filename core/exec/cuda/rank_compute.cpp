@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/exec/cuda/cuda_check.hpp"
+#include "core/exec/cuda/verify_layout.hpp"
 #include "kernels/cuda_attention.hpp"
 #ifdef ZB_CUDA_EXEC_HAVE_SDPA
 #include "kernels/cuda_sdpa.hpp"
@@ -21,45 +22,6 @@ namespace {
 
 constexpr std::size_t kBf16 = 2;
 constexpr std::size_t kGemmWorkspace = 32u << 20;  // cuBLASLt's recommendation for Hopper
-
-struct PackedBlocks {
-  kernels::AttentionShape shape;
-  std::vector<kernels::AttentionBlockDesc> descs;
-};
-
-// The instruction's plan op's blocks, queries and keys packed block after block (as the reference).
-PackedBlocks pack_blocks(const lower::Program& program, int rank, int id, const ModelSpec& model) {
-  const Instr& in = program.instr(rank, id);
-  const plan::Plan& plan = *program.plan;
-  const auto& ops = plan.ranks.at(static_cast<std::size_t>(rank)).ops;
-  if (in.plan_op < 0 || static_cast<std::size_t>(in.plan_op) >= ops.size() ||
-      ops[static_cast<std::size_t>(in.plan_op)].kind != plan::OpKind::attention)
-    fail(rank, "backend cuda: " + lower::describe(program, rank, id) +
-                   ": its plan op " + std::to_string(in.plan_op) + " is not an attention op of this rank");
-  const auto blocks = plan::expand_blocks(plan, rank, ops[static_cast<std::size_t>(in.plan_op)]);
-  int heads = 0;
-  for (const auto& b : blocks) heads = std::max(heads, b.heads.count(model.heads));
-  PackedBlocks p;
-  p.shape.heads = std::max(1, heads);
-  p.shape.kv_heads = std::max(1, p.shape.heads * model.kv_heads / std::max(1, model.heads));
-  p.shape.head_dim = model.head_dim();
-  for (const auto& b : blocks) {
-    kernels::AttentionBlockDesc d;
-    d.q_row = p.shape.q_tokens;
-    d.q_count = b.q1 - b.q0;
-    d.kv_row = p.shape.kv_tokens;
-    d.kv_count = b.k1 - b.k0;
-    d.q_position = b.q0;
-    d.kv_position = b.k0;
-    d.mask = b.mask == plan::Mask::causal ? kernels::AttentionMask::causal : kernels::AttentionMask::full;
-    d.out_row = d.q_row;
-    p.descs.push_back(d);
-    p.shape.q_tokens += d.q_count;
-    p.shape.kv_tokens += d.kv_count;
-  }
-  p.shape.out_rows = p.shape.q_tokens;
-  return p;
-}
 
 }  // namespace
 
@@ -112,7 +74,7 @@ RankCompute::RankCompute(const lower::Program& program, int rank, const ModelSpe
     const Instr& in = list[i];
     const std::string where = "backend cuda: " + lower::describe(program, rank, static_cast<int>(i));
     if (in.kind == InstrKind::attention) {
-      const PackedBlocks p = pack_blocks(program, rank, static_cast<int>(i), model);
+      const PackedBlocks p = pack_blocks(program, rank, static_cast<int>(i), {model.heads, model.kv_heads, model.head_dim()});
       if (p.shape.q_tokens == 0 || p.shape.kv_tokens == 0) continue;  // nothing to compute
       const bool backward = in.pass == Pass::bwd;
       if (backward && kernel_ == AttentionKernel::own)

@@ -13,6 +13,7 @@
 #include <cuda_runtime_api.h>
 
 #include "core/config/scenario.hpp"
+#include "core/exec/cuda/compute_launcher.hpp"
 #include "core/exec/cuda/cuda_options.hpp"
 #include "core/exec/cuda/device_arena.hpp"
 #include "core/lower/program.hpp"
@@ -23,18 +24,18 @@ namespace zb::cuda {
 // none; automatic picks cuDNN when it is built and loads.
 [[nodiscard]] AttentionKernel resolve_attention_kernel(AttentionKernel wanted);
 
-class RankCompute {
+class RankCompute final : public ComputeLauncher {
  public:
   // Builds every plan and reserves the scratch. Exit 2 when the program has a backward attention and
   // the kernel is the own one (it has no backward) or when a GEMM needs cuBLASLt and this build lacks it.
   RankCompute(const lower::Program& program, int rank, const ModelSpec& model, AttentionKernel kernel, DeviceArena& arena);
-  ~RankCompute();
+  ~RankCompute() override;
   RankCompute(const RankCompute&) = delete;
   RankCompute& operator=(const RankCompute&) = delete;
 
   // Enqueues compute instruction `id` on `stream` (asynchronous, no allocation); exit 3 naming the
   // instruction and the call when the launch fails.
-  void launch(int id, cudaStream_t stream) const;
+  void launch(int id, cudaStream_t stream) const override;
 
  private:
   struct Plans;

@@ -21,6 +21,17 @@ TEST(CudaOptions, DefaultsAreTwoWarmUpsAndFiveRepetitions) {
   EXPECT_EQ(o.warmup, 2);
   EXPECT_EQ(o.repetitions, 5);
   EXPECT_EQ(o.attention, AttentionKernel::automatic);
+  EXPECT_EQ(o.verify, VerifyMode::automatic);
+}
+
+TEST(CudaOptions, TheCorrectnessPassCanBeForcedOrLeftOut) {
+  {
+    const ScopedEnv v("ZB_CUDA_VERIFY", "on");
+    EXPECT_EQ(CudaOptions::from_environment().verify, VerifyMode::on);
+  }
+  const ScopedEnv v("ZB_CUDA_VERIFY", "off");
+  EXPECT_EQ(CudaOptions::from_environment().verify, VerifyMode::off);
+  EXPECT_STREQ(to_string(VerifyMode::off), "off");
 }
 
 TEST(CudaOptions, TheEnvironmentOverridesThem) {
@@ -50,6 +61,7 @@ TEST(CudaOptions, MalformedValuesAreBadInputNamingTheVariable) {
   expect_refused("ZB_CUDA_REPETITIONS", "0", "between 1 and 10000");
   expect_refused("ZB_CUDA_REPETITIONS", "5x", "not an integer");
   expect_refused("ZB_CUDA_ATTENTION_KERNEL", "flash", "auto, cudnn, zb");
+  expect_refused("ZB_CUDA_VERIFY", "yes", "auto, on, off");
 }
 
 }  // namespace
