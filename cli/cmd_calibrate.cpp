@@ -1,8 +1,9 @@
-// `zeppelin-bench calibrate SCENARIO --out PROFILE.json [--profile BASE]`: measures the kernels and links a
-// run of the scenario uses (core/qualify/calibration.hpp) and writes the hardware profile fitted to them,
-// in the format the "hardware_profile" key and `--profile` read, with the fit report (every point and its
-// residual) beside it as PROFILE.fit.json. One process per GPU under mpirun or srun; on one machine,
-// scripts/emulated-cluster.sh run. Without a launcher only the kernels are measured.
+// `zeppelin-bench calibrate SCENARIO --out PROFILE.json [--backend reference|cuda] [--profile BASE]`:
+// measures the kernels and links a run of the scenario uses (core/qualify/calibration.hpp; cuda_qualify.hpp
+// on GPUs) and writes the hardware profile fitted to them, in the format the "hardware_profile" key and
+// `--profile` read, with the fit report (every point and its residual) beside it as PROFILE.fit.json. One
+// process per GPU under mpirun or srun; on one machine, scripts/emulated-cluster.sh run (reference).
+// Without a launcher only the kernels are measured.
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -15,6 +16,7 @@
 #include "cli/run_command.hpp"
 #include "core/config/scenario_loader.hpp"
 #include "core/qualify/calibration.hpp"
+#include "core/qualify/cuda_qualify.hpp"
 #include "reports/atomic_write.hpp"
 #include "reports/number_format.hpp"
 #include "reports/terminal_text.hpp"
@@ -26,6 +28,7 @@ struct CalibrateFlags {
   std::string scenario;
   std::string out;
   std::string profile;
+  std::string backend = "reference";
 };
 
 std::filesystem::path fit_report_path(const std::filesystem::path& profile) {
@@ -45,8 +48,9 @@ std::string residuals(const qualify::FitResiduals& fit) {
 // comments, as the profile reader accepts).
 std::string profile_text(const qualify::Calibration& c, const qualify::CalibrationSamples& samples, const Scenario& s,
                          const std::filesystem::path& fit) {
-  std::string text = fmt::format("// Hardware profile fitted by `zeppelin-bench calibrate {}` ({}, {} rank{}, backend reference).\n",
-                                 s.source_file.filename().string(), samples.launch, samples.ranks, samples.ranks == 1 ? "" : "s");
+  std::string text = fmt::format("// Hardware profile fitted by `zeppelin-bench calibrate {}` ({}, {} rank{}, backend {}{}).\n",
+                                 s.source_file.filename().string(), samples.launch, samples.ranks, samples.ranks == 1 ? "" : "s",
+                                 samples.backend, samples.device.empty() ? "" : " on " + samples.device);
   text += fmt::format("// RMS residuals (single calls, then time-weighted): attention {}, attention backward {}, GEMM {}", residuals(c.attention),
                       residuals(c.attention_backward), residuals(c.gemm));
   if (c.nvlink) text += ", intra-node link " + residuals(*c.nvlink);
@@ -98,7 +102,9 @@ ExitCode calibrate(const CalibrateFlags& flags) {
   Scenario scenario = load_scenario(flags.scenario);
   if (const auto profile = read_profile_flag(flags.profile)) scenario.hardware_profile = *profile;
   if (is_reporter()) check_writable(flags.out);
-  const qualify::CalibrationSamples samples = qualify::measure_for_calibration(scenario, {});
+  const qualify::CalibrationSamples samples = flags.backend == "cuda"
+                                                  ? qualify::measure_for_calibration_cuda(scenario, qualify::GpuCalibrationSweep{})
+                                                  : qualify::measure_for_calibration(scenario, {});
   if (!samples.is_reporter) return ExitCode::ok;
   const qualify::Calibration calibration = qualify::fit_calibration(samples, scenario);
   const std::filesystem::path out = flags.out;
@@ -122,6 +128,9 @@ void add_calibrate_command(CLI::App& app, CommandStatus& status) {
   command->add_option("--out", flags->out, "Profile file to write (the fit report goes beside it as *.fit.json); required")
       ->required()
       ->type_name("FILE");
+  command->add_option("--backend", flags->backend,
+                      "reference (this host's CPU kernels and interfaces) or cuda (cuDNN SDPA, cuBLASLt, NCCL on the GPUs)")
+      ->check(CLI::IsMember({"reference", "cuda"}));
   add_profile_option(*command, flags->profile);
   command->callback([flags, &status] { status.code = calibrate(*flags); });
 }

@@ -1,8 +1,9 @@
-// `zeppelin-bench qualify SCENARIO [--backend reference] [--floors FILE] [--out DIR]`: measures the
+// `zeppelin-bench qualify SCENARIO [--backend reference|cuda] [--floors FILE] [--out DIR]`: measures the
 // scenario's cluster in the spirit of nccl-tests and nvbandwidth (core/qualify: per GPU GEMM and
 // attention throughput, per link bandwidth and latency, every rail at once, a routed transfer against a
 // direct one), checks every figure against its floor and exits 1 naming each figure below it. One
-// process per GPU under mpirun or srun; on one machine, scripts/emulated-cluster.sh run.
+// process per GPU under mpirun or srun; on one machine, scripts/emulated-cluster.sh run (reference).
+// The cuda backend is refused with exit 2 in a build without CUDA and NCCL, exit 3 without a usable GPU.
 #include <fmt/format.h>
 
 #include <memory>
@@ -12,6 +13,8 @@
 #include "cli/output.hpp"
 #include "core/config/scenario_loader.hpp"
 #include "core/exec/launch/launcher.hpp"
+#include "core/qualify/cuda_qualify.hpp"
+#include "core/qualify/nominal_floors.hpp"
 #include "core/qualify/qualify_run.hpp"
 #include "reports/qualify_report.hpp"
 
@@ -27,15 +30,11 @@ struct QualifyFlags {
 
 ExitCode qualify(const QualifyFlags& flags) {
   const Scenario scenario = load_scenario(flags.scenario);
-  if (flags.backend == "cuda") {
-    throw Error(ExitCode::bad_input, Location{},
-                "qualify --backend cuda is not built yet: the GPU probes (cuBLASLt GEMM, cuDNN attention, NCCL "
-                "point-to-point) are still to come",
-                "use --backend reference (this host's CPU kernels and network interfaces)");
-  }
+  const bool cuda = flags.backend == "cuda";
   qualify::QualifyOptions options;
   if (!flags.floors.empty()) options.floors = qualify::read_floors_file(flags.floors);
-  const qualify::QualifyResult result = qualify::run_qualify(scenario, options);
+  qualify::apply_nominal_floors(options.floors, scenario.cluster, qualify::nominal_fractions(options.floors, cuda));
+  const qualify::QualifyResult result = cuda ? qualify::run_qualify_cuda(scenario, options) : qualify::run_qualify(scenario, options);
   if (!result.is_reporter) return result.failures() == 0 ? ExitCode::ok : ExitCode::check_failed;
   const std::string out = flags.out.empty() ? "out/" + scenario.name + "-qualify" : flags.out;
   reports::write_qualify_reports(result, options.floors, out);
@@ -52,9 +51,10 @@ void add_qualify_command(CLI::App& app, CommandStatus& status) {
   command->add_option("SCENARIO", flags->scenario, "Scenario file whose cluster to qualify; required")
       ->required()
       ->type_name("FILE");
-  command->add_option("--backend", flags->backend, "reference (this host's CPU kernels and interfaces) or cuda")
+  command->add_option("--backend", flags->backend, "reference (this host's CPU kernels and interfaces) or cuda (cuBLASLt, cuDNN SDPA, NCCL; absolute floors "
+                  "from the cluster's nominal figures)")
       ->check(CLI::IsMember({"reference", "cuda"}));
-  command->add_option("--floors", flags->floors, "Floors file (JSON): relative_to_median, per-probe minimums, max_latency")
+  command->add_option("--floors", flags->floors, "Floors file (JSON): relative_to_median, per-probe minimums, nominal_fraction, max_latency")
       ->type_name("FILE");
   command->add_option("--out", flags->out, "Folder for qualify.json and qualify.html (default out/<scenario>-qualify)")
       ->type_name("DIR");

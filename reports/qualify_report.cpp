@@ -76,6 +76,9 @@ nlohmann::ordered_json qualify_json(const qualify::QualifyResult& r, const quali
   }
   nlohmann::ordered_json absolute = nlohmann::ordered_json::object();
   for (const auto& [probe, value] : floors.absolute) absolute[qualify::to_string(probe)] = value;
+  nlohmann::ordered_json nominal = nlohmann::ordered_json::object();  // per probe: the floor and its source
+  for (const auto& [probe, value] : floors.nominal)
+    nominal[qualify::to_string(probe)] = {{"floor", value}, {"source", floors.nominal_source.at(probe)}};
   return {{"schema", "zeppelin-bench/qualify/1"},
           {"scenario", r.scenario},
           {"backend", r.backend},
@@ -88,6 +91,7 @@ nlohmann::ordered_json qualify_json(const qualify::QualifyResult& r, const quali
           {"floors", {{"relative_to_median", floors.relative},
                       {"file", floors.file.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(floors.file)},
                       {"absolute", absolute},
+                      {"nominal", nominal},
                       {"max_latency_seconds", floors.max_latency ? nlohmann::ordered_json(*floors.max_latency) : nlohmann::ordered_json(nullptr)}}},
           {"figures", figures},
           {"notes", r.notes},

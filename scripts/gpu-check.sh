@@ -11,6 +11,13 @@
 # also copied to $OUT/gpu-check when $OUT is set. Exit status: 0 all passed, 1 a check or timing failed,
 # 2 a tool is missing.
 #
+# It also runs `zeppelin-bench qualify scenarios/one-h200.json --backend cuda` (GEMM and attention
+# figures against the dgx-h200 preset's nominal peak; a world of one has no link) right after the
+# correctness check, and prints its result. The full CLI needs Debian packages (SimGrid, fmt, CLI11) that
+# a bare GPU machine lacks, so it comes prebuilt: $ZB_BENCH, or .deps/gpu-bundle/bin/zeppelin-bench,
+# which scripts/gpu-bundle.sh builds (where those packages are) with the shared libraries it needs
+# beside it; carry .deps/ to the GPU machine. Without either, the qualify step FAILS saying so.
+#
 # cudnn-frontend headers: .deps/cudnn-frontend (scripts/install-deps.sh puts them there; carry that
 # folder to the GPU machine), or ZB_CUDNN_FRONTEND_DIR=/path/with/include, or pip's site-packages.
 # Without them the cuDNN cases are skipped and the summary says so.
@@ -102,6 +109,32 @@ if grep -q "no usable CUDA device" "$LOGS/check.log"; then
   exit 1
 fi
 
+# qualify --backend cuda on one H200: the prebuilt CLI with its bundled libraries first on the library
+# path, then the toolkit's (cuBLASLt, cudart, CUPTI) and any pip-installed NVIDIA libraries (NCCL, cuDNN).
+qualify_status=0
+BENCH="${ZB_BENCH:-$ROOT/.deps/gpu-bundle/bin/zeppelin-bench}"
+if [[ -x "$BENCH" ]]; then
+  cuda_root="$(dirname "$(dirname "$NVCC")")"
+  library_path="$(dirname "$(dirname "$BENCH")")/lib:$cuda_root/lib64:$cuda_root/lib:$cuda_root/extras/CUPTI/lib64"
+  if command -v python3 >/dev/null 2>&1; then
+    for dir in $(python3 -c 'import glob, site; print(" ".join(d for p in site.getsitepackages() for d in glob.glob(p + "/nvidia/*/lib")))' 2>/dev/null); do
+      library_path="$library_path:$dir"
+    done
+  fi
+  say "qualify --backend cuda scenarios/one-h200.json ($BENCH)"
+  missing="$(LD_LIBRARY_PATH="$library_path${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" ldd "$BENCH" | grep 'not found' || true)"
+  if [[ -n "$missing" ]]; then
+    say "FAIL: qualify not run, libraries not found:"; echo "$missing"
+    qualify_status=2
+  else
+    LD_LIBRARY_PATH="$library_path${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" step 150 qualify.log "$BENCH" qualify \
+      "$ROOT/scenarios/one-h200.json" --backend cuda --out "$LOGS/qualify" || qualify_status=$?
+  fi
+else
+  say "FAIL: qualify not run: no zeppelin-bench at $BENCH (run scripts/gpu-bundle.sh where its Debian packages are, and carry .deps/, or set ZB_BENCH)"
+  qualify_status=2
+fi
+
 timing_status=0
 have_torch=0
 if [[ -z "${ZB_GPUCHECK_SKIP_TIMING:-}" ]]; then
@@ -141,7 +174,9 @@ else
 fi
 
 verdict() { [[ $1 -eq 0 ]] && echo "$2" || echo "FAIL ($1)"; }
-say "done: correctness $(verdict $check_status PASS), timing $(verdict $timing_status OK) (torch $(
+say "done: correctness $(verdict $check_status PASS), qualify $(
+  [[ $qualify_status -eq 0 ]] && echo qualified || { [[ $qualify_status -eq 1 ]] && echo 'NOT QUALIFIED (1)' || echo "FAIL ($qualify_status)"; }
+), timing $(verdict $timing_status OK) (torch $(
   [[ $have_torch -eq 1 ]] && echo yes || echo no)), sanitizer $(
   verdict $sanitizer_status "$([[ -n $SANITIZER ]] && echo clean || echo skipped)")"
-[[ $check_status -eq 0 && $timing_status -eq 0 && $sanitizer_status -eq 0 ]]
+[[ $check_status -eq 0 && $qualify_status -eq 0 && $timing_status -eq 0 && $sanitizer_status -eq 0 ]]

@@ -14,6 +14,7 @@
 
 #include "core/config/hardware_profile.hpp"
 #include "core/config/scenario.hpp"
+#include "core/qualify/gpu_sweeps.hpp"
 #include "core/qualify/profile_fit.hpp"
 
 namespace zb::qualify {
@@ -34,6 +35,8 @@ struct CalibrationSamples {
   std::vector<TransferPoint> nvlink;  // one-way time of one message, GPU 0 ↔ GPU 1 of node 0
   std::vector<TransferPoint> nic;     // the same, node 0 GPU 0 ↔ node 1 GPU 0
   std::string launch;
+  std::string backend = "reference";
+  std::string device;  // the GPU's name on the cuda backend
   int ranks = 1;
   bool is_reporter = true;
 };

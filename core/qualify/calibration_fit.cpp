@@ -101,7 +101,8 @@ ojson calibration_json(const CalibrationSamples& samples, const Calibration& cal
   return ojson{
       {"schema", "zeppelin-bench/calibration/1"},
       {"scenario", scenario.name},
-      {"backend", "reference"},
+      {"backend", samples.backend},
+      {"device", samples.device.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(samples.device)},
       {"launch", samples.launch},
       {"ranks", samples.ranks},
       {"nominal", ojson{{"peak_flops", scenario.cluster.gpu.peak_flops},

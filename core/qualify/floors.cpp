@@ -33,6 +33,34 @@ Location key_location(const std::filesystem::path& file, const std::string& key)
   return where;
 }
 
+bool is_fraction(const nlohmann::json& value) {
+  return value.is_number() && value.get<double>() >= 0 && value.get<double>() <= 1;
+}
+
+// "nominal_fraction": one fraction for every probe, or an object of fractions per probe; 0 turns a
+// probe's nominal floor off.
+void read_nominal_fraction(const nlohmann::json& value, const Location& where, FloorSpec& spec, ProblemList& problems) {
+  if (is_fraction(value)) {
+    for (const Probe p : kProbes) spec.nominal_fraction[p] = value.get<double>();
+    return;
+  }
+  if (!value.is_object()) {
+    problems.add(where, "expected a fraction in [0, 1] or an object of them per probe, got " + value.dump());
+    return;
+  }
+  for (const auto& [name, fraction] : value.items()) {
+    Location at = where;
+    at.json_path += "." + name;
+    const auto probe = std::find_if(kProbes.begin(), kProbes.end(), [&](Probe p) { return name == to_string(p); });
+    if (probe == kProbes.end())
+      problems.add(at, "unknown probe", "probes: gemm, attention, p2p-intra, p2p-rail, all-rails, routed");
+    else if (!is_fraction(fraction))
+      problems.add(at, "expected a fraction in [0, 1], got " + fraction.dump());
+    else
+      spec.nominal_fraction[*probe] = fraction.get<double>();
+  }
+}
+
 }  // namespace
 
 FloorSpec read_floors_file(const std::filesystem::path& file) {
@@ -50,6 +78,10 @@ FloorSpec read_floors_file(const std::filesystem::path& file) {
         spec.relative = value.get<double>();
       continue;
     }
+    if (key == "nominal_fraction") {
+      read_nominal_fraction(value, where, spec, problems);
+      continue;
+    }
     if (key == "max_latency") {
       const QuantityParse q = value.is_string() ? parse_quantity(value.get<std::string>(), QuantityKind::latency)
                                                 : QuantityParse{std::nullopt, "expected a latency string such as \"500 us\""};
@@ -59,7 +91,8 @@ FloorSpec read_floors_file(const std::filesystem::path& file) {
     }
     const auto probe = std::find_if(kProbes.begin(), kProbes.end(), [&](Probe p) { return key == to_string(p); });
     if (probe == kProbes.end()) {
-      problems.add(where, "unknown key", "keys: relative_to_median, max_latency, gemm, attention, p2p-intra, p2p-rail, all-rails, routed");
+      problems.add(where, "unknown key",
+                   "keys: relative_to_median, nominal_fraction, max_latency, gemm, attention, p2p-intra, p2p-rail, all-rails, routed");
       continue;
     }
     const QuantityKind kind = *probe == Probe::gemm || *probe == Probe::attention ? QuantityKind::compute : QuantityKind::bandwidth;
@@ -89,6 +122,10 @@ std::vector<Verdict> evaluate(const std::vector<Measurement>& measurements, cons
     if (const auto a = floors.absolute.find(m.probe); a != floors.absolute.end() && a->second > v.floor) {
       v.floor = a->second;
       v.floor_source = "floors file " + floors.file;
+    }
+    if (const auto n = floors.nominal.find(m.probe); m.reaches_nominal && n != floors.nominal.end() && n->second > v.floor) {
+      v.floor = n->second;
+      v.floor_source = floors.nominal_source.at(m.probe);
     }
     v.passed = m.value >= v.floor;
     if (floors.max_latency && m.latency > *floors.max_latency) {

@@ -119,17 +119,8 @@ void all_rails_step(Transport& t, const ClusterSpec& c, const LinkShapes& s, Ste
 // proxy_r is the first local GPU mapped to NIC r; consecutive equal hops are dropped.
 void routed_step(Transport& t, const ClusterSpec& c, const LinkShapes& s, Steps& steps, std::vector<Measurement>& out) {
   const std::uint64_t step = steps.take();
-  const int me = t.rank(), g = c.gpus_per_node, src = 0, dst = g;
-  std::vector<std::vector<int>> paths;
-  for (int nic = 0; nic < c.nics_per_node; ++nic) {
-    const auto it = std::find(c.gpu_to_nic.begin(), c.gpu_to_nic.end(), nic);
-    if (it == c.gpu_to_nic.end()) continue;
-    const int proxy = static_cast<int>(it - c.gpu_to_nic.begin());
-    std::vector<int> path{src};
-    for (const int hop : {proxy, proxy + g, dst})
-      if (hop != path.back()) path.push_back(hop);
-    paths.push_back(std::move(path));
-  }
+  const int me = t.rank(), src = 0, dst = c.gpus_per_node;
+  const std::vector<std::vector<int>> paths = routed_paths(c);
   const auto parts = static_cast<std::int64_t>(paths.size());
   const std::int64_t chunks = std::max<std::int64_t>(1, s.bytes / s.chunk / parts);
   const Bytes chunk(static_cast<std::size_t>(s.chunk));
@@ -161,6 +152,21 @@ void routed_step(Transport& t, const ClusterSpec& c, const LinkShapes& s, Steps&
 }
 
 }  // namespace
+
+std::vector<std::vector<int>> routed_paths(const ClusterSpec& c) {
+  const int g = c.gpus_per_node, src = 0, dst = g;
+  std::vector<std::vector<int>> paths;
+  for (int nic = 0; nic < c.nics_per_node; ++nic) {
+    const auto it = std::find(c.gpu_to_nic.begin(), c.gpu_to_nic.end(), nic);
+    if (it == c.gpu_to_nic.end()) continue;
+    const int proxy = static_cast<int>(it - c.gpu_to_nic.begin());
+    std::vector<int> path{src};
+    for (const int hop : {proxy, proxy + g, dst})
+      if (hop != path.back()) path.push_back(hop);
+    paths.push_back(std::move(path));
+  }
+  return paths;
+}
 
 void barrier(Transport& t, std::uint64_t id, std::chrono::milliseconds timeout) {
   const Tag done = Tag::make(MessageKind::transfer, id * 1024 + 1023);

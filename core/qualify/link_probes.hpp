@@ -35,6 +35,11 @@ struct LinkShapes {
 [[nodiscard]] std::vector<Measurement> run_link_probes(reference::Transport& transport, const ClusterSpec& cluster,
                                                        const LinkShapes& shapes);
 
+// The paths of the routed probe, node 0 GPU 0 → node 1 GPU 0: one per NIC that some GPU maps to, through
+// proxy_r (the first local GPU mapped to NIC r) and its peer on node 1, src → proxy_r → proxy_r + g → dst
+// with consecutive equal hops dropped (NIC 0's path is direct when GPU 0 maps to it). Needs 2 nodes.
+[[nodiscard]] std::vector<std::vector<int>> routed_paths(const ClusterSpec& cluster);
+
 // A barrier over the transport (every rank sends every other an empty message tagged `id`, then waits
 // for all of theirs): qualify's steps and the compute probes' turns use it.
 void barrier(reference::Transport& transport, std::uint64_t id, std::chrono::milliseconds timeout);

@@ -29,7 +29,8 @@ const char* unit_of(Probe probe) { return probe == Probe::gemm || probe == Probe
 nlohmann::ordered_json to_json(const Measurement& m) {
   return {{"probe", to_string(m.probe)}, {"subject", m.subject}, {"shape", m.shape},         {"node", m.node},
           {"gpu", m.gpu},                {"peer_node", m.peer_node}, {"peer_gpu", m.peer_gpu}, {"nic", m.nic},
-          {"value", m.value},            {"unit", unit_of(m.probe)}, {"latency_seconds", m.latency >= 0 ? nlohmann::ordered_json(m.latency) : nlohmann::ordered_json(nullptr)}};
+          {"value", m.value},            {"unit", unit_of(m.probe)}, {"latency_seconds", m.latency >= 0 ? nlohmann::ordered_json(m.latency) : nlohmann::ordered_json(nullptr)},
+          {"reaches_nominal", m.reaches_nominal}};
 }
 
 Measurement measurement_from_json(const nlohmann::json& json) {
@@ -47,6 +48,7 @@ Measurement measurement_from_json(const nlohmann::json& json) {
   m.peer_gpu = json.at("peer_gpu").get<int>();
   m.nic = json.at("nic").get<int>();
   m.value = json.at("value").get<double>();
+  m.reaches_nominal = json.value("reaches_nominal", true);
   m.latency = json.at("latency_seconds").is_null() ? -1.0 : json.at("latency_seconds").get<double>();
   return m;
 }

@@ -25,6 +25,9 @@ struct Measurement {
   int nic = -1;                       // rails: the NIC (local index) the transfer leaves on
   double value = 0;                   // FLOP/s (kernels) or bytes/s (links)
   double latency = -1;                // links: one-way latency of a small message, seconds; −1 = not measured
+  // The shape is large enough to reach the hardware's nominal rate, so a nominal floor applies to it
+  // (nominal_floors.hpp); small shapes are held to their peers only.
+  bool reaches_nominal = true;
 };
 
 struct Verdict {

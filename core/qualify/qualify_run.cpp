@@ -1,6 +1,7 @@
 #include "core/qualify/qualify_run.hpp"
 
 #include <algorithm>
+#include <map>
 
 #include "core/common/error.hpp"
 #include "core/exec/launch/launcher.hpp"
@@ -33,18 +34,22 @@ std::vector<Measurement> gather(reference::Transport& t, std::vector<Measurement
   return mine;
 }
 
-// Compute figures first (probe, then shape, then GPU), links after in the order they ran.
-void order(std::vector<Measurement>& all) {
-  std::stable_sort(all.begin(), all.end(), [](const Measurement& a, const Measurement& b) {
+}  // namespace
+
+void order_for_report(std::vector<Measurement>& all) {
+  // Shapes in the order the sweep measured them (first appearance), not as strings sort: "causal 2048
+  // tokens" before "causal 16384 tokens".
+  std::map<std::pair<Probe, std::string>, std::size_t> sweep_position;
+  for (const Measurement& m : all) sweep_position.emplace(std::pair{m.probe, m.shape}, sweep_position.size());
+  std::stable_sort(all.begin(), all.end(), [&](const Measurement& a, const Measurement& b) {
     const bool ca = a.probe == Probe::gemm || a.probe == Probe::attention;
     const bool cb = b.probe == Probe::gemm || b.probe == Probe::attention;
     if (ca != cb) return ca;
     if (!ca) return false;
-    return std::tie(a.probe, a.shape, a.node, a.gpu) < std::tie(b.probe, b.shape, b.node, b.gpu);
+    const std::size_t sa = sweep_position.at({a.probe, a.shape}), sb = sweep_position.at({b.probe, b.shape});
+    return std::tie(a.probe, sa, a.node, a.gpu) < std::tie(b.probe, sb, b.node, b.gpu);
   });
 }
-
-}  // namespace
 
 int QualifyResult::failures() const {
   return static_cast<int>(std::count_if(verdicts.begin(), verdicts.end(), [](const Verdict& v) { return !v.passed; }));
@@ -77,7 +82,7 @@ QualifyResult run_qualify(const Scenario& scenario, const QualifyOptions& option
   const std::vector<Measurement> links = run_link_probes(t, cluster, options.links);
   mine.insert(mine.end(), links.begin(), links.end());
   std::vector<Measurement> all = gather(t, std::move(mine), options.links.timeout);
-  order(all);
+  order_for_report(all);
   result.links_measured = true;
   result.verdicts = evaluate(all, options.floors);
   if (cluster.nodes < 2) result.notes.push_back("one node: no rail, all-rails or routed figure");

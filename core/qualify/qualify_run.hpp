@@ -10,14 +10,17 @@
 #include "core/config/scenario.hpp"
 #include "core/qualify/compute_probes.hpp"
 #include "core/qualify/floors.hpp"
+#include "core/qualify/gpu_sweeps.hpp"
 #include "core/qualify/link_probes.hpp"
 
 namespace zb::qualify {
 
 struct QualifyOptions {
   FloorSpec floors;
-  ComputeShapes compute;
+  ComputeShapes compute;  // reference backend
   LinkShapes links;
+  GpuComputeSweep gpu_compute;  // cuda backend
+  GpuLinkSweep gpu_links;
 };
 
 struct QualifyResult {
@@ -31,6 +34,10 @@ struct QualifyResult {
   [[nodiscard]] int failures() const;
   bool is_reporter = true;  // rank 0 holds every rank's figures and reports; the others hold their own
 };
+
+// Compute figures first (probe, then shape, then node and GPU), links after in the order they ran: the
+// order of every backend's report.
+void order_for_report(std::vector<Measurement>& all);
 
 // Runs the suite. Exit 2 (zb::Error) when the launcher's world is not the scenario's GPU count (both
 // named) or a multi-process launch meets a build without MPI; exit 3 when a probe fails at run time.
