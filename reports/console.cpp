@@ -31,6 +31,12 @@ std::string time_with_spread(const SampleAggregates& a) {
   return format_seconds(a.mean) + " \u00b1 " + format_seconds(a.sd);
 }
 
+// "mean / max", or "n/a" when the executor recorded no NVLink loads.
+std::string nvlink_utilisation_cell(const SystemSummary& s) {
+  if (s.nvlink_utilization_mean.count == 0) return "n/a";
+  return format_percent(s.nvlink_utilization_mean.mean) + " / " + format_percent(s.nvlink_utilization_max.mean);
+}
+
 std::vector<std::string> system_row(const RunSummary& summary, const SystemSummary& s,
                                     const std::vector<const SystemSummary*>& baselines) {
   std::vector<std::string> row{s.label};
@@ -50,6 +56,7 @@ std::vector<std::string> system_row(const RunSummary& summary, const SystemSumma
   }
   row.push_back(fmt::format("{:.2f}", s.attention_imbalance.mean));
   row.push_back(format_percent(s.nic_utilization_mean.mean) + " / " + format_percent(s.nic_utilization_max.mean));
+  row.push_back(nvlink_utilisation_cell(s));
   row.push_back(format_seconds(s.planner_time.mean));
   if (s.feasible_iterations < s.iterations) {
     row.back() += fmt::format("  ({} OOM iteration{})", s.iterations - s.feasible_iterations,
@@ -160,7 +167,7 @@ std::string console_summary(const RunSummary& unsafe_summary) {
   table.header = {"system", "iteration time", "tokens/s", "TFLOP/s/GPU", "MFU"};
   if (summary.best_baseline) table.header.push_back("vs best (" + *summary.best_baseline + ")");
   for (const SystemSummary* baseline : baselines) table.header.push_back("vs " + baseline->label);
-  for (const char* title : {"attn imbalance", "NIC util mean/max", "planner"}) table.header.emplace_back(title);
+  for (const char* title : {"attn imbalance", "NIC util mean/max", "NVLink util mean/max", "planner"}) table.header.emplace_back(title);
   table.align.assign(table.header.size(), Align::right);
   table.align.front() = Align::left;
   table.align.back() = Align::left;
@@ -173,7 +180,7 @@ std::string console_summary(const RunSummary& unsafe_summary) {
   out += summary.hardware_profile + "\n\n";
   out += render_text(table);
   out += "speed-up = baseline mean iteration time / system mean iteration time; "
-         "NIC util = bytes / (NIC bandwidth \u00b7 iteration time)\n\n";
+         "NIC util (per NIC) and NVLink util (per GPU) = bytes / (nominal bandwidth \u00b7 time in the layers)\n\n";
   out += best_baseline_text(summary);
   out += iteration_parts_text(summary);
   if (const std::vector<std::string> lines = simulation_statements(summary); !lines.empty()) {

@@ -90,14 +90,14 @@ std::string summary_table(const RunSummary& summary) {
     out += fmt::format("<th>vs best ({})</th>", html_escape(best_baseline->label));
   }
   for (const SystemSummary* b : baselines) out += fmt::format("<th>vs {}</th>", html_escape(b->label));
-  out += "<th>attention imbalance</th><th>NIC util. mean / max</th><th>planner time</th></tr></thead><tbody>";
+  out += "<th>attention imbalance</th><th>NIC util. mean / max</th><th>NVLink util. mean / max</th><th>planner time</th></tr></thead><tbody>";
   for (const SystemSummary& s : summary.systems) {
     const std::string strategy = s.strategy == s.label ? "" : fmt::format(" <code>{}</code>", html_escape(s.strategy));
     out += fmt::format(R"(<tr><td><span class="swatch" style="background:{}"></span>{}{}</td>)", system_colour(s.index),
                        html_escape(s.label), strategy);
     if (!s.feasible()) {
       out += fmt::format(R"(<td class="oom" colspan="{}">out of memory in all {} iterations</td></tr>)",
-                         7 + speedup_columns, s.iterations);
+                         8 + speedup_columns, s.iterations);
       continue;
     }
     const bool best = s.iteration_time.mean == fastest;
@@ -106,8 +106,11 @@ std::string summary_table(const RunSummary& summary) {
                        format_si(s.throughput.mean), s.tflops_per_gpu.mean, format_percent(s.mfu_aggregate.mean));
     if (best_baseline != nullptr) out += speedup_cell(s, *best_baseline, s.speedup_vs_best);
     for (const SystemSummary* b : baselines) out += speedup_cell(s, *b, summary.speedup(s.label, b->label));
-    out += fmt::format("<td>{:.2f}</td><td>{} / {}</td><td>{}{}</td></tr>", s.attention_imbalance.mean,
-                       format_percent(s.nic_utilization_mean.mean), format_percent(s.nic_utilization_max.mean),
+    const std::string nvlink = s.nvlink_utilization_mean.count > 0 ? format_percent(s.nvlink_utilization_mean.mean) + " / " +
+                                                                         format_percent(s.nvlink_utilization_max.mean)
+                                                                   : "n/a";
+    out += fmt::format("<td>{:.2f}</td><td>{} / {}</td><td>{}</td><td>{}{}</td></tr>", s.attention_imbalance.mean,
+                       format_percent(s.nic_utilization_mean.mean), format_percent(s.nic_utilization_max.mean), nvlink,
                        format_seconds(s.planner_time.mean),
                        s.feasible_iterations < s.iterations
                            ? fmt::format(" ({} OOM)", s.iterations - s.feasible_iterations)
@@ -196,6 +199,8 @@ std::string html_report(const RunResult& run, const RunSummary& summary, const R
                   per_system(run, summary, [&](const SystemSummary& s, const Trace& t) { return gpu_load_chart(s, t, busiest_gpu); }, true));
   page += section("NIC utilisation over time", "Bytes through each NIC per time bin / NIC bandwidth, first feasible iteration.",
                   per_system(run, summary, nic_utilisation_chart, false));
+  page += section("NVLink utilisation per GPU", "Bytes each GPU sent (transmit) and received over NVLink in the layers / (NVLink bandwidth per direction \u00b7 time in the layers), mean over feasible iterations; tensor-parallel collectives, intra-node ring steps, remaps and routed transfers' dispatch and combine legs.",
+                  per_system(run, summary, [](const SystemSummary& s, const Trace&) { return nvlink_utilisation_chart(s); }, false));
   page += section("Document lengths", "Every document of every iteration's batch.", length_histogram_chart(run.batches));
   page += section("Timeline", fmt::format("Ranks 0\u2013{} of the first feasible iteration: one representative layer, forward then backward, each system on its own time axis. Hover for details.",
                                           timeline_ranks - 1),

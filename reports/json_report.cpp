@@ -52,6 +52,20 @@ ojson nics_json(const std::vector<NicMetrics>& nics) {
   return out;
 }
 
+ojson nvlinks_json(const std::vector<NvlinkMetrics>& gpus) {
+  ojson out = ojson::array();
+  for (const NvlinkMetrics& g : gpus) {
+    out.push_back(ojson{{"node", g.node},
+                        {"gpu", g.gpu},
+                        {"bandwidth", g.bandwidth},
+                        {"tx_bytes", g.tx_bytes},
+                        {"rx_bytes", g.rx_bytes},
+                        {"tx_utilization", g.tx_utilisation},
+                        {"rx_utilization", g.rx_utilisation}});
+  }
+  return out;
+}
+
 ojson figures_json(const RunMetrics& m) {
   ojson out;
   out["iteration_seconds"] = m.iteration_seconds;
@@ -71,6 +85,11 @@ ojson figures_json(const RunMetrics& m) {
   out["nic_utilization_max"] = m.nic_utilisation_max;
   out["nic_busy_share_mean"] = m.nic_busy_share_mean;
   out["nic_busy_share_max"] = m.nic_busy_share_max;
+  // Null, not 0, when the executor recorded no NVLink loads.
+  const auto nvlink = [&](double value) { return m.nvlink_recorded() ? ojson(value) : ojson(); };
+  out["nvlink_bytes"] = nvlink(m.nvlink_bytes);
+  out["nvlink_utilization_mean"] = nvlink(m.nvlink_utilisation_mean);
+  out["nvlink_utilization_max"] = nvlink(m.nvlink_utilisation_max);
   out["prediction_ratio"] = m.prediction_ratio;
   out["simulated_layers_seconds"] = m.simulation_ratio > 0 ? ojson(m.simulated_layers_seconds) : ojson();
   out["simulation_ratio"] = m.simulation_ratio > 0 ? ojson(m.simulation_ratio) : ojson();
@@ -157,6 +176,10 @@ ojson system_json(const SystemResult& result, const SystemSummary& s) {
                      {"busy_share_mean", aggregates_json(s.nic_busy_share_mean)},
                      {"busy_share_max", aggregates_json(s.nic_busy_share_max)},
                      {"per_nic", nics_json(s.nics)}};
+  out["nvlink"] = ojson{{"bytes", aggregates_json(s.nvlink_bytes)},
+                        {"utilization_mean", aggregates_json(s.nvlink_utilization_mean)},
+                        {"utilization_max", aggregates_json(s.nvlink_utilization_max)},
+                        {"per_gpu", nvlinks_json(s.nvlinks)}};
   out["ring_steps"] = ring_steps_json(result);
   out["simulation"] = ojson{{"ratio", aggregates_json(s.simulation_ratio)},
                             {"simulated_layers_seconds", s.simulation_ratio.count > 0 ? ojson(s.simulated_layers_seconds) : ojson()},

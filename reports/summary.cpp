@@ -84,6 +84,43 @@ std::vector<NicMetrics> mean_nics(const std::vector<RunMetrics>& metrics) {
   return out;
 }
 
+// NVLink figures averaged per GPU over the iterations that recorded them (every such iteration lists the
+// same GPUs in the same order).
+std::vector<NvlinkMetrics> mean_nvlinks(const std::vector<RunMetrics>& metrics) {
+  std::vector<NvlinkMetrics> out;
+  double recorded = 0;
+  for (const RunMetrics& m : metrics) {
+    if (!m.nvlink_recorded()) continue;
+    if (out.empty()) {
+      out = m.nvlinks;
+      for (NvlinkMetrics& g : out) g.tx_bytes = g.rx_bytes = g.tx_utilisation = g.rx_utilisation = 0;
+    }
+    recorded += 1;
+    for (std::size_t k = 0; k < out.size() && k < m.nvlinks.size(); ++k) {
+      out[k].tx_bytes += m.nvlinks[k].tx_bytes;
+      out[k].rx_bytes += m.nvlinks[k].rx_bytes;
+      out[k].tx_utilisation += m.nvlinks[k].tx_utilisation;
+      out[k].rx_utilisation += m.nvlinks[k].rx_utilisation;
+    }
+  }
+  for (NvlinkMetrics& g : out) {
+    g.tx_bytes /= recorded;
+    g.rx_bytes /= recorded;
+    g.tx_utilisation /= recorded;
+    g.rx_utilisation /= recorded;
+  }
+  return out;
+}
+
+// Aggregates of an NVLink figure over the iterations that recorded NVLink loads.
+SampleAggregates nvlink_aggregate_of(const std::vector<RunMetrics>& metrics, double RunMetrics::*field) {
+  std::vector<double> values;
+  for (const RunMetrics& m : metrics) {
+    if (m.nvlink_recorded()) values.push_back(m.*field);
+  }
+  return aggregate(values);
+}
+
 SystemSummary summarize_system(const SystemResult& result, std::size_t index) {
   SystemSummary s;
   s.index = index;
@@ -121,6 +158,9 @@ SystemSummary summarize_system(const SystemResult& result, std::size_t index) {
   s.prediction_ratio = aggregate_of(s.per_iteration, &RunMetrics::prediction_ratio);
   s.nic_busy_share_mean = aggregate_of(s.per_iteration, &RunMetrics::nic_busy_share_mean);
   s.nic_busy_share_max = aggregate_of(s.per_iteration, &RunMetrics::nic_busy_share_max);
+  s.nvlink_utilization_mean = nvlink_aggregate_of(s.per_iteration, &RunMetrics::nvlink_utilisation_mean);
+  s.nvlink_utilization_max = nvlink_aggregate_of(s.per_iteration, &RunMetrics::nvlink_utilisation_max);
+  s.nvlink_bytes = nvlink_aggregate_of(s.per_iteration, &RunMetrics::nvlink_bytes);
   std::vector<double> ratios;
   for (const RunMetrics& m : s.per_iteration) {
     if (m.simulation_ratio <= 0) continue;
@@ -137,6 +177,7 @@ SystemSummary summarize_system(const SystemResult& result, std::size_t index) {
   s.critical_rank = mean_breakdown(s.per_iteration, &RunMetrics::critical_rank_breakdown);
   s.mean_rank = mean_breakdown(s.per_iteration, &RunMetrics::mean_breakdown);
   s.nics = mean_nics(s.per_iteration);
+  s.nvlinks = mean_nvlinks(s.per_iteration);
   s.resolved_options = system_resolved_options(result);
   s.resolved_options_text = resolved_options_text(result.system, s.resolved_options);
   return s;

@@ -49,6 +49,11 @@ struct SystemSummary {
   SampleAggregates prediction_ratio;
   SampleAggregates nic_busy_share_mean;
   SampleAggregates nic_busy_share_max;
+  // NVLink (RunMetrics::nvlink_*), over the iterations whose trace recorded NVLink loads; count 0 when
+  // none did (a measured backend), so reports show "not recorded" instead of 0.
+  SampleAggregates nvlink_utilization_mean;
+  SampleAggregates nvlink_utilization_max;
+  SampleAggregates nvlink_bytes;
   // Measured runs: the simulator's layers time for the same Program over the measured one, over the
   // iterations that have it (RunMetrics::simulation_ratio), with the means of both times; and, when the
   // executor computed a stand-in for the model, what it computed (Trace::stand_in) and so no ratio.
@@ -59,6 +64,7 @@ struct SystemSummary {
   TimeBreakdown critical_rank;  // mean over feasible iterations (seconds per iteration)
   TimeBreakdown mean_rank;
   std::vector<NicMetrics> nics;  // mean over feasible iterations (timelines too), node-major
+  std::vector<NvlinkMetrics> nvlinks;  // mean over the iterations that recorded them, node-major
 
   // The options it ran with, "auto" resolved (reports/resolved_options.hpp), and the same as one line.
   nlohmann::ordered_json resolved_options = nlohmann::ordered_json::object();

@@ -232,6 +232,13 @@ RunMetrics compute_run_metrics(const plan::Plan& plan, const Trace& trace, const
     }
   }
 
+  m.nvlinks = nvlink_metrics(trace);
+  for (const NvlinkMetrics& g : m.nvlinks) {
+    m.nvlink_bytes += g.tx_bytes;
+    m.nvlink_utilisation_mean += (g.tx_utilisation + g.rx_utilisation) / (2.0 * static_cast<double>(m.nvlinks.size()));
+    m.nvlink_utilisation_max = std::max({m.nvlink_utilisation_max, g.tx_utilisation, g.rx_utilisation});
+  }
+
   m.ring_steps = trace.ring_step_stats;
   m.predicted_seconds = plan.predicted.iteration_seconds;
   if (m.predicted_seconds > 0 && m.iteration_seconds > 0) m.prediction_ratio = m.predicted_seconds / m.iteration_seconds;

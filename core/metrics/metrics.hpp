@@ -51,6 +51,19 @@ struct NicMetrics {
   double expected_rx_bytes = -1;
 };
 
+// One GPU's NVLink port (its links to and from the NVSwitch): the layers' intra-node traffic through it,
+// routed legs' dispatch and combine and tensor parallelism's collectives included (docs/METRICS.md,
+// "NVLink utilisation").
+struct NvlinkMetrics {
+  int node = 0;
+  int gpu = 0;           // local GPU index
+  double bandwidth = 0;  // nominal bytes/s per direction
+  double tx_bytes = 0;   // whole iteration: L · the layer's bytes out of this GPU over NVLink
+  double rx_bytes = 0;   // likewise into it
+  double tx_utilisation = 0;  // bytes / (bandwidth · layers time), like a NIC's
+  double rx_utilisation = 0;
+};
+
 struct RunMetrics {
   double iteration_seconds = 0;  // layers_seconds + the whole-iteration parts
   double layers_seconds = 0;     // L · (F + B) of the trace
@@ -79,6 +92,13 @@ struct RunMetrics {
   int timeline_bins = 0;
   double timeline_bin_seconds = 0;
 
+  // Empty when the executor records no NVLink loads (measured backends): the figures are then unknown, not 0.
+  std::vector<NvlinkMetrics> nvlinks;  // node-major, then local GPU
+  double nvlink_bytes = 0;             // Σ tx_bytes over GPUs: every byte the layers moved inside a node
+  double nvlink_utilisation_mean = 0;  // over every GPU and both directions
+  double nvlink_utilisation_max = 0;
+  [[nodiscard]] bool nvlink_recorded() const { return !nvlinks.empty(); }
+
   std::vector<RingStepStats> ring_steps;
 
   double predicted_seconds = 0;  // the planner's estimate of the iteration
@@ -104,6 +124,10 @@ struct RunMetrics {
 [[nodiscard]] WholeIterationParts whole_iteration_parts_of(const plan::Plan& plan, const Trace& trace,
                                                            const CostModel& cost, const WholeIterationSetup& setup,
                                                            const std::vector<BucketCollectiveSeconds>& seconds);
+
+// Per GPU, the NVLink figures of `trace` (its nvlink_out / nvlink_in loads, paired by node and GPU);
+// empty when the trace has none.
+[[nodiscard]] std::vector<NvlinkMetrics> nvlink_metrics(const Trace& trace);
 
 // Per-rank breakdown of one iteration (index = rank), the building block of the figures above.
 [[nodiscard]] std::vector<TimeBreakdown> rank_breakdowns(const Trace& trace);

@@ -35,6 +35,23 @@ TEST(Summary, GateOnAnOomSystemFails) {
   EXPECT_FALSE(summary.gates[0].observed.has_value());
 }
 
+TEST(Summary, NvlinkFiguresAreMeansOverTheIterationsThatRecordedThem) {
+  RunResult run = test::sample_run();
+  // The sample's GPUs send 4 × 2 GB + 4 × 4 GB per iteration; drop the figures of zeppelin's second
+  // iteration, as a backend without NVLink loads would, and the mean covers the other two.
+  run.systems[0].iterations[1].metrics.nvlinks.clear();
+  const RunSummary summary = summarize_run(run);
+  const SystemSummary& zeppelin = summary.systems[0];
+  EXPECT_EQ(zeppelin.nvlink_bytes.count, 2);
+  EXPECT_DOUBLE_EQ(zeppelin.nvlink_bytes.mean, 24e9);
+  ASSERT_EQ(zeppelin.nvlinks.size(), 8U);
+  EXPECT_DOUBLE_EQ(zeppelin.nvlinks[1].tx_bytes, 4e9);
+  const double first = run.systems[0].iterations[0].metrics.nvlink_utilisation_max;
+  const double third = run.systems[0].iterations[2].metrics.nvlink_utilisation_max;
+  EXPECT_DOUBLE_EQ(zeppelin.nvlink_utilization_max.mean, (first + third) / 2);
+  EXPECT_EQ(summary.systems[2].nvlink_utilization_mean.count, 0);  // out of memory every time: no figure
+}
+
 TEST(Console, StatesBackendRowsAndGates) {
   const std::string text = console_summary(summarize_run(test::sample_run()));
   EXPECT_NE(text.find("backend: sim (simulated by SimGrid 3.32 flow model; compute from the cost model) \u2014 figures are "
@@ -46,6 +63,7 @@ TEST(Console, StatesBackendRowsAndGates) {
   EXPECT_NE(text.find("PASS  speedup of zeppelin vs ring-cp \u2265 1.2"), std::string::npos);
   EXPECT_NE(text.find("FAIL  mfu of ring-cp \u2265 0.9"), std::string::npos);
   EXPECT_NE(text.find("1 of 2 gates FAILED (exit 1)"), std::string::npos);
+  EXPECT_NE(text.find("NVLink util mean/max"), std::string::npos);
 }
 
 TEST(NumberFormat, UnitsAndSigns) {

@@ -52,11 +52,12 @@ TEST(HtmlReport, HasVerdictTablesAndEveryChart) {
   EXPECT_NE(html.find("out of memory in all 3 iterations"), std::string::npos);
   EXPECT_NE(html.find("<th>vs ring-cp</th>"), std::string::npos);
   for (const char* chart : {"Iteration time breakdown", "Compute time per GPU, zeppelin", "NIC utilisation over time per NIC, zeppelin",
-                            "Histogram of document lengths", "Timeline of the first ranks, ring-cp"}) {
+                            "NVLink utilisation per GPU, zeppelin", "Histogram of document lengths", "Timeline of the first ranks, ring-cp"}) {
     EXPECT_NE(html.find(chart), std::string::npos) << chart;
   }
-  // Two feasible systems × (GPU load, NIC, timeline) + breakdown + histogram.
-  EXPECT_EQ(count_of(html, "<svg "), 8);
+  // Two feasible systems × (GPU load, NIC, NVLink, timeline) + breakdown + histogram.
+  EXPECT_EQ(count_of(html, "<svg "), 10);
+  EXPECT_NE(html.find("<th>NVLink util. mean / max</th>"), std::string::npos);
   EXPECT_EQ(count_of(html, "<svg "), count_of(html, "</svg>"));
   // Axis titles carry units.
   EXPECT_NE(html.find("time per iteration on the critical rank (s)"), std::string::npos);
@@ -84,6 +85,28 @@ TEST(HtmlCharts, ManyNicsBecomeAHeatmap) {
   const std::string chart = nic_utilisation_chart(summary.systems[0], run.systems[0].first_trace);
   EXPECT_NE(chart.find("NIC utilisation heatmap"), std::string::npos);
   EXPECT_NE(chart.find("colour = max(tx, rx) utilisation"), std::string::npos);
+}
+
+TEST(HtmlCharts, NvlinkPanelHasABarPairPerGpuOrPerNodeAndSaysWhenNothingWasRecorded) {
+  const RunResult run = test::sample_run();
+  RunSummary summary = summarize_run(run);
+  SystemSummary& zeppelin = summary.systems[0];
+  const std::string per_gpu = nvlink_utilisation_chart(zeppelin);
+  EXPECT_NE(per_gpu.find("NVLink utilisation per GPU, zeppelin"), std::string::npos);
+  // Rank 1 of the sample sends 4 GB and receives 2 GB per iteration.
+  EXPECT_NE(per_gpu.find("node 0 GPU 1: tx"), std::string::npos);
+  const std::vector<NvlinkMetrics> eight = zeppelin.nvlinks;
+  for (int node = 1; static_cast<int>(zeppelin.nvlinks.size()) <= gpu_bar_chart_limit; ++node) {
+    for (NvlinkMetrics g : eight) {
+      g.node = 2 * node + g.node;
+      zeppelin.nvlinks.push_back(g);
+    }
+  }
+  const std::string per_node = nvlink_utilisation_chart(zeppelin);
+  EXPECT_NE(per_node.find("NVLink utilisation per node, zeppelin"), std::string::npos);
+  EXPECT_NE(per_node.find("node 3: mean over its GPUs"), std::string::npos);
+  zeppelin.nvlinks.clear();
+  EXPECT_NE(nvlink_utilisation_chart(zeppelin).find("records no NVLink loads"), std::string::npos);
 }
 
 TEST(HtmlCharts, TimeUnitFollowsTheRange) {

@@ -1,5 +1,7 @@
 #include "tests/unit/reports/sample_run.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "reports/json_report.hpp"
@@ -187,6 +189,22 @@ RunMetrics sample_metrics(double iteration_seconds, double skew, double predicte
   m.nic_utilisation_max = 0.31;
   m.nic_busy_share_mean = 0.7;
   m.nic_busy_share_max = 0.7;
+  // NVLink: 450 GB/s ports; even GPUs send 2 GB and odd ones 4 GB per iteration, each receiving its
+  // neighbour's bytes, over the layers' time.
+  for (int rank = 0; rank < world; ++rank) {
+    NvlinkMetrics g;
+    g.node = rank / gpus_per_node;
+    g.gpu = rank % gpus_per_node;
+    g.bandwidth = 450e9;
+    g.tx_bytes = 2e9 * (1 + rank % 2);
+    g.rx_bytes = 2e9 * (2 - rank % 2);
+    g.tx_utilisation = g.tx_bytes / (g.bandwidth * m.layers_seconds);
+    g.rx_utilisation = g.rx_bytes / (g.bandwidth * m.layers_seconds);
+    m.nvlink_bytes += g.tx_bytes;
+    m.nvlink_utilisation_mean += (g.tx_utilisation + g.rx_utilisation) / (2.0 * world);
+    m.nvlink_utilisation_max = std::max({m.nvlink_utilisation_max, g.tx_utilisation, g.rx_utilisation});
+    m.nvlinks.push_back(g);
+  }
   m.timeline_bins = bins;
   m.timeline_bin_seconds = iteration_seconds / 32 / bins;
   m.predicted_seconds = predicted_seconds;
