@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/exec/trace.hpp"
+#include "core/workload/batch_record.hpp"
 #include "reports/summary.hpp"
 
 namespace zb::reports {
@@ -34,7 +35,7 @@ inline constexpr int timeline_ranks = 4;
 // and their ratio (html_nic_table.cpp). Called by nic_utilisation_chart for a measured run.
 [[nodiscard]] std::string measured_nic_table(const RunMetrics& metrics);
 // Document lengths of every iteration on a log₂ axis.
-[[nodiscard]] std::string length_histogram_chart(const std::vector<std::vector<std::int64_t>>& batches);
+[[nodiscard]] std::string length_histogram_chart(const BatchRecord& workload);
 // Gantt chart of the first ranks' compute and communication streams. A positive `axis_span_seconds`
 // fixes the length of the time axis, so several systems can share one scale.
 [[nodiscard]] std::string timeline_chart(const SystemSummary& system, const Trace& trace, double axis_span_seconds = 0);

@@ -109,26 +109,23 @@ std::string gpu_load_chart(const SystemSummary& system, const Trace& trace, doub
   return canvas.str();
 }
 
-std::string length_histogram_chart(const std::vector<std::vector<std::int64_t>>& batches) {
-  std::vector<double> lengths;
-  for (const auto& batch : batches) {
-    for (const std::int64_t length : batch) {
-      if (length > 0) lengths.push_back(static_cast<double>(length));
-    }
-  }
-  if (lengths.empty()) return R"(<p class="note">No documents.</p>)";
-  // Half-octave bins on a log₂ axis: wide enough to be smooth, narrow enough to show the tail.
-  const auto [shortest, longest] = std::minmax_element(lengths.begin(), lengths.end());
-  const double first_octave = std::floor(std::log2(*shortest));
-  const double last_octave = std::max(first_octave + 1, std::ceil(std::log2(*longest) + 1e-9));
+std::string length_histogram_chart(const BatchRecord& workload) {
+  const LengthHistogram& histogram = workload.lengths;
+  if (histogram.documents() == 0) return R"(<p class="note">No documents.</p>)";
+  // Half-octave bins on a log₂ axis: wide enough to be smooth, narrow enough to show the tail. The record's
+  // bins are the same half octaves counted from length 1, so the chart's bin b is its bin b + 2·first_octave.
+  const double first_octave = std::floor(std::log2(static_cast<double>(histogram.shortest())));
+  const double last_octave =
+      std::max(first_octave + 1, std::ceil(std::log2(static_cast<double>(histogram.longest())) + 1e-9));
   const int bins = static_cast<int>(2 * (last_octave - first_octave));
   std::vector<double> documents(static_cast<std::size_t>(bins), 0), tokens(static_cast<std::size_t>(bins), 0);
-  double all_tokens = 0;
-  for (const double length : lengths) {
-    const int bin = std::clamp(static_cast<int>(std::floor(2 * (std::log2(length) - first_octave))), 0, bins - 1);
-    documents[static_cast<std::size_t>(bin)] += 1;
-    tokens[static_cast<std::size_t>(bin)] += length;
-    all_tokens += length;
+  const double all_tokens = histogram.tokens();
+  const int offset = static_cast<int>(2 * first_octave);
+  for (int recorded = 0; recorded < LengthHistogram::kBins; ++recorded) {
+    if (histogram.documents_in(recorded) == 0) continue;
+    const auto bin = static_cast<std::size_t>(std::clamp(recorded - offset, 0, bins - 1));
+    documents[bin] += histogram.documents_in(recorded);
+    tokens[bin] += histogram.tokens_in(recorded);
   }
   const double left = 70, right = 20, top = 16, plot_h = 200;
   SvgCanvas canvas(chart_width, top + plot_h + 50, "Histogram of document lengths, log axis");
@@ -149,8 +146,8 @@ std::string length_histogram_chart(const std::vector<std::vector<std::int64_t>>&
     canvas.text(x(octave), y(0) + 16, length_label(std::pow(2.0, octave)), "middle", "tick");
   }
   canvas.text(0.5 * (left + chart_width - right), y(0) + 36,
-              fmt::format("document length (tokens, log\u2082 scale); {} documents over {} iteration{}", lengths.size(),
-                          batches.size(), batches.size() == 1 ? "" : "s"),
+              fmt::format("document length (tokens, log\u2082 scale); {} documents over {} iteration{}",
+                          histogram.documents(), workload.batches.size(), workload.batches.size() == 1 ? "" : "s"),
               "middle", "axis-title");
   return canvas.str();
 }

@@ -201,7 +201,7 @@ std::string html_report(const RunResult& run, const RunSummary& summary, const R
                   per_system(run, summary, nic_utilisation_chart, false));
   page += section("NVLink utilisation per GPU", "Bytes each GPU sent (transmit) and received over NVLink in the layers / (NVLink bandwidth per direction \u00b7 time in the layers), mean over feasible iterations; tensor-parallel collectives, intra-node ring steps, remaps and routed transfers' dispatch and combine legs.",
                   per_system(run, summary, [](const SystemSummary& s, const Trace&) { return nvlink_utilisation_chart(s); }, false));
-  page += section("Document lengths", "Every document of every iteration's batch.", length_histogram_chart(run.batches));
+  page += section("Document lengths", "Every document of every iteration's batch.", length_histogram_chart(run.workload));
   page += section("Timeline", fmt::format("Ranks 0\u2013{} of the first feasible iteration: one representative layer, forward then backward, each system on its own time axis. Hover for details.",
                                           timeline_ranks - 1),
                   per_system(run, summary, [](const SystemSummary& s, const Trace& t) { return timeline_chart(s, t); }, false));

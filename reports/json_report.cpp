@@ -199,18 +199,14 @@ ojson system_json(const SystemResult& result, const SystemSummary& s) {
 
 ojson workload_json(const RunResult& run) {
   ojson batches = ojson::array();
-  for (std::size_t i = 0; i < run.batches.size(); ++i) {
-    const auto& lengths = run.batches[i];
-    std::int64_t tokens = 0;
-    for (const std::int64_t length : lengths) tokens += length;
-    const auto longest = lengths.empty() ? std::int64_t{0} : *std::max_element(lengths.begin(), lengths.end());
-    batches.push_back(ojson{{"iteration", i},
-                            {"documents", lengths.size()},
-                            {"tokens", tokens},
-                            {"longest", longest},
-                            {"lengths_fnv1a", lengths_fingerprint(lengths)}});
+  for (const BatchSummary& batch : run.workload.batches) {
+    batches.push_back(ojson{{"iteration", batch.iteration},
+                            {"documents", batch.documents},
+                            {"tokens", batch.tokens},
+                            {"longest", batch.longest},
+                            {"lengths_fnv1a", lengths_fingerprint(batch.lengths_fnv1a)}});
   }
-  return ojson{{"iterations", run.batches.size()}, {"batches", std::move(batches)}};
+  return ojson{{"iterations", run.workload.batches.size()}, {"batches", std::move(batches)}};
 }
 
 // The baseline every system is measured against first; null when no baseline fitted in every iteration.
@@ -314,19 +310,7 @@ const std::vector<std::string>& volatile_report_fields() {
   return fields;
 }
 
-std::string lengths_fingerprint(const std::vector<std::int64_t>& lengths) {
-  // FNV-1a, 64 bits, over each length as 8 little-endian bytes: the same on every platform.
-  std::uint64_t hash = 0xcbf29ce484222325ULL;
-  for (const std::int64_t length : lengths) {
-    auto bits = static_cast<std::uint64_t>(length);
-    for (int byte = 0; byte < 8; ++byte) {
-      hash ^= bits & 0xffU;
-      hash *= 0x100000001b3ULL;
-      bits >>= 8;
-    }
-  }
-  return fmt::format("{:016x}", hash);
-}
+std::string lengths_fingerprint(std::uint64_t lengths_fnv1a) { return fmt::format("{:016x}", lengths_fnv1a); }
 
 ojson without_volatile_fields(ojson report) {
   for (const std::string& pointer : volatile_report_fields()) null_out(report, pointer);

@@ -33,9 +33,10 @@ void write_json_report(const RunResult& run, const RunSummary& summary, const Ru
 // reports by eye.
 [[nodiscard]] nlohmann::ordered_json without_volatile_fields(nlohmann::ordered_json report);
 
-// The fingerprint of one batch (workload.batches[].lengths_fnv1a): equal fingerprints, equal batches, so
-// `compare` can prove two simulations saw the same documents before pairing their iterations.
-[[nodiscard]] std::string lengths_fingerprint(const std::vector<std::int64_t>& lengths);
+// The fingerprint of one batch as the report writes it (workload.batches[].lengths_fnv1a, zb::lengths_fnv1a
+// in 16 hex digits): equal fingerprints, equal batches, so `compare` can prove two simulations saw the same
+// documents before pairing their iterations.
+[[nodiscard]] std::string lengths_fingerprint(std::uint64_t lengths_fnv1a);
 
 // Serialises as the report file does: 2-space indent, a final newline, invalid UTF-8 replaced.
 [[nodiscard]] std::string dump_report(const nlohmann::ordered_json& report);

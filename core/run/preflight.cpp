@@ -10,6 +10,7 @@
 #include "core/common/error.hpp"
 #include "core/common/rng.hpp"
 #include "core/config/units.hpp"
+#include "core/workload/batch_record.hpp"
 #include "core/workload/workload.hpp"
 
 namespace zb {
@@ -25,7 +26,10 @@ constexpr std::uint64_t kEstimateStream = 0x9E3779B97F4A7C15ULL;
 // more per document), 128 ranks 195 MB (about 1 MB more per rank). Rounded down several-fold: the
 // estimate is meant to refuse what certainly cannot fit, not to gate runs that might (docs/SCENARIOS.md,
 // "How big a run can be").
-constexpr double kStoredBytesPerDocument = 2 * sizeof(std::int64_t);  // the kept batch and its copy in flight
+// Batches are drawn when their iteration runs and dropped after it (core/run/run_scenario.cpp): only the
+// batch in flight is held, with its copy in the plan; each iteration leaves its BatchSummary.
+constexpr double kBatchBytesPerDocument = 2 * sizeof(std::int64_t);
+constexpr double kBatchSummaryBytes = sizeof(BatchSummary);
 constexpr double kIterationBytesPerDocument = 4096;   // plan sequences, shards, ops and blocks, program, trace
 constexpr double kIterationBytesPerRank = 512 * 1024;  // per-rank layouts, ops, program streams, SimGrid hosts
 constexpr double kResultBytesPerRank = 256;            // per-rank figures every iteration keeps
@@ -100,7 +104,7 @@ RunSizeEstimate estimate_run_size(const Scenario& scenario) {
   e.ranks = scenario.cluster.world_size() / std::max(1, scenario.parallelism.tensor);
   e.systems = static_cast<int>(scenario.systems.size());
   const double iterations = e.iterations, ranks = e.ranks, systems = std::max(1, e.systems);
-  e.batch_bytes = iterations * e.documents_per_iteration * kStoredBytesPerDocument;
+  e.batch_bytes = e.documents_per_iteration * kBatchBytesPerDocument + iterations * kBatchSummaryBytes;
   e.iteration_bytes = e.documents_per_iteration * kIterationBytesPerDocument + ranks * kIterationBytesPerRank;
   e.result_bytes = systems * iterations * (kResultBytesPerIteration + ranks * kResultBytesPerRank);
   return e;
@@ -116,11 +120,10 @@ void check_runnable(const Scenario& scenario, double memory_bytes) {
   const RunSizeEstimate e = estimate_run_size(scenario);
   if (memory_bytes <= 0 || e.total_bytes() <= memory_bytes) return;
   // Name the key whose change helps most: the one that scales the largest part of the estimate.
-  const double systems_iterations = std::max(1, e.systems) * static_cast<double>(e.iterations);
-  const double by_ranks = e.ranks * (kIterationBytesPerRank + systems_iterations * kResultBytesPerRank);
-  const double by_documents = e.documents_per_iteration * (kIterationBytesPerDocument + kStoredBytesPerDocument);
-  const double by_iterations = (e.iterations - 1) * e.documents_per_iteration * kStoredBytesPerDocument +
-                               systems_iterations * kResultBytesPerIteration;
+  // What every (system, iteration) leaves scales with the ranks too, but iterations are the knob for it.
+  const double by_ranks = e.ranks * kIterationBytesPerRank;
+  const double by_documents = e.documents_per_iteration * (kIterationBytesPerDocument + kBatchBytesPerDocument);
+  const double by_iterations = e.result_bytes + e.iterations * kBatchSummaryBytes;
   const char* key = by_ranks >= by_documents && by_ranks >= by_iterations ? "cluster.nodes"
                     : by_iterations > by_documents                        ? "workload.iterations"
                                                                           : "workload.tokens_per_iteration";

@@ -16,7 +16,7 @@ struct RunSizeEstimate {
   int iterations = 0;
   int ranks = 0;    // the ranks strategies plan for (GPUs / tensor-parallel degree)
   int systems = 0;
-  double batch_bytes = 0;      // every iteration's batch, kept for the reports
+  double batch_bytes = 0;      // the batch in flight, and each iteration's summary kept for the reports
   double iteration_bytes = 0;  // one (system, iteration) in flight: plan, program, trace
   double result_bytes = 0;     // what every (system, iteration) leaves in the result
   [[nodiscard]] double total_bytes() const { return batch_bytes + iteration_bytes + result_bytes; }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 
 #include "core/common/error.hpp"
 #include "core/cost/cost_model.hpp"
@@ -42,7 +43,7 @@ std::string scenario_hint(const Scenario& scenario) {
 }  // namespace
 
 int match_plan_to_scenario(const plan::Plan& plan, const std::string& plan_file, const Scenario& scenario,
-                           const std::vector<std::vector<std::int64_t>>& batches) {
+                           const Workload& workload, const std::function<void(const Batch&)>& on_batch) {
   const ClusterSpec& cluster = scenario.cluster;
   if (plan.world_size != cluster.world_size()) {
     throw_input_error({plan_file, "world_size"},
@@ -60,13 +61,22 @@ int match_plan_to_scenario(const plan::Plan& plan, const std::string& plan_file,
   std::vector<std::int64_t> lengths;
   for (const auto& s : plan.sequences) lengths.push_back(s.length);
   lengths = sorted(std::move(lengths));
-  for (std::size_t i = 0; i < batches.size(); ++i) {
-    if (sorted(batches[i]) == lengths) return static_cast<int>(i);
+  // Each batch is drawn, compared and dropped; only iteration 0's is kept, for the message. Without an
+  // observer the search stops at the first match, with one every iteration is drawn for it.
+  const int iterations = scenario.workload.iterations;
+  std::optional<int> matched;
+  std::vector<std::int64_t> first;
+  for (int i = 0; i < iterations && (!matched || on_batch); ++i) {
+    const Batch batch = workload.batch(i);
+    if (on_batch) on_batch(batch);
+    std::vector<std::int64_t> batch_lengths = sorted(batch.lengths);
+    if (!matched && batch_lengths == lengths) matched = i;
+    if (i == 0) first = std::move(batch_lengths);
   }
-  const std::vector<std::int64_t> first = batches.empty() ? std::vector<std::int64_t>{} : sorted(batches.front());
+  if (matched) return *matched;
   throw_input_error({plan_file, "sequences"},
                     "the plan's sequences, " + documents_text(lengths) + ", are the batch of no iteration of the scenario " +
-                        "(iterations 0.." + std::to_string(batches.size() - 1) + "); iteration 0's batch has " +
+                        "(iterations 0.." + std::to_string(iterations - 1) + "); iteration 0's batch has " +
                         documents_text(first) + first_difference(lengths, first),
                     scenario_hint(scenario) + " (the seed and workload must be the same)");
 }
@@ -77,8 +87,8 @@ RunResult run_plan(const Scenario& scenario, plan::Plan plan, const std::string&
   result.scenario.gates.clear();
   const CostModel cost(scenario.cluster, scenario.model, scenario.hardware_profile.profile);
   const Workload workload(scenario);
-  for (int i = 0; i < scenario.workload.iterations; ++i) result.batches.push_back(workload.batch(i).lengths);
-  const int iteration = match_plan_to_scenario(plan, plan_file, scenario, result.batches);
+  const int iteration = match_plan_to_scenario(plan, plan_file, scenario, workload,
+                                               [&result](const Batch& batch) { result.workload.add(batch); });
 
   // A hand-edited plan is input: a broken promise is the file's fault (exit 2), and must be caught before
   // an executor relies on it.

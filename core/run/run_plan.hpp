@@ -3,18 +3,23 @@
 // run executes a plan read from a file (typically dumped with `plan --format json` and edited by hand)
 // on the scenario's cluster and model, and reports it like a system of its own.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "core/run/run_scenario.hpp"
+#include "core/workload/workload.hpp"
 
 namespace zb {
 
-// The iteration of `batches` (document lengths per iteration) whose batch the plan covers: the same
-// lengths as a multiset, since strategies order sequences their own way. Throws zb::Error (exit 2)
-// naming both values when the plan's world size, GPUs per node or sequences do not fit the scenario.
+// The first iteration of the scenario whose batch (drawn from `workload`) the plan covers: the same lengths
+// as a multiset, since strategies order sequences their own way. Throws zb::Error (exit 2) naming both
+// values when the plan's world size, GPUs per node or sequences do not fit the scenario. With `on_batch`,
+// every iteration's batch is drawn and handed to it in order (the report's record of the workload);
+// without, the search stops at the match.
 [[nodiscard]] int match_plan_to_scenario(const plan::Plan& plan, const std::string& plan_file, const Scenario& scenario,
-                                         const std::vector<std::vector<std::int64_t>>& batches);
+                                         const Workload& workload,
+                                         const std::function<void(const Batch&)>& on_batch = {});
 
 // Checks the plan against the scenario, verifies it (its problems are exit 2: the file is wrong, not a
 // strategy), executes it on the scenario's backend and returns a RunResult with one system, labelled with

@@ -11,6 +11,7 @@
 #include "core/exec/trace.hpp"
 #include "core/metrics/metrics.hpp"
 #include "core/plan/plan.hpp"
+#include "core/workload/batch_record.hpp"
 
 namespace zb {
 
@@ -46,7 +47,7 @@ struct SystemResult {
 struct RunResult {
   Scenario scenario;
   std::string backend;                              // "sim", "reference", "cuda"
-  std::vector<std::vector<std::int64_t>> batches;   // document lengths per iteration
+  BatchRecord workload;                             // what the reports keep of every iteration's batch
   std::vector<SystemResult> systems;                // in scenario order
 };
 

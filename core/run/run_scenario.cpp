@@ -62,7 +62,6 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   const auto simulator = simulator_for(scenario.backend, options.simulate_measured);
   result.backend = executor->backend();
   const int iterations = scenario.workload.iterations;
-  for (int i = 0; i < iterations; ++i) result.batches.push_back(workload.batch(i).lengths);
 
   const RunContext context{scenario, cost};
   const int systems = static_cast<int>(scenario.systems.size());
@@ -73,9 +72,10 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
     const auto strategy = make_strategy(system, scenario, cost);
     for (int i = 0; i < iterations; ++i) {
       if (options.on_progress) options.on_progress({system.label, si, systems, i, iterations});
-      Batch batch;
-      batch.iteration = i;
-      batch.lengths = result.batches[static_cast<std::size_t>(i)];
+      // Drawn now and dropped after this iteration: a batch depends on the seed and i only, so every system
+      // gets the same one without any being stored, and memory does not grow with iterations × documents.
+      const Batch batch = workload.batch(i);
+      if (si == 0) result.workload.add(batch);  // the scenario loader requires at least one system
       plan::Plan p = timed_plan(*strategy, batch);
       IterationResult it = iteration_of(p, i);
       if (options.verify_plans && p.world_size <= options.verify_max_ranks) {

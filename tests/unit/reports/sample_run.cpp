@@ -258,9 +258,10 @@ RunResult sample_run(const SampleOptions& options) {
     // Distinct values (up to 10 iterations) so U tests on them have no ties.
     zeppelin_times.push_back(scale * (1.00 + 0.013 * ((i * 7) % 5) + 0.002 * (i / 5)));
     ring_times.push_back(scale * (1.50 + 0.017 * ((i * 3) % 5) + 0.003 * (i / 5)));
-    std::vector<std::int64_t> batch;
-    for (int d = 0; d < 40; ++d) batch.push_back(64 + (d * d * 37 + i * 101 + seed_shift * 13) % 16000);
-    run.batches.push_back(batch);
+    Batch batch;
+    batch.iteration = i;
+    for (int d = 0; d < 40; ++d) batch.lengths.push_back(64 + (d * d * 37 + i * 101 + seed_shift * 13) % 16000);
+    run.workload.add(batch);
   }
   // Zeppelin's thresholds are structure (no option), left out of the resolved options; ring-cp's pack
   // count differs between iterations, as a real one does.

@@ -74,6 +74,29 @@ TEST(Preflight, ManyIterationsNameTheIterations) {
   EXPECT_EQ(refusal(s, 64 * kGiB).where.json_path, "workload.iterations");
 }
 
+// run draws each iteration's batch when the iteration runs and drops it after: an iteration more costs what
+// it leaves in the result, the same however many documents its batch holds.
+TEST(Preflight, AnIterationMoreCostsTheSameForSmallAndLargeBatches) {
+  const auto growth_per_iteration = [](const std::string& tokens_per_iteration) {
+    const std::string workload = R"({"distribution": {"kind": "fixed", "value": 1024}, "tokens_per_iteration": )" +
+                                 tokens_per_iteration + R"(, "iterations": )";
+    return estimate_run_size(scenario_with(workload + "1001}")).total_bytes() -
+           estimate_run_size(scenario_with(workload + "1}")).total_bytes();
+  };
+  const double small = growth_per_iteration("1048576");        // 1024 documents a batch
+  const double large = growth_per_iteration("1073741824");     // 1,048,576 documents a batch
+  EXPECT_GT(small, 0);
+  EXPECT_DOUBLE_EQ(large, small);
+}
+
+// Before streaming, the thousand batches alone were counted as 16 GiB and the run was refused.
+TEST(Preflight, AThousandIterationsOfAMillionDocumentsFitIn8GiB) {
+  const Scenario s = scenario_with(
+      R"({"distribution": {"kind": "fixed", "value": 1024}, "tokens_per_iteration": 1073741824, "iterations": 1000})");
+  EXPECT_DOUBLE_EQ(estimate_run_size(s).documents_per_iteration, 1048576);
+  EXPECT_NO_THROW(check_runnable(s, 8 * kGiB));
+}
+
 TEST(Preflight, ManyNodesNameTheNodes) {
   const Problem p = refusal(scenario_with(R"({"dataset": "wikipedia", "tokens_per_iteration": 1048576, "iterations": 1})", 100000),
                             64 * kGiB);
