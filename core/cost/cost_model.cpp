@@ -10,6 +10,7 @@
 #include <string>
 
 #include "core/common/error.hpp"
+#include "core/cost/pointwise_cost.hpp"
 
 namespace zb {
 namespace {
@@ -146,7 +147,7 @@ std::array<CostModel::GemmShape, 4> CostModel::layer_gemms() const {
 }
 
 double CostModel::linear_fwd_time(double tokens) const {
-  double seconds = 0.0;
+  double seconds = pointwise_fwd_time(*this, tokens);
   for (const GemmShape& g : layer_gemms()) seconds += gemm_time(tokens, g.n, g.k);
   return seconds;
 }
@@ -155,7 +156,7 @@ double CostModel::linear_bwd_time(double tokens) const {
   if (tokens <= 0) return 0.0;
   // The data-gradient and weight-gradient GEMMs together do backward_linear_factor × the forward FLOPs at
   // the forward GEMM's efficiency; they are two calls, hence two overheads per forward GEMM.
-  double seconds = 0.0;
+  double seconds = pointwise_bwd_time(*this, tokens);
   for (const GemmShape& g : layer_gemms()) {
     if (g.n <= 0 || g.k <= 0) continue;
     seconds += profile_.backward_linear_factor * kFlopsPerMac * tokens * g.n * g.k / gemm_rate(tokens) +

@@ -63,7 +63,7 @@ class CostModel {
   [[nodiscard]] double attention_time(double flops, double q_tokens) const;
   // One GEMM of m×k by k×n.
   [[nodiscard]] double gemm_time(double m, double n, double k) const;
-  [[nodiscard]] double linear_fwd_time(double tokens) const;  // all GEMMs of one layer's forward
+  [[nodiscard]] double linear_fwd_time(double tokens) const;  // its GEMMs + memory-bound kernels (pointwise_cost.hpp)
   [[nodiscard]] double linear_bwd_time(double tokens) const;
   // latency + overhead + bytes / (bandwidth · efficiency), with the class's overhead and efficiency
   [[nodiscard]] double transfer_time(double bytes, const LinkSpec& link, LinkClass cls) const;

@@ -4,8 +4,6 @@
 #include "core/cost/iteration_cost.hpp"
 
 #include <algorithm>
-#include <array>
-#include <string_view>
 
 namespace zb {
 namespace {
@@ -15,22 +13,6 @@ namespace {
 // "larger DP sizes need larger buckets to ensure collectives do not become latency-bound").
 constexpr double kMinBucketParams = 40e6;
 constexpr double kBucketParamsPerDpRank = 1e6;
-
-// HBM bandwidth by GPU (vendor datasheets, SXM parts) and the share a streaming kernel (gather, scatter-add,
-// softmax, Adam) sustains: STREAM-like copies reach 80-90 % of it on A100/H100. A GPU not in the table
-// gets the H100's bytes per peak FLOP.
-struct HbmRow {
-  std::string_view gpu;
-  double bytes_per_second;
-};
-constexpr std::array<HbmRow, 4> kHbm{{
-    {"A800", 2.039e12},  // A800 SXM4 80 GB (A100 80 GB memory system)
-    {"H100", 3.35e12},   // H100 SXM5 80 GB
-    {"H800", 3.35e12},   // H800 SXM5 80 GB
-    {"H200", 4.8e12},    // H200 SXM 141 GB
-}};
-constexpr double kH100BytesPerFlop = 3.35e12 / 989e12;
-constexpr double kStreamingEfficiency = 0.8;
 
 constexpr double kFp32Bytes = 4.0;
 
@@ -61,12 +43,16 @@ RankParts rank_parts(const CostModel& cost, int tensor, double tokens, bool back
   RankParts p;
   // Lookup: read each token's embedding row, write it as the layer input.
   p.embedding_fwd = memory_seconds(cost, 2.0 * tokens * h * beta);
-  // Logits GEMM, then the loss forward: read the bf16 logits, write the fp32 softmax and read it back for
-  // the log-sum (Megatron's vocab-parallel cross-entropy works in fp32).
-  p.head_fwd = cost.gemm_time(tokens, vocab_columns, h) + memory_seconds(cost, logits * (beta + 2.0 * kFp32Bytes));
+  // The final RMSNorm (read the last layer's output, write the normalised row; sequence-parallel, so 1/t
+  // of the rows per GPU), the logits GEMM, then the loss forward: read the bf16 logits, write the fp32
+  // softmax and read it back for the log-sum (Megatron's vocab-parallel cross-entropy works in fp32).
+  p.head_fwd = memory_seconds(cost, 2.0 * tokens / tensor * h * beta) + cost.gemm_time(tokens, vocab_columns, h) +
+               memory_seconds(cost, logits * (beta + 2.0 * kFp32Bytes));
   if (!backward) return p;
   // Loss backward: read the fp32 softmax, write the bf16 logit gradient; then the GEMM's backward.
-  p.head_bwd = memory_seconds(cost, logits * (kFp32Bytes + beta)) + gemm_backward_seconds(cost, tokens, vocab_columns, h);
+  // The final RMSNorm's backward reads x and dy and writes dx.
+  p.head_bwd = memory_seconds(cost, logits * (kFp32Bytes + beta)) + gemm_backward_seconds(cost, tokens, vocab_columns, h) +
+               memory_seconds(cost, 3.0 * tokens / tensor * h * beta);
   // Scatter-add of the rows' gradients (read dX, read and write the gradient rows), and one write of the
   // dense V/t × h embedding gradient.
   p.embedding_bwd = memory_seconds(cost, 3.0 * tokens * h * beta + vocab_columns * h * beta);
@@ -76,15 +62,6 @@ RankParts rank_parts(const CostModel& cost, int tensor, double tokens, bool back
 }  // namespace
 
 int tensor_parallel_degree(const Scenario& scenario) { return std::max(1, scenario.parallelism.tensor); }
-
-double streaming_memory_bandwidth(const CostModel& cost) {
-  const GpuSpec& gpu = cost.cluster().gpu;
-  double bandwidth = gpu.peak_flops * kH100BytesPerFlop;
-  for (const HbmRow& row : kHbm) {
-    if (gpu.name == row.gpu) bandwidth = row.bytes_per_second;
-  }
-  return bandwidth * kStreamingEfficiency;
-}
 
 WholeIterationSetup whole_iteration_setup(const CostModel& cost, int tensor) {
   const ModelSpec& model = cost.model();

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "core/common/error.hpp"
+#include "core/cost/pointwise_cost.hpp"
 #include "core/lower/lowerer.hpp"
 
 namespace zb::lower {
@@ -20,8 +21,16 @@ double attention_seconds(const plan::Op& op, const CostModel& cost, Pass pass) {
 }
 
 double gemm_seconds(const plan::Op& op, const CostModel& cost, GemmPart part) {
-  const double t = cost.gemm_time(static_cast<double>(op.m), static_cast<double>(op.n), static_cast<double>(op.k));
-  return part == GemmPart::forward ? t : t * cost.profile().backward_linear_factor / 2;
+  const auto m = static_cast<double>(op.m), n = static_cast<double>(op.n), k = static_cast<double>(op.k);
+  const double t = cost.gemm_time(m, n, k);
+  // The layer's memory-bound kernels ride with its GEMMs, each its share (pointwise_share_*, core/cost/pointwise_cost.hpp):
+  // forward with the product, backward with the data gradient, which the gradient flow waits on.
+  switch (part) {
+    case GemmPart::forward: return t + pointwise_share_fwd_time(cost, m, n, k);
+    case GemmPart::data_grad: return t * cost.profile().backward_linear_factor / 2 + pointwise_share_bwd_time(cost, m, n, k);
+    case GemmPart::weight_grad: break;
+  }
+  return t * cost.profile().backward_linear_factor / 2;
 }
 
 Program lower(const plan::Plan& plan, const CostModel& cost, const LowerOptions& options) {

@@ -69,9 +69,11 @@ TEST(WholeIteration, EmbeddingHeadAndOptimizerByHand) {
   const double gemm = cost.gemm_time(tokens, v, h);
   const double overhead = cost.profile().gemm_call_overhead;
   const double expected = 2 * tokens * h * beta / bw                     // lookup
+                          + 2 * tokens * h * beta / bw                   // final RMSNorm
                           + gemm + tokens * v * (beta + 8) / bw          // logits, loss forward
                           + tokens * v * (4 + beta) / bw                 // loss backward
                           + 2 * (gemm - overhead) + 2 * overhead         // dgrad + wgrad
+                          + 3 * tokens * h * beta / bw                   // final RMSNorm backward
                           + (3 * tokens * h * beta + v * h * beta) / bw; // scatter-add, dense gradient
   EXPECT_NEAR(p.embedding_and_head_critical, expected, 1e-12);
   EXPECT_NEAR(p.embedding_and_head[5], expected, 1e-12);
