@@ -8,8 +8,11 @@
 // docs/STRATEGIES.md "hybrid-dp". The layout lives in the strategy engine so that Zeppelin's planner can
 // weigh it as a candidate; core/strategies/hybrid_dp.cpp registers the baseline.
 #include <algorithm>
+#include <map>
 #include <numeric>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/strategies/packing.hpp"
@@ -61,6 +64,41 @@ std::vector<Placement> placements(int p, int gpus_per_node, int nodes) {
   return out;
 }
 
+// Each rank's estimated load, kept ordered too, so that the least-loaded single GPU (the placement of
+// every document that fits one, most of a batch) is found in O(log N) instead of a scan of all N.
+class RankLoads {
+ public:
+  explicit RankLoads(int world) : load_(static_cast<std::size_t>(world), 0.0) {
+    for (int r = 0; r < world; ++r) ordered_.emplace(0.0, r);
+  }
+  // The least-loaded placement of `p` GPUs (by its busiest rank), the lowest ranks on ties.
+  Placement least(int p, int gpus_per_node, int nodes) {
+    if (p == 1) return {ordered_.begin()->second, 1};
+    auto [it, fresh] = placements_.try_emplace(p);
+    if (fresh) it->second = placements(p, gpus_per_node, nodes);
+    Placement best;
+    double best_load = 0;
+    for (const Placement& pl : it->second) {
+      const double l = *std::max_element(load_.begin() + pl.first, load_.begin() + pl.first + pl.size);
+      if (best.size == 0 || l < best_load) best = pl, best_load = l;
+    }
+    return best;
+  }
+  void add(const Placement& where, double per_rank) {
+    for (int r = where.first; r < where.first + where.size; ++r) {
+      double& l = load_[static_cast<std::size_t>(r)];
+      ordered_.erase({l, r});
+      l += per_rank;
+      ordered_.emplace(l, r);
+    }
+  }
+
+ private:
+  std::vector<double> load_;
+  std::set<std::pair<double, int>> ordered_;            // (load, rank): the lowest rank first among equals
+  std::map<int, std::vector<Placement>> placements_;    // by group size, built on first use
+};
+
 // Estimated seconds one rank of a ring of `p` spends on a document of `s` per layer: its zigzag share of
 // the attention at its chunk length plus its GEMMs, forward and (when planned) backward. Communication is
 // left out: the assignment is FLOP-based, as in the paper's baseline.
@@ -111,19 +149,13 @@ class HybridDpPlanner {
       return work[static_cast<std::size_t>(a)] > work[static_cast<std::size_t>(b)];
     });
 
-    std::vector<double> load(static_cast<std::size_t>(world), 0.0);
+    RankLoads loads(world);
     std::vector<std::vector<int>> owner;  // [micro-batch][rank] → pack index, -1 = free
     std::vector<HdpPack> packs;
     for (const int d : order) {
       const int p = size[static_cast<std::size_t>(d)];
       const std::int64_t need = rank_tokens(lengths[static_cast<std::size_t>(d)], p);
-      // The least-loaded placement (its busiest rank); the lowest ranks on ties.
-      Placement best;
-      double best_load = 0;
-      for (const Placement& pl : placements(p, gpn, nodes)) {
-        const double l = *std::max_element(load.begin() + pl.first, load.begin() + pl.first + pl.size);
-        if (best.size == 0 || l < best_load) best = pl, best_load = l;
-      }
+      const Placement best = loads.least(p, gpn, nodes);
       // The first micro-batch where the placement is free or already holds a pack of exactly it with room.
       std::size_t mb = 0;
       int pack = -1;
@@ -147,8 +179,7 @@ class HybridDpPlanner {
       }
       packs[static_cast<std::size_t>(pack)].docs.push_back(d);
       packs[static_cast<std::size_t>(pack)].rank_tokens += need;
-      const double per_rank = work[static_cast<std::size_t>(d)] / p;
-      for (int r = best.first; r < best.first + best.size; ++r) load[static_cast<std::size_t>(r)] += per_rank;
+      loads.add(best, work[static_cast<std::size_t>(d)] / p);
     }
     return packs;
   }
