@@ -134,6 +134,45 @@ class HybridDpPlanner {
     return build(lengths, assign(lengths, size));
   }
 
+  // A bound the plan's estimate never goes below: the busiest rank's compute in its assignment, each
+  // document's attention at its own query length without the per-call overhead (a varlen call pays it
+  // once for all its sequences) and the GEMMs over all the rank's tokens at once (a GEMM's time is affine
+  // in its rows, so splitting rows over several calls never makes it faster). 0 when a document fits no
+  // group (the plan is an OOM then). Mirrors packed_cp_compute_floor, per rank instead of per CP group.
+  double compute_floor(const std::vector<std::int64_t>& lengths) const {
+    const std::int64_t capacity = cost_.token_capacity_per_gpu();
+    std::vector<int> size(lengths.size());
+    for (std::size_t d = 0; d < lengths.size(); ++d) {
+      size[d] = group_size(lengths[d], capacity, cost_.cluster().gpus_per_node, cost_.cluster().nodes);
+      if (size[d] == 0) return 0.0;
+    }
+    const auto world = static_cast<std::size_t>(cost_.cluster().world_size());
+    std::vector<double> attention(world, 0.0), tokens(world, 0.0);
+    const double overhead = cost_.profile().attention_call_overhead;
+    for (const HdpPack& pack : assign(lengths, size)) {
+      const double p = pack.where.size;
+      double pack_attention = 0, pack_tokens = 0;
+      for (const int d : pack.docs) {
+        const auto s = static_cast<double>(lengths[static_cast<std::size_t>(d)]);
+        const double pairs = s * (s + 1) / 2 / p;                        // a rank's zigzag share
+        const double q = std::max(1.0, pack.where.size == 1 ? s : s / (2 * p));  // its query chunks' length
+        pack_attention += cost_.attention_time(cost_.attention_fwd_flops(pairs), q) - overhead;
+        if (passes_ == Passes::fwd_bwd) pack_attention += cost_.attention_time(cost_.attention_bwd_flops(pairs), q) - overhead;
+        pack_tokens += s / p;
+      }
+      for (int r = pack.where.first; r < pack.where.first + pack.where.size; ++r) {
+        attention[static_cast<std::size_t>(r)] += pack_attention;
+        tokens[static_cast<std::size_t>(r)] += pack_tokens;
+      }
+    }
+    double worst = 0;
+    for (std::size_t r = 0; r < world; ++r) {
+      const double linear = cost_.linear_fwd_time(tokens[r]) + (passes_ == Passes::fwd_bwd ? cost_.linear_bwd_time(tokens[r]) : 0.0);
+      worst = std::max(worst, attention[r] + linear);
+    }
+    return worst * cost_.model().layers;
+  }
+
  private:
   // LPT over placements, first fit over micro-batches (see the file comment).
   std::vector<HdpPack> assign(const std::vector<std::int64_t>& lengths, const std::vector<int>& size) const {
@@ -242,6 +281,10 @@ class HybridDpPlanner {
 
 plan::Plan plan_hybrid_dp(const HybridDpSetup& setup, const CostModel& cost, const std::vector<std::int64_t>& lengths) {
   return HybridDpPlanner(setup, cost).make_plan(lengths);
+}
+
+double hybrid_dp_compute_floor(const HybridDpSetup& setup, const CostModel& cost, const std::vector<std::int64_t>& lengths) {
+  return HybridDpPlanner(setup, cost).compute_floor(lengths);
 }
 
 }  // namespace zb
