@@ -10,11 +10,11 @@
 #include <algorithm>
 #include <map>
 #include <numeric>
-#include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "core/strategies/packed_cp.hpp"
 #include "core/strategies/packing.hpp"
 #include "core/strategies/plan_builder.hpp"
 #include "core/strategies/hybrid_dp_layout.hpp"
@@ -64,16 +64,21 @@ std::vector<Placement> placements(int p, int gpus_per_node, int nodes) {
   return out;
 }
 
-// Each rank's estimated load, kept ordered too, so that the least-loaded single GPU (the placement of
-// every document that fits one, most of a batch) is found in O(log N) instead of a scan of all N.
+// Each rank's estimated load, with a tournament tree over the ranks (each node the lower-loaded of its
+// children, the lower rank on ties), so that the least-loaded single GPU (the placement of every document
+// that fits one, most of a batch) is found in O(1) and kept in O(log N) per update, instead of a scan of
+// all N GPUs per document.
 class RankLoads {
  public:
   explicit RankLoads(int world) : load_(static_cast<std::size_t>(world), 0.0) {
-    for (int r = 0; r < world; ++r) ordered_.emplace(0.0, r);
+    while (leaves_ < load_.size()) leaves_ *= 2;
+    winner_.assign(2 * leaves_, -1);
+    for (std::size_t r = 0; r < load_.size(); ++r) winner_[leaves_ + r] = static_cast<int>(r);
+    for (std::size_t n = leaves_ - 1; n >= 1; --n) winner_[n] = better(winner_[2 * n], winner_[2 * n + 1]);
   }
   // The least-loaded placement of `p` GPUs (by its busiest rank), the lowest ranks on ties.
   Placement least(int p, int gpus_per_node, int nodes) {
-    if (p == 1) return {ordered_.begin()->second, 1};
+    if (p == 1) return {winner_[1], 1};
     auto [it, fresh] = placements_.try_emplace(p);
     if (fresh) it->second = placements(p, gpus_per_node, nodes);
     Placement best;
@@ -86,17 +91,24 @@ class RankLoads {
   }
   void add(const Placement& where, double per_rank) {
     for (int r = where.first; r < where.first + where.size; ++r) {
-      double& l = load_[static_cast<std::size_t>(r)];
-      ordered_.erase({l, r});
-      l += per_rank;
-      ordered_.emplace(l, r);
+      load_[static_cast<std::size_t>(r)] += per_rank;
+      for (std::size_t n = (leaves_ + static_cast<std::size_t>(r)) / 2; n >= 1; n /= 2) {
+        winner_[n] = better(winner_[2 * n], winner_[2 * n + 1]);
+      }
     }
   }
 
  private:
+  // The rank of the two with the lower load, the lower rank on ties; −1 (a padding leaf) never wins.
+  int better(int a, int b) const {
+    if (a < 0 || b < 0) return a < 0 ? b : a;
+    return load_[static_cast<std::size_t>(b)] < load_[static_cast<std::size_t>(a)] ? b : a;
+  }
+
   std::vector<double> load_;
-  std::set<std::pair<double, int>> ordered_;            // (load, rank): the lowest rank first among equals
-  std::map<int, std::vector<Placement>> placements_;    // by group size, built on first use
+  std::size_t leaves_ = 1;
+  std::vector<int> winner_;                           // [node]: heap layout, leaves from `leaves_` on
+  std::map<int, std::vector<Placement>> placements_;  // by group size, built on first use
 };
 
 // Estimated seconds one rank of a ring of `p` spends on a document of `s` per layer: its zigzag share of
@@ -148,17 +160,11 @@ class HybridDpPlanner {
     }
     const auto world = static_cast<std::size_t>(cost_.cluster().world_size());
     std::vector<double> attention(world, 0.0), tokens(world, 0.0);
-    const double overhead = cost_.profile().attention_call_overhead;
     for (const HdpPack& pack : assign(lengths, size)) {
-      const double p = pack.where.size;
       double pack_attention = 0, pack_tokens = 0;
       for (const int d : pack.docs) {
-        const auto s = static_cast<double>(lengths[static_cast<std::size_t>(d)]);
-        const double pairs = s * (s + 1) / 2 / p;                        // a rank's zigzag share
-        const double q = std::max(1.0, pack.where.size == 1 ? s : s / (2 * p));  // its query chunks' length
-        pack_attention += cost_.attention_time(cost_.attention_fwd_flops(pairs), q) - overhead;
-        if (passes_ == Passes::fwd_bwd) pack_attention += cost_.attention_time(cost_.attention_bwd_flops(pairs), q) - overhead;
-        pack_tokens += s / p;
+        pack_attention += zigzag_attention_floor(cost_, lengths[static_cast<std::size_t>(d)], pack.where.size, passes_);
+        pack_tokens += static_cast<double>(lengths[static_cast<std::size_t>(d)]) / pack.where.size;
       }
       for (int r = pack.where.first; r < pack.where.first + pack.where.size; ++r) {
         attention[static_cast<std::size_t>(r)] += pack_attention;

@@ -242,8 +242,10 @@ plan::Plan Zeppelin::make_plan(const Batch& batch) const {
   };
   if (baseline_shapes_) {
     for (const int degree : zeppelin::baseline_shape_degrees(cost_, batch.lengths)) {
-      // Planning a layout costs far more than bounding it: skip one whose compute alone is no faster.
-      const double floor = packed_cp_compute_floor(cost_, batch.lengths, degree, passes_);
+      // Planning a layout costs far more than bounding it: skip one whose compute alone is no faster,
+      // asking the O(documents) bound of its costliest document before the dealt one.
+      double floor = packed_cp_document_floor(cost_, batch.lengths, degree, passes_);
+      if (!best || floor < best->predicted.iteration_seconds) floor = packed_cp_compute_floor(cost_, batch.lengths, degree, passes_);
       if (best && floor >= best->predicted.iteration_seconds) {
         tried.push_back({{"layout", "packed-cp"}, {"degree", degree}, {"skipped", "compute floor above the best estimate"},
                          {"compute_floor_ms", floor * 1e3}});
