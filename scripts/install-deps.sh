@@ -19,7 +19,7 @@ packages=(
   libsimgrid-dev
   libopenmpi-dev openmpi-bin
   chromium
-  clang libclang-rt-dev
+  clang libclang-rt-dev clang-format
 )
 # Debian's python3 has no pip module; the frontend install below needs one.
 if [ "$have_cuda" -eq 1 ] && ! python3 -m pip --version >/dev/null 2>&1; then packages+=(python3-pip); fi

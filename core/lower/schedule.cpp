@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <functional>
 #include <queue>
-#include <tuple>
 
 namespace zb::lower {
 
@@ -16,6 +15,9 @@ TransferModel free_transfers() {
 
 namespace {
 
+// Per-instruction state lives in flat arrays indexed by a global id (the rank's offset plus the
+// instruction's index): drain visits completions in time order across all ranks, and one indirection per
+// field instead of two keeps a 1024-GPU program's walk in cache.
 class Scheduler {
  public:
   Scheduler(const Program& program, const TransferModel& model) : p_(program), model_(model) {}
@@ -25,7 +27,7 @@ class Scheduler {
     // Everything with nothing to wait for is posted at time zero, in rank then list order.
     for (std::size_t r = 0; r < p_.ranks.size(); ++r) {
       for (std::size_t i = 0; i < p_.ranks[r].instrs.size(); ++i) {
-        if (pending_[r][i] == 0) post(static_cast<int>(r), static_cast<int>(i));
+        if (pending_[gid(static_cast<int>(r), static_cast<int>(i))] == 0) post(static_cast<int>(r), static_cast<int>(i));
       }
     }
     drain();
@@ -36,63 +38,60 @@ class Scheduler {
   }
 
  private:
+  std::size_t gid(int r, int i) const { return offset_[static_cast<std::size_t>(r)] + static_cast<std::size_t>(i); }
+
   void init() {
     link_free_.assign(static_cast<std::size_t>(std::max(0, model_.link_count)), 0.0);
     const std::size_t n = p_.ranks.size();
-    s_.start.resize(n);
-    s_.end.resize(n);
-    first_.resize(n);
-    pending_.resize(n);
-    forward_.resize(n);
-    stream_from_.resize(n);
-    ready_.resize(n);
-    posted_.resize(n);
-    succ_begin_.resize(n);
-    succ_.resize(n);
+    offset_.assign(n + 1, 0);
+    for (std::size_t r = 0; r < n; ++r) offset_[r + 1] = offset_[r] + p_.ranks[r].instrs.size();
+    const std::size_t total = offset_[n];
+    start_.assign(total, -1.0);
+    end_.assign(total, -1.0);
+    first_.assign(total, -1.0);
+    ready_.assign(total, 0.0);
+    pending_.assign(total, 0);
+    posted_.assign(total, 0);
+    forward_.resize(total);
+    stream_from_.resize(total);
+    // Successors in CSR form over global ids: dependency edges plus the compute stream's chain.
+    std::vector<int> count(total + 1, 0), chain(total, -1);
     for (std::size_t r = 0; r < n; ++r) {
       const auto& list = p_.ranks[r].instrs;
-      const std::size_t m = list.size();
-      s_.start[r].assign(m, -1.0);
-      s_.end[r].assign(m, -1.0);
-      first_[r].assign(m, -1.0);
-      pending_[r].assign(m, 0);
-      forward_[r].resize(m);
-      stream_from_[r].resize(m);
-      for (std::size_t i = 0; i < m; ++i) {
-        forward_[r][i] = list[i].pass == Pass::fwd;
-        stream_from_[r][i] = list[i].stream_from;
-      }
-      ready_[r].assign(m, 0.0);
-      posted_[r].assign(m, 0);
-      // Successors in CSR form: dependency edges plus the compute stream's chain.
-      std::vector<int> count(m + 1, 0);
+      const std::size_t base = offset_[r];
       int previous_compute = -1;
-      std::vector<int> chain(m, -1);
-      for (std::size_t i = 0; i < m; ++i) {
-        for (const int d : list[i].deps) ++count[static_cast<std::size_t>(d)];
-        pending_[r][i] = static_cast<int>(list[i].deps.size());
+      for (std::size_t i = 0; i < list.size(); ++i) {
+        const std::size_t g = base + i;
+        forward_[g] = list[i].pass == Pass::fwd;
+        stream_from_[g] = list[i].stream_from;
+        for (const int d : list[i].deps) ++count[base + static_cast<std::size_t>(d)];
+        pending_[g] = static_cast<int>(list[i].deps.size());
         if (is_compute(list[i])) {
           if (previous_compute >= 0) {
-            chain[i] = previous_compute;
-            ++count[static_cast<std::size_t>(previous_compute)];
-            ++pending_[r][i];
+            chain[g] = previous_compute;
+            ++count[base + static_cast<std::size_t>(previous_compute)];
+            ++pending_[g];
           }
           previous_compute = static_cast<int>(i);
         }
         if (list[i].pass == Pass::bwd) {
-          ++pending_[r][i];  // the barrier
+          ++pending_[g];  // the barrier
           backward_.emplace_back(static_cast<int>(r), static_cast<int>(i));
         } else {
           ++forward_left_;
         }
       }
-      succ_begin_[r].assign(m + 1, 0);
-      for (std::size_t i = 0; i < m; ++i) succ_begin_[r][i + 1] = succ_begin_[r][i] + count[i];
-      succ_[r].assign(static_cast<std::size_t>(succ_begin_[r][m]), 0);
-      std::vector<int> fill(succ_begin_[r].begin(), succ_begin_[r].end() - 1);
-      for (std::size_t i = 0; i < m; ++i) {
-        for (const int d : list[i].deps) succ_[r][static_cast<std::size_t>(fill[static_cast<std::size_t>(d)]++)] = static_cast<int>(i);
-        if (chain[i] >= 0) succ_[r][static_cast<std::size_t>(fill[static_cast<std::size_t>(chain[i])]++)] = static_cast<int>(i);
+    }
+    succ_begin_.assign(total + 1, 0);
+    for (std::size_t g = 0; g < total; ++g) succ_begin_[g + 1] = succ_begin_[g] + count[g];
+    succ_.assign(static_cast<std::size_t>(succ_begin_[total]), 0);
+    std::vector<int> fill(succ_begin_.begin(), succ_begin_.end() - 1);
+    for (std::size_t r = 0; r < n; ++r) {
+      const auto& list = p_.ranks[r].instrs;
+      const std::size_t base = offset_[r];
+      for (std::size_t i = 0; i < list.size(); ++i) {
+        for (const int d : list[i].deps) succ_[static_cast<std::size_t>(fill[base + static_cast<std::size_t>(d)]++)] = static_cast<int>(i);
+        if (chain[base + i] >= 0) succ_[static_cast<std::size_t>(fill[base + static_cast<std::size_t>(chain[base + i])]++)] = static_cast<int>(i);
       }
     }
     // Collectives: how many members have posted, and (all_to_all_v) each member's messages, with the
@@ -137,10 +136,10 @@ class Scheduler {
   const Instr& at(int r, int i) const { return p_.ranks[static_cast<std::size_t>(r)].instrs[static_cast<std::size_t>(i)]; }
 
   void post(int r, int i) {
-    const auto ri = static_cast<std::size_t>(r), ii = static_cast<std::size_t>(i);
-    posted_[ri][ii] = 1;
+    const std::size_t g = gid(r, i);
+    posted_[g] = 1;
     const Instr& in = at(r, i);
-    const double ready = ready_[ri][ii];
+    const double ready = ready_[g];
     switch (in.kind) {
       case InstrKind::attention:
       case InstrKind::gemm:
@@ -152,9 +151,9 @@ class Scheduler {
       case InstrKind::send:
       case InstrKind::recv: {
         if (in.peer < 0 || in.match < 0) return;  // unmatched: never completes (the verifier says why)
-        const auto pi = static_cast<std::size_t>(in.peer), mi = static_cast<std::size_t>(in.match);
-        if (!posted_[pi][mi]) return;
-        const double start = std::max(ready, ready_[pi][mi]);
+        const std::size_t other = gid(in.peer, in.match);
+        if (!posted_[other]) return;
+        const double start = std::max(ready, ready_[other]);
         const bool is_send = in.kind == InstrKind::send;
         const int src = is_send ? r : in.peer, dst = is_send ? in.peer : r;
         const Instr& send = is_send ? in : at(in.peer, in.match);
@@ -168,7 +167,7 @@ class Scheduler {
         double end = begin + chunks * chunk;
         // A streamed relay leg that waits on its source occupies its links only for its own chunks.
         hold_links(end);
-        if (send.stream_from >= 0) end = std::max(end, s_.end[static_cast<std::size_t>(src)][static_cast<std::size_t>(send.stream_from)] + chunk);
+        if (send.stream_from >= 0) end = std::max(end, end_[gid(src, send.stream_from)] + chunk);
         resolve(r, i, start, end, first);
         resolve(in.peer, in.match, start, end, first);
         break;
@@ -186,9 +185,7 @@ class Scheduler {
     if (col.kind != CollectiveKind::all_to_all_v) {
       if (arrived_[c] != static_cast<int>(col.ranks.size())) return;
       double start = 0;
-      for (std::size_t k = 0; k < col.ranks.size(); ++k) {
-        start = std::max(start, ready_[static_cast<std::size_t>(col.ranks[k])][static_cast<std::size_t>(col.instrs[k])]);
-      }
+      for (std::size_t k = 0; k < col.ranks.size(); ++k) start = std::max(start, ready_[gid(col.ranks[k], col.instrs[k])]);
       const double end = start + model_.collective(col);
       for (std::size_t k = 0; k < col.ranks.size(); ++k) resolve(col.ranks[k], col.instrs[k], start, end);
       return;
@@ -200,8 +197,8 @@ class Scheduler {
       const Message& msg = p_.messages[static_cast<std::size_t>(m)];
       const auto other = static_cast<std::size_t>(other_pos);
       const int other_instr = col.instrs[other];
-      if (other_instr < 0 || !posted_[static_cast<std::size_t>(col.ranks[other])][static_cast<std::size_t>(other_instr)]) continue;
-      const double start = std::max(ready, ready_[static_cast<std::size_t>(col.ranks[other])][static_cast<std::size_t>(other_instr)]);
+      if (other_instr < 0 || !posted_[gid(col.ranks[other], other_instr)]) continue;
+      const double start = std::max(ready, ready_[gid(col.ranks[other], other_instr)]);
       const double end = claim_links(msg.src, msg.dst, msg, start) + model_.p2p(msg.src, msg.dst, msg.bytes, msg);
       hold_links(end);
       for (const std::size_t k : {me, other}) {
@@ -216,9 +213,9 @@ class Scheduler {
     const Collective& col = p_.collectives[c];
     const int r = col.ranks[k], i = col.instrs[k];
     if (i < 0 || open_messages_[c][k] != 0) return;
-    const auto ri = static_cast<std::size_t>(r), ii = static_cast<std::size_t>(i);
-    if (!posted_[ri][ii] || s_.end[ri][ii] >= 0) return;
-    resolve(r, i, ready_[ri][ii], std::max(ready_[ri][ii], member_end_[c][k]));
+    const std::size_t g = gid(r, i);
+    if (!posted_[g] || end_[g] >= 0) return;
+    resolve(r, i, ready_[g], std::max(ready_[g], member_end_[c][k]));
   }
 
   // The time a leg ready at `start` can begin once the links it holds (the model's) are free; remembers
@@ -236,37 +233,39 @@ class Scheduler {
 
   // `first`: when a chunked transfer's first chunk has arrived (what a streamed relay send waits for).
   void resolve(int r, int i, double start, double end, double first = -1) {
-    const auto ri = static_cast<std::size_t>(r), ii = static_cast<std::size_t>(i);
-    if (s_.end[ri][ii] >= 0) return;
-    s_.start[ri][ii] = start;
-    s_.end[ri][ii] = end;
-    first_[ri][ii] = first < 0 ? end : first;
-    done_.emplace(end, order_++, r, i);
+    const std::size_t g = gid(r, i);
+    if (end_[g] >= 0) return;
+    start_[g] = start;
+    end_[g] = end;
+    first_[g] = first < 0 ? end : first;
+    done_.push({end, order_++, r, i});
   }
 
   // Completions in time order (ties in the order they were resolved), so that legs claim shared links
   // in the order they become ready.
   void drain() {
     while (!done_.empty()) {
-      const int r = std::get<2>(done_.top()), i = std::get<3>(done_.top());
+      const Completion top = done_.top();
       done_.pop();
-      const auto ri = static_cast<std::size_t>(r), ii = static_cast<std::size_t>(i);
-      const double end = s_.end[ri][ii];
-      if (forward_[ri][ii]) {
+      const int r = top.rank, i = top.instr;
+      const std::size_t g = gid(r, i);
+      const double end = end_[g];
+      if (forward_[g]) {
         s_.barrier = std::max(s_.barrier, end);
         if (--forward_left_ == 0) open_barrier();
       }
-      for (int k = succ_begin_[ri][ii]; k < succ_begin_[ri][ii + 1]; ++k) {
-        const int next = succ_[ri][static_cast<std::size_t>(k)];
-        release(r, next, stream_from_[ri][static_cast<std::size_t>(next)] == i ? first_[ri][ii] : end);
+      const std::size_t base = offset_[static_cast<std::size_t>(r)];
+      for (int k = succ_begin_[g]; k < succ_begin_[g + 1]; ++k) {
+        const int next = succ_[static_cast<std::size_t>(k)];
+        release(r, next, stream_from_[base + static_cast<std::size_t>(next)] == i ? first_[g] : end);
       }
     }
   }
 
   void release(int r, int i, double time) {
-    const auto ri = static_cast<std::size_t>(r), ii = static_cast<std::size_t>(i);
-    ready_[ri][ii] = std::max(ready_[ri][ii], time);
-    if (--pending_[ri][ii] == 0) post(r, i);
+    const std::size_t g = gid(r, i);
+    ready_[g] = std::max(ready_[g], time);
+    if (--pending_[g] == 0) post(r, i);
   }
 
   void open_barrier() {
@@ -276,12 +275,18 @@ class Scheduler {
   }
 
   void finish() {
-    for (std::size_t r = 0; r < p_.ranks.size(); ++r) {
+    const std::size_t n = p_.ranks.size();
+    s_.start.resize(n);
+    s_.end.resize(n);
+    for (std::size_t r = 0; r < n; ++r) {
+      const auto from = static_cast<std::ptrdiff_t>(offset_[r]), to = static_cast<std::ptrdiff_t>(offset_[r + 1]);
+      s_.start[r].assign(start_.begin() + from, start_.begin() + to);
+      s_.end[r].assign(end_.begin() + from, end_.begin() + to);
       for (std::size_t i = 0; i < s_.end[r].size(); ++i) {
         if (s_.end[r][i] < 0) {
           s_.complete = false;
           s_.stuck.emplace_back(static_cast<int>(r), static_cast<int>(i));
-          if (posted_[r][i]) s_.posted_stuck.emplace_back(static_cast<int>(r), static_cast<int>(i));
+          if (posted_[offset_[r] + i]) s_.posted_stuck.emplace_back(static_cast<int>(r), static_cast<int>(i));
         } else {
           s_.finish = std::max(s_.finish, s_.end[r][i]);
         }
@@ -289,18 +294,26 @@ class Scheduler {
     }
   }
 
+  // A completion: (end, resolve order) orders the heap; rank and instruction say whose.
+  struct Completion {
+    double end;
+    long order;
+    int rank, instr;
+    bool operator>(const Completion& o) const { return end != o.end ? end > o.end : order > o.order; }
+  };
+
   const Program& p_;
   const TransferModel& model_;
   Schedule s_;
-  std::vector<std::vector<int>> pending_;
+  std::vector<std::size_t> offset_;  // [rank] → global id of its first instruction; [ranks] = total
+  std::vector<double> start_, end_, ready_, first_;
+  std::vector<int> pending_;
+  std::vector<char> posted_;
   // Copies of two Instr fields that drain reads for every completion, in time order across ranks: kept
   // dense so that it does not miss the cache on whole instructions.
-  std::vector<std::vector<char>> forward_;
-  std::vector<std::vector<int>> stream_from_;
-  std::vector<std::vector<double>> ready_, first_;
-  std::vector<std::vector<char>> posted_;
-  std::vector<std::vector<int>> succ_begin_, succ_;
-  using Completion = std::tuple<double, long, int, int>;  // (end, resolve order, rank, instr)
+  std::vector<char> forward_;
+  std::vector<int> stream_from_;
+  std::vector<int> succ_begin_, succ_;  // successors (instruction ids of the same rank) in CSR form
   std::priority_queue<Completion, std::vector<Completion>, std::greater<>> done_;
   long order_ = 0;
   std::vector<double> link_free_;

@@ -8,10 +8,13 @@
 // docs/STRATEGIES.md "hybrid-dp". The layout lives in the strategy engine so that Zeppelin's planner can
 // weigh it as a candidate; core/strategies/hybrid_dp.cpp registers the baseline.
 #include <algorithm>
+#include <map>
 #include <numeric>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "core/strategies/packed_cp.hpp"
 #include "core/strategies/packing.hpp"
 #include "core/strategies/plan_builder.hpp"
 #include "core/strategies/hybrid_dp_layout.hpp"
@@ -61,6 +64,53 @@ std::vector<Placement> placements(int p, int gpus_per_node, int nodes) {
   return out;
 }
 
+// Each rank's estimated load, with a tournament tree over the ranks (each node the lower-loaded of its
+// children, the lower rank on ties), so that the least-loaded single GPU (the placement of every document
+// that fits one, most of a batch) is found in O(1) and kept in O(log N) per update, instead of a scan of
+// all N GPUs per document.
+class RankLoads {
+ public:
+  explicit RankLoads(int world) : load_(static_cast<std::size_t>(world), 0.0) {
+    while (leaves_ < load_.size()) leaves_ *= 2;
+    winner_.assign(2 * leaves_, -1);
+    for (std::size_t r = 0; r < load_.size(); ++r) winner_[leaves_ + r] = static_cast<int>(r);
+    for (std::size_t n = leaves_ - 1; n >= 1; --n) winner_[n] = better(winner_[2 * n], winner_[2 * n + 1]);
+  }
+  // The least-loaded placement of `p` GPUs (by its busiest rank), the lowest ranks on ties.
+  Placement least(int p, int gpus_per_node, int nodes) {
+    if (p == 1) return {winner_[1], 1};
+    auto [it, fresh] = placements_.try_emplace(p);
+    if (fresh) it->second = placements(p, gpus_per_node, nodes);
+    Placement best;
+    double best_load = 0;
+    for (const Placement& pl : it->second) {
+      const double l = *std::max_element(load_.begin() + pl.first, load_.begin() + pl.first + pl.size);
+      if (best.size == 0 || l < best_load) best = pl, best_load = l;
+    }
+    return best;
+  }
+  void add(const Placement& where, double per_rank) {
+    for (int r = where.first; r < where.first + where.size; ++r) {
+      load_[static_cast<std::size_t>(r)] += per_rank;
+      for (std::size_t n = (leaves_ + static_cast<std::size_t>(r)) / 2; n >= 1; n /= 2) {
+        winner_[n] = better(winner_[2 * n], winner_[2 * n + 1]);
+      }
+    }
+  }
+
+ private:
+  // The rank of the two with the lower load, the lower rank on ties; −1 (a padding leaf) never wins.
+  int better(int a, int b) const {
+    if (a < 0 || b < 0) return a < 0 ? b : a;
+    return load_[static_cast<std::size_t>(b)] < load_[static_cast<std::size_t>(a)] ? b : a;
+  }
+
+  std::vector<double> load_;
+  std::size_t leaves_ = 1;
+  std::vector<int> winner_;                           // [node]: heap layout, leaves from `leaves_` on
+  std::map<int, std::vector<Placement>> placements_;  // by group size, built on first use
+};
+
 // Estimated seconds one rank of a ring of `p` spends on a document of `s` per layer: its zigzag share of
 // the attention at its chunk length plus its GEMMs, forward and (when planned) backward. Communication is
 // left out: the assignment is FLOP-based, as in the paper's baseline.
@@ -96,6 +146,39 @@ class HybridDpPlanner {
     return build(lengths, assign(lengths, size));
   }
 
+  // A bound the plan's estimate never goes below: the busiest rank's compute in its assignment, each
+  // document's attention at its own query length without the per-call overhead (a varlen call pays it
+  // once for all its sequences) and the GEMMs over all the rank's tokens at once (a GEMM's time is affine
+  // in its rows, so splitting rows over several calls never makes it faster). 0 when a document fits no
+  // group (the plan is an OOM then). Mirrors packed_cp_compute_floor, per rank instead of per CP group.
+  double compute_floor(const std::vector<std::int64_t>& lengths) const {
+    const std::int64_t capacity = cost_.token_capacity_per_gpu();
+    std::vector<int> size(lengths.size());
+    for (std::size_t d = 0; d < lengths.size(); ++d) {
+      size[d] = group_size(lengths[d], capacity, cost_.cluster().gpus_per_node, cost_.cluster().nodes);
+      if (size[d] == 0) return 0.0;
+    }
+    const auto world = static_cast<std::size_t>(cost_.cluster().world_size());
+    std::vector<double> attention(world, 0.0), tokens(world, 0.0);
+    for (const HdpPack& pack : assign(lengths, size)) {
+      double pack_attention = 0, pack_tokens = 0;
+      for (const int d : pack.docs) {
+        pack_attention += zigzag_attention_floor(cost_, lengths[static_cast<std::size_t>(d)], pack.where.size, passes_);
+        pack_tokens += static_cast<double>(lengths[static_cast<std::size_t>(d)]) / pack.where.size;
+      }
+      for (int r = pack.where.first; r < pack.where.first + pack.where.size; ++r) {
+        attention[static_cast<std::size_t>(r)] += pack_attention;
+        tokens[static_cast<std::size_t>(r)] += pack_tokens;
+      }
+    }
+    double worst = 0;
+    for (std::size_t r = 0; r < world; ++r) {
+      const double linear = cost_.linear_fwd_time(tokens[r]) + (passes_ == Passes::fwd_bwd ? cost_.linear_bwd_time(tokens[r]) : 0.0);
+      worst = std::max(worst, attention[r] + linear);
+    }
+    return worst * cost_.model().layers;
+  }
+
  private:
   // LPT over placements, first fit over micro-batches (see the file comment).
   std::vector<HdpPack> assign(const std::vector<std::int64_t>& lengths, const std::vector<int>& size) const {
@@ -111,19 +194,13 @@ class HybridDpPlanner {
       return work[static_cast<std::size_t>(a)] > work[static_cast<std::size_t>(b)];
     });
 
-    std::vector<double> load(static_cast<std::size_t>(world), 0.0);
+    RankLoads loads(world);
     std::vector<std::vector<int>> owner;  // [micro-batch][rank] → pack index, -1 = free
     std::vector<HdpPack> packs;
     for (const int d : order) {
       const int p = size[static_cast<std::size_t>(d)];
       const std::int64_t need = rank_tokens(lengths[static_cast<std::size_t>(d)], p);
-      // The least-loaded placement (its busiest rank); the lowest ranks on ties.
-      Placement best;
-      double best_load = 0;
-      for (const Placement& pl : placements(p, gpn, nodes)) {
-        const double l = *std::max_element(load.begin() + pl.first, load.begin() + pl.first + pl.size);
-        if (best.size == 0 || l < best_load) best = pl, best_load = l;
-      }
+      const Placement best = loads.least(p, gpn, nodes);
       // The first micro-batch where the placement is free or already holds a pack of exactly it with room.
       std::size_t mb = 0;
       int pack = -1;
@@ -147,8 +224,7 @@ class HybridDpPlanner {
       }
       packs[static_cast<std::size_t>(pack)].docs.push_back(d);
       packs[static_cast<std::size_t>(pack)].rank_tokens += need;
-      const double per_rank = work[static_cast<std::size_t>(d)] / p;
-      for (int r = best.first; r < best.first + best.size; ++r) load[static_cast<std::size_t>(r)] += per_rank;
+      loads.add(best, work[static_cast<std::size_t>(d)] / p);
     }
     return packs;
   }
@@ -211,6 +287,10 @@ class HybridDpPlanner {
 
 plan::Plan plan_hybrid_dp(const HybridDpSetup& setup, const CostModel& cost, const std::vector<std::int64_t>& lengths) {
   return HybridDpPlanner(setup, cost).make_plan(lengths);
+}
+
+double hybrid_dp_compute_floor(const HybridDpSetup& setup, const CostModel& cost, const std::vector<std::int64_t>& lengths) {
+  return HybridDpPlanner(setup, cost).compute_floor(lengths);
 }
 
 }  // namespace zb

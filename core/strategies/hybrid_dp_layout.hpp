@@ -21,4 +21,10 @@ struct HybridDpSetup {
 [[nodiscard]] plan::Plan plan_hybrid_dp(const HybridDpSetup& setup, const CostModel& cost,
                                         const std::vector<std::int64_t>& lengths);
 
+// A lower bound on that plan's predicted iteration time from its assignment alone (no plan, no
+// prediction): the busiest rank's compute over the layers. Zeppelin skips the layout when the bound is
+// already above its best estimate. 0 when a document fits no group.
+[[nodiscard]] double hybrid_dp_compute_floor(const HybridDpSetup& setup, const CostModel& cost,
+                                             const std::vector<std::int64_t>& lengths);
+
 }  // namespace zb

@@ -107,23 +107,39 @@ std::vector<OptionProblem> check_cp_degree(const nlohmann::json& options, const 
            "choose a divisor of the world size, or \"auto\""}};
 }
 
+double zigzag_attention_floor(const CostModel& cost, std::int64_t length, int ring, Passes passes) {
+  const auto s = static_cast<double>(length);
+  const double c = ring;
+  const double overhead = cost.profile().attention_call_overhead;
+  const double pairs = s * (s + 1) / 2 / c;  // a rank's zigzag share
+  const double q = std::max(1.0, ring == 1 ? s : s / (2 * c));  // its query chunks' length
+  const double backward = passes == Passes::fwd_bwd ? cost.attention_time(cost.attention_bwd_flops(pairs), q) - overhead : 0.0;
+  return cost.attention_time(cost.attention_fwd_flops(pairs), q) - overhead + backward;
+}
+
 double packed_cp_compute_floor(const CostModel& cost, const std::vector<std::int64_t>& lengths, int degree, Passes passes) {
   const int groups = cost.cluster().world_size() / degree;
   const double c = degree;
-  const double overhead = cost.profile().attention_call_overhead;
   double worst = 0;
   for (const std::vector<int>& docs : lpt_groups(cost, lengths, groups)) {
     double attention = 0, tokens = 0;
     for (const int d : docs) {
-      const auto s = static_cast<double>(lengths[static_cast<std::size_t>(d)]);
-      const double pairs = s * (s + 1) / 2 / c;  // a rank's zigzag share
-      const double q = std::max(1.0, degree == 1 ? s : s / (2 * c));  // its query chunks' length
-      const double backward = passes == Passes::fwd_bwd ? cost.attention_time(cost.attention_bwd_flops(pairs), q) - overhead : 0.0;
-      attention += cost.attention_time(cost.attention_fwd_flops(pairs), q) - overhead + backward;
-      tokens += s / c;
+      attention += zigzag_attention_floor(cost, lengths[static_cast<std::size_t>(d)], degree, passes);
+      tokens += static_cast<double>(lengths[static_cast<std::size_t>(d)]) / c;
     }
     const double linear = cost.linear_fwd_time(tokens) + (passes == Passes::fwd_bwd ? cost.linear_bwd_time(tokens) : 0.0);
     worst = std::max(worst, attention + linear);
+  }
+  return worst * cost.model().layers;
+}
+
+double packed_cp_document_floor(const CostModel& cost, const std::vector<std::int64_t>& lengths, int degree, Passes passes) {
+  double worst = 0;
+  for (const std::int64_t length : lengths) {
+    // The group holding this document does at least its share of it (the same terms as the floor's sum).
+    const double tokens = static_cast<double>(length) / degree;
+    const double linear = cost.linear_fwd_time(tokens) + (passes == Passes::fwd_bwd ? cost.linear_bwd_time(tokens) : 0.0);
+    worst = std::max(worst, zigzag_attention_floor(cost, length, degree, passes) + linear);
   }
   return worst * cost.model().layers;
 }

@@ -42,12 +42,22 @@ struct PackedCpSetup {
 void read_packed_cp_options(const SystemSpec& system, PackedCpSetup& setup);
 [[nodiscard]] std::vector<OptionProblem> check_cp_degree(const nlohmann::json& options, const SystemCheckContext& context);
 
+// One rank's share of a document's attention in a zigzag ring of `ring` GPUs (1: the GPU holds it whole):
+// the forward (and, with a backward pass, backward) kernel time at its query chunks' length without the
+// per-call overhead, which a varlen call pays once for all its sequences. The term every compute floor sums.
+[[nodiscard]] double zigzag_attention_floor(const CostModel& cost, std::int64_t length, int ring, Passes passes);
+
 // The compute the busiest group's ranks do in one iteration of the balanced packed-CP plan at `degree`
 // (each rank its zigzag share of every document's attention at its chunk length, without call
 // overheads, and one GEMM pass over its tokens): a floor under that plan's estimate, which also waits
 // for transfers and runs the GEMMs per pack, computed in O(documents · log groups) without building it.
 [[nodiscard]] double packed_cp_compute_floor(const CostModel& cost, const std::vector<std::int64_t>& lengths, int degree,
                                              Passes passes);
+// A weaker bound under packed_cp_compute_floor in O(documents), with no dealing: the group that holds a
+// document does at least that document's share, so the costliest single document bounds the busiest
+// group. Lets a caller rule a degree out before paying for the LPT dealing.
+[[nodiscard]] double packed_cp_document_floor(const CostModel& cost, const std::vector<std::int64_t>& lengths, int degree,
+                                              Passes passes);
 
 // Whether every document fits a pack at `degree` (pad(s, 2C) ≤ C·M): otherwise plan_packed_cp's plan is an OOM.
 [[nodiscard]] bool packed_cp_fits(const CostModel& cost, const std::vector<std::int64_t>& lengths, int degree);

@@ -242,8 +242,10 @@ plan::Plan Zeppelin::make_plan(const Batch& batch) const {
   };
   if (baseline_shapes_) {
     for (const int degree : zeppelin::baseline_shape_degrees(cost_, batch.lengths)) {
-      // Planning a layout costs far more than bounding it: skip one whose compute alone is no faster.
-      const double floor = packed_cp_compute_floor(cost_, batch.lengths, degree, passes_);
+      // Planning a layout costs far more than bounding it: skip one whose compute alone is no faster,
+      // asking the O(documents) bound of its costliest document before the dealt one.
+      double floor = packed_cp_document_floor(cost_, batch.lengths, degree, passes_);
+      if (!best || floor < best->predicted.iteration_seconds) floor = packed_cp_compute_floor(cost_, batch.lengths, degree, passes_);
       if (best && floor >= best->predicted.iteration_seconds) {
         tried.push_back({{"layout", "packed-cp"}, {"degree", degree}, {"skipped", "compute floor above the best estimate"},
                          {"compute_floor_ms", floor * 1e3}});
@@ -254,10 +256,18 @@ plan::Plan Zeppelin::make_plan(const Batch& batch) const {
       note(p, {{"layout", "packed-cp"}, {"degree", degree}});
       consider(std::move(p), "packed-cp");
     }
-    // hybrid-dp's layout: whole documents where they fit, the smallest ring that holds the rest.
-    plan::Plan p = plan_hybrid_dp({system_.label, system_.name, passes_}, cost_, batch.lengths);
-    note(p, {{"layout", "hybrid-dp"}});
-    consider(std::move(p), "hybrid-dp");
+    // hybrid-dp's layout: whole documents where they fit, the smallest ring that holds the rest; skipped,
+    // as a packed layout is, when its compute alone is no faster than the best plan so far.
+    const HybridDpSetup hdp{system_.label, system_.name, passes_};
+    const double floor = hybrid_dp_compute_floor(hdp, cost_, batch.lengths);
+    if (best && floor >= best->predicted.iteration_seconds) {
+      tried.push_back({{"layout", "hybrid-dp"}, {"skipped", "compute floor above the best estimate"},
+                       {"compute_floor_ms", floor * 1e3}});
+    } else {
+      plan::Plan p = plan_hybrid_dp(hdp, cost_, batch.lengths);
+      note(p, {{"layout", "hybrid-dp"}});
+      consider(std::move(p), "hybrid-dp");
+    }
   }
   plan::Plan out = best ? std::move(*best) : std::move(*first_oom);
   if (!winner.empty()) {

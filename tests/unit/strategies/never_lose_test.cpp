@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "core/strategies/hybrid_dp_layout.hpp"
 #include "core/strategies/packed_cp.hpp"
 #include "core/strategies/strategy.hpp"
 #include "core/strategies/zeppelin/partitioner.hpp"
@@ -94,6 +95,33 @@ TEST(ZeppelinNeverLoses, ThePackedCpComputeFloorIsNeverAboveThePlansEstimate) {
       }
     }
   }
+}
+
+// The same for hybrid-dp's layout: its bound, from the assignment alone, is never above the estimate of
+// the plan hybrid-dp makes of that assignment, forward only and forward plus backward, so skipping it
+// never drops the layout that would have won. Batches from all-short to a 64k tail, on both clusters.
+TEST(ZeppelinNeverLoses, TheHybridDpComputeFloorIsNeverAboveThePlansEstimate) {
+  const Cluster clusters[] = {{"dgx-h200", 2, "llama-7b"}, {"a800-4nic", 2, "llama-13b"}};
+  int checked = 0;
+  for (const Cluster& c : clusters) {
+    for (const Passes passes : {Passes::fwd_bwd, Passes::fwd}) {
+      Scenario s = test::preset_scenario(c.preset, c.nodes, c.model);
+      s.passes = passes;
+      const CostModel cost(s.cluster, s.model);
+      for (std::uint64_t seed = 1; seed <= 6; ++seed) {
+        Rng rng(seed, 47);
+        const std::int64_t longest = seed % 3 == 0 ? 2048 : seed % 3 == 1 ? 16384 : 65536;
+        const auto lengths = random_batch(rng, cost.token_capacity_per_gpu() * 10, longest);
+        const plan::Plan p = plan_of(test::system("hybrid-dp"), s, cost, lengths);
+        if (!p.feasible()) continue;
+        const double floor = hybrid_dp_compute_floor({"hybrid-dp", "hybrid-dp", passes}, cost, lengths);
+        EXPECT_GT(floor, 0.0) << c.preset << " seed " << seed;
+        EXPECT_LE(floor, p.predicted.iteration_seconds) << c.preset << " seed " << seed << " longest " << longest;
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GE(checked, 16) << "too few feasible batches to say anything";
 }
 
 TEST(ZeppelinNeverLoses, InfoListsEveryCandidateAndTheChoice) {
