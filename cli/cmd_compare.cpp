@@ -40,11 +40,13 @@ double parse_threshold(const std::string& text) {
     used = 0;
   }
   if (used == 0 || used != number.size() || !(value >= 0)) {
-    throw_input_error(where, fmt::format("\"{}\" is not a threshold", text), "write it as a percentage, e.g. 5%");
+    throw_input_error(where, fmt::format("\"{}\" is not a threshold", text),
+                      "write it as a percentage, e.g. 5%");
   }
   if (percent) return value / 100;
   if (value > 1) {
-    throw_input_error(where, fmt::format("\"{}\" is ambiguous", text), fmt::format("write {}% or {}", value, value / 100));
+    throw_input_error(where, fmt::format("\"{}\" is ambiguous", text),
+                      fmt::format("write {}% or {}", value, value / 100));
   }
   return value;
 }
@@ -74,14 +76,20 @@ ExitCode run_compare(const CompareArguments& arguments) {
 }  // namespace
 
 void add_compare_command(CLI::App& app, CommandStatus& status) {
-  CLI::App* command = app.add_subcommand(
-      "compare", "Compare two JSON reports: exit 1 on an OOM or a significant regression beyond the threshold (CI gating)");
+  CLI::App* command = app.add_subcommand("compare",
+                                         "Compare two JSON reports: exit 1 on an OOM or a significant "
+                                         "regression beyond the threshold (CI gating)");
   auto arguments = std::make_shared<CompareArguments>();  // outlives parsing; read by the callback
   command->add_option("BASE", arguments->base, "Baseline report.json")->required()->type_name("FILE");
-  command->add_option("CANDIDATE", arguments->candidate, "Candidate report.json")->required()->type_name("FILE");
-  command->add_option("--threshold", arguments->threshold, "Smallest change that counts, e.g. 5% (default 5%)")
+  command->add_option("CANDIDATE", arguments->candidate, "Candidate report.json")
+      ->required()
+      ->type_name("FILE");
+  command
+      ->add_option("--threshold", arguments->threshold, "Smallest change that counts, e.g. 5% (default 5%)")
       ->type_name("PERCENT");
-  command->add_option("--alpha", arguments->alpha, "Significance level of the test, paired t or Mann-Whitney U (default 0.05)")
+  command
+      ->add_option("--alpha", arguments->alpha,
+                   "Significance level of the test, paired t or Mann-Whitney U (default 0.05)")
       ->check(CLI::Range(1e-9, 0.5));
   command->add_option("--format", arguments->format, "Output: text, markdown or json (default text)")
       ->check(CLI::IsMember({"text", "markdown", "json"}));

@@ -10,13 +10,13 @@
 #include <vector>
 
 #include "cli/commands.hpp"
-#include "core/workload/datasets.hpp"
 #include "cli/table.hpp"
 #include "core/config/jsonc.hpp"
 #include "core/config/known_names.hpp"
 #include "core/config/presets.hpp"
 #include "core/config/system_catalog.hpp"
 #include "core/config/units.hpp"
+#include "core/workload/datasets.hpp"
 
 #ifndef ZB_SOURCE_DIR
 #error "ZB_SOURCE_DIR must name the source tree (cli/CMakeLists.txt defines it)"

@@ -11,9 +11,9 @@
 #include "cli/profile_flag.hpp"
 #include "core/config/scenario_loader.hpp"
 #include "core/cost/cost_model.hpp"
-#include "core/plan/plan_format.hpp"
 #include "core/lower/lower.hpp"
 #include "core/lower/verify_program.hpp"
+#include "core/plan/plan_format.hpp"
 #include "core/plan/verify.hpp"
 #include "core/run/preflight.hpp"
 #include "core/strategies/strategy.hpp"
@@ -76,7 +76,9 @@ ExitCode run_plan(const PlanOptions& o) {
   const plan::Plan p = timed_plan(*strategy, workload.batch(o.iteration));
   write_stdout(o.format == "json" ? plan::to_json(p).dump(1) + "\n" : plan::to_text(p));
   if (!o.verify) return ExitCode::ok;
-  auto problems = plan::verify(p, {.token_capacity = tensor_parallel_token_capacity(cost, scenario.parallelism.tensor), .heads = scenario.model.heads});
+  auto problems =
+      plan::verify(p, {.token_capacity = tensor_parallel_token_capacity(cost, scenario.parallelism.tensor),
+                       .heads = scenario.model.heads});
   if (problems.empty() && p.feasible()) {
     // The plan's Program as every executor would run it: matching, keys, collectives, and rendezvous
     // safety (no deadlock with NCCL's unbuffered sends). Lowering itself names a malformed op.
@@ -88,7 +90,9 @@ ExitCode run_plan(const PlanOptions& o) {
   }
   for (const auto& problem : problems) std::fprintf(stderr, "verify: %s\n", problem.c_str());
   if (problems.empty()) {
-    std::fprintf(stderr, "verify: ok (coverage, data, matching, remap, memory; program: matching, keys, collectives, rendezvous)\n");
+    std::fprintf(stderr,
+                 "verify: ok (coverage, data, matching, remap, memory; program: matching, keys, collectives, "
+                 "rendezvous)\n");
   }
   return problems.empty() ? ExitCode::ok : ExitCode::runtime;
 }
@@ -102,9 +106,13 @@ void add_plan_command(CLI::App& app, CommandStatus& status) {
   command->add_option("--system", o->system,
                       "System label (or a strategy name only one entry has); default: the first system");
   command->add_option("--iteration", o->iteration, "Iteration whose batch is planned")->capture_default_str();
-  command->add_option("--format", o->format, "Output form")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+  command->add_option("--format", o->format, "Output form")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
   add_profile_option(*command, o->profile);
-  command->add_flag("--verify", o->verify, "Also check the plan (coverage, data, memory) and its lowered program (matching, rendezvous safety); exit 3 if it fails");
+  command->add_flag("--verify", o->verify,
+                    "Also check the plan (coverage, data, memory) and its lowered program (matching, "
+                    "rendezvous safety); exit 3 if it fails");
   command->callback([o, &status] { status.code = run_plan(*o); });
 }
 

@@ -33,12 +33,15 @@ ExitCode qualify(const QualifyFlags& flags) {
   const bool cuda = flags.backend == "cuda";
   qualify::QualifyOptions options;
   if (!flags.floors.empty()) options.floors = qualify::read_floors_file(flags.floors);
-  qualify::apply_nominal_floors(options.floors, scenario.cluster, qualify::nominal_fractions(options.floors, cuda));
-  const qualify::QualifyResult result = cuda ? qualify::run_qualify_cuda(scenario, options) : qualify::run_qualify(scenario, options);
+  qualify::apply_nominal_floors(options.floors, scenario.cluster,
+                                qualify::nominal_fractions(options.floors, cuda));
+  const qualify::QualifyResult result =
+      cuda ? qualify::run_qualify_cuda(scenario, options) : qualify::run_qualify(scenario, options);
   if (!result.is_reporter) return result.failures() == 0 ? ExitCode::ok : ExitCode::check_failed;
   const std::string out = flags.out.empty() ? "out/" + scenario.name + "-qualify" : flags.out;
   reports::write_qualify_reports(result, options.floors, out);
-  write_stdout(reports::qualify_console(result) + fmt::format("wrote {0}/qualify.json\nwrote {0}/qualify.html\n", out));
+  write_stdout(reports::qualify_console(result) +
+               fmt::format("wrote {0}/qualify.json\nwrote {0}/qualify.html\n", out));
   return result.failures() == 0 ? ExitCode::ok : ExitCode::check_failed;
 }
 
@@ -46,17 +49,26 @@ ExitCode qualify(const QualifyFlags& flags) {
 
 void add_qualify_command(CLI::App& app, CommandStatus& status) {
   CLI::App* command = app.add_subcommand(
-      "qualify", "Measure the cluster's GPUs and links against floors (exit 1 naming every figure below its floor)");
+      "qualify",
+      "Measure the cluster's GPUs and links against floors (exit 1 naming every figure below its floor)");
   auto flags = std::make_shared<QualifyFlags>();
   command->add_option("SCENARIO", flags->scenario, "Scenario file whose cluster to qualify; required")
       ->required()
       ->type_name("FILE");
-  command->add_option("--backend", flags->backend, "reference (this host's CPU kernels and interfaces) or cuda (cuBLASLt, cuDNN SDPA, NCCL; absolute floors "
-                  "from the cluster's nominal figures)")
+  command
+      ->add_option("--backend", flags->backend,
+                   "reference (this host's CPU kernels and interfaces) or cuda (cuBLASLt, cuDNN SDPA, NCCL; "
+                   "absolute floors "
+                   "from the cluster's nominal figures)")
       ->check(CLI::IsMember({"reference", "cuda"}));
-  command->add_option("--floors", flags->floors, "Floors file (JSON): relative_to_median, per-probe minimums, nominal_fraction, max_latency")
+  command
+      ->add_option(
+          "--floors", flags->floors,
+          "Floors file (JSON): relative_to_median, per-probe minimums, nominal_fraction, max_latency")
       ->type_name("FILE");
-  command->add_option("--out", flags->out, "Folder for qualify.json and qualify.html (default out/<scenario>-qualify)")
+  command
+      ->add_option("--out", flags->out,
+                   "Folder for qualify.json and qualify.html (default out/<scenario>-qualify)")
       ->type_name("DIR");
   command->callback([flags, &status] { status.code = qualify(*flags); });
 }

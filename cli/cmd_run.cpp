@@ -1,13 +1,14 @@
 // `zeppelin-bench run SCENARIO... [--backend sim|reference|cuda] [--out DIR] [--iterations N] [--seed N]
-// [--format F]... [--profile FILE] [--plan FILE.json] [--quiet|--verbose]`: plans and executes every system of a scenario
-// for every iteration, writes the reports, then prints the summary, and exits 1 when a gate fails. With
+// [--format F]... [--profile FILE] [--plan FILE.json] [--quiet|--verbose]`: plans and executes every system
+// of a scenario for every iteration, writes the reports, then prints the summary, and exits 1 when a gate
+// fails. With
 // --plan it executes that one plan instead (core/run/run_plan.hpp), for what-if experiments. Several
 // scenarios, or a folder of them, run in turn and add a combined table (cli/run_many.cpp).
 #include <unistd.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -53,7 +54,9 @@ ExitCode run_one(const RunFlags& f, const std::string& file) {
 
 }  // namespace
 
-bool is_reporter() { return process_launch().rank == 0; }
+bool is_reporter() {
+  return process_launch().rank == 0;
+}
 
 LoadedRun load_run(const RunFlags& f, const std::string& file, bool out_is_parent) {
   LoadedRun run;
@@ -61,16 +64,19 @@ LoadedRun load_run(const RunFlags& f, const std::string& file, bool out_is_paren
   run.scenario = load_scenario(file);
   Scenario& scenario = run.scenario;
   std::optional<std::string> out_dir;  // names are letters, digits, '.', '_' and '-': a safe folder name
-  if (!f.out.empty()) out_dir = out_is_parent ? (std::filesystem::path(f.out) / scenario.name).string() : f.out;
-  run.overrides = apply_overrides(scenario, f.backend.empty() ? std::nullopt : std::optional<Backend>(parse_backend(f.backend)),
-                                  f.iterations, f.seed, out_dir);
+  if (!f.out.empty())
+    out_dir = out_is_parent ? (std::filesystem::path(f.out) / scenario.name).string() : f.out;
+  run.overrides = apply_overrides(
+      scenario, f.backend.empty() ? std::nullopt : std::optional<Backend>(parse_backend(f.backend)),
+      f.iterations, f.seed, out_dir);
   if (const auto profile = read_profile_flag(f.profile)) {
     scenario.hardware_profile = *profile;
     run.overrides.push_back({"--profile", "/hardware_profile", profile->source});
   }
   run.formats = scenario.output.formats;
   for (const auto& extra : f.formats) {
-    if (std::find(run.formats.begin(), run.formats.end(), extra) == run.formats.end()) run.formats.push_back(extra);
+    if (std::find(run.formats.begin(), run.formats.end(), extra) == run.formats.end())
+      run.formats.push_back(extra);
   }
   if (!f.formats.empty()) run.overrides.push_back({"--format", "/output/formats", run.formats});
   // A bad lengths file or a run larger than this machine's memory fails now, not when it is killed.
@@ -100,38 +106,50 @@ RunOutcome execute_run(const LoadedRun& run, const RunFlags& f, bool progress) {
   if (!is_reporter()) return outcome;
   // Reports first: a reader of stdout that stops early (`| head -1`) or a full terminal log must not
   // cost the reports, and the output is then written in one piece.
-  outcome.written = reports::write_reports(result, outcome.summary, context, scenario.output.dir, run.formats);
+  outcome.written =
+      reports::write_reports(result, outcome.summary, context, scenario.output.dir, run.formats);
   return outcome;
 }
 
 void add_run_command(CLI::App& app, CommandStatus& status) {
-  CLI::App* command = app.add_subcommand("run", "Plan and execute every system of a scenario; write the reports");
+  CLI::App* command =
+      app.add_subcommand("run", "Plan and execute every system of a scenario; write the reports");
   auto f = std::make_shared<RunFlags>();
-  command->add_option("SCENARIO", f->scenarios,
-                      "Scenario file(s), or folders of them (every *.json below, in path order); several add a "
-                      "combined table with a row per scenario; required")
+  command
+      ->add_option("SCENARIO", f->scenarios,
+                   "Scenario file(s), or folders of them (every *.json below, in path order); several add a "
+                   "combined table with a row per scenario; required")
       ->required()
       ->type_name("FILE|DIR");
-  command->add_option("--backend", f->backend, "Executor, overriding the scenario's \"backend\" (default: the scenario's, sim)")
+  command
+      ->add_option("--backend", f->backend,
+                   "Executor, overriding the scenario's \"backend\" (default: the scenario's, sim)")
       ->check(CLI::IsMember({"sim", "reference", "cuda"}));
-  command->add_option("--out", f->out,
-                      "Output directory, overriding \"output.dir\" (default: out/<name>); with several scenarios, "
-                      "each writes to DIR/<name> and the combined table to DIR");
+  command->add_option(
+      "--out", f->out,
+      "Output directory, overriding \"output.dir\" (default: out/<name>); with several scenarios, "
+      "each writes to DIR/<name> and the combined table to DIR");
   command->add_option("--iterations", f->iterations, "Iterations, overriding \"workload.iterations\"");
   command->add_option("--seed", f->seed, "Seed, overriding \"seed\"");
-  command->add_option("--format", f->formats, "Extra report format(s) beyond \"output.formats\": json, html, trace, gbench")
+  command
+      ->add_option("--format", f->formats,
+                   "Extra report format(s) beyond \"output.formats\": json, html, trace, gbench")
       ->check(CLI::IsMember({"json", "html", "trace", "gbench"}));
   add_profile_option(*command, f->profile);
-  command->add_option("--plan", f->plan,
-                      "Execute this plan JSON (from `plan --format json`, possibly edited) instead of the scenario's "
-                      "systems; the scenario's gates are not evaluated")
+  command
+      ->add_option(
+          "--plan", f->plan,
+          "Execute this plan JSON (from `plan --format json`, possibly edited) instead of the scenario's "
+          "systems; the scenario's gates are not evaluated")
       ->type_name("FILE")
       ->multi_option_policy(CLI::MultiOptionPolicy::Throw);
-  command->add_flag("--quiet", f->quiet, "Print nothing but errors (default: summary and progress on a terminal)");
+  command->add_flag("--quiet", f->quiet,
+                    "Print nothing but errors (default: summary and progress on a terminal)");
   command->add_flag("--verbose", f->verbose, "Print each (system, iteration) as it starts");
   command->callback([f, &status] {
     const ScenarioPaths paths = expand_scenario_paths(f->scenarios);
-    status.code = paths.several ? run_many(*f, paths.files, paths.folder_title) : run_one(*f, paths.files.front());
+    status.code =
+        paths.several ? run_many(*f, paths.files, paths.folder_title) : run_one(*f, paths.files.front());
   });
 }
 

@@ -38,8 +38,10 @@ ExitCode validate_files(const std::vector<std::string>& files, const std::string
     try {
       Scenario scenario = load_scenario(file);
       if (profile) scenario.hardware_profile = *profile;
-      check_runnable(scenario);  // what run would refuse beyond the file itself: its workload source, its size
-      line = fmt::format("ok  {}  ({})\n", reports::terminal_field(file), reports::terminal_field(summary_of(scenario)));
+      check_runnable(
+          scenario);  // what run would refuse beyond the file itself: its workload source, its size
+      line = fmt::format("ok  {}  ({})\n", reports::terminal_field(file),
+                         reports::terminal_field(summary_of(scenario)));
     } catch (const Error& e) {
       print_problems(e);
       if (static_cast<int>(e.code()) > static_cast<int>(worst)) worst = e.code();

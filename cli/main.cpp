@@ -37,7 +37,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.footer(
       "Exit codes: 0 ok, 1 a gate or comparison failed, 2 bad input, 3 runtime failure (including an output\n"
-      "folder that cannot be written and a failed write to standard output, e.g. a full disk or closed pipe).\n"
+      "folder that cannot be written and a failed write to standard output, e.g. a full disk or closed "
+      "pipe).\n"
       "Scenario file reference: docs/SCENARIOS.md");
 
   zb::cli::ignore_broken_pipes();

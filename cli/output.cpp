@@ -19,16 +19,21 @@ namespace {
   Location where;
   where.file = "standard output";
   throw_runtime_error(where, "cannot write: " + why,
-                      closed_pipe ? "the program reading the output exited before it was written; reports, if any, "
-                                    "were written first"
-                                  : "check where standard output goes: a full disk, a closed terminal or a device");
+                      closed_pipe
+                          ? "the program reading the output exited before it was written; reports, if any, "
+                            "were written first"
+                          : "check where standard output goes: a full disk, a closed terminal or a device");
 }
 
-[[noreturn]] void stdout_failed(int error) { stdout_failed(std::strerror(error), error == EPIPE); }
+[[noreturn]] void stdout_failed(int error) {
+  stdout_failed(std::strerror(error), error == EPIPE);
+}
 
 }  // namespace
 
-void ignore_broken_pipes() { std::signal(SIGPIPE, SIG_IGN); }
+void ignore_broken_pipes() {
+  std::signal(SIGPIPE, SIG_IGN);
+}
 
 void write_stdout(std::string_view raw) {
   const std::string text = reports::terminal_text(raw);

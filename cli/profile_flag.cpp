@@ -7,7 +7,8 @@ namespace zb::cli {
 void add_profile_option(CLI::App& command, std::string& file) {
   command
       .add_option("--profile", file,
-                  "Hardware-profile JSON (the cost model's constants), overriding the scenario's \"hardware_profile\"")
+                  "Hardware-profile JSON (the cost model's constants), overriding the scenario's "
+                  "\"hardware_profile\"")
       ->type_name("FILE")
       ->multi_option_policy(CLI::MultiOptionPolicy::Throw);
 }
@@ -20,7 +21,8 @@ std::optional<HardwareProfileSpec> read_profile_flag(const std::string& file) {
   } catch (const Error& error) {
     // Say that the flag brought the file in: the file alone does not tell which input was wrong.
     std::vector<Problem> problems = error.problems();
-    for (Problem& problem : problems) problem.hint += problem.hint.empty() ? "(read for --profile)" : " (read for --profile)";
+    for (Problem& problem : problems)
+      problem.hint += problem.hint.empty() ? "(read for --profile)" : " (read for --profile)";
     throw Error(error.code(), std::move(problems));
   }
 }

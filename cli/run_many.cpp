@@ -23,7 +23,8 @@ namespace {
 // Where the combined table goes: --out, else out/<folder> for one folder, else out/combined.
 std::filesystem::path combined_folder(const RunFlags& f, const std::string& folder_title) {
   if (!f.out.empty()) return f.out;
-  if (!folder_title.empty()) return std::filesystem::path("out") / std::filesystem::path(folder_title).filename();
+  if (!folder_title.empty())
+    return std::filesystem::path("out") / std::filesystem::path(folder_title).filename();
   return "out/combined";
 }
 
@@ -56,9 +57,10 @@ std::vector<LoadedRun> load_all(const RunFlags& f, const std::vector<std::string
 
 ExitCode run_many(const RunFlags& f, const std::vector<std::string>& files, const std::string& folder_title) {
   if (!f.plan.empty()) {
-    throw_input_error({"--plan", "", 0, 0, -1},
-                      fmt::format("executes one plan against one scenario; {} scenarios were given", files.size()),
-                      "give one scenario file with --plan");
+    throw_input_error(
+        {"--plan", "", 0, 0, -1},
+        fmt::format("executes one plan against one scenario; {} scenarios were given", files.size()),
+        "give one scenario file with --plan");
   }
   const std::vector<LoadedRun> runs = load_all(f, files);
   const std::filesystem::path table_folder = combined_folder(f, folder_title);
@@ -67,7 +69,8 @@ ExitCode run_many(const RunFlags& f, const std::vector<std::string>& files, cons
   std::vector<reports::CombinedRow> rows;
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const LoadedRun& run = runs[i];
-    const std::string head = fmt::format("[{}/{}] {}", i + 1, runs.size(), reports::terminal_field(run.scenario.name));
+    const std::string head =
+        fmt::format("[{}/{}] {}", i + 1, runs.size(), reports::terminal_field(run.scenario.name));
     try {
       const RunOutcome outcome = execute_run(run, f, speak);
       if (outcome.verdict == ExitCode::check_failed && worst == ExitCode::ok) worst = ExitCode::check_failed;
@@ -75,7 +78,8 @@ ExitCode run_many(const RunFlags& f, const std::vector<std::string>& files, cons
       if (speak) {
         std::string line = head;
         for (const reports::SystemSummary& s : outcome.summary.systems) {
-          if (const std::string versus = reports::versus_best_statement(outcome.summary, s); !versus.empty()) {
+          if (const std::string versus = reports::versus_best_statement(outcome.summary, s);
+              !versus.empty()) {
             line += ": " + reports::terminal_field(versus);
             break;
           }
@@ -92,7 +96,9 @@ ExitCode run_many(const RunFlags& f, const std::vector<std::string>& files, cons
   if (!is_reporter()) return worst;
   // The title names what was given: the folder, the files when they are few, else their count.
   std::string title = folder_title;
-  if (title.empty()) title = files.size() <= 3 ? fmt::format("{}", fmt::join(files, ", ")) : fmt::format("{} files", files.size());
+  if (title.empty())
+    title =
+        files.size() <= 3 ? fmt::format("{}", fmt::join(files, ", ")) : fmt::format("{} files", files.size());
   const reports::CombinedTable table = reports::combine(title, std::move(rows));
   const auto written = reports::write_combined_table(table, table_folder);
   if (f.quiet) return worst;

@@ -20,9 +20,11 @@ ScenarioPaths expand_scenario_paths(const std::vector<std::string>& arguments) {
     }
     ++folders;
     std::vector<std::string> found;
-    for (fs::recursive_directory_iterator it(argument, fs::directory_options::skip_permission_denied, ec), end;
+    for (fs::recursive_directory_iterator it(argument, fs::directory_options::skip_permission_denied, ec),
+         end;
          !ec && it != end; it.increment(ec)) {
-      if (it->is_regular_file(ec) && it->path().extension() == ".json") found.push_back(it->path().generic_string());
+      if (it->is_regular_file(ec) && it->path().extension() == ".json")
+        found.push_back(it->path().generic_string());
     }
     if (ec) {
       throw_input_error({argument, "", 0, 0, -1}, "cannot list the folder: " + ec.message(),

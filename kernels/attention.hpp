@@ -47,7 +47,7 @@ struct AttentionBlockDesc {
   std::int64_t q_position = 0;   // absolute position in its sequence of query q_row
   std::int64_t kv_position = 0;  // absolute position in its sequence of key kv_row
   AttentionMask mask = AttentionMask::causal;
-  std::int64_t out_row = 0;      // first row of this block's results in O and LSE
+  std::int64_t out_row = 0;  // first row of this block's results in O and LSE
 };
 
 // Checks the shape and every descriptor (ranges inside the tensors, non-negative counts and positions,

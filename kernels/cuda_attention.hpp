@@ -83,7 +83,8 @@ class RowCopySchedule {
   RowCopySchedule& operator=(const RowCopySchedule&) = delete;
 
   // `packed_rows`: rows of the packed buffer, for the bounds check. `for_unpack` also rejects overlaps.
-  Status build(std::span<const RowRange> ranges, std::size_t row_bytes, std::int64_t packed_rows, bool for_unpack);
+  Status build(std::span<const RowRange> ranges, std::size_t row_bytes, std::int64_t packed_rows,
+               bool for_unpack);
 
   [[nodiscard]] std::int64_t total_rows() const noexcept;
 

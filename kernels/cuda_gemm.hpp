@@ -24,8 +24,8 @@ class GemmPlan {
 
   // Creates the cuBLASLt handle and layouts and picks the algorithm (plan-time). `transpose_a` /
   // `transpose_b` read A as k×m / B as n×k (the data and weight gradients: dX = dY·Wᵀ, dW = Xᵀ·dY).
-  Status build(std::int64_t m, std::int64_t n, std::int64_t k, ElementType type, bool transpose_a, bool transpose_b,
-               std::size_t workspace_bytes);
+  Status build(std::int64_t m, std::int64_t n, std::int64_t k, ElementType type, bool transpose_a,
+               bool transpose_b, std::size_t workspace_bytes);
 
   [[nodiscard]] double flops() const noexcept;  // 2·m·n·k
   // What the chosen algorithm needs (≤ the budget given to build; 0 is possible): gemm() passes exactly

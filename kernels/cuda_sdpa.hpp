@@ -60,8 +60,8 @@ class SdpaPlan {
   // Validates (validate_attention, or validate_attention_backward when `backward`), classifies,
   // uploads the ragged offsets and sequence lengths, and builds the graphs (plan-time: synchronous).
   // `input_type` is bf16 or f16; O, dO, dQ, dK, dV share it; LSE is always f32.
-  Status build(const AttentionShape& shape, std::span<const AttentionBlockDesc> blocks, ElementType input_type,
-               bool backward);
+  Status build(const AttentionShape& shape, std::span<const AttentionBlockDesc> blocks,
+               ElementType input_type, bool backward);
 
   [[nodiscard]] std::size_t workspace_bytes() const noexcept;
   [[nodiscard]] const AttentionShape& shape() const noexcept;
@@ -77,8 +77,8 @@ struct SdpaForwardTensors {
   const void* q = nullptr;
   const void* k = nullptr;
   const void* v = nullptr;
-  void* o = nullptr;      // out_rows × heads × head_dim, input type
-  float* lse = nullptr;   // out_rows × heads, natural log
+  void* o = nullptr;     // out_rows × heads × head_dim, input type
+  float* lse = nullptr;  // out_rows × heads, natural log
   void* workspace = nullptr;
 };
 
@@ -86,7 +86,7 @@ struct SdpaBackwardTensors {
   const void* q = nullptr;
   const void* k = nullptr;
   const void* v = nullptr;
-  const void* o = nullptr;     // final forward output of the rows
+  const void* o = nullptr;  // final forward output of the rows
   const void* d_o = nullptr;
   const float* lse = nullptr;  // final forward LSE of the rows
   void* dq = nullptr;          // accumulated (+=), input type

@@ -9,9 +9,9 @@
 
 namespace zb::kernels {
 
-Status gemm(std::int64_t m, std::int64_t n, std::int64_t k, std::span<const float> a, std::span<const float> b,
-            std::span<float> c);
-Status gemm(std::int64_t m, std::int64_t n, std::int64_t k, std::span<const double> a, std::span<const double> b,
-            std::span<double> c);
+Status gemm(std::int64_t m, std::int64_t n, std::int64_t k, std::span<const float> a,
+            std::span<const float> b, std::span<float> c);
+Status gemm(std::int64_t m, std::int64_t n, std::int64_t k, std::span<const double> a,
+            std::span<const double> b, std::span<double> c);
 
 }  // namespace zb::kernels

@@ -34,7 +34,7 @@ Status validate_row_ranges(std::string_view entry, std::span<const RowRange> ran
 // divided by row_bytes.
 Status pack_rows(std::span<const RowRange> ranges, std::size_t row_bytes, std::span<const std::byte> packed,
                  std::span<std::byte> contiguous);
-Status unpack_rows(std::span<const RowRange> ranges, std::size_t row_bytes, std::span<const std::byte> contiguous,
-                   std::span<std::byte> packed);
+Status unpack_rows(std::span<const RowRange> ranges, std::size_t row_bytes,
+                   std::span<const std::byte> contiguous, std::span<std::byte> packed);
 
 }  // namespace zb::kernels

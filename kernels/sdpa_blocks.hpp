@@ -46,7 +46,8 @@ std::vector<SdpaEntry> split_sdpa_block(const AttentionBlockDesc& block, std::in
 // Validates (validate_attention or validate_attention_backward, by `backward`), checks cuDNN's limits and
 // splits every block, in list order. `entry` prefixes messages ("SdpaPlan::build").
 Status split_sdpa_blocks(std::string_view entry, const AttentionShape& shape,
-                         std::span<const AttentionBlockDesc> blocks, bool backward, std::vector<SdpaEntry>& out);
+                         std::span<const AttentionBlockDesc> blocks, bool backward,
+                         std::vector<SdpaEntry>& out);
 
 // For the backward: cuDNN WRITES dQ/dK/dV of each launched entry into a compact scratch (entry e's rows
 // at its own scratch rows, so entries never race), and one gather kernel then adds, for each destination

@@ -88,7 +88,8 @@ CombinedTable combine(std::string title, std::vector<CombinedRow> rows) {
   std::vector<std::pair<double, std::string>> versus_best;
   for (const CombinedRow& row : t.rows) {
     for (const auto& [baseline, value] : row.speedups) {
-      if (std::find(t.baseline_columns.begin(), t.baseline_columns.end(), baseline) == t.baseline_columns.end()) {
+      if (std::find(t.baseline_columns.begin(), t.baseline_columns.end(), baseline) ==
+          t.baseline_columns.end()) {
         t.baseline_columns.push_back(baseline);
       }
     }

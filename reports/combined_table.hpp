@@ -40,7 +40,7 @@ struct CombinedRow {
   std::optional<double> best_seconds;
   std::optional<double> speedup_vs_best;
   std::vector<std::pair<std::string, std::optional<double>>> speedups;  // subject vs each baseline, ranked
-  std::vector<CombinedSystem> systems;  // scenario order
+  std::vector<CombinedSystem> systems;                                  // scenario order
   bool gates_passed = true;
   std::string error;  // a runtime failure of this scenario; the row then has no figures
 };
@@ -70,7 +70,8 @@ struct CombinedTable {
 
 [[nodiscard]] CombinedRow combined_row(const RunSummary& summary, const std::string& file,
                                        const std::string& report_dir);
-[[nodiscard]] CombinedRow failed_row(const std::string& scenario, const std::string& file, const std::string& error);
+[[nodiscard]] CombinedRow failed_row(const std::string& scenario, const std::string& file,
+                                     const std::string& error);
 // The rows in the order given, with the columns and aggregates filled in.
 [[nodiscard]] CombinedTable combine(std::string title, std::vector<CombinedRow> rows);
 

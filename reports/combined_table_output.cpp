@@ -14,8 +14,12 @@
 namespace zb::reports {
 namespace {
 
-std::string seconds_cell(const std::optional<double>& s) { return s ? format_seconds(*s) : "OOM"; }
-std::string ratio_cell(const std::optional<double>& r) { return r ? format_ratio(*r) : "n/a"; }
+std::string seconds_cell(const std::optional<double>& s) {
+  return s ? format_seconds(*s) : "OOM";
+}
+std::string ratio_cell(const std::optional<double>& r) {
+  return r ? format_ratio(*r) : "n/a";
+}
 
 std::optional<double> speedup_against(const CombinedRow& row, const std::string& baseline) {
   for (const auto& [label, value] : row.speedups) {
@@ -25,13 +29,14 @@ std::optional<double> speedup_against(const CombinedRow& row, const std::string&
 }
 
 bool has_baseline(const CombinedRow& row, const std::string& baseline) {
-  return std::any_of(row.speedups.begin(), row.speedups.end(), [&](const auto& s) { return s.first == baseline; });
+  return std::any_of(row.speedups.begin(), row.speedups.end(),
+                     [&](const auto& s) { return s.first == baseline; });
 }
 
 TextTable table_of(const CombinedTable& t) {
   TextTable out;
-  out.header = {"scenario", "backend", "cluster", "model", "system", "s/iter", "best baseline", "its s/iter",
-                "vs best", "verdict"};
+  out.header = {"scenario", "backend",       "cluster",    "model",   "system",
+                "s/iter",   "best baseline", "its s/iter", "vs best", "verdict"};
   for (const std::string& b : t.baseline_columns) out.header.push_back("vs " + b);
   out.header.push_back("gates");
   out.align.assign(out.header.size(), Align::right);
@@ -44,12 +49,16 @@ TextTable table_of(const CombinedTable& t) {
       out.rows.push_back(std::move(cells));
       continue;
     }
-    std::vector<std::string> cells{row.scenario, row.simulated ? row.backend + " (simulated)" : row.backend + " (measured)",
-                                   row.cluster, row.model, row.subject.empty() ? "\u2014" : row.subject,
+    std::vector<std::string> cells{row.scenario,
+                                   row.simulated ? row.backend + " (simulated)" : row.backend + " (measured)",
+                                   row.cluster,
+                                   row.model,
+                                   row.subject.empty() ? "\u2014" : row.subject,
                                    row.subject.empty() ? "\u2014" : seconds_cell(row.subject_seconds),
                                    row.best_baseline.value_or("none"),
                                    row.best_seconds ? format_seconds(*row.best_seconds) : "\u2014",
-                                   ratio_cell(row.speedup_vs_best), verdict_of(row)};
+                                   ratio_cell(row.speedup_vs_best),
+                                   verdict_of(row)};
     for (const std::string& b : t.baseline_columns) {
       cells.push_back(has_baseline(row, b) ? ratio_cell(speedup_against(row, b)) : "\u2014");
     }
@@ -74,9 +83,10 @@ std::string subject_name(const CombinedTable& t) {
 
 std::string aggregate_line(const std::string& what, const RatioAggregates& a) {
   if (a.count == 0) return what + ": no scenario has the figure";
-  return fmt::format("{} over {} scenario{}: mean {}, geometric mean {}, median {}, min {} ({}), max {} ({})", what,
-                     a.count, a.count == 1 ? "" : "s", format_ratio(a.mean), format_ratio(a.geometric_mean),
-                     format_ratio(a.median), format_ratio(a.min), a.min_scenario, format_ratio(a.max), a.max_scenario);
+  return fmt::format("{} over {} scenario{}: mean {}, geometric mean {}, median {}, min {} ({}), max {} ({})",
+                     what, a.count, a.count == 1 ? "" : "s", format_ratio(a.mean),
+                     format_ratio(a.geometric_mean), format_ratio(a.median), format_ratio(a.min),
+                     a.min_scenario, format_ratio(a.max), a.max_scenario);
 }
 
 // The lines under the table: the aggregates, then where each row's figures came from.
@@ -85,7 +95,8 @@ std::vector<std::string> notes_of(const CombinedTable& t) {
   std::vector<std::string> lines;
   lines.push_back(aggregate_line(subject + " vs the best baseline", t.versus_best) +
                   fmt::format("; wins {}, ties {} (within \u00b10.5 %), loses {}", t.wins, t.ties, t.losses));
-  for (const auto& [baseline, a] : t.versus_baseline) lines.push_back(aggregate_line(subject + " vs " + baseline, a));
+  for (const auto& [baseline, a] : t.versus_baseline)
+    lines.push_back(aggregate_line(subject + " vs " + baseline, a));
   std::set<std::string> profiles;
   for (const CombinedRow& row : t.rows) {
     if (row.error.empty()) profiles.insert(row.hardware_profile);
@@ -97,7 +108,8 @@ std::vector<std::string> notes_of(const CombinedTable& t) {
 }  // namespace
 
 std::string combined_text(const CombinedTable& t) {
-  std::string out = fmt::format("combined table: {} ({} scenario{})\n\n", t.title, t.rows.size(), t.rows.size() == 1 ? "" : "s");
+  std::string out = fmt::format("combined table: {} ({} scenario{})\n\n", t.title, t.rows.size(),
+                                t.rows.size() == 1 ? "" : "s");
   out += render_text(table_of(t), "  ") + "\n";
   for (const std::string& line : notes_of(t)) out += line + "\n";
   return out;
@@ -150,9 +162,11 @@ nlohmann::ordered_json combined_json(const CombinedTable& t) {
     r["cluster"] = row.cluster;
     r["model"] = row.model;
     r["hardware_profile"] = row.hardware_profile;
-    r["subject"] = row.subject.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(row.subject);
+    r["subject"] =
+        row.subject.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(row.subject);
     r["subject_mean_iteration_seconds"] = optional_number(row.subject_seconds);
-    r["best_baseline"] = row.best_baseline ? nlohmann::ordered_json(*row.best_baseline) : nlohmann::ordered_json(nullptr);
+    r["best_baseline"] =
+        row.best_baseline ? nlohmann::ordered_json(*row.best_baseline) : nlohmann::ordered_json(nullptr);
     r["best_baseline_mean_iteration_seconds"] = optional_number(row.best_seconds);
     r["speedup_vs_best"] = optional_number(row.speedup_vs_best);
     r["verdict"] = verdict_of(row);
@@ -161,9 +175,11 @@ nlohmann::ordered_json combined_json(const CombinedTable& t) {
     r["speedups"] = speedups;
     nlohmann::ordered_json systems = nlohmann::ordered_json::array();
     for (const CombinedSystem& s : row.systems) {
-      systems.push_back({{"label", s.label}, {"baseline", s.is_baseline},
+      systems.push_back({{"label", s.label},
+                         {"baseline", s.is_baseline},
                          {"mean_iteration_seconds", optional_number(s.mean_seconds)},
-                         {"feasible_iterations", s.feasible_iterations}, {"iterations", s.iterations}});
+                         {"feasible_iterations", s.feasible_iterations},
+                         {"iterations", s.iterations}});
     }
     r["systems"] = systems;
     r["gates_passed"] = row.gates_passed;
@@ -183,13 +199,15 @@ nlohmann::ordered_json combined_json(const CombinedTable& t) {
 std::string combined_html(const CombinedTable& t) {
   const TextTable table = table_of(t);
   std::string out = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">";
-  out += fmt::format("<title>{}</title><style>{}</style></head><body><main>", html_escape("combined table: " + t.title),
-                     html_report_style);
-  out += fmt::format(R"(<header class="verdict"><h1>{}</h1><p class="description">{} scenario{}, one row each; every figure from that scenario's report</p></header>)",
-                     html_escape(t.title), t.rows.size(), t.rows.size() == 1 ? "" : "s");
+  out += fmt::format("<title>{}</title><style>{}</style></head><body><main>",
+                     html_escape("combined table: " + t.title), html_report_style);
+  out += fmt::format(
+      R"(<header class="verdict"><h1>{}</h1><p class="description">{} scenario{}, one row each; every figure from that scenario's report</p></header>)",
+      html_escape(t.title), t.rows.size(), t.rows.size() == 1 ? "" : "s");
   out += R"(<section><div class="table-scroll"><table><thead><tr>)";
   for (std::size_t c = 0; c < table.header.size(); ++c) {
-    out += fmt::format(R"(<th{}>{}</th>)", table.align[c] == Align::left ? R"( class="text")" : "", html_escape(table.header[c]));
+    out += fmt::format(R"(<th{}>{}</th>)", table.align[c] == Align::left ? R"( class="text")" : "",
+                       html_escape(table.header[c]));
   }
   out += "</tr></thead><tbody>";
   for (std::size_t r = 0; r < table.rows.size(); ++r) {
@@ -208,9 +226,12 @@ std::string combined_html(const CombinedTable& t) {
   return out;
 }
 
-std::vector<std::filesystem::path> write_combined_table(const CombinedTable& t, const std::filesystem::path& directory) {
+std::vector<std::filesystem::path> write_combined_table(const CombinedTable& t,
+                                                        const std::filesystem::path& directory) {
   const std::vector<std::pair<std::string, std::string>> files{
-      {"combined.json", combined_json(t).dump(2) + "\n"}, {"combined.md", combined_markdown(t)}, {"combined.html", combined_html(t)}};
+      {"combined.json", combined_json(t).dump(2) + "\n"},
+      {"combined.md", combined_markdown(t)},
+      {"combined.html", combined_html(t)}};
   std::vector<std::filesystem::path> written;
   for (const auto& [name, content] : files) {
     write_file_atomically(directory / name, content);

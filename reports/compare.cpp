@@ -20,7 +20,8 @@ struct SideSamples {
 };
 
 // The values of the iterations that fitted on both sides, in iteration order, pair by pair.
-SideSamples paired_samples(const nlohmann::json& base_system, const nlohmann::json& candidate_system, const char* key) {
+SideSamples paired_samples(const nlohmann::json& base_system, const nlohmann::json& candidate_system,
+                           const char* key) {
   std::map<std::int64_t, double> base_by_iteration;
   for (const auto& [iteration, value] : compare_input::per_iteration_values(base_system, key)) {
     base_by_iteration[iteration] = value;
@@ -40,8 +41,9 @@ bool too_few_for_a_verdict(MetricComparison& out, const CompareOptions& options)
   const std::string row = out.system + " / " + out.metric;
   if (out.test_used == ComparisonTest::paired_t) {
     if (out.paired.pairs >= minimum_pairs_for_verdict) return false;
-    out.warning = fmt::format("{}: {} iteration{} fitted on both sides; at least {} pairs are needed for a verdict", row,
-                              out.paired.pairs, out.paired.pairs == 1 ? "" : "s", minimum_pairs_for_verdict);
+    out.warning =
+        fmt::format("{}: {} iteration{} fitted on both sides; at least {} pairs are needed for a verdict",
+                    row, out.paired.pairs, out.paired.pairs == 1 ? "" : "s", minimum_pairs_for_verdict);
     return true;
   }
   const int fewest = std::min(out.base.count, out.candidate.count);
@@ -54,16 +56,18 @@ bool too_few_for_a_verdict(MetricComparison& out, const CompareOptions& options)
   // samples give p ≥ 2 / C(n₁+n₂, n₁) (ties only raise it).
   const double smallest_p = smallest_exact_p_value(out.base.count, out.candidate.count);
   if (smallest_p >= options.alpha) {
-    out.warning = fmt::format("{}: with {} and {} samples the U test cannot reach p < {} (smallest p = {:.3g}); "
-                              "run more iterations",
-                              row, out.base.count, out.candidate.count, options.alpha, smallest_p);
+    out.warning = fmt::format(
+        "{}: with {} and {} samples the U test cannot reach p < {} (smallest p = {:.3g}); "
+        "run more iterations",
+        row, out.base.count, out.candidate.count, options.alpha, smallest_p);
     return true;
   }
   return false;
 }
 
-MetricComparison compare_metric(const std::string& label, const ComparedMetric& metric, const SideSamples& samples,
-                                ComparisonTest test, const CompareOptions& options) {
+MetricComparison compare_metric(const std::string& label, const ComparedMetric& metric,
+                                const SideSamples& samples, ComparisonTest test,
+                                const CompareOptions& options) {
   MetricComparison out;
   out.system = label;
   out.metric = metric.key;
@@ -105,7 +109,8 @@ FeasibilityComparison compare_feasibility(const std::string& label, const nlohma
   out.candidate_iterations = compare_input::iterations_of(candidate_system);
   out.candidate_oom_iterations = compare_input::oom_iterations_of(candidate_system);
   const long long base_share = static_cast<long long>(out.base_oom_iterations) * out.candidate_iterations;
-  const long long candidate_share = static_cast<long long>(out.candidate_oom_iterations) * out.base_iterations;
+  const long long candidate_share =
+      static_cast<long long>(out.candidate_oom_iterations) * out.base_iterations;
   out.verdict = candidate_share > base_share   ? Verdict::regression
                 : candidate_share < base_share ? Verdict::improvement
                                                : Verdict::unchanged;
@@ -115,10 +120,12 @@ FeasibilityComparison compare_feasibility(const std::string& label, const nlohma
 }  // namespace
 
 int ComparisonReport::regressions() const {
-  const auto metric_regressions = std::count_if(metrics.begin(), metrics.end(),
-                                                [](const MetricComparison& m) { return m.verdict == Verdict::regression; });
-  const auto memory_regressions = std::count_if(feasibility.begin(), feasibility.end(),
-                                                [](const FeasibilityComparison& f) { return f.verdict == Verdict::regression; });
+  const auto metric_regressions =
+      std::count_if(metrics.begin(), metrics.end(),
+                    [](const MetricComparison& m) { return m.verdict == Verdict::regression; });
+  const auto memory_regressions =
+      std::count_if(feasibility.begin(), feasibility.end(),
+                    [](const FeasibilityComparison& f) { return f.verdict == Verdict::regression; });
   return static_cast<int>(metric_regressions + memory_regressions);
 }
 
@@ -155,9 +162,10 @@ ComparisonReport compare_reports(const nlohmann::json& base, const nlohmann::jso
     }
     out.feasibility.push_back(compare_feasibility(label, base_system, *candidate_system));
     for (const ComparedMetric& metric : compare_input::compared_metrics()) {
-      const SideSamples samples = out.paired ? paired_samples(base_system, *candidate_system, metric.key)
-                                             : SideSamples{compare_input::samples_of(base_system, metric.key),
-                                                           compare_input::samples_of(*candidate_system, metric.key)};
+      const SideSamples samples = out.paired
+                                      ? paired_samples(base_system, *candidate_system, metric.key)
+                                      : SideSamples{compare_input::samples_of(base_system, metric.key),
+                                                    compare_input::samples_of(*candidate_system, metric.key)};
       MetricComparison compared = compare_metric(label, metric, samples, test, options);
       if (!compared.warning.empty()) out.warnings.push_back(compared.warning);
       out.metrics.push_back(std::move(compared));
@@ -166,7 +174,8 @@ ComparisonReport compare_reports(const nlohmann::json& base, const nlohmann::jso
   for (const auto& candidate_system : candidate["systems"]) {
     const auto label = candidate_system["label"].get<std::string>();
     if (compare_input::find_system(base, label) == nullptr) {
-      out.warnings.push_back(fmt::format("system \"{}\" is only in the candidate report; not compared", label));
+      out.warnings.push_back(
+          fmt::format("system \"{}\" is only in the candidate report; not compared", label));
     }
   }
   return out;
@@ -178,10 +187,14 @@ ExitCode exit_code_of(const ComparisonReport& report) {
 
 const char* to_string(Verdict verdict) {
   switch (verdict) {
-    case Verdict::regression: return "REGRESSION";
-    case Verdict::improvement: return "improvement";
-    case Verdict::unchanged: return "no change";
-    case Verdict::inconclusive: return "inconclusive";
+    case Verdict::regression:
+      return "REGRESSION";
+    case Verdict::improvement:
+      return "improvement";
+    case Verdict::unchanged:
+      return "no change";
+    case Verdict::inconclusive:
+      return "inconclusive";
   }
   return "?";
 }

@@ -41,9 +41,9 @@ struct MetricComparison {
   SampleAggregates candidate;
   double change = 0;  // candidate mean / base mean − 1 (+0.2 = 20 % larger)
   ComparisonTest test_used = ComparisonTest::mann_whitney_u;
-  MannWhitneyResult u_test;   // when test_used is mann_whitney_u
-  PairedTestResult paired;    // when test_used is paired_t
-  double p_value = 1;         // of the test used
+  MannWhitneyResult u_test;  // when test_used is mann_whitney_u
+  PairedTestResult paired;   // when test_used is paired_t
+  double p_value = 1;        // of the test used
   Verdict verdict = Verdict::unchanged;
   std::string warning;  // why the verdict is inconclusive (empty otherwise)
 };
@@ -63,8 +63,8 @@ struct ComparisonReport {
   std::string base_file;
   std::string candidate_file;
   CompareOptions options;
-  bool paired = false;           // both reports simulate the same batches: per-iteration pairs
-  std::string pairing_reason;    // why they are (or are not) paired, one sentence
+  bool paired = false;         // both reports simulate the same batches: per-iteration pairs
+  std::string pairing_reason;  // why they are (or are not) paired, one sentence
   std::vector<FeasibilityComparison> feasibility;
   std::vector<MetricComparison> metrics;
   std::vector<std::string> warnings;  // other scenario or backend, systems on one side only, too few samples

@@ -28,7 +28,8 @@ std::string spread_text(const std::string& metric, const SampleAggregates& sampl
 TextTable comparison_table(const ComparisonReport& report) {
   TextTable table;
   table.header = {"system", "metric", "base (mean \u00b1 sd)", "candidate", "n", "change", "p", "verdict"};
-  table.align = {Align::left, Align::left, Align::right, Align::right, Align::right, Align::right, Align::right, Align::left};
+  table.align = {Align::left,  Align::left,  Align::right, Align::right,
+                 Align::right, Align::right, Align::right, Align::left};
   for (const MetricComparison& m : report.metrics) {
     const bool counted = m.base.count > 0 && m.candidate.count > 0;
     table.rows.push_back({m.system, m.metric, value_text(m.metric, m.base) + spread_text(m.metric, m.base),
@@ -50,14 +51,15 @@ TextTable memory_table(const ComparisonReport& report) {
   table.align = {Align::left, Align::right, Align::right, Align::left};
   for (const FeasibilityComparison& f : report.feasibility) {
     table.rows.push_back({f.system, oom_text(f.base_oom_iterations, f.base_iterations),
-                          oom_text(f.candidate_oom_iterations, f.candidate_iterations), to_string(f.verdict)});
+                          oom_text(f.candidate_oom_iterations, f.candidate_iterations),
+                          to_string(f.verdict)});
   }
   return table;
 }
 
 std::string settings_line(const ComparisonReport& report) {
-  return fmt::format("threshold {}, alpha {}; {}", format_percent(report.options.threshold), report.options.alpha,
-                     report.pairing_reason);
+  return fmt::format("threshold {}, alpha {}; {}", format_percent(report.options.threshold),
+                     report.options.alpha, report.pairing_reason);
 }
 
 std::string result_line(const ComparisonReport& report) {
@@ -80,8 +82,8 @@ std::string format_comparison_text(const ComparisonReport& report) {
 }
 
 std::string format_comparison_markdown(const ComparisonReport& report) {
-  std::string out = fmt::format("### zeppelin-bench compare\n\nBase `{}`, candidate `{}`; {}.\n\n", report.base_file,
-                                report.candidate_file, settings_line(report));
+  std::string out = fmt::format("### zeppelin-bench compare\n\nBase `{}`, candidate `{}`; {}.\n\n",
+                                report.base_file, report.candidate_file, settings_line(report));
   out += render_markdown(comparison_table(report));
   out += "\n" + render_markdown(memory_table(report));
   if (!report.warnings.empty()) out += "\n";
@@ -93,9 +95,11 @@ std::string format_comparison_markdown(const ComparisonReport& report) {
 nlohmann::ordered_json comparison_to_json(const ComparisonReport& report) {
   // No sample, no figure (as in report.json): null, never 0.
   auto aggregates_json = [](const SampleAggregates& a) {
-    auto figure = [&](double value) { return a.count > 0 ? nlohmann::ordered_json(value) : nlohmann::ordered_json(); };
-    return nlohmann::ordered_json{{"count", a.count}, {"mean", figure(a.mean)}, {"sd", figure(a.sd)},
-                                  {"median", figure(a.median)}};
+    auto figure = [&](double value) {
+      return a.count > 0 ? nlohmann::ordered_json(value) : nlohmann::ordered_json();
+    };
+    return nlohmann::ordered_json{
+        {"count", a.count}, {"mean", figure(a.mean)}, {"sd", figure(a.sd)}, {"median", figure(a.median)}};
   };
   nlohmann::ordered_json out;
   out["base"] = report.base_file;
@@ -121,7 +125,8 @@ nlohmann::ordered_json comparison_to_json(const ComparisonReport& report) {
     row["higher_is_better"] = m.higher_is_better;
     row["base"] = aggregates_json(m.base);
     row["candidate"] = aggregates_json(m.candidate);
-    row["change"] = m.base.count > 0 && m.candidate.count > 0 ? nlohmann::ordered_json(m.change) : nlohmann::ordered_json();
+    row["change"] = m.base.count > 0 && m.candidate.count > 0 ? nlohmann::ordered_json(m.change)
+                                                              : nlohmann::ordered_json();
     row["test"] = to_string(m.test_used);
     row["p_value"] = m.p_value;
     if (m.test_used == ComparisonTest::paired_t) {

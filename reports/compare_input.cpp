@@ -74,7 +74,8 @@ const std::vector<ComparedMetric>& compared_metrics() {
 }
 
 void check_report_shape(const nlohmann::json& report, const std::string& file) {
-  if (!report.is_object()) bad_report(file, "", "not a zeppelin-bench report (the top level is not an object)");
+  if (!report.is_object())
+    bad_report(file, "", "not a zeppelin-bench report (the top level is not an object)");
   const nlohmann::json* version = member(report, "schema_version");
   if (version == nullptr || !version->is_number_integer()) {
     bad_report(file, "schema_version", "not a zeppelin-bench report (no integer schema_version)",
@@ -89,7 +90,8 @@ void check_report_shape(const nlohmann::json& report, const std::string& file) {
   }
   const nlohmann::json* systems = member(report, "systems");
   if (systems == nullptr || !systems->is_array()) bad_report(file, "systems", "missing or not an array");
-  for (std::size_t i = 0; i < systems->size(); ++i) check_system_shape((*systems)[i], file, fmt::format("systems[{}]", i));
+  for (std::size_t i = 0; i < systems->size(); ++i)
+    check_system_shape((*systems)[i], file, fmt::format("systems[{}]", i));
 }
 
 std::string backend_of(const nlohmann::json& report) {

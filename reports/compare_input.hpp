@@ -25,7 +25,7 @@ void check_report_shape(const nlohmann::json& report, const std::string& file);
 [[nodiscard]] bool simulated(const nlohmann::json& report);
 [[nodiscard]] std::string scenario_name(const nlohmann::json& report);
 [[nodiscard]] std::optional<std::uint64_t> effective_seed(const nlohmann::json& report);  // schema 2 only
-[[nodiscard]] const nlohmann::json* effective_scenario(const nlohmann::json& report);    // schema 2 only
+[[nodiscard]] const nlohmann::json* effective_scenario(const nlohmann::json& report);     // schema 2 only
 // One fingerprint per iteration's batch (workload.batches[].lengths_fnv1a), empty when not recorded.
 [[nodiscard]] std::vector<std::string> batch_fingerprints(const nlohmann::json& report);
 
@@ -51,6 +51,7 @@ struct PairingDecision {
 
 // Warnings when the reports did not run the same thing: other scenarios, other backends, or the same
 // scenario with other settings after overrides (compare_pairing.cpp).
-[[nodiscard]] std::vector<std::string> mismatch_warnings(const nlohmann::json& base, const nlohmann::json& candidate);
+[[nodiscard]] std::vector<std::string> mismatch_warnings(const nlohmann::json& base,
+                                                         const nlohmann::json& candidate);
 
 }  // namespace zb::reports::compare_input

@@ -48,20 +48,24 @@ PairingDecision decide_pairing(const nlohmann::json& base, const nlohmann::json&
     return {false, fmt::format("{}: a report does not record its effective seed (schema 1)", unpaired)};
   }
   if (*base_seed != *candidate_seed) {
-    return {false, fmt::format("{}: the seeds differ ({} vs {}), so the batches do", unpaired, *base_seed, *candidate_seed)};
+    return {false, fmt::format("{}: the seeds differ ({} vs {}), so the batches do", unpaired, *base_seed,
+                               *candidate_seed)};
   }
   // Iteration i's batch depends on the seed and i only, so runs of other lengths share their first batches:
   // those pair up (paired_samples matches iterations by index), the rest have no partner.
   const std::vector<std::string> base_batches = batch_fingerprints(base);
   const std::vector<std::string> candidate_batches = batch_fingerprints(candidate);
   const std::size_t shared = std::min(base_batches.size(), candidate_batches.size());
-  if (shared == 0 || !std::equal(base_batches.begin(), base_batches.begin() + static_cast<std::ptrdiff_t>(shared),
-                                 candidate_batches.begin())) {
-    return {false, fmt::format("{}: seed {} gave different batches (the workload generator changed?)", unpaired, *base_seed)};
+  if (shared == 0 ||
+      !std::equal(base_batches.begin(), base_batches.begin() + static_cast<std::ptrdiff_t>(shared),
+                  candidate_batches.begin())) {
+    return {false, fmt::format("{}: seed {} gave different batches (the workload generator changed?)",
+                               unpaired, *base_seed)};
   }
-  return {true, fmt::format("paired per iteration (t test on log ratios): both simulate scenario \"{}\" with seed {} "
-                            "on the same {} batch{}",
-                            name, *base_seed, shared, shared == 1 ? "" : "es")};
+  return {true, fmt::format(
+                    "paired per iteration (t test on log ratios): both simulate scenario \"{}\" with seed {} "
+                    "on the same {} batch{}",
+                    name, *base_seed, shared, shared == 1 ? "" : "es")};
 }
 
 std::vector<std::string> mismatch_warnings(const nlohmann::json& base, const nlohmann::json& candidate) {
@@ -69,17 +73,19 @@ std::vector<std::string> mismatch_warnings(const nlohmann::json& base, const nlo
   const std::string base_name = scenario_name(base);
   const std::string candidate_name = scenario_name(candidate);
   if (base_name != candidate_name) {
-    out.push_back(fmt::format("the reports come from different scenarios (\"{}\" vs \"{}\"): systems with the same "
-                              "label ran other workloads",
-                              base_name, candidate_name));
+    out.push_back(
+        fmt::format("the reports come from different scenarios (\"{}\" vs \"{}\"): systems with the same "
+                    "label ran other workloads",
+                    base_name, candidate_name));
   }
   const std::string base_backend = backend_of(base);
   const std::string candidate_backend = backend_of(candidate);
   if (base_backend != candidate_backend) {
-    out.push_back(fmt::format("the reports come from different backends ({} vs {}): simulated, modelled and measured "
-                              "times are not comparable",
-                              base_backend.empty() ? "unknown" : base_backend,
-                              candidate_backend.empty() ? "unknown" : candidate_backend));
+    out.push_back(
+        fmt::format("the reports come from different backends ({} vs {}): simulated, modelled and measured "
+                    "times are not comparable",
+                    base_backend.empty() ? "unknown" : base_backend,
+                    candidate_backend.empty() ? "unknown" : candidate_backend));
   }
   const nlohmann::json* base_scenario = effective_scenario(base);
   const nlohmann::json* candidate_scenario = effective_scenario(candidate);

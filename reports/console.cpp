@@ -34,14 +34,16 @@ std::string time_with_spread(const SampleAggregates& a) {
 // "mean / max", or "n/a" when the executor recorded no NVLink loads.
 std::string nvlink_utilisation_cell(const SystemSummary& s) {
   if (s.nvlink_utilization_mean.count == 0) return "n/a";
-  return format_percent(s.nvlink_utilization_mean.mean) + " / " + format_percent(s.nvlink_utilization_max.mean);
+  return format_percent(s.nvlink_utilization_mean.mean) + " / " +
+         format_percent(s.nvlink_utilization_max.mean);
 }
 
 std::vector<std::string> system_row(const RunSummary& summary, const SystemSummary& s,
                                     const std::vector<const SystemSummary*>& baselines) {
   std::vector<std::string> row{s.label};
   if (!s.feasible()) {
-    row.push_back(fmt::format("OOM ({} of {} iterations)", s.iterations - s.feasible_iterations, s.iterations));
+    row.push_back(
+        fmt::format("OOM ({} of {} iterations)", s.iterations - s.feasible_iterations, s.iterations));
     return row;
   }
   row.push_back(time_with_spread(s.iteration_time));
@@ -55,7 +57,8 @@ std::vector<std::string> system_row(const RunSummary& summary, const SystemSumma
     row.push_back(speedup_cell(s, *baseline, summary.speedup(s.label, baseline->label)));
   }
   row.push_back(fmt::format("{:.2f}", s.attention_imbalance.mean));
-  row.push_back(format_percent(s.nic_utilization_mean.mean) + " / " + format_percent(s.nic_utilization_max.mean));
+  row.push_back(format_percent(s.nic_utilization_mean.mean) + " / " +
+                format_percent(s.nic_utilization_max.mean));
   row.push_back(nvlink_utilisation_cell(s));
   row.push_back(format_seconds(s.planner_time.mean));
   if (s.feasible_iterations < s.iterations) {
@@ -98,10 +101,11 @@ std::string iteration_parts_text(const RunSummary& summary) {
       sync += m.gradient_sync_seconds;
     }
     const auto n = static_cast<double>(s.per_iteration.size());
-    out += fmt::format("  {}: layers {}, embedding + LM head + loss {}, gradient sync exposed {} (of {}), optimizer {}\n",
-                       s.label, format_seconds(layers / n), format_seconds(s.critical_rank.embedding_and_head),
-                       format_seconds(s.critical_rank.gradient_sync_exposed), format_seconds(sync / n),
-                       format_seconds(s.critical_rank.optimizer));
+    out += fmt::format(
+        "  {}: layers {}, embedding + LM head + loss {}, gradient sync exposed {} (of {}), optimizer {}\n",
+        s.label, format_seconds(layers / n), format_seconds(s.critical_rank.embedding_and_head),
+        format_seconds(s.critical_rank.gradient_sync_exposed), format_seconds(sync / n),
+        format_seconds(s.critical_rank.optimizer));
   }
   return out.empty() ? out : "iteration outside the layers (critical rank):\n" + out + "\n";
 }
@@ -115,9 +119,10 @@ std::string gates_text(const RunSummary& summary) {
     if (!g.passed) out += ": " + g.reason;
     out += "\n";
   }
-  const std::size_t failed = static_cast<std::size_t>(
-      std::count_if(summary.gates.begin(), summary.gates.end(), [](const GateResult& g) { return !g.passed; }));
-  out += failed == 0 ? "all gates passed\n" : fmt::format("{} of {} gates FAILED (exit 1)\n", failed, summary.gates.size());
+  const std::size_t failed = static_cast<std::size_t>(std::count_if(
+      summary.gates.begin(), summary.gates.end(), [](const GateResult& g) { return !g.passed; }));
+  out += failed == 0 ? "all gates passed\n"
+                     : fmt::format("{} of {} gates FAILED (exit 1)\n", failed, summary.gates.size());
   return out;
 }
 
@@ -128,8 +133,8 @@ std::string gates_text(const RunSummary& summary) {
 RunSummary for_console(const RunSummary& summary) {
   RunSummary safe = summary;
   auto clean = [](std::string& text) { text = terminal_field(text); };
-  for (std::string* text : {&safe.scenario, &safe.backend, &safe.simulator_version, &safe.backend_note, &safe.model,
-                            &safe.cluster, &safe.hardware_profile}) {
+  for (std::string* text : {&safe.scenario, &safe.backend, &safe.simulator_version, &safe.backend_note,
+                            &safe.model, &safe.cluster, &safe.hardware_profile}) {
     clean(*text);
   }
   for (SystemSummary& s : safe.systems) {
@@ -144,7 +149,8 @@ RunSummary for_console(const RunSummary& summary) {
     clean(speedup.baseline);
   }
   for (GateResult& g : safe.gates) {
-    for (std::string* text : {&g.description, &g.baseline, &g.reason, &g.gate.metric, &g.gate.system, &g.gate.baseline})
+    for (std::string* text :
+         {&g.description, &g.baseline, &g.reason, &g.gate.metric, &g.gate.system, &g.gate.baseline})
       clean(*text);
   }
   return safe;
@@ -167,20 +173,23 @@ std::string console_summary(const RunSummary& unsafe_summary) {
   table.header = {"system", "iteration time", "tokens/s", "TFLOP/s/GPU", "MFU"};
   if (summary.best_baseline) table.header.push_back("vs best (" + *summary.best_baseline + ")");
   for (const SystemSummary* baseline : baselines) table.header.push_back("vs " + baseline->label);
-  for (const char* title : {"attn imbalance", "NIC util mean/max", "NVLink util mean/max", "planner"}) table.header.emplace_back(title);
+  for (const char* title : {"attn imbalance", "NIC util mean/max", "NVLink util mean/max", "planner"})
+    table.header.emplace_back(title);
   table.align.assign(table.header.size(), Align::right);
   table.align.front() = Align::left;
   table.align.back() = Align::left;
   for (const SystemSummary& s : summary.systems) table.rows.push_back(system_row(summary, s, baselines));
 
   const int iterations = summary.systems.empty() ? 0 : summary.systems.front().iterations;
-  std::string out = fmt::format("{} \u2014 {}, {}, {} iteration{}\n", summary.scenario, summary.cluster, summary.model,
-                                iterations, iterations == 1 ? "" : "s");
+  std::string out = fmt::format("{} \u2014 {}, {}, {} iteration{}\n", summary.scenario, summary.cluster,
+                                summary.model, iterations, iterations == 1 ? "" : "s");
   out += backend_statement(summary) + "\n";
   out += summary.hardware_profile + "\n\n";
   out += render_text(table);
-  out += "speed-up = baseline mean iteration time / system mean iteration time; "
-         "NIC util (per NIC) and NVLink util (per GPU) = bytes / (nominal bandwidth \u00b7 time in the layers)\n\n";
+  out +=
+      "speed-up = baseline mean iteration time / system mean iteration time; "
+      "NIC util (per NIC) and NVLink util (per GPU) = bytes / (nominal bandwidth \u00b7 time in the "
+      "layers)\n\n";
   out += best_baseline_text(summary);
   out += iteration_parts_text(summary);
   if (const std::vector<std::string> lines = simulation_statements(summary); !lines.empty()) {

@@ -34,8 +34,8 @@ nlohmann::ordered_json gbench_context(const RunSummary& summary, const RunContex
   return out;
 }
 
-nlohmann::ordered_json entry(const std::string& name, const std::string& run_name, int family, int repetitions,
-                             int iterations, double milliseconds) {
+nlohmann::ordered_json entry(const std::string& name, const std::string& run_name, int family,
+                             int repetitions, int iterations, double milliseconds) {
   nlohmann::ordered_json out;
   out["name"] = name;
   out["family_index"] = family;
@@ -53,9 +53,10 @@ nlohmann::ordered_json entry(const std::string& name, const std::string& run_nam
   return out;
 }
 
-nlohmann::ordered_json aggregate_entry(const std::string& run_name, int family, int repetitions, int iterations,
-                                       const char* aggregate_name, double milliseconds) {
-  nlohmann::ordered_json out = entry(run_name + "_" + aggregate_name, run_name, family, repetitions, iterations, milliseconds);
+nlohmann::ordered_json aggregate_entry(const std::string& run_name, int family, int repetitions,
+                                       int iterations, const char* aggregate_name, double milliseconds) {
+  nlohmann::ordered_json out =
+      entry(run_name + "_" + aggregate_name, run_name, family, repetitions, iterations, milliseconds);
   out["run_type"] = "aggregate";
   out["aggregate_name"] = aggregate_name;
   out["aggregate_unit"] = "time";
@@ -65,18 +66,20 @@ nlohmann::ordered_json aggregate_entry(const std::string& run_name, int family, 
 
 // Google Benchmark's form for a benchmark that failed (State::SkipWithError): error_occurred and
 // error_message, then the time of the iterations that ran. No aggregates follow it.
-nlohmann::ordered_json out_of_memory_entry(const std::string& run_name, int family, const SystemSummary& system) {
+nlohmann::ordered_json out_of_memory_entry(const std::string& run_name, int family,
+                                           const SystemSummary& system) {
   const SampleAggregates& time = system.iteration_time;
   nlohmann::ordered_json ran = entry(run_name, run_name, family, system.iterations, time.count,
                                      time.count > 0 ? time.mean * milliseconds_per_second : 0.0);
   nlohmann::ordered_json out;
-  for (const char* key : {"name", "family_index", "per_family_instance_index", "run_name", "run_type", "repetitions",
-                          "repetition_index", "threads"}) {
+  for (const char* key : {"name", "family_index", "per_family_instance_index", "run_name", "run_type",
+                          "repetitions", "repetition_index", "threads"}) {
     out[key] = ran[key];
   }
   out["error_occurred"] = true;
-  out["error_message"] = fmt::format("out of memory in {} of {} iterations{}", system.iterations - system.feasible_iterations,
-                                     system.iterations, system.oom.empty() ? "" : " (" + system.oom.front() + ")");
+  out["error_message"] =
+      fmt::format("out of memory in {} of {} iterations{}", system.iterations - system.feasible_iterations,
+                  system.iterations, system.oom.empty() ? "" : " (" + system.oom.front() + ")");
   for (const char* key : {"iterations", "real_time", "cpu_time", "time_unit"}) out[key] = ran[key];
   return out;
 }
@@ -96,7 +99,8 @@ nlohmann::ordered_json gbench_json(const RunSummary& summary, const RunContext& 
     }
     const SampleAggregates& time = system.iteration_time;
     const int n = time.count;
-    nlohmann::ordered_json main = entry(run_name, run_name, family, n, n, time.mean * milliseconds_per_second);
+    nlohmann::ordered_json main =
+        entry(run_name, run_name, family, n, n, time.mean * milliseconds_per_second);
     main["tokens_per_second"] = system.throughput.mean;
     main["mfu"] = system.mfu_aggregate.mean;
     main["tflops_per_gpu"] = system.tflops_per_gpu.mean;
@@ -106,15 +110,21 @@ nlohmann::ordered_json gbench_json(const RunSummary& summary, const RunContext& 
     main["iteration_time_sd_ms"] = time.sd * milliseconds_per_second;
     main["iteration_time_cv"] = time.mean > 0 ? time.sd / time.mean : 0.0;
     out["benchmarks"].push_back(std::move(main));
-    out["benchmarks"].push_back(aggregate_entry(run_name, family, n, n, "mean", time.mean * milliseconds_per_second));
-    out["benchmarks"].push_back(aggregate_entry(run_name, family, n, n, "median", time.median * milliseconds_per_second));
+    out["benchmarks"].push_back(
+        aggregate_entry(run_name, family, n, n, "mean", time.mean * milliseconds_per_second));
+    out["benchmarks"].push_back(
+        aggregate_entry(run_name, family, n, n, "median", time.median * milliseconds_per_second));
     ++family;
   }
   return out;
 }
 
-void write_gbench_report(const RunSummary& summary, const RunContext& context, const std::filesystem::path& path) {
-  write_file_atomically(path, gbench_json(summary, context).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
+void write_gbench_report(const RunSummary& summary, const RunContext& context,
+                         const std::filesystem::path& path) {
+  write_file_atomically(
+      path,
+      gbench_json(summary, context).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) +
+          "\n");
 }
 
 }  // namespace zb::reports

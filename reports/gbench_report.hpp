@@ -22,6 +22,7 @@ namespace zb::reports {
 
 [[nodiscard]] nlohmann::ordered_json gbench_json(const RunSummary& summary, const RunContext& context);
 
-void write_gbench_report(const RunSummary& summary, const RunContext& context, const std::filesystem::path& path);
+void write_gbench_report(const RunSummary& summary, const RunContext& context,
+                         const std::filesystem::path& path);
 
 }  // namespace zb::reports

@@ -42,8 +42,9 @@ std::optional<std::int64_t> memory_total(const std::filesystem::path& meminfo) {
 
 bool looks_like_version(const std::string& token) {
   return !token.empty() && std::isdigit(static_cast<unsigned char>(token.front())) != 0 &&
-         token.find('.') != std::string::npos &&
-         std::all_of(token.begin(), token.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0 || c == '.'; });
+         token.find('.') != std::string::npos && std::all_of(token.begin(), token.end(), [](char c) {
+           return std::isdigit(static_cast<unsigned char>(c)) != 0 || c == '.';
+         });
 }
 
 // "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  550.90.07  Release Build ..." → "550.90.07".
@@ -102,13 +103,16 @@ HostFacts read_host_facts(const std::filesystem::path& root) {
 nlohmann::ordered_json host_facts_to_json(const HostFacts& facts) {
   nlohmann::ordered_json gpus = nlohmann::ordered_json::array();
   for (const GpuFacts& gpu : facts.gpus) gpus.push_back({{"model", gpu.model}, {"bus_id", gpu.bus_id}});
-  auto text_or_null = [](const std::string& text) { return text.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(text); };
+  auto text_or_null = [](const std::string& text) {
+    return text.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(text);
+  };
   return nlohmann::ordered_json{
       {"name", facts.name},
       {"os", text_or_null(facts.os)},
       {"cpu_model", text_or_null(facts.cpu_model)},
       {"logical_cpus", facts.logical_cpus},
-      {"memory_bytes", facts.memory_bytes ? nlohmann::ordered_json(*facts.memory_bytes) : nlohmann::ordered_json()},
+      {"memory_bytes",
+       facts.memory_bytes ? nlohmann::ordered_json(*facts.memory_bytes) : nlohmann::ordered_json()},
       {"gpus", std::move(gpus)},
       {"gpu_driver", text_or_null(facts.gpu_driver)},
   };

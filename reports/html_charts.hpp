@@ -23,7 +23,8 @@ inline constexpr int timeline_ranks = 4;
 [[nodiscard]] std::string breakdown_chart(const RunSummary& summary);
 // Compute time per GPU (attention and linear) of one system's first feasible iteration. A positive
 // `axis_max_seconds` fixes the top of the y axis, so several systems can share one scale.
-[[nodiscard]] std::string gpu_load_chart(const SystemSummary& system, const Trace& trace, double axis_max_seconds = 0);
+[[nodiscard]] std::string gpu_load_chart(const SystemSummary& system, const Trace& trace,
+                                         double axis_max_seconds = 0);
 // The busiest GPU's compute time in `trace` (what gpu_load_chart's axis must reach).
 [[nodiscard]] double busiest_gpu_compute_seconds(const Trace& trace);
 // NIC utilisation over time (one layer, forward then backward) per NIC, transmit and receive.
@@ -38,7 +39,8 @@ inline constexpr int timeline_ranks = 4;
 [[nodiscard]] std::string length_histogram_chart(const BatchRecord& workload);
 // Gantt chart of the first ranks' compute and communication streams. A positive `axis_span_seconds`
 // fixes the length of the time axis, so several systems can share one scale.
-[[nodiscard]] std::string timeline_chart(const SystemSummary& system, const Trace& trace, double axis_span_seconds = 0);
+[[nodiscard]] std::string timeline_chart(const SystemSummary& system, const Trace& trace,
+                                         double axis_span_seconds = 0);
 
 // The unit a time axis uses for values up to `max_seconds`.
 struct TimeUnit {

@@ -25,7 +25,8 @@ std::vector<RankCompute> compute_per_rank(const Trace& trace) {
   for (const TraceEvent& event : trace.events) {
     if (event.stream != Stream::compute || event.rank < 0 || event.rank >= trace.world_size) continue;
     RankCompute& rank = out[static_cast<std::size_t>(event.rank)];
-    (event.category == EventCategory::attention ? rank.attention : rank.linear) += (event.end - event.start) * layers;
+    (event.category == EventCategory::attention ? rank.attention : rank.linear) +=
+        (event.end - event.start) * layers;
   }
   return out;
 }
@@ -36,15 +37,18 @@ std::string length_label(double tokens) {
   return fmt::format("{:g}", tokens);
 }
 
-std::string heatmap(const SystemSummary& system, const Trace& trace, const std::vector<RankCompute>& per_rank) {
+std::string heatmap(const SystemSummary& system, const Trace& trace,
+                    const std::vector<RankCompute>& per_rank) {
   const int per_node = std::max(trace.gpus_per_node, 1);
   const int nodes = (trace.world_size + per_node - 1) / per_node;
   const double left = 70, top = 28, cell_w = std::min(40.0, (chart_width / 2 - left - 10) / per_node);
   const double cell_h = std::clamp(300.0 / nodes, 4.0, 18.0);
-  SvgCanvas canvas(chart_width / 2, top + nodes * cell_h + 30, "Compute time per GPU (heatmap), " + system.label);
+  SvgCanvas canvas(chart_width / 2, top + nodes * cell_h + 30,
+                   "Compute time per GPU (heatmap), " + system.label);
   double busiest = 0;
   for (const RankCompute& r : per_rank) busiest = std::max(busiest, r.attention + r.linear);
-  canvas.text(left, 16, fmt::format("compute per GPU, darker = busier (max {})", format_seconds(busiest)), "start", "tick");
+  canvas.text(left, 16, fmt::format("compute per GPU, darker = busier (max {})", format_seconds(busiest)),
+              "start", "tick");
   for (int rank = 0; rank < trace.world_size; ++rank) {
     const RankCompute& r = per_rank[static_cast<std::size_t>(rank)];
     const double share = busiest > 0 ? (r.attention + r.linear) / busiest : 0;
@@ -55,7 +59,8 @@ std::string heatmap(const SystemSummary& system, const Trace& trace, const std::
                     {left + (local + 1) * cell_w - 1, top + (node + 1) * cell_h - 1},
                     {left + local * cell_w, top + (node + 1) * cell_h - 1}},
                    system_colour(system.index), 0.08 + 0.92 * share);
-    if (local == 0 && (nodes <= 24 || node % 8 == 0)) canvas.text(left - 6, top + (node + 1) * cell_h - 2, fmt::format("node {}", node), "end", "tick");
+    if (local == 0 && (nodes <= 24 || node % 8 == 0))
+      canvas.text(left - 6, top + (node + 1) * cell_h - 2, fmt::format("node {}", node), "end", "tick");
   }
   canvas.text(left, top + nodes * cell_h + 18, "columns: local GPU index; rows: nodes", "start", "tick");
   return canvas.str();
@@ -70,7 +75,8 @@ double busiest_gpu_compute_seconds(const Trace& trace) {
 }
 
 std::string gpu_load_chart(const SystemSummary& system, const Trace& trace, double axis_max_seconds) {
-  if (trace.world_size <= 0 || trace.events.empty()) return R"(<p class="note">No trace for this system.</p>)";
+  if (trace.world_size <= 0 || trace.events.empty())
+    return R"(<p class="note">No trace for this system.</p>)";
   const std::vector<RankCompute> per_rank = compute_per_rank(trace);
   if (trace.world_size > gpu_bar_chart_limit) return heatmap(system, trace, per_rank);
 
@@ -88,7 +94,8 @@ std::string gpu_load_chart(const SystemSummary& system, const Trace& trace, doub
   const LinearScale x{0, static_cast<double>(trace.world_size), left, width - right};
   std::vector<double> tick_seconds;
   for (const double t : ticks) tick_seconds.push_back(t / unit.per_second);
-  draw_y_axis(canvas, y, tick_seconds, left, width - right, unit.per_second, fmt::format("compute ({})", unit.symbol));
+  draw_y_axis(canvas, y, tick_seconds, left, width - right, unit.per_second,
+              fmt::format("compute ({})", unit.symbol));
   canvas.rect(left, 8, 10, 10, part_colour("attention"));
   canvas.text(left + 14, 17, "attention", "start", "legend");
   canvas.rect(left + 90, 8, 10, 10, part_colour("linear"));
@@ -98,9 +105,12 @@ std::string gpu_load_chart(const SystemSummary& system, const Trace& trace, doub
     const RankCompute& r = per_rank[static_cast<std::size_t>(rank)];
     const double bx = x(rank) + slot * 0.12, bw = slot * 0.76;
     canvas.rect(bx, y(r.attention), bw, y(0) - y(r.attention), part_colour("attention"),
-                fmt::format("rank {}: attention {}, linear {}", rank, format_seconds(r.attention), format_seconds(r.linear)));
-    canvas.rect(bx, y(r.attention + r.linear), bw, y(r.attention) - y(r.attention + r.linear), part_colour("linear"));
-    if (trace.world_size <= 32 || rank % 8 == 0) canvas.text(x(rank) + slot / 2, top + plot_h + 14, std::to_string(rank), "middle", "tick");
+                fmt::format("rank {}: attention {}, linear {}", rank, format_seconds(r.attention),
+                            format_seconds(r.linear)));
+    canvas.rect(bx, y(r.attention + r.linear), bw, y(r.attention) - y(r.attention + r.linear),
+                part_colour("linear"));
+    if (trace.world_size <= 32 || rank % 8 == 0)
+      canvas.text(x(rank) + slot / 2, top + plot_h + 14, std::to_string(rank), "middle", "tick");
   }
   const double mean = total / trace.world_size;
   canvas.line(left, y(mean), width - right, y(mean), "#333A44", 1, true);
@@ -137,18 +147,20 @@ std::string length_histogram_chart(const BatchRecord& workload) {
   for (int b = 0; b < bins; ++b) {
     const double lo = first_octave + b / 2.0, hi = lo + 0.5;
     const auto i = static_cast<std::size_t>(b);
-    canvas.rect(x(lo) + 1, y(documents[i]), x(hi) - x(lo) - 2, y(0) - y(documents[i]), "#4C78A8",
-                fmt::format("{}\u2013{} tokens: {} documents, {} of all tokens", length_label(std::pow(2.0, lo)),
-                            length_label(std::pow(2.0, hi)), documents[i], format_percent(tokens[i] / all_tokens)));
+    canvas.rect(
+        x(lo) + 1, y(documents[i]), x(hi) - x(lo) - 2, y(0) - y(documents[i]), "#4C78A8",
+        fmt::format("{}\u2013{} tokens: {} documents, {} of all tokens", length_label(std::pow(2.0, lo)),
+                    length_label(std::pow(2.0, hi)), documents[i], format_percent(tokens[i] / all_tokens)));
   }
   for (double octave = first_octave; octave <= last_octave + 1e-9; octave += 1) {
     canvas.line(x(octave), y(0), x(octave), y(0) + 4, "#8A9099");
     canvas.text(x(octave), y(0) + 16, length_label(std::pow(2.0, octave)), "middle", "tick");
   }
-  canvas.text(0.5 * (left + chart_width - right), y(0) + 36,
-              fmt::format("document length (tokens, log\u2082 scale); {} documents over {} iteration{}",
-                          histogram.documents(), workload.batches.size(), workload.batches.size() == 1 ? "" : "s"),
-              "middle", "axis-title");
+  canvas.text(
+      0.5 * (left + chart_width - right), y(0) + 36,
+      fmt::format("document length (tokens, log\u2082 scale); {} documents over {} iteration{}",
+                  histogram.documents(), workload.batches.size(), workload.batches.size() == 1 ? "" : "s"),
+      "middle", "axis-title");
   return canvas.str();
 }
 

@@ -29,8 +29,9 @@ std::vector<Bar> bars_per_gpu(const std::vector<NvlinkMetrics>& gpus) {
   for (std::size_t k = 0; k < gpus.size(); ++k) {
     const NvlinkMetrics& g = gpus[k];
     bars.push_back({std::to_string(k),
-                    fmt::format("node {} GPU {}: tx {} ({}B), rx {} ({}B)", g.node, g.gpu, format_percent(g.tx_utilisation),
-                                format_si(g.tx_bytes), format_percent(g.rx_utilisation), format_si(g.rx_bytes)),
+                    fmt::format("node {} GPU {}: tx {} ({}B), rx {} ({}B)", g.node, g.gpu,
+                                format_percent(g.tx_utilisation), format_si(g.tx_bytes),
+                                format_percent(g.rx_utilisation), format_si(g.rx_bytes)),
                     g.tx_utilisation, g.rx_utilisation});
   }
   return bars;
@@ -48,10 +49,11 @@ std::vector<Bar> bars_per_node(const std::vector<NvlinkMetrics>& gpus) {
       busiest = std::max({busiest, gpus[k].tx_utilisation, gpus[k].rx_utilisation});
       count += 1;
     }
-    bars.push_back({fmt::format("n{}", node),
-                    fmt::format("node {}: mean over its GPUs tx {}, rx {}; busiest GPU {}", node, format_percent(tx / count),
-                                format_percent(rx / count), format_percent(busiest)),
-                    tx / count, rx / count});
+    bars.push_back(
+        {fmt::format("n{}", node),
+         fmt::format("node {}: mean over its GPUs tx {}, rx {}; busiest GPU {}", node,
+                     format_percent(tx / count), format_percent(rx / count), format_percent(busiest)),
+         tx / count, rx / count});
   }
   return bars;
 }
@@ -63,12 +65,14 @@ std::string nvlink_utilisation_chart(const SystemSummary& system) {
   if (system.nvlinks.empty()) return R"(<p class="note">This backend records no NVLink loads.</p>)";
   double bytes = 0;
   for (const NvlinkMetrics& g : system.nvlinks) bytes += g.tx_bytes + g.rx_bytes;
-  if (!(bytes > 0)) return R"(<p class="note">No traffic crossed NVLink: no transfer of this system stayed inside a node.</p>)";
+  if (!(bytes > 0))
+    return R"(<p class="note">No traffic crossed NVLink: no transfer of this system stayed inside a node.</p>)";
 
   const bool per_node = static_cast<int>(system.nvlinks.size()) > gpu_bar_chart_limit;
   const std::vector<Bar> bars = per_node ? bars_per_node(system.nvlinks) : bars_per_gpu(system.nvlinks);
   const double left = 64, right = 20, top = 30, plot_h = 150;
-  SvgCanvas canvas(panel_width, top + plot_h + 48, "NVLink utilisation per " + std::string(per_node ? "node" : "GPU") + ", " + system.label);
+  SvgCanvas canvas(panel_width, top + plot_h + 48,
+                   "NVLink utilisation per " + std::string(per_node ? "node" : "GPU") + ", " + system.label);
   const LinearScale y{0, 1, top + plot_h, top};
   const LinearScale x{0, static_cast<double>(bars.size()), left, panel_width - right};
   draw_y_axis(canvas, y, {0, 0.25, 0.5, 0.75, 1}, left, panel_width - right, 100, "utilisation (%)");
@@ -77,11 +81,13 @@ std::string nvlink_utilisation_chart(const SystemSummary& system) {
   canvas.text(left + 14, 17, "transmit", "start", "legend");
   canvas.rect(left + 90, 8, 10, 10, receive_colour);
   canvas.text(left + 104, 17, "receive", "start", "legend");
-  canvas.text(panel_width - right, 17,
-              fmt::format("mean {} / max {} of {} per direction; {}B per iteration", format_percent(system.nvlink_utilization_mean.mean),
-                          format_percent(system.nvlink_utilization_max.mean), format_bandwidth(system.nvlinks.front().bandwidth),
-                          format_si(system.nvlink_bytes.mean)),
-              "end", "tick");
+  canvas.text(
+      panel_width - right, 17,
+      fmt::format("mean {} / max {} of {} per direction; {}B per iteration",
+                  format_percent(system.nvlink_utilization_mean.mean),
+                  format_percent(system.nvlink_utilization_max.mean),
+                  format_bandwidth(system.nvlinks.front().bandwidth), format_si(system.nvlink_bytes.mean)),
+      "end", "tick");
   const double slot = (x.range_high - x.range_low) / static_cast<double>(bars.size());
   for (std::size_t k = 0; k < bars.size(); ++k) {
     const Bar& b = bars[k];
@@ -89,10 +95,11 @@ std::string nvlink_utilisation_chart(const SystemSummary& system) {
     const double tx = std::clamp(b.tx, 0.0, 1.0), rx = std::clamp(b.rx, 0.0, 1.0);
     canvas.rect(bx, y(tx), bw, y(0) - y(tx), colour, b.tooltip);
     canvas.rect(bx + bw, y(rx), bw, y(0) - y(rx), receive_colour, b.tooltip);
-    if (bars.size() <= 32 || k % 8 == 0) canvas.text(x(static_cast<double>(k)) + slot / 2, top + plot_h + 14, b.label, "middle", "tick");
+    if (bars.size() <= 32 || k % 8 == 0)
+      canvas.text(x(static_cast<double>(k)) + slot / 2, top + plot_h + 14, b.label, "middle", "tick");
   }
-  canvas.text(0.5 * (left + panel_width - right), top + plot_h + 34, per_node ? "node (mean over its GPUs)" : "GPU (rank)", "middle",
-              "axis-title");
+  canvas.text(0.5 * (left + panel_width - right), top + plot_h + 34,
+              per_node ? "node (mean over its GPUs)" : "GPU (rank)", "middle", "axis-title");
   return canvas.str();
 }
 

@@ -32,9 +32,12 @@ constexpr std::array<BreakdownPart, 9> breakdown_parts{{
     {"idle", "idle (waiting)", &TimeBreakdown::idle},
 }};
 
-double total_of(const TimeBreakdown& b) { return b.total(); }
+double total_of(const TimeBreakdown& b) {
+  return b.total();
+}
 
-void legend(SvgCanvas& canvas, double x, double y, const std::vector<std::pair<std::string, std::string>>& entries) {
+void legend(SvgCanvas& canvas, double x, double y,
+            const std::vector<std::pair<std::string, std::string>>& entries) {
   for (const auto& [colour, title] : entries) {
     canvas.rect(x, y - 10, 12, 12, colour);
     canvas.text(x + 17, y, title, "start", "legend");
@@ -126,11 +129,15 @@ std::string nic_utilisation_chart(const SystemSummary& system, const Trace& trac
         canvas.rect(left + b * cell, top + k * row, cell + 0.3, row + 0.3, colour,
                     fmt::format("node {} NIC {}: {}", nic.node, nic.nic, format_percent(value)));
       }
-      if (nic.nic == 0) canvas.text(left - 6, top + k * row + std::min(row, 12.0), fmt::format("node {}", nic.node), "end", "tick");
+      if (nic.nic == 0)
+        canvas.text(left - 6, top + k * row + std::min(row, 12.0), fmt::format("node {}", nic.node), "end",
+                    "tick");
     }
     const LinearScale x{0, span * unit.per_second, left, left + width};
-    draw_x_axis(canvas, x, nice_ticks(0, span * unit.per_second, 8), top + row * nic_count, top, 1,
-                fmt::format("time within one layer, forward then backward ({}); colour = max(tx, rx) utilisation", unit.symbol));
+    draw_x_axis(
+        canvas, x, nice_ticks(0, span * unit.per_second, 8), top + row * nic_count, top, 1,
+        fmt::format("time within one layer, forward then backward ({}); colour = max(tx, rx) utilisation",
+                    unit.symbol));
     return head + canvas.str();
   }
 
@@ -138,21 +145,25 @@ std::string nic_utilisation_chart(const SystemSummary& system, const Trace& trac
   const int columns = std::min(nic_count, 8);
   const int rows = (nic_count + columns - 1) / columns;
   const double panel_w = (chart_width - 60) / columns, panel_h = 74, gap = 26, left = 50, top = 26;
-  SvgCanvas canvas(chart_width, top + rows * (panel_h + gap) + 30, "NIC utilisation over time per NIC, " + system.label + source);
+  SvgCanvas canvas(chart_width, top + rows * (panel_h + gap) + 30,
+                   "NIC utilisation over time per NIC, " + system.label + source);
   canvas.rect(left, 6, 12, 12, colour);
   canvas.text(left + 17, 16, "transmit", "start", "legend");
   canvas.line(left + 100, 12, left + 116, 12, "#333A44", 1.5);
   canvas.text(left + 121, 16, "receive", "start", "legend");
-  canvas.text(chart_width - 10, 16,
-              fmt::format("x: time within one layer, forward then backward (0\u2013{} {}){}; y: utilisation 0\u2013100 %",
-                          tick_label(std::round(span * unit.per_second * 100) / 100), unit.symbol, forward_note),
-              "end", "tick");
+  canvas.text(
+      chart_width - 10, 16,
+      fmt::format(
+          "x: time within one layer, forward then backward (0\u2013{} {}){}; y: utilisation 0\u2013100 %",
+          tick_label(std::round(span * unit.per_second * 100) / 100), unit.symbol, forward_note),
+      "end", "tick");
   for (int k = 0; k < nic_count; ++k) {
     const NicMetrics& nic = metrics.nics[static_cast<std::size_t>(k)];
     const double px = left + (k % columns) * panel_w, py = top + (k / columns) * (panel_h + gap) + 14;
     const double w = panel_w - 12;
     canvas.rect(px, py, w, panel_h, "#F6F7F9");
-    canvas.text(px, py - 4, fmt::format("n{} nic{} \u00b7 tx {}", nic.node, nic.nic, format_percent(nic.tx_utilisation)),
+    canvas.text(px, py - 4,
+                fmt::format("n{} nic{} \u00b7 tx {}", nic.node, nic.nic, format_percent(nic.tx_utilisation)),
                 "start", "panel");
     const LinearScale x{0, static_cast<double>(metrics.timeline_bins), px, px + w};
     const LinearScale y{0, 1, py + panel_h, py};
@@ -184,8 +195,9 @@ std::string timeline_chart(const SystemSummary& system, const Trace& trace, doub
   if (ranks <= 0 || !(span > 0)) return R"(<p class="note">No trace for this system.</p>)";
   const std::array<Stream, 3> streams{Stream::compute, Stream::comm, Stream::nic};
   // The relay lane (routing legs carried for other ranks) only when some shown rank carries any.
-  const bool relays = std::any_of(trace.events.begin(), trace.events.end(),
-                                  [&](const TraceEvent& e) { return e.stream == Stream::nic && e.rank < ranks; });
+  const bool relays = std::any_of(trace.events.begin(), trace.events.end(), [&](const TraceEvent& e) {
+    return e.stream == Stream::nic && e.rank < ranks;
+  });
   const int lanes = relays ? 3 : 2;
   const double left = 120, lane = 14, lane_gap = 3, rank_gap = 10, top = 46;
   const double rank_height = lanes * (lane + lane_gap) + rank_gap;
@@ -199,9 +211,9 @@ std::string timeline_chart(const SystemSummary& system, const Trace& trace, doub
   draw_x_axis(canvas, x, ticks, axis_y, top - 4, unit.per_second,
               fmt::format("time within one layer, forward then backward ({})", unit.symbol));
   std::vector<std::pair<std::string, std::string>> entries{{part_colour("attention"), "attention"},
-                                                            {part_colour("gemm"), "GEMM"},
-                                                            {part_colour("send"), "send / recv"},
-                                                            {part_colour("remap"), "remap"}};
+                                                           {part_colour("gemm"), "GEMM"},
+                                                           {part_colour("send"), "send / recv"},
+                                                           {part_colour("remap"), "remap"}};
   if (relays) entries.emplace_back(part_colour("route"), "routed relay legs");
   legend(canvas, left, 14, entries);
   for (int rank = 0; rank < ranks; ++rank) {
@@ -209,7 +221,8 @@ std::string timeline_chart(const SystemSummary& system, const Trace& trace, doub
     for (std::size_t s = 0; s < static_cast<std::size_t>(lanes); ++s) {
       const double y = rank_y + static_cast<double>(s) * (lane + lane_gap);
       canvas.rect(left, y, x.range_high - left, lane, "#F6F7F9");
-      canvas.text(left - 8, y + 11, fmt::format("rank {} {}", rank, s == 2 ? "relay" : to_string(streams[s])), "end", "tick");
+      canvas.text(left - 8, y + 11, fmt::format("rank {} {}", rank, s == 2 ? "relay" : to_string(streams[s])),
+                  "end", "tick");
     }
   }
   for (const TraceEvent& event : trace.events) {

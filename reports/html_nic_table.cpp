@@ -9,7 +9,9 @@
 namespace zb::reports {
 namespace {
 
-std::string bytes_cell(double bytes) { return bytes >= 0 ? format_si(bytes) + "B" : "–"; }
+std::string bytes_cell(double bytes) {
+  return bytes >= 0 ? format_si(bytes) + "B" : "–";
+}
 
 std::string ratio_cell(double measured, double expected) {
   if (!(expected > 0)) return measured > 0 ? "only measured" : "–";
@@ -25,10 +27,11 @@ std::string measured_nic_table(const RunMetrics& metrics) {
       "<table class=\"nics\"><thead><tr><th>NIC</th><th>tx measured</th><th>tx expected</th><th>tx ratio</th>"
       "<th>rx measured</th><th>rx expected</th><th>rx ratio</th></tr></thead><tbody>";
   for (const NicMetrics& nic : metrics.nics) {
-    html += fmt::format("<tr><td>n{} nic{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                        nic.node, nic.nic, bytes_cell(nic.tx_bytes), bytes_cell(nic.expected_tx_bytes),
-                        ratio_cell(nic.tx_bytes, nic.expected_tx_bytes), bytes_cell(nic.rx_bytes),
-                        bytes_cell(nic.expected_rx_bytes), ratio_cell(nic.rx_bytes, nic.expected_rx_bytes));
+    html += fmt::format(
+        "<tr><td>n{} nic{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+        nic.node, nic.nic, bytes_cell(nic.tx_bytes), bytes_cell(nic.expected_tx_bytes),
+        ratio_cell(nic.tx_bytes, nic.expected_tx_bytes), bytes_cell(nic.rx_bytes),
+        bytes_cell(nic.expected_rx_bytes), ratio_cell(nic.rx_bytes, nic.expected_rx_bytes));
   }
   return html + "</tbody></table>";
 }

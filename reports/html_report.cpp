@@ -19,18 +19,21 @@ namespace {
 
 std::string verdict_badges(const RunSummary& summary) {
   std::string out = R"(<div class="badges">)";
-  const auto failed = std::count_if(summary.gates.begin(), summary.gates.end(), [](const GateResult& g) { return !g.passed; });
+  const auto failed = std::count_if(summary.gates.begin(), summary.gates.end(),
+                                    [](const GateResult& g) { return !g.passed; });
   if (summary.gates.empty()) {
     out += R"(<span class="badge neutral">no gates</span>)";
   } else if (failed == 0) {
-    out += fmt::format(R"(<span class="badge pass">PASS &#8212; all {} gate{} passed</span>)", summary.gates.size(),
-                       summary.gates.size() == 1 ? "" : "s");
+    out += fmt::format(R"(<span class="badge pass">PASS &#8212; all {} gate{} passed</span>)",
+                       summary.gates.size(), summary.gates.size() == 1 ? "" : "s");
   } else {
-    out += fmt::format(R"(<span class="badge fail">FAIL &#8212; {} of {} gates failed</span>)", failed, summary.gates.size());
+    out += fmt::format(R"(<span class="badge fail">FAIL &#8212; {} of {} gates failed</span>)", failed,
+                       summary.gates.size());
   }
   if (summary.simulated) {
-    out += fmt::format(R"(<span class="badge sim">SIMULATED{}</span>)",
-                       summary.simulator_version.empty() ? "" : " &#8212; " + html_escape(summary.simulator_version));
+    out += fmt::format(
+        R"(<span class="badge sim">SIMULATED{}</span>)",
+        summary.simulator_version.empty() ? "" : " &#8212; " + html_escape(summary.simulator_version));
   } else {
     out += fmt::format(R"(<span class="badge neutral">backend: {}</span>)", html_escape(summary.backend));
   }
@@ -55,7 +58,8 @@ std::string headline_html(const RunSummary& summary) {
 std::string header_html(const RunResult& run, const RunSummary& summary, const RunContext& context) {
   std::string out = R"(<header class="verdict">)";
   out += fmt::format("<h1>{}</h1>", html_escape(summary.scenario));
-  if (!run.scenario.description.empty()) out += fmt::format(R"(<p class="description">{}</p>)", html_escape(run.scenario.description));
+  if (!run.scenario.description.empty())
+    out += fmt::format(R"(<p class="description">{}</p>)", html_escape(run.scenario.description));
   out += verdict_badges(summary);
   out += headline_html(summary);
   out += fmt::format("<div>{}</div>", html_escape(backend_statement(summary)));
@@ -64,7 +68,8 @@ std::string header_html(const RunResult& run, const RunSummary& summary, const R
   out += fmt::format(
       R"(<p class="facts"><span>{}</span><span>{}</span><span>{} iteration{}</span><span>{}</span><span>{} tokens per iteration</span><span>zeppelin-bench {} (git {})</span><span>{}</span></p>)",
       html_escape(summary.cluster), html_escape(summary.model), iterations, iterations == 1 ? "" : "s",
-      to_string(run.scenario.passes), format_si(static_cast<double>(run.scenario.workload.tokens_per_iteration)),
+      to_string(run.scenario.passes),
+      format_si(static_cast<double>(run.scenario.workload.tokens_per_iteration)),
       html_escape(context.tool_version), html_escape(context.git_sha + (context.git_dirty ? ", dirty" : "")),
       html_escape(context.date_utc));
   return out + "</header>";
@@ -85,36 +90,43 @@ std::string summary_table(const RunSummary& summary) {
   for (const SystemSummary& s : summary.systems) {
     if (s.feasible() && (fastest == 0 || s.iteration_time.mean < fastest)) fastest = s.iteration_time.mean;
   }
-  std::string out = "<table><thead><tr><th>system</th><th>iteration time</th><th>tokens/s</th><th>TFLOP/s per GPU</th><th>MFU</th>";
+  std::string out =
+      "<table><thead><tr><th>system</th><th>iteration time</th><th>tokens/s</th><th>TFLOP/s per "
+      "GPU</th><th>MFU</th>";
   if (best_baseline != nullptr) {
     out += fmt::format("<th>vs best ({})</th>", html_escape(best_baseline->label));
   }
   for (const SystemSummary* b : baselines) out += fmt::format("<th>vs {}</th>", html_escape(b->label));
-  out += "<th>attention imbalance</th><th>NIC util. mean / max</th><th>NVLink util. mean / max</th><th>planner time</th></tr></thead><tbody>";
+  out +=
+      "<th>attention imbalance</th><th>NIC util. mean / max</th><th>NVLink util. mean / max</th><th>planner "
+      "time</th></tr></thead><tbody>";
   for (const SystemSummary& s : summary.systems) {
-    const std::string strategy = s.strategy == s.label ? "" : fmt::format(" <code>{}</code>", html_escape(s.strategy));
-    out += fmt::format(R"(<tr><td><span class="swatch" style="background:{}"></span>{}{}</td>)", system_colour(s.index),
-                       html_escape(s.label), strategy);
+    const std::string strategy =
+        s.strategy == s.label ? "" : fmt::format(" <code>{}</code>", html_escape(s.strategy));
+    out += fmt::format(R"(<tr><td><span class="swatch" style="background:{}"></span>{}{}</td>)",
+                       system_colour(s.index), html_escape(s.label), strategy);
     if (!s.feasible()) {
       out += fmt::format(R"(<td class="oom" colspan="{}">out of memory in all {} iterations</td></tr>)",
                          8 + speedup_columns, s.iterations);
       continue;
     }
     const bool best = s.iteration_time.mean == fastest;
-    out += fmt::format("<td{}>{} &#177; {}</td><td>{}</td><td>{:.1f}</td><td>{}</td>", best ? R"( class="best")" : "",
-                       format_seconds(s.iteration_time.mean), format_seconds(s.iteration_time.sd),
-                       format_si(s.throughput.mean), s.tflops_per_gpu.mean, format_percent(s.mfu_aggregate.mean));
+    out += fmt::format("<td{}>{} &#177; {}</td><td>{}</td><td>{:.1f}</td><td>{}</td>",
+                       best ? R"( class="best")" : "", format_seconds(s.iteration_time.mean),
+                       format_seconds(s.iteration_time.sd), format_si(s.throughput.mean),
+                       s.tflops_per_gpu.mean, format_percent(s.mfu_aggregate.mean));
     if (best_baseline != nullptr) out += speedup_cell(s, *best_baseline, s.speedup_vs_best);
     for (const SystemSummary* b : baselines) out += speedup_cell(s, *b, summary.speedup(s.label, b->label));
-    const std::string nvlink = s.nvlink_utilization_mean.count > 0 ? format_percent(s.nvlink_utilization_mean.mean) + " / " +
-                                                                         format_percent(s.nvlink_utilization_max.mean)
-                                                                   : "n/a";
-    out += fmt::format("<td>{:.2f}</td><td>{} / {}</td><td>{}</td><td>{}{}</td></tr>", s.attention_imbalance.mean,
-                       format_percent(s.nic_utilization_mean.mean), format_percent(s.nic_utilization_max.mean), nvlink,
-                       format_seconds(s.planner_time.mean),
-                       s.feasible_iterations < s.iterations
-                           ? fmt::format(" ({} OOM)", s.iterations - s.feasible_iterations)
-                           : "");
+    const std::string nvlink = s.nvlink_utilization_mean.count > 0
+                                   ? format_percent(s.nvlink_utilization_mean.mean) + " / " +
+                                         format_percent(s.nvlink_utilization_max.mean)
+                                   : "n/a";
+    out += fmt::format(
+        "<td>{:.2f}</td><td>{} / {}</td><td>{}</td><td>{}{}</td></tr>", s.attention_imbalance.mean,
+        format_percent(s.nic_utilization_mean.mean), format_percent(s.nic_utilization_max.mean), nvlink,
+        format_seconds(s.planner_time.mean),
+        s.feasible_iterations < s.iterations ? fmt::format(" ({} OOM)", s.iterations - s.feasible_iterations)
+                                             : "");
   }
   return out + "</tbody></table>";
 }
@@ -131,12 +143,15 @@ std::string options_list(const RunSummary& summary) {
 
 std::string gates_table(const RunSummary& summary) {
   if (summary.gates.empty()) return R"(<p class="note">The scenario defines no gates.</p>)";
-  std::string out = "<table><thead><tr><th>gate</th><th>observed</th><th>result</th><th class=\"text\">reason</th></tr></thead><tbody>";
+  std::string out =
+      "<table><thead><tr><th>gate</th><th>observed</th><th>result</th><th "
+      "class=\"text\">reason</th></tr></thead><tbody>";
   for (const GateResult& g : summary.gates) {
-    out += fmt::format(R"(<tr class="gate {}"><td>{}</td><td>{}</td><td class="result">{}</td><td class="text">{}</td></tr>)",
-                       g.passed ? "pass" : "fail", html_escape(g.description),
-                       g.observed ? fmt::format("{:.4g}", *g.observed) : "&#8212;", g.passed ? "PASS" : "FAIL",
-                       html_escape(g.reason));
+    out += fmt::format(
+        R"(<tr class="gate {}"><td>{}</td><td>{}</td><td class="result">{}</td><td class="text">{}</td></tr>)",
+        g.passed ? "pass" : "fail", html_escape(g.description),
+        g.observed ? fmt::format("{:.4g}", *g.observed) : "&#8212;", g.passed ? "PASS" : "FAIL",
+        html_escape(g.reason));
   }
   return out + "</tbody></table>";
 }
@@ -151,8 +166,8 @@ std::string per_system(const RunResult& run, const RunSummary& summary, Chart ch
   std::string out = two_columns ? R"(<div class="grid2">)" : "<div>";
   for (std::size_t i = 0; i < run.systems.size() && i < summary.systems.size(); ++i) {
     const SystemSummary& s = summary.systems[i];
-    out += fmt::format(R"(<div><h3><span class="swatch" style="background:{}"></span>{}</h3>)", system_colour(s.index),
-                       html_escape(s.label));
+    out += fmt::format(R"(<div><h3><span class="swatch" style="background:{}"></span>{}</h3>)",
+                       system_colour(s.index), html_escape(s.label));
     out += run.systems[i].has_trace ? chart(s, run.systems[i].first_trace)
                                     : std::string(R"(<p class="note">Out of memory: no trace.</p>)");
     out += "</div>";
@@ -163,11 +178,14 @@ std::string per_system(const RunResult& run, const RunSummary& summary, Chart ch
 std::string problems_section(const RunSummary& summary) {
   std::string items;
   for (const SystemSummary& s : summary.systems) {
-    for (const std::string& line : s.oom) items += fmt::format("<li>{}: OOM, {}</li>", html_escape(s.label), html_escape(line));
-    for (const std::string& line : s.verification) items += fmt::format("<li>{}: plan verification, {}</li>", html_escape(s.label), html_escape(line));
+    for (const std::string& line : s.oom)
+      items += fmt::format("<li>{}: OOM, {}</li>", html_escape(s.label), html_escape(line));
+    for (const std::string& line : s.verification)
+      items += fmt::format("<li>{}: plan verification, {}</li>", html_escape(s.label), html_escape(line));
   }
   if (items.empty()) return "";
-  return section("Problems", "Out-of-memory reports and plan verification problems.", R"(<ul class="problems">)" + items + "</ul>");
+  return section("Problems", "Out-of-memory reports and plan verification problems.",
+                 R"(<ul class="problems">)" + items + "</ul>");
 }
 
 }  // namespace
@@ -175,19 +193,27 @@ std::string problems_section(const RunSummary& summary) {
 std::string html_report(const RunResult& run, const RunSummary& summary, const RunContext& context) {
   std::string page = R"(<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">)";
   page += R"(<meta name="viewport" content="width=device-width, initial-scale=1">)";
-  page += fmt::format("<title>zeppelin-bench: {}</title><style>{}</style></head><body><main>", html_escape(summary.scenario),
-                      html_report_style);
+  page += fmt::format("<title>zeppelin-bench: {}</title><style>{}</style></head><body><main>",
+                      html_escape(summary.scenario), html_report_style);
   page += header_html(run, summary, context);
-  page += section("Summary", "Mean over feasible iterations. Speed-up = baseline mean iteration time / system mean iteration time.",
-                  R"(<div class="table-scroll">)" + summary_table(summary) + "</div>" + options_list(summary));
-  page += section("Gates", "Pass/fail checks from the scenario; any failure makes <code>run</code> exit with 1.", gates_table(summary));
+  page += section(
+      "Summary",
+      "Mean over feasible iterations. Speed-up = baseline mean iteration time / system mean iteration time.",
+      R"(<div class="table-scroll">)" + summary_table(summary) + "</div>" + options_list(summary));
+  page +=
+      section("Gates", "Pass/fail checks from the scenario; any failure makes <code>run</code> exit with 1.",
+              gates_table(summary));
   if (const std::vector<std::string> lines = simulation_statements(summary); !lines.empty()) {
     std::string list = "<ul>";
     for (std::size_t i = 1; i < lines.size(); ++i) list += "<li>" + html_escape(lines[i]) + "</li>";
     page += section("Simulator against this measurement", html_escape(lines.front()), list + "</ul>");
   }
-  page += section("Where the time goes", "Critical (slowest) rank, mean per iteration; inside the layers each instant counted once: compute, then remap, then waiting on a transfer, else idle; then the parts outside the layers: embedding, LM head and loss, the gradient synchronisation the compute waits for, the optimizer step.",
-                  breakdown_chart(summary));
+  page += section(
+      "Where the time goes",
+      "Critical (slowest) rank, mean per iteration; inside the layers each instant counted once: compute, "
+      "then remap, then waiting on a transfer, else idle; then the parts outside the layers: embedding, LM "
+      "head and loss, the gradient synchronisation the compute waits for, the optimizer step.",
+      breakdown_chart(summary));
   // One scale for every system's GPU load, so bars compare at a glance. Timelines keep their own time
   // axis: systems can differ several-fold in layer time, and a shared axis would squash the fast ones.
   double busiest_gpu = 0;
@@ -195,17 +221,36 @@ std::string html_report(const RunResult& run, const RunSummary& summary, const R
     if (!system.has_trace) continue;
     busiest_gpu = std::max(busiest_gpu, busiest_gpu_compute_seconds(system.first_trace));
   }
-  page += section("Per-GPU load", "Compute-stream time per GPU in the first feasible iteration (same scale for every system); a balanced plan has level bars.",
-                  per_system(run, summary, [&](const SystemSummary& s, const Trace& t) { return gpu_load_chart(s, t, busiest_gpu); }, true));
-  page += section("NIC utilisation over time", "Bytes through each NIC per time bin / NIC bandwidth, first feasible iteration.",
+  page += section(
+      "Per-GPU load",
+      "Compute-stream time per GPU in the first feasible iteration (same scale for every system); a balanced "
+      "plan has level bars.",
+      per_system(
+          run, summary,
+          [&](const SystemSummary& s, const Trace& t) { return gpu_load_chart(s, t, busiest_gpu); }, true));
+  page += section("NIC utilisation over time",
+                  "Bytes through each NIC per time bin / NIC bandwidth, first feasible iteration.",
                   per_system(run, summary, nic_utilisation_chart, false));
-  page += section("NVLink utilisation per GPU", "Bytes each GPU sent (transmit) and received over NVLink in the layers / (NVLink bandwidth per direction \u00b7 time in the layers), mean over feasible iterations; tensor-parallel collectives, intra-node ring steps, remaps and routed transfers' dispatch and combine legs.",
-                  per_system(run, summary, [](const SystemSummary& s, const Trace&) { return nvlink_utilisation_chart(s); }, false));
-  page += section("Document lengths", "Every document of every iteration's batch.", length_histogram_chart(run.workload));
-  page += section("Timeline", fmt::format("Ranks 0\u2013{} of the first feasible iteration: one representative layer, forward then backward, each system on its own time axis. Hover for details.",
-                                          timeline_ranks - 1),
-                  per_system(run, summary, [](const SystemSummary& s, const Trace& t) { return timeline_chart(s, t); }, false));
-  page += section("Hardware profile", "Every constant of the cost model this run used (docs/METRICS.md, \"Constants\"); changed rows differ from the defaults.",
+  page +=
+      section("NVLink utilisation per GPU",
+              "Bytes each GPU sent (transmit) and received over NVLink in the layers / (NVLink bandwidth per "
+              "direction \u00b7 time in the layers), mean over feasible iterations; tensor-parallel "
+              "collectives, intra-node ring steps, remaps and routed transfers' dispatch and combine legs.",
+              per_system(
+                  run, summary,
+                  [](const SystemSummary& s, const Trace&) { return nvlink_utilisation_chart(s); }, false));
+  page += section("Document lengths", "Every document of every iteration's batch.",
+                  length_histogram_chart(run.workload));
+  page += section(
+      "Timeline",
+      fmt::format("Ranks 0\u2013{} of the first feasible iteration: one representative layer, forward then "
+                  "backward, each system on its own time axis. Hover for details.",
+                  timeline_ranks - 1),
+      per_system(
+          run, summary, [](const SystemSummary& s, const Trace& t) { return timeline_chart(s, t); }, false));
+  page += section("Hardware profile",
+                  "Every constant of the cost model this run used (docs/METRICS.md, \"Constants\"); changed "
+                  "rows differ from the defaults.",
                   profile_table_html(run.scenario.hardware_profile));
   page += problems_section(summary);
   page += R"(<footer>Generated by zeppelin-bench. Definitions of every figure: docs/METRICS.md. )"

@@ -11,7 +11,8 @@
 
 namespace zb::reports {
 
-[[nodiscard]] std::string html_report(const RunResult& run, const RunSummary& summary, const RunContext& context);
+[[nodiscard]] std::string html_report(const RunResult& run, const RunSummary& summary,
+                                      const RunContext& context);
 
 void write_html_report(const RunResult& run, const RunSummary& summary, const RunContext& context,
                        const std::filesystem::path& path);

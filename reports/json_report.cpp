@@ -18,8 +18,8 @@ using ojson = nlohmann::ordered_json;
 // No sample, no figure: a system that never fitted has null aggregates, never a 0 s "measurement".
 ojson aggregates_json(const SampleAggregates& a) {
   auto figure = [&](double value) { return a.count > 0 ? ojson(value) : ojson(); };
-  return ojson{{"count", a.count},          {"mean", figure(a.mean)}, {"sd", figure(a.sd)},
-               {"min", figure(a.min)},      {"max", figure(a.max)},   {"median", figure(a.median)}};
+  return ojson{{"count", a.count},     {"mean", figure(a.mean)}, {"sd", figure(a.sd)},
+               {"min", figure(a.min)}, {"max", figure(a.max)},   {"median", figure(a.median)}};
 }
 
 ojson breakdown_json(const TimeBreakdown& b) {
@@ -37,17 +37,18 @@ ojson breakdown_json(const TimeBreakdown& b) {
 ojson nics_json(const std::vector<NicMetrics>& nics) {
   ojson out = ojson::array();
   for (const NicMetrics& nic : nics) {
-    out.push_back(ojson{{"node", nic.node},
-                        {"nic", nic.nic},
-                        {"bandwidth", nic.bandwidth},
-                        {"tx_bytes", nic.tx_bytes},
-                        {"rx_bytes", nic.rx_bytes},
-                        {"tx_utilization", nic.tx_utilisation},
-                        {"rx_utilization", nic.rx_utilisation},
-                        {"busy_share", nic.busy_share},
-                        {"source", nic.measured ? "measured" : "simulated"},
-                        {"expected_tx_bytes", nic.expected_tx_bytes >= 0 ? ojson(nic.expected_tx_bytes) : ojson(nullptr)},
-                        {"expected_rx_bytes", nic.expected_rx_bytes >= 0 ? ojson(nic.expected_rx_bytes) : ojson(nullptr)}});
+    out.push_back(ojson{
+        {"node", nic.node},
+        {"nic", nic.nic},
+        {"bandwidth", nic.bandwidth},
+        {"tx_bytes", nic.tx_bytes},
+        {"rx_bytes", nic.rx_bytes},
+        {"tx_utilization", nic.tx_utilisation},
+        {"rx_utilization", nic.rx_utilisation},
+        {"busy_share", nic.busy_share},
+        {"source", nic.measured ? "measured" : "simulated"},
+        {"expected_tx_bytes", nic.expected_tx_bytes >= 0 ? ojson(nic.expected_tx_bytes) : ojson(nullptr)},
+        {"expected_rx_bytes", nic.expected_rx_bytes >= 0 ? ojson(nic.expected_rx_bytes) : ojson(nullptr)}});
   }
   return out;
 }
@@ -167,8 +168,8 @@ ojson system_json(const SystemResult& result, const SystemSummary& s) {
                             {"prediction_ratio", aggregates_json(s.prediction_ratio)},
                             {"planner_seconds", aggregates_json(s.planner_time)}};
   out["breakdown"] = s.feasible() ? ojson{{"critical_rank", breakdown_json(s.critical_rank)},
-                                           {"mean_rank", breakdown_json(s.mean_rank)}}
-                                   : ojson();
+                                          {"mean_rank", breakdown_json(s.mean_rank)}}
+                                  : ojson();
   out["balance"] = ojson{{"attention_imbalance", aggregates_json(s.attention_imbalance)},
                          {"token_imbalance", aggregates_json(s.token_imbalance)}};
   out["nic"] = ojson{{"utilization_mean", aggregates_json(s.nic_utilization_mean)},
@@ -181,10 +182,12 @@ ojson system_json(const SystemResult& result, const SystemSummary& s) {
                         {"utilization_max", aggregates_json(s.nvlink_utilization_max)},
                         {"per_gpu", nvlinks_json(s.nvlinks)}};
   out["ring_steps"] = ring_steps_json(result);
-  out["simulation"] = ojson{{"ratio", aggregates_json(s.simulation_ratio)},
-                            {"simulated_layers_seconds", s.simulation_ratio.count > 0 ? ojson(s.simulated_layers_seconds) : ojson()},
-                            {"measured_layers_seconds", s.simulation_ratio.count > 0 ? ojson(s.measured_layers_seconds) : ojson()},
-                            {"stand_in", s.stand_in.empty() ? ojson() : ojson(s.stand_in)}};
+  out["simulation"] = ojson{
+      {"ratio", aggregates_json(s.simulation_ratio)},
+      {"simulated_layers_seconds",
+       s.simulation_ratio.count > 0 ? ojson(s.simulated_layers_seconds) : ojson()},
+      {"measured_layers_seconds", s.simulation_ratio.count > 0 ? ojson(s.measured_layers_seconds) : ojson()},
+      {"stand_in", s.stand_in.empty() ? ojson() : ojson(s.stand_in)}};
   ojson oom = ojson::array();
   for (const IterationResult& it : result.iterations) {
     for (ojson& entry : oom_json(it)) oom.push_back(std::move(entry));
@@ -238,7 +241,8 @@ ojson gates_json(const RunSummary& summary) {
 // reproduces the run.
 ojson effective_scenario_json(const RunResult& run, const RunContext& context) {
   nlohmann::json scenario = run.scenario.source_json;
-  for (const ScenarioOverride& o : context.overrides) scenario[nlohmann::json::json_pointer(o.json_pointer)] = o.value;
+  for (const ScenarioOverride& o : context.overrides)
+    scenario[nlohmann::json::json_pointer(o.json_pointer)] = o.value;
   return ojson::parse(scenario.dump());
 }
 
@@ -266,7 +270,8 @@ void null_out(ojson& node, std::string_view pointer) {
     return;
   }
   const std::size_t next = pointer.find('/', 1);
-  const std::string key(pointer.substr(1, next == std::string_view::npos ? std::string_view::npos : next - 1));
+  const std::string key(
+      pointer.substr(1, next == std::string_view::npos ? std::string_view::npos : next - 1));
   const std::string_view rest = next == std::string_view::npos ? std::string_view{} : pointer.substr(next);
   if (key == "*" && node.is_array()) {
     for (ojson& element : node) null_out(element, rest);
@@ -282,7 +287,9 @@ ojson report_json(const RunResult& run, const RunSummary& summary, const RunCont
   out["schema_version"] = report_schema_version;
   out["run"] = run_section(run, summary, context);
   out["provenance"] = provenance_to_json(context, run.scenario.source_file.string());
-  out["scenario"] = ojson{{"name", summary.scenario}, {"model", summary.model}, {"cluster", summary.cluster},
+  out["scenario"] = ojson{{"name", summary.scenario},
+                          {"model", summary.model},
+                          {"cluster", summary.cluster},
                           {"passes", to_string(run.scenario.passes)}};
   out["verdict"] = ojson{{"gates_passed", summary.gates_passed()},
                          {"gates", summary.gates.size()},
@@ -310,7 +317,9 @@ const std::vector<std::string>& volatile_report_fields() {
   return fields;
 }
 
-std::string lengths_fingerprint(std::uint64_t lengths_fnv1a) { return fmt::format("{:016x}", lengths_fnv1a); }
+std::string lengths_fingerprint(std::uint64_t lengths_fnv1a) {
+  return fmt::format("{:016x}", lengths_fnv1a);
+}
 
 ojson without_volatile_fields(ojson report) {
   for (const std::string& pointer : volatile_report_fields()) null_out(report, pointer);

@@ -34,7 +34,8 @@ std::string format_si(double value) {
     double scale;
     const char* symbol;
   };
-  constexpr std::array<Prefix, 5> prefixes{{{1e15, " P"}, {1e12, " T"}, {1e9, " G"}, {1e6, " M"}, {1e3, " k"}}};
+  constexpr std::array<Prefix, 5> prefixes{
+      {{1e15, " P"}, {1e12, " T"}, {1e9, " G"}, {1e6, " M"}, {1e3, " k"}}};
   for (const Prefix& prefix : prefixes) {
     // Rounding could print 1000 k; promote to the next prefix before that happens.
     if (std::fabs(value) >= prefix.scale * 0.9995) return three_digits(value / prefix.scale) + prefix.symbol;

@@ -40,7 +40,8 @@ double beta_continued_fraction(double x, double a, double b) {
 double regularized_incomplete_beta(double x, double a, double b) {
   if (x <= 0) return 0;
   if (x >= 1) return 1;
-  const double log_front = std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) + b * std::log1p(-x);
+  const double log_front =
+      std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) + b * std::log1p(-x);
   if (x < (a + 1) / (a + b + 2)) return std::exp(log_front) * beta_continued_fraction(x, a, b) / a;
   return 1 - std::exp(log_front) * beta_continued_fraction(1 - x, b, a) / b;
 }
@@ -52,7 +53,8 @@ double student_t_two_sided_p(double t, double degrees_of_freedom) {
   return regularized_incomplete_beta(nu / (nu + t * t), nu / 2, 0.5);
 }
 
-PairedTestResult paired_log_ratio_t_test(const std::vector<double>& base, const std::vector<double>& candidate) {
+PairedTestResult paired_log_ratio_t_test(const std::vector<double>& base,
+                                         const std::vector<double>& candidate) {
   PairedTestResult result;
   const std::size_t n = std::min(base.size(), candidate.size());
   result.pairs = static_cast<int>(n);
@@ -72,7 +74,8 @@ PairedTestResult paired_log_ratio_t_test(const std::vector<double>& base, const 
   if (result.sd_log_ratio <= spread_resolution) {
     const bool unchanged = std::fabs(result.mean_log_ratio) <= spread_resolution;
     result.sd_log_ratio = 0;
-    result.t = unchanged ? 0.0 : std::copysign(std::numeric_limits<double>::infinity(), result.mean_log_ratio);
+    result.t =
+        unchanged ? 0.0 : std::copysign(std::numeric_limits<double>::infinity(), result.mean_log_ratio);
     result.p_value = unchanged ? 1.0 : 0.0;
     return result;
   }

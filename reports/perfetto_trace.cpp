@@ -22,7 +22,8 @@ nlohmann::ordered_json metadata(const char* name, int pid, int tid, const nlohma
 
 void add_track_names(const Trace& trace, const TrackLayout& layout, nlohmann::ordered_json& events) {
   for (int node = 0; node < node_count(trace); ++node) {
-    events.push_back(metadata("process_name", process_of_node(node), 0, {{"name", fmt::format("node {}", node)}}));
+    events.push_back(
+        metadata("process_name", process_of_node(node), 0, {{"name", fmt::format("node {}", node)}}));
     events.push_back(metadata("process_sort_index", process_of_node(node), 0, {{"sort_index", node}}));
   }
   for (const Track& track : layout.tracks) {
@@ -65,15 +66,17 @@ void add_time_axis(const Trace& trace, const TraceLabels& labels, int tid, nlohm
   const std::int64_t forward_end = trace_nanoseconds(trace.layer.forward);
   const std::int64_t backward_end = std::max(forward_end, trace_nanoseconds(trace.trace_seconds()));
   const auto slice = [&](const char* pass, std::int64_t from, std::int64_t to) {
-    events.push_back(nlohmann::ordered_json{
-        {"name", fmt::format("{} layer (1 of {})", pass, trace.layers)},
-        {"cat", "time-axis"},
-        {"ph", "X"},
-        {"ts", trace_microseconds(from)},
-        {"dur", trace_microseconds(to - from)},
-        {"pid", pid},
-        {"tid", tid},
-        {"args", {{"note", time_axis_note}, {"layers", trace.layers}, {"iteration_seconds", trace.iteration_seconds}}}});
+    events.push_back(nlohmann::ordered_json{{"name", fmt::format("{} layer (1 of {})", pass, trace.layers)},
+                                            {"cat", "time-axis"},
+                                            {"ph", "X"},
+                                            {"ts", trace_microseconds(from)},
+                                            {"dur", trace_microseconds(to - from)},
+                                            {"pid", pid},
+                                            {"tid", tid},
+                                            {"args",
+                                             {{"note", time_axis_note},
+                                              {"layers", trace.layers},
+                                              {"iteration_seconds", trace.iteration_seconds}}}});
   };
   slice("forward", 0, forward_end);
   if (trace.backward) slice("backward", forward_end, backward_end);
@@ -85,25 +88,24 @@ nlohmann::ordered_json perfetto_trace_json(const Trace& trace, const TraceLabels
   const TrackLayout layout = lay_out_tracks(trace);
   nlohmann::ordered_json events = nlohmann::ordered_json::array();
   add_track_names(trace, layout, events);
-  for (std::size_t i = 0; i < trace.events.size(); ++i) events.push_back(complete_event(trace.events[i], layout, i));
+  for (std::size_t i = 0; i < trace.events.size(); ++i)
+    events.push_back(complete_event(trace.events[i], layout, i));
   add_transfer_flows(trace, layout, events);
   add_nic_counters(trace, events);
   add_time_axis(trace, labels, static_cast<int>(layout.tracks.size()) + 1, events);
   nlohmann::ordered_json out;
   out["traceEvents"] = std::move(events);
   out["displayTimeUnit"] = "ns";
-  out["otherData"] = {{"scenario", labels.scenario},
-                      {"system", labels.system},
-                      {"backend", trace.backend},
-                      {"simulator", trace.simulator_version},
-                      {"note", trace.model_note},
-                      {"time_axis", time_axis_note},
+  out["otherData"] = {{"scenario", labels.scenario}, {"system", labels.system},
+                      {"backend", trace.backend},    {"simulator", trace.simulator_version},
+                      {"note", trace.model_note},    {"time_axis", time_axis_note},
                       {"layers", trace.layers}};
   return out;
 }
 
 void write_perfetto_trace(const Trace& trace, const TraceLabels& labels, const std::filesystem::path& path) {
-  write_file_atomically(path, perfetto_trace_json(trace, labels).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
+  write_file_atomically(path, perfetto_trace_json(trace, labels)
+                                  .dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
 }
 
 }  // namespace zb::reports

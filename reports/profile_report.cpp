@@ -35,7 +35,8 @@ std::string profile_statement(const HardwareProfileSpec& spec) {
   std::string changes;
   for (const ProfileValue& v : values_of(spec.profile)) {
     if (!v.differs()) continue;
-    changes += fmt::format("{}{} {:g} (default {:g})", changes.empty() ? "" : ", ", v.key, v.value, v.default_value);
+    changes +=
+        fmt::format("{}{} {:g} (default {:g})", changes.empty() ? "" : ", ", v.key, v.value, v.default_value);
   }
   std::string out = "hardware profile: " + spec.source;
   if (spec.source != "defaults") out += changes.empty() ? " (every value at its default)" : ": " + changes;
@@ -49,7 +50,8 @@ nlohmann::ordered_json profile_to_json(const HardwareProfileSpec& spec) {
     values[std::string(v.key)] = v.value;
     if (v.differs()) differs.push_back(v.key);
   }
-  return nlohmann::ordered_json{{"source", spec.source}, {"values", std::move(values)}, {"differs_from_defaults", std::move(differs)}};
+  return nlohmann::ordered_json{
+      {"source", spec.source}, {"values", std::move(values)}, {"differs_from_defaults", std::move(differs)}};
 }
 
 std::string profile_table_html(const HardwareProfileSpec& spec) {

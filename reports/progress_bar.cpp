@@ -15,7 +15,9 @@ constexpr const char* erase_line = "\r\033[K";
 ProgressBar::ProgressBar(std::FILE* out, bool draw)
     : out_(out), enabled_(draw), start_(std::chrono::steady_clock::now()) {}
 
-ProgressBar::~ProgressBar() { clear(); }
+ProgressBar::~ProgressBar() {
+  clear();
+}
 
 void ProgressBar::update(const ProgressPoint& point) {
   if (!enabled_) return;
@@ -32,8 +34,9 @@ void ProgressBar::draw() {
   const int filled = total > 0 ? width * done / total : 0;
   const std::string bar = std::string(static_cast<std::size_t>(filled), '#') +
                           std::string(static_cast<std::size_t>(width - filled), '.');
-  const std::string text = fmt::format("{}[{}] {}  iteration {}/{}  ETA {:.0f}s", erase_line, bar,
-                                       terminal_field(last_.system), last_.iteration + 1, last_.iterations, eta);
+  const std::string text =
+      fmt::format("{}[{}] {}  iteration {}/{}  ETA {:.0f}s", erase_line, bar, terminal_field(last_.system),
+                  last_.iteration + 1, last_.iterations, eta);
   std::fputs(text.c_str(), out_);
   std::fflush(out_);
   shown_ = true;

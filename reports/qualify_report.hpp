@@ -11,7 +11,8 @@
 namespace zb::reports {
 
 [[nodiscard]] std::string qualify_console(const qualify::QualifyResult& result);
-[[nodiscard]] nlohmann::ordered_json qualify_json(const qualify::QualifyResult& result, const qualify::FloorSpec& floors);
+[[nodiscard]] nlohmann::ordered_json qualify_json(const qualify::QualifyResult& result,
+                                                  const qualify::FloorSpec& floors);
 [[nodiscard]] std::string qualify_html(const qualify::QualifyResult& result);
 
 // Writes qualify.json and qualify.html into `dir` (created), each to a temporary name renamed into place,

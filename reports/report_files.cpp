@@ -16,8 +16,8 @@ namespace zb::reports {
 std::string file_name_safe(const std::string& label) {
   std::string out = label;
   for (char& c : out) {
-    const bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-                      c == '-' || c == '_';
+    const bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '.' || c == '-' || c == '_';
     if (!keep) c = '_';
   }
   if (out.empty() || out.front() == '.') out.insert(out.begin(), '_');  // never a hidden or empty name
@@ -57,10 +57,13 @@ void check_formats(const std::vector<std::string>& formats) {
 }  // namespace
 
 std::vector<std::filesystem::path> write_reports(const RunResult& run, const RunSummary& summary,
-                                                 const RunContext& context, const std::filesystem::path& directory,
+                                                 const RunContext& context,
+                                                 const std::filesystem::path& directory,
                                                  const std::vector<std::string>& formats) {
   check_formats(formats);
-  auto wants = [&](const char* format) { return std::find(formats.begin(), formats.end(), format) != formats.end(); };
+  auto wants = [&](const char* format) {
+    return std::find(formats.begin(), formats.end(), format) != formats.end();
+  };
   return publish_report_set(directory, [&](const std::filesystem::path& staging) {
     std::vector<std::string> written;
     if (wants("json")) {
@@ -82,7 +85,8 @@ std::vector<std::filesystem::path> write_reports(const RunResult& run, const Run
       const std::vector<std::string> names = trace_file_names(labels);
       for (std::size_t i = 0; i < traced.size(); ++i) {
         written.push_back(names[i]);
-        write_perfetto_trace(traced[i]->first_trace, TraceLabels{run.scenario.name, labels[i]}, staging / names[i]);
+        write_perfetto_trace(traced[i]->first_trace, TraceLabels{run.scenario.name, labels[i]},
+                             staging / names[i]);
       }
     }
     if (wants("gbench")) {

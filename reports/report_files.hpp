@@ -15,7 +15,8 @@
 
 namespace zb::reports {
 
-[[nodiscard]] std::vector<std::filesystem::path> write_reports(const RunResult& run, const RunSummary& summary,
+[[nodiscard]] std::vector<std::filesystem::path> write_reports(const RunResult& run,
+                                                               const RunSummary& summary,
                                                                const RunContext& context,
                                                                const std::filesystem::path& directory,
                                                                const std::vector<std::string>& formats);

@@ -18,9 +18,11 @@ namespace zb::reports {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr const char* choose_another = "choose, with --out or output.dir, a folder that can be created and written";
+constexpr const char* choose_another =
+    "choose, with --out or output.dir, a folder that can be created and written";
 
-[[noreturn]] void fail(const fs::path& folder, const std::string& what, const std::string& hint = choose_another) {
+[[noreturn]] void fail(const fs::path& folder, const std::string& what,
+                       const std::string& hint = choose_another) {
   Location where;
   where.file = folder.string();
   throw_runtime_error(where, what, hint);
@@ -36,7 +38,9 @@ fs::path target_of(const fs::path& directory) {
   if (!target.has_filename()) target = target.parent_path();
   if (fs::is_symlink(fs::symlink_status(target, error))) {
     const fs::path linked = fs::canonical(target, error);
-    if (error) fail(target, fmt::format("the output folder is a symbolic link that cannot be followed: {}", error.message()));
+    if (error)
+      fail(target,
+           fmt::format("the output folder is a symbolic link that cannot be followed: {}", error.message()));
     target = linked;
   }
   if (target == target.root_path()) fail(target, "the output folder cannot be the root of a file system");
@@ -52,10 +56,12 @@ bool is_leftover_temporary(const std::string& name) {
 void check_replaceable(const fs::path& target) {
   std::error_code error;
   std::vector<std::string> foreign;
-  for (auto it = fs::directory_iterator(target, error); !error && it != fs::directory_iterator(); it.increment(error)) {
+  for (auto it = fs::directory_iterator(target, error); !error && it != fs::directory_iterator();
+       it.increment(error)) {
     const std::string name = it->path().filename().string();
     std::error_code type_error;
-    const bool ours = it->is_regular_file(type_error) && (is_report_file_name(name) || is_leftover_temporary(name));
+    const bool ours =
+        it->is_regular_file(type_error) && (is_report_file_name(name) || is_leftover_temporary(name));
     if (!ours) foreign.push_back(name);
   }
   if (error) fail(target, fmt::format("cannot list the output folder: {}", error.message()));
@@ -64,10 +70,11 @@ void check_replaceable(const fs::path& target) {
   for (std::size_t i = 0; i < foreign.size() && i < 5; ++i) listed += (i == 0 ? "" : ", ") + foreign[i];
   if (foreign.size() > 5) listed += fmt::format(" and {} more", foreign.size() - 5);
   fail(target,
-       fmt::format("the output folder holds {} that {} not reports ({}); a report set replaces its folder as a "
-                   "whole, which would delete {}",
-                   foreign.size() == 1 ? "an entry" : fmt::format("{} entries", foreign.size()),
-                   foreign.size() == 1 ? "is" : "are", listed, foreign.size() == 1 ? "it" : "them"),
+       fmt::format(
+           "the output folder holds {} that {} not reports ({}); a report set replaces its folder as a "
+           "whole, which would delete {}",
+           foreign.size() == 1 ? "an entry" : fmt::format("{} entries", foreign.size()),
+           foreign.size() == 1 ? "is" : "are", listed, foreign.size() == 1 ? "it" : "them"),
        "choose a new or empty folder with --out or output.dir, or move those entries elsewhere");
 }
 
@@ -76,7 +83,8 @@ void check_replaceable(const fs::path& target) {
 void probe_writable(const fs::path& folder, const fs::path& target) {
   const fs::path probe = folder / (".zeppelin-bench-probe." + unique_temporary_suffix());
   const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) fail(target, fmt::format("cannot create a file in {}: {}", folder.string(), std::strerror(errno)));
+  if (fd < 0)
+    fail(target, fmt::format("cannot create a file in {}: {}", folder.string(), std::strerror(errno)));
   const std::string block(4096, '\0');
   bool written = true;
   int saved = 0;
@@ -103,13 +111,16 @@ void probe_writable(const fs::path& folder, const fs::path& target) {
 fs::path existing_ancestor(const fs::path& path) {
   fs::path current = path;
   std::error_code error;
-  while (!fs::exists(fs::symlink_status(current, error)) && current.has_relative_path()) current = current.parent_path();
+  while (!fs::exists(fs::symlink_status(current, error)) && current.has_relative_path())
+    current = current.parent_path();
   return current;
 }
 
 void warn_leftover(const fs::path& old, const std::error_code& error) {
-  std::fprintf(stderr, "warning: the previous reports were moved to %s but could not be deleted (%s); delete that folder\n",
-               old.c_str(), error.message().c_str());
+  std::fprintf(
+      stderr,
+      "warning: the previous reports were moved to %s but could not be deleted (%s); delete that folder\n",
+      old.c_str(), error.message().c_str());
 }
 
 // Puts `staging` in place of `target`. With no folder there, one rename. With an older set there, Linux
@@ -131,7 +142,8 @@ void move_into_place(const fs::path& staging, const fs::path& target) {
     return;
   }
 #endif
-  const fs::path old = target.parent_path() / ("." + target.filename().string() + ".old-" + unique_temporary_suffix());
+  const fs::path old =
+      target.parent_path() / ("." + target.filename().string() + ".old-" + unique_temporary_suffix());
   fs::rename(target, old, error);
   if (!error) fs::rename(staging, target, error);
   if (error) {
@@ -166,17 +178,20 @@ fs::path check_output_folder(const fs::path& directory) {
       fail(target, fmt::format("the output folder cannot be created: {} is not a folder", ancestor.string()));
     }
     fs::create_directories(target.parent_path(), error);
-    if (error) fail(target, fmt::format("cannot create the folder {}: {}", target.parent_path().string(), error.message()));
+    if (error)
+      fail(target,
+           fmt::format("cannot create the folder {}: {}", target.parent_path().string(), error.message()));
   }
   probe_writable(target.parent_path(), target);  // the staging folder goes there
   return target;
 }
 
-std::vector<fs::path> publish_report_set(const fs::path& directory,
-                                         const std::function<std::vector<std::string>(const fs::path&)>& write) {
+std::vector<fs::path> publish_report_set(
+    const fs::path& directory, const std::function<std::vector<std::string>(const fs::path&)>& write) {
   const fs::path target = check_output_folder(directory);
   // Hidden, next to the target (a rename cannot cross file systems) and unique to this run.
-  const fs::path staging = target.parent_path() / ("." + target.filename().string() + "." + unique_temporary_suffix());
+  const fs::path staging =
+      target.parent_path() / ("." + target.filename().string() + "." + unique_temporary_suffix());
   std::error_code error;
   if (!fs::create_directory(staging, error)) {
     fail(target, fmt::format("cannot create the staging folder {}: {}", staging.string(),

@@ -26,7 +26,8 @@ std::filesystem::path check_output_folder(const std::filesystem::path& directory
 
 // Calls `write(staging)`, which writes the set's files into the empty folder `staging` and returns their
 // names, then publishes the staging folder as `directory` (checked by check_output_folder). Returns the
-// published paths, `directory` / name, spelt as `directory` was. On an error the staging folder is removed and the previous set is left as it was.
+// published paths, `directory` / name, spelt as `directory` was. On an error the staging folder is removed
+// and the previous set is left as it was.
 std::vector<std::filesystem::path> publish_report_set(
     const std::filesystem::path& directory,
     const std::function<std::vector<std::string>(const std::filesystem::path& staging)>& write);

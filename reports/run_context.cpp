@@ -32,8 +32,8 @@ std::string utc_timestamp_now() {
   const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
   std::tm utc{};
   gmtime_r(&now, &utc);
-  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", utc.tm_year + 1900, utc.tm_mon + 1, utc.tm_mday, utc.tm_hour,
-                     utc.tm_min, utc.tm_sec);
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", utc.tm_year + 1900, utc.tm_mon + 1, utc.tm_mday,
+                     utc.tm_hour, utc.tm_min, utc.tm_sec);
 }
 
 std::vector<LinkedLibrary> linked_libraries() {
@@ -79,8 +79,9 @@ RunContext capture_run_context(const std::string& backend, std::vector<ScenarioO
 nlohmann::ordered_json overrides_to_json(const std::vector<ScenarioOverride>& overrides) {
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (const ScenarioOverride& o : overrides) {
-    out.push_back(nlohmann::ordered_json{
-        {"flag", o.flag}, {"path", o.json_pointer}, {"value", nlohmann::ordered_json::parse(o.value.dump())}});
+    out.push_back(nlohmann::ordered_json{{"flag", o.flag},
+                                         {"path", o.json_pointer},
+                                         {"value", nlohmann::ordered_json::parse(o.value.dump())}});
   }
   return out;
 }

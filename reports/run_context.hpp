@@ -35,13 +35,14 @@ struct RunContext {
   std::vector<LinkedLibrary> libraries;  // only what the binary links, in a fixed order
   std::vector<std::string> argv;
   HostFacts host;
-  std::string date_utc;  // ISO-8601, e.g. 2026-11-30T10:40:16Z
+  std::string date_utc;                                 // ISO-8601, e.g. 2026-11-30T10:40:16Z
   std::map<std::string, std::string> nccl_environment;  // sorted by name
 };
 
 // Reads the build facts, the command line (/proc/self/cmdline), the host, the clock and the environment of
 // this process.
-[[nodiscard]] RunContext capture_run_context(const std::string& backend, std::vector<ScenarioOverride> overrides = {});
+[[nodiscard]] RunContext capture_run_context(const std::string& backend,
+                                             std::vector<ScenarioOverride> overrides = {});
 
 // The arguments this process was started with, argv[0] included; empty where /proc is not mounted.
 [[nodiscard]] std::vector<std::string> process_arguments();
@@ -53,7 +54,8 @@ struct RunContext {
 [[nodiscard]] std::string utc_timestamp_now();
 
 // The provenance part of the context, as report.json writes it (its "provenance" section).
-[[nodiscard]] nlohmann::ordered_json provenance_to_json(const RunContext& context, const std::string& scenario_file);
+[[nodiscard]] nlohmann::ordered_json provenance_to_json(const RunContext& context,
+                                                        const std::string& scenario_file);
 
 [[nodiscard]] nlohmann::ordered_json overrides_to_json(const std::vector<ScenarioOverride>& overrides);
 

@@ -37,7 +37,8 @@ std::vector<std::uint64_t> u_null_counts(int m, int n) {
   std::vector<std::vector<std::uint64_t>> table(static_cast<std::size_t>(m + 1) * width);
   for (int i = 0; i <= m; ++i) {
     for (int j = 0; j <= n; ++j) {
-      std::vector<std::uint64_t>& counts = table[static_cast<std::size_t>(i) * width + static_cast<std::size_t>(j)];
+      std::vector<std::uint64_t>& counts =
+          table[static_cast<std::size_t>(i) * width + static_cast<std::size_t>(j)];
       counts.assign(static_cast<std::size_t>(i * j + 1), 0);
       if (i == 0 || j == 0) {
         counts[0] = 1;
@@ -45,7 +46,8 @@ std::vector<std::uint64_t> u_null_counts(int m, int n) {
       }
       const auto& x_largest = table[static_cast<std::size_t>(i - 1) * width + static_cast<std::size_t>(j)];
       const auto& y_largest = table[static_cast<std::size_t>(i) * width + static_cast<std::size_t>(j - 1)];
-      for (std::size_t u = 0; u < x_largest.size(); ++u) counts[u + static_cast<std::size_t>(j)] += x_largest[u];
+      for (std::size_t u = 0; u < x_largest.size(); ++u)
+        counts[u + static_cast<std::size_t>(j)] += x_largest[u];
       for (std::size_t u = 0; u < y_largest.size(); ++u) counts[u] += y_largest[u];
     }
   }
@@ -120,6 +122,8 @@ double smallest_exact_p_value(int first_size, int second_size) {
   return std::min(1.0, 2.0 * inverse_binomial);
 }
 
-const char* to_string(UTestMethod method) { return method == UTestMethod::exact ? "exact" : "normal"; }
+const char* to_string(UTestMethod method) {
+  return method == UTestMethod::exact ? "exact" : "normal";
+}
 
 }  // namespace zb::reports

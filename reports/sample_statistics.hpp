@@ -34,7 +34,8 @@ inline constexpr int exact_u_test_max_size = 20;
 // ≤ exact_u_test_max_size and no value is shared; otherwise the normal approximation with tie correction
 // and continuity correction (the same conventions as scipy.stats.mannwhitneyu, method "exact" and
 // "asymptotic"). Either sample empty → p = 1.
-[[nodiscard]] MannWhitneyResult mann_whitney_u(const std::vector<double>& first, const std::vector<double>& second);
+[[nodiscard]] MannWhitneyResult mann_whitney_u(const std::vector<double>& first,
+                                               const std::vector<double>& second);
 
 // The smallest two-sided p the exact test can ever give for these sizes: 2 / C(n1 + n2, n1). When it is
 // above alpha, no difference can be called significant, however large.

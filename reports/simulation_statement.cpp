@@ -13,21 +13,27 @@ std::vector<std::string> simulation_statements(const RunSummary& summary) {
     if (!s.feasible()) continue;
     if (s.simulation_ratio.count > 0) {
       const SampleAggregates& r = s.simulation_ratio;
-      lines.push_back(fmt::format("{}: simulated/measured {} (simulated {}, measured {} per iteration; min {}, max {} over {} iteration{})",
-                                  s.label, format_ratio(r.mean), format_seconds(s.simulated_layers_seconds),
-                                  format_seconds(s.measured_layers_seconds), format_ratio(r.min), format_ratio(r.max), r.count,
-                                  r.count == 1 ? "" : "s"));
+      lines.push_back(
+          fmt::format("{}: simulated/measured {} (simulated {}, measured {} per iteration; min {}, max {} "
+                      "over {} iteration{})",
+                      s.label, format_ratio(r.mean), format_seconds(s.simulated_layers_seconds),
+                      format_seconds(s.measured_layers_seconds), format_ratio(r.min), format_ratio(r.max),
+                      r.count, r.count == 1 ? "" : "s"));
     } else if (!s.stand_in.empty()) {
-      lines.push_back(fmt::format("{}: no simulated/measured ratio: the {} backend computed {} (ZB_REF_DIMS=model on a "
-                                  "float32 model computes the model itself)",
-                                  s.label, summary.backend, s.stand_in));
+      lines.push_back(
+          fmt::format("{}: no simulated/measured ratio: the {} backend computed {} (ZB_REF_DIMS=model on a "
+                      "float32 model computes the model itself)",
+                      s.label, summary.backend, s.stand_in));
     } else {
-      lines.push_back(fmt::format("{}: no simulated/measured ratio (not simulated in this process)", s.label));
+      lines.push_back(
+          fmt::format("{}: no simulated/measured ratio (not simulated in this process)", s.label));
     }
   }
   if (!lines.empty()) {
-    lines.insert(lines.begin(), "the simulator against this measurement (layers time L\u00b7(F+B), same Program, same hardware profile; "
-                                "> 1: the simulator is pessimistic):");
+    lines.insert(lines.begin(),
+                 "the simulator against this measurement (layers time L\u00b7(F+B), same Program, same "
+                 "hardware profile; "
+                 "> 1: the simulator is pessimistic):");
   }
   return lines;
 }

@@ -40,10 +40,11 @@ TimeBreakdown mean_breakdown(const std::vector<RunMetrics>& metrics, TimeBreakdo
   const auto n = static_cast<double>(metrics.size());
   for (const RunMetrics& m : metrics) {
     const TimeBreakdown& b = m.*field;
-    for (double TimeBreakdown::*part : {&TimeBreakdown::attention, &TimeBreakdown::linear, &TimeBreakdown::remap,
-                                        &TimeBreakdown::tensor_parallel, &TimeBreakdown::exposed_communication, &TimeBreakdown::idle,
-                                        &TimeBreakdown::embedding_and_head, &TimeBreakdown::gradient_sync_exposed,
-                                        &TimeBreakdown::optimizer}) {
+    for (double TimeBreakdown::*part :
+         {&TimeBreakdown::attention, &TimeBreakdown::linear, &TimeBreakdown::remap,
+          &TimeBreakdown::tensor_parallel, &TimeBreakdown::exposed_communication, &TimeBreakdown::idle,
+          &TimeBreakdown::embedding_and_head, &TimeBreakdown::gradient_sync_exposed,
+          &TimeBreakdown::optimizer}) {
       mean.*part += b.*part / n;
     }
   }
@@ -133,10 +134,12 @@ SystemSummary summarize_system(const SystemResult& result, std::size_t index) {
   s.iterations = static_cast<int>(result.iterations.size());
   for (const IterationResult& it : result.iterations) {
     s.planner_seconds.push_back(it.planner_seconds);
-    for (const plan::OomReport& oom : it.oom) s.oom.push_back(fmt::format("iteration {}: {}", it.iteration, oom.str()));
+    for (const plan::OomReport& oom : it.oom)
+      s.oom.push_back(fmt::format("iteration {}: {}", it.iteration, oom.str()));
     s.verification_problems += static_cast<int>(it.verification.size());
     for (const std::string& problem : it.verification) {
-      if (s.verification.size() < verification_lines_kept) s.verification.push_back(fmt::format("iteration {}: {}", it.iteration, problem));
+      if (s.verification.size() < verification_lines_kept)
+        s.verification.push_back(fmt::format("iteration {}: {}", it.iteration, problem));
     }
     if (!it.feasible) continue;
     ++s.feasible_iterations;
@@ -183,7 +186,9 @@ SystemSummary summarize_system(const SystemResult& result, std::size_t index) {
   return s;
 }
 
-bool names_best_baseline(const GateSpec& gate) { return gate.baseline == best_baseline_keyword; }
+bool names_best_baseline(const GateSpec& gate) {
+  return gate.baseline == best_baseline_keyword;
+}
 
 // The label a gate compares against: as written, or the best baseline's for "best" (empty when none).
 std::string gate_baseline(const RunSummary& summary, const GateSpec& gate) {
@@ -316,7 +321,8 @@ RunSummary summarize_run(const RunResult& run) {
         continue;
       }
       if (system.iteration_time.mean <= 0) continue;
-      summary.speedups.push_back({system.label, baseline.label, baseline.iteration_time.mean / system.iteration_time.mean});
+      summary.speedups.push_back(
+          {system.label, baseline.label, baseline.iteration_time.mean / system.iteration_time.mean});
     }
   }
   // After the list is complete: speedup() reads it (the best baseline against itself is 1 by the formula).

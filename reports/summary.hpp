@@ -25,7 +25,7 @@ struct SystemSummary {
   bool is_baseline = false;  // the strategy registered as a baseline (SystemInfo::baseline)
   int iterations = 0;
   int feasible_iterations = 0;
-  std::vector<std::string> oom;           // one line per OOM report, "iteration 2: rank 5 ..."
+  std::vector<std::string> oom;  // one line per OOM report, "iteration 2: rank 5 ..."
   int verification_problems = 0;
   std::vector<std::string> verification;  // the first problems, "iteration 0: ..."
 
@@ -63,7 +63,7 @@ struct SystemSummary {
   std::string stand_in;
   TimeBreakdown critical_rank;  // mean over feasible iterations (seconds per iteration)
   TimeBreakdown mean_rank;
-  std::vector<NicMetrics> nics;  // mean over feasible iterations (timelines too), node-major
+  std::vector<NicMetrics> nics;        // mean over feasible iterations (timelines too), node-major
   std::vector<NvlinkMetrics> nvlinks;  // mean over the iterations that recorded them, node-major
 
   // The options it ran with, "auto" resolved (reports/resolved_options.hpp), and the same as one line.
@@ -74,7 +74,9 @@ struct SystemSummary {
   std::optional<double> speedup_vs_best;
 
   [[nodiscard]] bool feasible() const { return feasible_iterations > 0; }
-  [[nodiscard]] bool fits_every_iteration() const { return feasible_iterations == iterations && iterations > 0; }
+  [[nodiscard]] bool fits_every_iteration() const {
+    return feasible_iterations == iterations && iterations > 0;
+  }
 };
 
 struct Speedup {
@@ -102,7 +104,8 @@ struct RunSummary {
   std::string backend_note;       // the executor's one-line account of how times were obtained
   std::string model;              // "llama-7b" or "custom (32 layers, hidden 4096)"
   std::string cluster;            // "2 × dgx-h200 (16 GPUs)"
-  std::string hardware_profile;   // reports/profile_report.hpp: "hardware profile: defaults" or its source and changes
+  std::string
+      hardware_profile;  // reports/profile_report.hpp: "hardware profile: defaults" or its source and changes
   std::vector<SystemSummary> systems;
   // Baseline labels from strongest to weakest (reports/best_baseline.hpp): the order of every report's
   // speed-up columns. The best baseline is the fastest one that fitted in every iteration, if any.

@@ -12,12 +12,23 @@ std::string html_escape(std::string_view text) {
   out.reserve(text.size());
   for (const char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -69,30 +80,35 @@ std::string tick_label(double value) {
 SvgCanvas::SvgCanvas(double width, double height, std::string_view description)
     : width_(width), height_(height), description_(description) {}
 
-void SvgCanvas::rect(double x, double y, double width, double height, std::string_view fill, std::string_view tooltip) {
+void SvgCanvas::rect(double x, double y, double width, double height, std::string_view fill,
+                     std::string_view tooltip) {
   if (!(width > 0) || !(height > 0)) return;
   if (tooltip.empty()) {
-    body_ += fmt::format(R"(<rect x="{:.2f}" y="{:.2f}" width="{:.2f}" height="{:.2f}" fill="{}"/>)", x, y, width,
-                         height, fill);
+    body_ += fmt::format(R"(<rect x="{:.2f}" y="{:.2f}" width="{:.2f}" height="{:.2f}" fill="{}"/>)", x, y,
+                         width, height, fill);
   } else {
     // A <title> child is the SVG way to a hover tooltip, with no script.
-    body_ += fmt::format(R"(<rect x="{:.2f}" y="{:.2f}" width="{:.2f}" height="{:.2f}" fill="{}"><title>{}</title></rect>)",
-                         x, y, width, height, fill, html_escape(tooltip));
+    body_ += fmt::format(
+        R"(<rect x="{:.2f}" y="{:.2f}" width="{:.2f}" height="{:.2f}" fill="{}"><title>{}</title></rect>)", x,
+        y, width, height, fill, html_escape(tooltip));
   }
 }
 
-void SvgCanvas::line(double x1, double y1, double x2, double y2, std::string_view stroke, double stroke_width, bool dashed) {
-  body_ += fmt::format(R"(<line x1="{:.2f}" y1="{:.2f}" x2="{:.2f}" y2="{:.2f}" stroke="{}" stroke-width="{}"{}/>)", x1, y1,
-                       x2, y2, stroke, stroke_width, dashed ? R"( stroke-dasharray="3 3")" : "");
+void SvgCanvas::line(double x1, double y1, double x2, double y2, std::string_view stroke, double stroke_width,
+                     bool dashed) {
+  body_ += fmt::format(
+      R"(<line x1="{:.2f}" y1="{:.2f}" x2="{:.2f}" y2="{:.2f}" stroke="{}" stroke-width="{}"{}/>)", x1, y1,
+      x2, y2, stroke, stroke_width, dashed ? R"( stroke-dasharray="3 3")" : "");
 }
 
-void SvgCanvas::text(double x, double y, std::string_view content, std::string_view anchor, std::string_view css_class,
-                     double rotate_degrees) {
+void SvgCanvas::text(double x, double y, std::string_view content, std::string_view anchor,
+                     std::string_view css_class, double rotate_degrees) {
   const std::string rotation =
-      rotate_degrees != 0 ? fmt::format(R"x( transform="rotate({} {:.2f} {:.2f})")x", rotate_degrees, x, y) : "";
+      rotate_degrees != 0 ? fmt::format(R"x( transform="rotate({} {:.2f} {:.2f})")x", rotate_degrees, x, y)
+                          : "";
   const std::string cls = css_class.empty() ? "" : fmt::format(R"( class="{}")", css_class);
-  body_ += fmt::format(R"(<text x="{:.2f}" y="{:.2f}" text-anchor="{}"{}{}>{}</text>)", x, y, anchor, cls, rotation,
-                       html_escape(content));
+  body_ += fmt::format(R"(<text x="{:.2f}" y="{:.2f}" text-anchor="{}"{}{}>{}</text>)", x, y, anchor, cls,
+                       rotation, html_escape(content));
 }
 
 namespace {
@@ -103,13 +119,17 @@ std::string points_text(const std::vector<std::pair<double, double>>& points) {
 }
 }  // namespace
 
-void SvgCanvas::polygon(const std::vector<std::pair<double, double>>& points, std::string_view fill, double opacity) {
-  body_ += fmt::format(R"(<polygon points="{}" fill="{}" fill-opacity="{}"/>)", points_text(points), fill, opacity);
+void SvgCanvas::polygon(const std::vector<std::pair<double, double>>& points, std::string_view fill,
+                        double opacity) {
+  body_ += fmt::format(R"(<polygon points="{}" fill="{}" fill-opacity="{}"/>)", points_text(points), fill,
+                       opacity);
 }
 
-void SvgCanvas::polyline(const std::vector<std::pair<double, double>>& points, std::string_view stroke, double stroke_width) {
-  body_ += fmt::format(R"(<polyline points="{}" fill="none" stroke="{}" stroke-width="{}" stroke-linejoin="round"/>)",
-                       points_text(points), stroke, stroke_width);
+void SvgCanvas::polyline(const std::vector<std::pair<double, double>>& points, std::string_view stroke,
+                         double stroke_width) {
+  body_ += fmt::format(
+      R"(<polyline points="{}" fill="none" stroke="{}" stroke-width="{}" stroke-linejoin="round"/>)",
+      points_text(points), stroke, stroke_width);
 }
 
 std::string SvgCanvas::str() const {
@@ -123,8 +143,8 @@ double LinearScale::operator()(double value) const {
   return range_low + (value - domain_low) / (domain_high - domain_low) * (range_high - range_low);
 }
 
-void draw_x_axis(SvgCanvas& canvas, const LinearScale& x, const std::vector<double>& ticks, double y, double grid_to,
-                 double label_scale, std::string_view title) {
+void draw_x_axis(SvgCanvas& canvas, const LinearScale& x, const std::vector<double>& ticks, double y,
+                 double grid_to, double label_scale, std::string_view title) {
   const double slack = 1e-9 * std::fabs(x.domain_high - x.domain_low);
   for (const double tick : ticks) {
     if (tick < x.domain_low - slack || tick > x.domain_high + slack) continue;  // never draw outside the plot
@@ -137,8 +157,8 @@ void draw_x_axis(SvgCanvas& canvas, const LinearScale& x, const std::vector<doub
   canvas.text(0.5 * (x.range_low + x.range_high), y + 34, title, "middle", "axis-title");
 }
 
-void draw_y_axis(SvgCanvas& canvas, const LinearScale& y, const std::vector<double>& ticks, double x, double grid_to,
-                 double label_scale, std::string_view title) {
+void draw_y_axis(SvgCanvas& canvas, const LinearScale& y, const std::vector<double>& ticks, double x,
+                 double grid_to, double label_scale, std::string_view title) {
   const double slack = 1e-9 * std::fabs(y.domain_high - y.domain_low);
   for (const double tick : ticks) {
     if (tick < y.domain_low - slack || tick > y.domain_high + slack) continue;

@@ -26,14 +26,17 @@ class SvgCanvas {
  public:
   SvgCanvas(double width, double height, std::string_view description);
 
-  void rect(double x, double y, double width, double height, std::string_view fill, std::string_view tooltip = {});
+  void rect(double x, double y, double width, double height, std::string_view fill,
+            std::string_view tooltip = {});
   void line(double x1, double y1, double x2, double y2, std::string_view stroke, double stroke_width = 1,
             bool dashed = false);
   // `anchor`: start | middle | end. `css_class` selects a style of the page's stylesheet.
   void text(double x, double y, std::string_view content, std::string_view anchor = "start",
             std::string_view css_class = "", double rotate_degrees = 0);
-  void polygon(const std::vector<std::pair<double, double>>& points, std::string_view fill, double opacity = 1);
-  void polyline(const std::vector<std::pair<double, double>>& points, std::string_view stroke, double stroke_width = 1.5);
+  void polygon(const std::vector<std::pair<double, double>>& points, std::string_view fill,
+               double opacity = 1);
+  void polyline(const std::vector<std::pair<double, double>>& points, std::string_view stroke,
+                double stroke_width = 1.5);
 
   [[nodiscard]] double width() const { return width_; }
   [[nodiscard]] double height() const { return height_; }
@@ -55,9 +58,9 @@ struct LinearScale {
 
 // Axis with grid lines: ticks are data values; labels show value · label_scale. The title goes under the
 // x axis, or rotated left of the y axis. `grid_to` is the far edge the grid lines reach.
-void draw_x_axis(SvgCanvas& canvas, const LinearScale& x, const std::vector<double>& ticks, double y, double grid_to,
-                 double label_scale, std::string_view title);
-void draw_y_axis(SvgCanvas& canvas, const LinearScale& y, const std::vector<double>& ticks, double x, double grid_to,
-                 double label_scale, std::string_view title);
+void draw_x_axis(SvgCanvas& canvas, const LinearScale& x, const std::vector<double>& ticks, double y,
+                 double grid_to, double label_scale, std::string_view title);
+void draw_y_axis(SvgCanvas& canvas, const LinearScale& y, const std::vector<double>& ticks, double x,
+                 double grid_to, double label_scale, std::string_view title);
 
 }  // namespace zb::reports

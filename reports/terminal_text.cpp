@@ -39,7 +39,8 @@ std::size_t utf8_sequence(std::string_view text, std::size_t i, std::uint32_t& c
     if ((byte & 0xC0u) != 0x80u) return 0;
     code_point = (code_point << 6) | (byte & 0x3Fu);
   }
-  if (code_point < minimum || code_point > 0x10FFFF || (code_point >= 0xD800 && code_point <= 0xDFFF)) return 0;
+  if (code_point < minimum || code_point > 0x10FFFF || (code_point >= 0xD800 && code_point <= 0xDFFF))
+    return 0;
   return length;
 }
 
@@ -82,8 +83,12 @@ std::string escaped(std::string_view text, bool keep_layout) {
 
 }  // namespace
 
-std::string terminal_field(std::string_view text) { return escaped(text, false); }
+std::string terminal_field(std::string_view text) {
+  return escaped(text, false);
+}
 
-std::string terminal_text(std::string_view text) { return escaped(text, true); }
+std::string terminal_text(std::string_view text) {
+  return escaped(text, true);
+}
 
 }  // namespace zb::reports

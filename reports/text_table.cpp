@@ -28,15 +28,16 @@ std::string escape_pipes(const std::string& cell) {
 
 std::size_t display_width(const std::string& text) {
   // Continuation bytes of UTF-8 are 10xxxxxx; every other byte starts a code point.
-  return static_cast<std::size_t>(
-      std::count_if(text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0U) != 0x80U; }));
+  return static_cast<std::size_t>(std::count_if(
+      text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0U) != 0x80U; }));
 }
 
 std::string render_text(const TextTable& table, const std::string& indent) {
   std::vector<std::size_t> widths(table.header.size(), 0);
   for (std::size_t c = 0; c < table.header.size(); ++c) widths[c] = display_width(table.header[c]);
   for (const auto& row : table.rows) {
-    for (std::size_t c = 0; c < row.size() && c < widths.size(); ++c) widths[c] = std::max(widths[c], display_width(row[c]));
+    for (std::size_t c = 0; c < row.size() && c < widths.size(); ++c)
+      widths[c] = std::max(widths[c], display_width(row[c]));
   }
   auto line = [&](const std::vector<std::string>& cells) {
     std::string out = indent;
@@ -44,7 +45,8 @@ std::string render_text(const TextTable& table, const std::string& indent) {
       const std::string cell = c < cells.size() ? cells[c] : "";
       const bool last = c + 1 == widths.size();
       // The last column is not padded on the left-aligned side, so lines carry no trailing blanks.
-      out += last && alignment_of(table, c) == Align::left ? cell : padded(cell, widths[c], alignment_of(table, c));
+      out += last && alignment_of(table, c) == Align::left ? cell
+                                                           : padded(cell, widths[c], alignment_of(table, c));
       if (!last) out += "  ";
     }
     return out + "\n";
@@ -62,11 +64,13 @@ std::string render_markdown(const TextTable& table) {
   std::string out = "|";
   for (const auto& cell : table.header) out += " " + escape_pipes(cell) + " |";
   out += "\n|";
-  for (std::size_t c = 0; c < table.header.size(); ++c) out += alignment_of(table, c) == Align::right ? "---:|" : "---|";
+  for (std::size_t c = 0; c < table.header.size(); ++c)
+    out += alignment_of(table, c) == Align::right ? "---:|" : "---|";
   out += "\n";
   for (const auto& row : table.rows) {
     out += "|";
-    for (std::size_t c = 0; c < table.header.size(); ++c) out += " " + escape_pipes(c < row.size() ? row[c] : "") + " |";
+    for (std::size_t c = 0; c < table.header.size(); ++c)
+      out += " " + escape_pipes(c < row.size() ? row[c] : "") + " |";
     out += "\n";
   }
   return out;

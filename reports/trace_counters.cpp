@@ -20,13 +20,11 @@ constexpr double gigabits_per_byte = 8e-9;
 // (node, NIC index, rx?): the order counter tracks are written in.
 using NicKey = std::tuple<int, int, bool>;
 
-nlohmann::ordered_json counter_event(const std::string& name, int pid, std::int64_t ts_ns, double bytes_per_second) {
-  return nlohmann::ordered_json{{"name", name},
-                                {"cat", "nic"},
-                                {"ph", "C"},
-                                {"ts", trace_microseconds(ts_ns)},
-                                {"pid", pid},
-                                {"args", {{"Gbit/s", bytes_per_second * gigabits_per_byte}}}};
+nlohmann::ordered_json counter_event(const std::string& name, int pid, std::int64_t ts_ns,
+                                     double bytes_per_second) {
+  return nlohmann::ordered_json{{"name", name}, {"cat", "nic"},
+                                {"ph", "C"},    {"ts", trace_microseconds(ts_ns)},
+                                {"pid", pid},   {"args", {{"Gbit/s", bytes_per_second * gigabits_per_byte}}}};
 }
 
 // The link's piecewise-constant series on whole nanoseconds: a 0 at the trace's start when the series
@@ -38,8 +36,10 @@ void add_series(const std::string& name, int pid, const LinkLoad* link, std::int
   if (link != nullptr) {
     for (const LoadPoint& point : link->series) {
       const std::int64_t t = trace_nanoseconds(point.t);
-      if (!points.empty() && points.back().first == t) points.back().second = point.bytes_per_second;
-      else points.emplace_back(t, point.bytes_per_second);
+      if (!points.empty() && points.back().first == t)
+        points.back().second = point.bytes_per_second;
+      else
+        points.emplace_back(t, point.bytes_per_second);
     }
   }
   if (points.empty() || points.front().first > 0) points.insert(points.begin(), {0, 0.0});
@@ -64,7 +64,8 @@ void add_nic_counters(const Trace& trace, nlohmann::ordered_json& events) {
   const std::int64_t end_ns = trace_nanoseconds(trace.trace_seconds());
   for (const auto& [key, link] : nics) {
     const auto [node, nic, rx] = key;
-    add_series(fmt::format("n{}-nic{}-{}", node, nic, rx ? "rx" : "tx"), process_of_node(node), link, end_ns, events);
+    add_series(fmt::format("n{}-nic{}-{}", node, nic, rx ? "rx" : "tx"), process_of_node(node), link, end_ns,
+               events);
   }
 }
 

@@ -10,7 +10,8 @@ namespace zb::reports {
 namespace {
 
 // What both ends of one message agree on.
-using TransferKey = std::tuple<int, int, int, int, int, int, double>;  // pass, micro-batch, src, dst, group, step, bytes
+using TransferKey =
+    std::tuple<int, int, int, int, int, int, double>;  // pass, micro-batch, src, dst, group, step, bytes
 
 TransferKey key_of(const TraceEvent& e, bool is_send) {
   const int src = is_send ? e.rank : e.peer;
@@ -22,11 +23,11 @@ struct Ends {
   std::vector<std::size_t> sends, recvs;
 };
 
-nlohmann::ordered_json flow_event(const char* phase, const std::string& name, std::int64_t id, std::int64_t ts_ns,
-                                  const Track& track) {
-  nlohmann::ordered_json event{{"name", name},     {"cat", "transfer"}, {"ph", phase},
-                               {"id", id},         {"ts", trace_microseconds(ts_ns)},
-                               {"pid", track.pid}, {"tid", track.tid}};
+nlohmann::ordered_json flow_event(const char* phase, const std::string& name, std::int64_t id,
+                                  std::int64_t ts_ns, const Track& track) {
+  nlohmann::ordered_json event{
+      {"name", name},     {"cat", "transfer"}, {"ph", phase}, {"id", id}, {"ts", trace_microseconds(ts_ns)},
+      {"pid", track.pid}, {"tid", track.tid}};
   if (phase[0] == 'f') event["bp"] = "e";  // bind to the enclosing slice, not the next one to start
   return event;
 }
@@ -51,7 +52,8 @@ std::vector<TransferPair> match_transfers(const Trace& trace) {
     const std::size_t matched = std::min(both.sends.size(), both.recvs.size());
     for (std::size_t k = 0; k < matched; ++k) pairs.push_back({both.sends[k], both.recvs[k]});
   }
-  std::sort(pairs.begin(), pairs.end(), [](const TransferPair& a, const TransferPair& b) { return a.send < b.send; });
+  std::sort(pairs.begin(), pairs.end(),
+            [](const TransferPair& a, const TransferPair& b) { return a.send < b.send; });
   return pairs;
 }
 
@@ -62,7 +64,8 @@ void add_transfer_flows(const Trace& trace, const TrackLayout& layout, nlohmann:
     const std::int64_t recv_start = layout.start_ns[pair.recv];
     const std::int64_t recv_end = layout.end_ns[pair.recv];
     const std::int64_t from = send_start + (layout.end_ns[pair.send] - send_start) / 2;
-    const std::int64_t to = std::clamp(std::max(recv_start + (recv_end - recv_start) / 2, from), recv_start, recv_end);
+    const std::int64_t to =
+        std::clamp(std::max(recv_start + (recv_end - recv_start) / 2, from), recv_start, recv_end);
     if (to < from) continue;  // the recv ended before the send began (clocks of a measured run): no arrow
     const std::string& name = trace.events[pair.send].name;
     const Track& send_track = layout.tracks[static_cast<std::size_t>(layout.track_of_event[pair.send])];

@@ -15,11 +15,16 @@ constexpr double nanoseconds_per_microsecond = 1e3;
 
 const char* kind_title(TrackKind kind) {
   switch (kind) {
-    case TrackKind::compute: return "compute";
-    case TrackKind::send: return "send";
-    case TrackKind::recv: return "recv";
-    case TrackKind::collective: return "collective";
-    case TrackKind::relay: return "relay";
+    case TrackKind::compute:
+      return "compute";
+    case TrackKind::send:
+      return "send";
+    case TrackKind::recv:
+      return "recv";
+    case TrackKind::collective:
+      return "collective";
+    case TrackKind::relay:
+      return "relay";
   }
   return "?";
 }
@@ -41,22 +46,31 @@ int node_count(const Trace& trace) {
   return trace.gpus_per_node > 0 ? (trace.world_size + trace.gpus_per_node - 1) / trace.gpus_per_node : 1;
 }
 
-int node_of_rank(const Trace& trace, int rank) { return trace.gpus_per_node > 0 ? rank / trace.gpus_per_node : 0; }
+int node_of_rank(const Trace& trace, int rank) {
+  return trace.gpus_per_node > 0 ? rank / trace.gpus_per_node : 0;
+}
 
-int process_of_node(int node) { return node + 1; }
+int process_of_node(int node) {
+  return node + 1;
+}
 
 TrackKind track_kind(EventCategory category) {
   switch (category) {
     case EventCategory::attention:
-    case EventCategory::gemm: return TrackKind::compute;
-    case EventCategory::send: return TrackKind::send;
-    case EventCategory::recv: return TrackKind::recv;
+    case EventCategory::gemm:
+      return TrackKind::compute;
+    case EventCategory::send:
+      return TrackKind::send;
+    case EventCategory::recv:
+      return TrackKind::recv;
     case EventCategory::remap:
     case EventCategory::collective:
-    case EventCategory::tensor_parallel: return TrackKind::collective;
+    case EventCategory::tensor_parallel:
+      return TrackKind::collective;
     case EventCategory::route_dispatch:
     case EventCategory::route_nic:
-    case EventCategory::route_combine: return TrackKind::relay;
+    case EventCategory::route_combine:
+      return TrackKind::relay;
   }
   return TrackKind::compute;
 }

@@ -40,8 +40,8 @@ struct Track {
 };
 
 struct TrackLayout {
-  std::vector<Track> tracks;        // only tracks that hold at least one slice
-  std::vector<int> track_of_event;  // index into tracks, per trace.events entry
+  std::vector<Track> tracks;                   // only tracks that hold at least one slice
+  std::vector<int> track_of_event;             // index into tracks, per trace.events entry
   std::vector<std::int64_t> start_ns, end_ns;  // per trace.events entry, end >= start
 };
 

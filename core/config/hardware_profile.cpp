@@ -24,11 +24,11 @@ constexpr double kInfinity = std::numeric_limits<double>::infinity();
 struct ProfileField {
   std::string_view key;
   double HardwareProfile::*member;
-  double min;           // smallest allowed value
-  bool min_exclusive;   // true: the value must be strictly greater than `min`
-  double max;           // largest allowed value (inclusive)
-  bool integer;         // the value must be a whole number
-  std::string_view why; // the reason for the default (also shown in docs/METRICS.md)
+  double min;            // smallest allowed value
+  bool min_exclusive;    // true: the value must be strictly greater than `min`
+  double max;            // largest allowed value (inclusive)
+  bool integer;          // the value must be a whole number
+  std::string_view why;  // the reason for the default (also shown in docs/METRICS.md)
 };
 
 // The defaults themselves are the member initialisers in cost_model.hpp; the reasons are here.
@@ -70,7 +70,8 @@ constexpr std::array<ProfileField, 17> kProfileFields{{
      "s*b*h*(34 + 5*a*s/h) bytes per layer in 16-bit; selective recomputation drops the 5as/h term, "
      "leaving 34*h bytes per token per layer."},
     {"memory_reserve_fraction", &HardwareProfile::memory_reserve_fraction, 0.0, false, 0.99, false,
-     "CUDA context, NCCL buffers, kernel workspaces and allocator fragmentation typically take 5-15% of HBM."},
+     "CUDA context, NCCL buffers, kernel workspaces and allocator fragmentation typically take 5-15% of "
+     "HBM."},
     {"optimizer_bytes_per_param", &HardwareProfile::optimizer_bytes_per_param, 0.0, false, kInfinity, false,
      "Mixed-precision Adam (ZeRO, Rajbhandari et al. 2020): 16-bit weights 2 + grads 2, fp32 master 4, "
      "m 4, v 4 = 16 bytes per parameter."},
@@ -110,7 +111,8 @@ HardwareProfile read_hardware_profile(const nlohmann::json& j, const Location& w
     Location at = where;
     at.json_path = child_path(where.json_path, key);
     if (field == kProfileFields.end()) {
-      problems.add(at, "unknown key \"" + printable(key) + "\" in the hardware profile", profile_key_hint(key));
+      problems.add(at, "unknown key \"" + printable(key) + "\" in the hardware profile",
+                   profile_key_hint(key));
       continue;
     }
     if (!value.is_number()) {

@@ -15,17 +15,19 @@ namespace zb {
 
 // Every tunable constant of the cost model, with its default and the reason for it in hardware_profile.cpp.
 struct HardwareProfile {
-  double attention_efficiency = 0.60;       // fraction of peak bf16 a large flash-attention kernel reaches
-  double attention_half_tokens = 256.0;     // q-tokens per call at which attention efficiency is halved
-  double attention_call_overhead = 8e-6;    // seconds per attention kernel call (launch + tail)
-  double gemm_efficiency = 0.75;            // fraction of peak a large GEMM reaches
-  double gemm_half_rows = 128.0;            // GEMM rows (tokens) at which efficiency is halved
-  double gemm_call_overhead = 5e-6;         // seconds per GEMM call
-  double backward_attention_factor = 2.5;   // backward attention FLOPs / forward
-  double backward_linear_factor = 2.0;      // backward GEMM FLOPs / forward
-  double p2p_bandwidth_efficiency = 0.90;   // achievable fraction of a link's nominal bandwidth (NCCL P2P)
-  double nvlink_bandwidth_efficiency = 0;   // the same for intra-node links alone; 0 = p2p_bandwidth_efficiency
-  double nic_bandwidth_efficiency = 0;      // the same for NIC (inter-node) links alone; 0 = p2p_bandwidth_efficiency
+  double attention_efficiency = 0.60;      // fraction of peak bf16 a large flash-attention kernel reaches
+  double attention_half_tokens = 256.0;    // q-tokens per call at which attention efficiency is halved
+  double attention_call_overhead = 8e-6;   // seconds per attention kernel call (launch + tail)
+  double gemm_efficiency = 0.75;           // fraction of peak a large GEMM reaches
+  double gemm_half_rows = 128.0;           // GEMM rows (tokens) at which efficiency is halved
+  double gemm_call_overhead = 5e-6;        // seconds per GEMM call
+  double backward_attention_factor = 2.5;  // backward attention FLOPs / forward
+  double backward_linear_factor = 2.0;     // backward GEMM FLOPs / forward
+  double p2p_bandwidth_efficiency = 0.90;  // achievable fraction of a link's nominal bandwidth (NCCL P2P)
+  double nvlink_bandwidth_efficiency =
+      0;  // the same for intra-node links alone; 0 = p2p_bandwidth_efficiency
+  double nic_bandwidth_efficiency =
+      0;  // the same for NIC (inter-node) links alone; 0 = p2p_bandwidth_efficiency
   double nvlink_transfer_overhead = 0;      // seconds per intra-node transfer on top of the link's latency
   double nic_transfer_overhead = 0;         // seconds per inter-node transfer on top of the link's latency
   double activation_bytes_factor = 34.0;    // activation bytes per token per layer = factor·hidden (bf16)

@@ -16,13 +16,15 @@ constexpr const char* key = "hardware_profile";
 void add_file_problems(const Error& error, LoadContext& context, const std::string& scenario_path) {
   for (const Problem& problem : error.problems()) {
     const std::string from = fmt::format("(read for {} of {})", scenario_path, context.file.string());
-    context.problems.add(problem.where, problem.what, problem.hint.empty() ? from : problem.hint + " " + from);
+    context.problems.add(problem.where, problem.what,
+                         problem.hint.empty() ? from : problem.hint + " " + from);
   }
 }
 
 }  // namespace
 
-HardwareProfileSpec read_hardware_profile(const ObjectReader& root, const std::filesystem::path& scenario_folder) {
+HardwareProfileSpec read_hardware_profile(const ObjectReader& root,
+                                          const std::filesystem::path& scenario_folder) {
   HardwareProfileSpec spec;
   const nlohmann::json* value = root.get(key);
   if (value == nullptr) return spec;
@@ -34,12 +36,14 @@ HardwareProfileSpec read_hardware_profile(const ObjectReader& root, const std::f
     return spec;
   }
   if (!value->is_string() || value->get_ref<const std::string&>().empty()) {
-    context.add(path, "expected a profile file's path or an object of profile values, got " + describe_json(*value),
-                "write \"profiles/h100.json\" (relative to this scenario's folder) or {\"gemm_efficiency\": 0.7}");
+    context.add(
+        path, "expected a profile file's path or an object of profile values, got " + describe_json(*value),
+        "write \"profiles/h100.json\" (relative to this scenario's folder) or {\"gemm_efficiency\": 0.7}");
     return spec;
   }
   const std::filesystem::path written(value->get<std::string>());
-  const std::filesystem::path file = (written.is_absolute() ? written : scenario_folder / written).lexically_normal();
+  const std::filesystem::path file =
+      (written.is_absolute() ? written : scenario_folder / written).lexically_normal();
   try {
     spec = load_hardware_profile_file(file.string());
   } catch (const Error& error) {

@@ -225,7 +225,8 @@ std::optional<double> ObjectReader::quantity(std::string_view key, QuantityKind 
     return std::nullopt;
   }
   if (std::string bound = finishable_problem(*parsed.value, kind); !bound.empty()) {
-    context_.add(path_of(key), fmt::format("\"{}\" {}", printable(value->get_ref<const std::string&>()), bound),
+    context_.add(path_of(key),
+                 fmt::format("\"{}\" {}", printable(value->get_ref<const std::string&>()), bound),
                  "no run could finish with it: simulated times would overflow the clock's resolution");
     return std::nullopt;
   }

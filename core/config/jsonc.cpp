@@ -77,7 +77,8 @@ struct TooDeep {};
 
 // "the file is N bytes; the limit is M bytes (16 MiB)", and what to check.
 std::string over_limit(std::string_view subject, std::size_t size, std::size_t max_bytes) {
-  return fmt::format("{} is {} bytes; the limit is {} bytes ({} MiB)", subject, size, max_bytes, max_bytes >> 20);
+  return fmt::format("{} is {} bytes; the limit is {} bytes ({} MiB)", subject, size, max_bytes,
+                     max_bytes >> 20);
 }
 std::string over_limit_hint(std::size_t max_bytes) {
   return max_bytes == max_jsonc_bytes ? "scenario files are a few KiB; check that this is the right file"
@@ -254,7 +255,8 @@ std::string read_text_file(const std::filesystem::path& file, std::size_t max_by
   if (std::filesystem::is_regular_file(status)) {
     const auto size = std::filesystem::file_size(file, ec);
     if (!ec && size > max_bytes) {
-      throw Error(ExitCode::bad_input, where, over_limit("the file", size, max_bytes), over_limit_hint(max_bytes));
+      throw Error(ExitCode::bad_input, where, over_limit("the file", size, max_bytes),
+                  over_limit_hint(max_bytes));
     }
   }
   std::ifstream in(file, std::ios::binary);
@@ -268,8 +270,9 @@ std::string read_text_file(const std::filesystem::path& file, std::size_t max_by
   }
   if (in.bad()) throw Error(ExitCode::bad_input, where, "reading the file failed");
   if (text.size() > max_bytes) {
-    throw Error(ExitCode::bad_input, where,
-                fmt::format("the input is larger than the limit of {} bytes ({} MiB)", max_bytes, max_bytes >> 20));
+    throw Error(
+        ExitCode::bad_input, where,
+        fmt::format("the input is larger than the limit of {} bytes ({} MiB)", max_bytes, max_bytes >> 20));
   }
   return text;
 }

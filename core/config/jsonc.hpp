@@ -22,7 +22,8 @@ inline constexpr int max_jsonc_depth = 64;  // nesting of objects and arrays; sc
 // Parses JSONC. Throws zb::Error (exit 2) naming the file, line and column for a syntax error, and for
 // input over `max_bytes`, nesting deeper than max_jsonc_depth, or a key repeated in one object.
 // `max_bytes` is larger only for machine-written files (a plan JSON of a big cluster is tens of MiB).
-[[nodiscard]] nlohmann::json parse_jsonc(std::string_view text, const std::filesystem::path& file_for_messages,
+[[nodiscard]] nlohmann::json parse_jsonc(std::string_view text,
+                                         const std::filesystem::path& file_for_messages,
                                          std::size_t max_bytes = max_jsonc_bytes);
 
 // Reads a file (refusing files over `max_bytes` before reading them) and parses it as JSONC.
@@ -30,6 +31,7 @@ inline constexpr int max_jsonc_depth = 64;  // nesting of objects and arrays; sc
                                              std::size_t max_bytes = max_jsonc_bytes);
 
 // Reads a whole text file, refusing one over `max_bytes`. Throws zb::Error (exit 2) when it cannot.
-[[nodiscard]] std::string read_text_file(const std::filesystem::path& file, std::size_t max_bytes = max_jsonc_bytes);
+[[nodiscard]] std::string read_text_file(const std::filesystem::path& file,
+                                         std::size_t max_bytes = max_jsonc_bytes);
 
 }  // namespace zb

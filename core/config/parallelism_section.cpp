@@ -7,7 +7,8 @@
 
 namespace zb::sections {
 
-ParallelismSpec read_parallelism(const ObjectReader& root, const ClusterSpec* cluster, const ModelSpec* model) {
+ParallelismSpec read_parallelism(const ObjectReader& root, const ClusterSpec* cluster,
+                                 const ModelSpec* model) {
   ParallelismSpec spec;
   const auto section = root.object("parallelism", {"tensor"});
   if (!section) return spec;
@@ -18,23 +19,26 @@ ParallelismSpec read_parallelism(const ObjectReader& root, const ClusterSpec* cl
   LoadContext& context = root.context();
   bool ok = true;
   if (cluster != nullptr && cluster->gpus_per_node % t != 0) {
-    context.add(path, fmt::format("tensor ({}) must divide the node's {} GPUs: a TP group stays on NVLink", t,
-                                  cluster->gpus_per_node),
+    context.add(path,
+                fmt::format("tensor ({}) must divide the node's {} GPUs: a TP group stays on NVLink", t,
+                            cluster->gpus_per_node),
                 "use 1, 2, 4 or 8 on 8-GPU nodes");
     ok = false;
   }
   if (model != nullptr) {
     if (model->heads % t != 0) {
-      context.add(path, fmt::format("tensor ({}) must divide the model's {} attention heads", t, model->heads));
+      context.add(path,
+                  fmt::format("tensor ({}) must divide the model's {} attention heads", t, model->heads));
       ok = false;
     } else if (model->kv_heads % t != 0) {
-      context.add(path, fmt::format("tensor ({}) must divide the model's {} K/V heads (Megatron-Core requires "
-                                    "num_query_groups % tensor_model_parallel_size == 0)",
-                                    t, model->kv_heads));
+      context.add(path,
+                  fmt::format("tensor ({}) must divide the model's {} K/V heads (Megatron-Core requires "
+                              "num_query_groups % tensor_model_parallel_size == 0)",
+                              t, model->kv_heads));
       ok = false;
     } else if (model->ffn_hidden % t != 0 || model->vocab % t != 0) {
-      context.add(path, fmt::format("tensor ({}) must divide ffn_hidden ({}) and vocab ({})", t, model->ffn_hidden,
-                                    model->vocab));
+      context.add(path, fmt::format("tensor ({}) must divide ffn_hidden ({}) and vocab ({})", t,
+                                    model->ffn_hidden, model->vocab));
       ok = false;
     }
   }

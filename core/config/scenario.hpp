@@ -32,8 +32,8 @@ struct ClusterSpec {
   GpuSpec gpu;
   LinkSpec nvlink;  // per GPU, per direction
   int nics_per_node = 8;
-  LinkSpec nic;                  // per NIC, per direction
-  std::vector<int> gpu_to_nic;   // NIC index of each local GPU (size gpus_per_node)
+  LinkSpec nic;                          // per NIC, per direction
+  std::vector<int> gpu_to_nic;           // NIC index of each local GPU (size gpus_per_node)
   std::optional<double> pcie_bandwidth;  // GPU↔NIC link, bytes/s; none = not modelled
   double oversubscription = 1.0;         // network core, ≥ 1
 
@@ -62,9 +62,9 @@ struct ModelSpec {
 
 // Parametric length distribution: a lognormal body with an optional Pareto tail spliced at a quantile.
 struct DistributionSpec {
-  std::string kind = "lognormal";  // lognormal | uniform | fixed
-  double median = 512;             // lognormal: exp(mu)
-  double sigma = 1.0;              // lognormal: sd of ln(length)
+  std::string kind = "lognormal";    // lognormal | uniform | fixed
+  double median = 512;               // lognormal: exp(mu)
+  double sigma = 1.0;                // lognormal: sd of ln(length)
   std::optional<double> tail_alpha;  // Pareto index of the tail; none = no tail
   double tail_from = 0.95;           // quantile of the body where the tail starts
   std::int64_t min = 1;              // uniform: lower bound; fixed: ignored
@@ -77,9 +77,9 @@ enum class WorkloadSource { dataset, distribution, lengths_file };
 
 struct WorkloadSpec {
   WorkloadSource source = WorkloadSource::dataset;
-  std::string dataset;                  // preset name when source == dataset
-  DistributionSpec distribution;        // when source == distribution
-  std::filesystem::path lengths_file;   // absolute, resolved against the scenario file's folder
+  std::string dataset;                 // preset name when source == dataset
+  DistributionSpec distribution;       // when source == distribution
+  std::filesystem::path lengths_file;  // absolute, resolved against the scenario file's folder
   std::int64_t max_seq_len = 65536;
   LongDocuments long_documents = LongDocuments::truncate;
   std::int64_t tokens_per_iteration = 1048576;
@@ -125,7 +125,8 @@ struct Scenario {
   ModelSpec model;
   WorkloadSpec workload;
   ParallelismSpec parallelism;
-  HardwareProfileSpec hardware_profile;  // the cost model's constants (defaults unless the scenario names one)
+  HardwareProfileSpec
+      hardware_profile;  // the cost model's constants (defaults unless the scenario names one)
   std::vector<SystemSpec> systems;
   Backend backend = Backend::sim;
   Passes passes = Passes::fwd_bwd;

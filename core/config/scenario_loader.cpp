@@ -65,9 +65,8 @@ OutputSpec read_output(const ObjectReader& root, const std::string& scenario_nam
 }  // namespace sections
 
 std::vector<std::string_view> scenario_top_level_keys() {
-  return {"name",    "description", "seed",    "cluster", "model", "parallelism",
-          "workload", "systems",    "backend", "passes",  "output", "gates",
-          "hardware_profile"};
+  return {"name",    "description", "seed",   "cluster", "model", "parallelism",     "workload",
+          "systems", "backend",     "passes", "output",  "gates", "hardware_profile"};
 }
 
 Scenario parse_scenario(std::string_view text, const std::filesystem::path& file_for_messages) {
@@ -98,7 +97,8 @@ Scenario parse_scenario(std::string_view text, const std::filesystem::path& file
   scenario.workload = sections::read_workload(root, folder);
   scenario.hardware_profile = sections::read_hardware_profile(root, folder);
   const std::optional<int> world_size =
-      cluster_ok ? std::optional<int>(scenario.cluster.world_size() / scenario.parallelism.tensor) : std::nullopt;
+      cluster_ok ? std::optional<int>(scenario.cluster.world_size() / scenario.parallelism.tensor)
+                 : std::nullopt;
   scenario.systems = sections::read_systems(root, world_size, systems_ok);
   scenario.gates = sections::read_gates(root, scenario.systems, systems_ok);
 

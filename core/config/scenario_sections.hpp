@@ -18,7 +18,8 @@ namespace zb::sections {
 ClusterSpec read_cluster(const ObjectReader& root, bool& ok);
 ModelSpec read_model(const ObjectReader& root, bool& ok);
 // `cluster` and `model` are passed when their sections were valid, for the divisibility checks.
-ParallelismSpec read_parallelism(const ObjectReader& root, const ClusterSpec* cluster, const ModelSpec* model);
+ParallelismSpec read_parallelism(const ObjectReader& root, const ClusterSpec* cluster,
+                                 const ModelSpec* model);
 WorkloadSpec read_workload(const ObjectReader& root, const std::filesystem::path& scenario_folder);
 // `world_size` is known when the cluster section was valid; strategies' validation hooks check against it.
 std::vector<SystemSpec> read_systems(const ObjectReader& root, std::optional<int> world_size, bool& ok);
@@ -26,7 +27,8 @@ std::vector<SystemSpec> read_systems(const ObjectReader& root, std::optional<int
 std::vector<GateSpec> read_gates(const ObjectReader& root, const std::vector<SystemSpec>& systems,
                                  bool check_labels);
 // A profile file's path is resolved against `scenario_folder`; its problems name that file and the key.
-HardwareProfileSpec read_hardware_profile(const ObjectReader& root, const std::filesystem::path& scenario_folder);
+HardwareProfileSpec read_hardware_profile(const ObjectReader& root,
+                                          const std::filesystem::path& scenario_folder);
 OutputSpec read_output(const ObjectReader& root, const std::string& scenario_name);
 
 }  // namespace zb::sections

@@ -170,8 +170,8 @@ QuantityParse parse_quantity(std::string_view raw, QuantityKind kind) {
     // an infinity reach the cost model (where every time would be zero or NaN).
     const double value = number * u.factor;
     if (!std::isfinite(value)) {
-      return {std::nullopt, fmt::format("\"{}\" is too large: in {} it overflows to infinity", text,
-                                        base_unit_of(kind))};
+      return {std::nullopt,
+              fmt::format("\"{}\" is too large: in {} it overflows to infinity", text, base_unit_of(kind))};
     }
     return {value, {}};
   }

@@ -88,12 +88,14 @@ double CostModel::attention_bwd_flops(double pairs) const {
 double CostModel::params_per_layer() const {
   const double h = model_.hidden;
   const double qkv = h * (h + 2.0 * model_.kv_hidden());  // Q is h wide, K and V kv_hidden each (GQA)
-  const double out = h * h;                                // attention output projection
-  const double mlp = 3.0 * h * model_.ffn_hidden;          // SwiGLU: gate, up and down projections
+  const double out = h * h;                               // attention output projection
+  const double mlp = 3.0 * h * model_.ffn_hidden;         // SwiGLU: gate, up and down projections
   return qkv + out + mlp;
 }
 
-double CostModel::linear_fwd_flops(double tokens) const { return kFlopsPerMac * tokens * params_per_layer(); }
+double CostModel::linear_fwd_flops(double tokens) const {
+  return kFlopsPerMac * tokens * params_per_layer();
+}
 
 double CostModel::linear_bwd_flops(double tokens) const {
   return profile_.backward_linear_factor * linear_fwd_flops(tokens);
@@ -105,7 +107,9 @@ double CostModel::kv_bytes(double tokens) const {
   return 2.0 * tokens * model_.kv_hidden() * model_.dtype_bytes;  // 2 tensors: K and V
 }
 
-double CostModel::hidden_bytes(double tokens) const { return tokens * model_.hidden * model_.dtype_bytes; }
+double CostModel::hidden_bytes(double tokens) const {
+  return tokens * model_.hidden * model_.dtype_bytes;
+}
 
 double CostModel::qkv_bytes(double tokens) const {
   return tokens * (model_.hidden + 2.0 * model_.kv_hidden()) * model_.dtype_bytes;
@@ -183,7 +187,8 @@ int CostModel::max_gpus_per_nic() const {
   }
   int most = 1;
   for (const int nic : cluster_.gpu_to_nic) {
-    most = std::max(most, static_cast<int>(std::count(cluster_.gpu_to_nic.begin(), cluster_.gpu_to_nic.end(), nic)));
+    most = std::max(
+        most, static_cast<int>(std::count(cluster_.gpu_to_nic.begin(), cluster_.gpu_to_nic.end(), nic)));
   }
   return most;
 }
@@ -202,7 +207,8 @@ LinkSpec CostModel::routed_internode() const {
   // but no faster than its source GPU can push over NVLink nor than the PCIe links to the NICs carry.
   double bandwidth = cluster_.nics_per_node * cluster_.nic.bandwidth / cluster_.oversubscription;
   bandwidth = std::min(bandwidth, cluster_.nvlink.bandwidth);
-  if (cluster_.pcie_bandwidth) bandwidth = std::min(bandwidth, cluster_.nics_per_node * *cluster_.pcie_bandwidth);
+  if (cluster_.pcie_bandwidth)
+    bandwidth = std::min(bandwidth, cluster_.nics_per_node * *cluster_.pcie_bandwidth);
   return LinkSpec{.bandwidth = bandwidth, .latency = cluster_.nic.latency + 2.0 * cluster_.nvlink.latency};
 }
 
@@ -218,8 +224,8 @@ double CostModel::model_state_bytes_per_gpu() const {
   // optimizer bytes (fp32 master, Adam m and v: 12 of the 16 in bf16) are sharded ZeRO-1 style.
   const double replicated_per_param = 2.0 * model_.dtype_bytes;  // weights + grads
   const double sharded_per_param = std::max(0.0, profile_.optimizer_bytes_per_param - replicated_per_param);
-  const double shards = profile_.model_state_shards > 0 ? profile_.model_state_shards
-                                                        : std::max(cluster_.world_size(), 1);
+  const double shards =
+      profile_.model_state_shards > 0 ? profile_.model_state_shards : std::max(cluster_.world_size(), 1);
   return total_params() * (replicated_per_param + sharded_per_param / shards);
 }
 

@@ -48,7 +48,7 @@ class CostModel {
   // --- FLOPs per layer --------------------------------------------------------------------------------
   [[nodiscard]] double attention_fwd_flops(double pairs) const;  // 4·hidden per pair (QKᵀ and PV)
   [[nodiscard]] double attention_bwd_flops(double pairs) const;
-  [[nodiscard]] double linear_fwd_flops(double tokens) const;    // QKV (GQA-aware), O, gated MLP
+  [[nodiscard]] double linear_fwd_flops(double tokens) const;  // QKV (GQA-aware), O, gated MLP
   [[nodiscard]] double linear_bwd_flops(double tokens) const;
   [[nodiscard]] double params_per_layer() const;
 
@@ -63,14 +63,15 @@ class CostModel {
   [[nodiscard]] double attention_time(double flops, double q_tokens) const;
   // One GEMM of m×k by k×n.
   [[nodiscard]] double gemm_time(double m, double n, double k) const;
-  [[nodiscard]] double linear_fwd_time(double tokens) const;  // its GEMMs + memory-bound kernels (pointwise_cost.hpp)
+  [[nodiscard]] double linear_fwd_time(
+      double tokens) const;  // its GEMMs + memory-bound kernels (pointwise_cost.hpp)
   [[nodiscard]] double linear_bwd_time(double tokens) const;
   // latency + overhead + bytes / (bandwidth · efficiency), with the class's overhead and efficiency
   [[nodiscard]] double transfer_time(double bytes, const LinkSpec& link, LinkClass cls) const;
 
   // --- links seen by the planner ---------------------------------------------------------------------
   [[nodiscard]] LinkSpec nvlink() const { return cluster_.nvlink; }
-  [[nodiscard]] LinkSpec nic_per_gpu() const;     // one NIC, shared by the GPUs mapped to it
+  [[nodiscard]] LinkSpec nic_per_gpu() const;       // one NIC, shared by the GPUs mapped to it
   [[nodiscard]] LinkSpec routed_internode() const;  // the node's NIC aggregate seen by one routed flow
   // Local GPUs mapped to the most-shared NIC (2 on a800-4nic, 1 on dgx-h200).
   [[nodiscard]] int max_gpus_per_nic() const;

@@ -46,12 +46,14 @@ RankParts rank_parts(const CostModel& cost, int tensor, double tokens, bool back
   // The final RMSNorm (read the last layer's output, write the normalised row; sequence-parallel, so 1/t
   // of the rows per GPU), the logits GEMM, then the loss forward: read the bf16 logits, write the fp32
   // softmax and read it back for the log-sum (Megatron's vocab-parallel cross-entropy works in fp32).
-  p.head_fwd = memory_seconds(cost, 2.0 * tokens / tensor * h * beta) + cost.gemm_time(tokens, vocab_columns, h) +
+  p.head_fwd = memory_seconds(cost, 2.0 * tokens / tensor * h * beta) +
+               cost.gemm_time(tokens, vocab_columns, h) +
                memory_seconds(cost, logits * (beta + 2.0 * kFp32Bytes));
   if (!backward) return p;
   // Loss backward: read the fp32 softmax, write the bf16 logit gradient; then the GEMM's backward.
   // The final RMSNorm's backward reads x and dy and writes dx.
-  p.head_bwd = memory_seconds(cost, logits * (kFp32Bytes + beta)) + gemm_backward_seconds(cost, tokens, vocab_columns, h) +
+  p.head_bwd = memory_seconds(cost, logits * (kFp32Bytes + beta)) +
+               gemm_backward_seconds(cost, tokens, vocab_columns, h) +
                memory_seconds(cost, 3.0 * tokens / tensor * h * beta);
   // Scatter-add of the rows' gradients (read dX, read and write the gradient rows), and one write of the
   // dense V/t × h embedding gradient.
@@ -61,7 +63,9 @@ RankParts rank_parts(const CostModel& cost, int tensor, double tokens, bool back
 
 }  // namespace
 
-int tensor_parallel_degree(const Scenario& scenario) { return std::max(1, scenario.parallelism.tensor); }
+int tensor_parallel_degree(const Scenario& scenario) {
+  return std::max(1, scenario.parallelism.tensor);
+}
 
 WholeIterationSetup whole_iteration_setup(const CostModel& cost, int tensor) {
   const ModelSpec& model = cost.model();
@@ -108,11 +112,16 @@ WholeIterationSetup whole_iteration_setup(const CostModel& cost, int tensor) {
   return s;
 }
 
-double intra_node_step_seconds(const CostModel& cost, double bytes) { return cost.transfer_time(bytes, cost.nvlink(), LinkClass::nvlink); }
+double intra_node_step_seconds(const CostModel& cost, double bytes) {
+  return cost.transfer_time(bytes, cost.nvlink(), LinkClass::nvlink);
+}
 
-double inter_node_step_seconds(const CostModel& cost, double bytes) { return cost.transfer_time(bytes, cost.nic_per_gpu(), LinkClass::nic); }
+double inter_node_step_seconds(const CostModel& cost, double bytes) {
+  return cost.transfer_time(bytes, cost.nic_per_gpu(), LinkClass::nic);
+}
 
-BucketCollectiveSeconds formula_bucket_seconds(const CostModel& cost, const WholeIterationSetup& setup, double bytes) {
+BucketCollectiveSeconds formula_bucket_seconds(const CostModel& cost, const WholeIterationSetup& setup,
+                                               double bytes) {
   const int g = setup.dp.members_per_node;
   const int n = setup.dp.nodes;
   // Reduce-scatter: g−1 NVLink steps of bytes/g leave each GPU its node's reduced 1/g; n−1 NIC steps of
@@ -142,7 +151,8 @@ WholeIterationParts whole_iteration_parts(const CostModel& cost, const WholeIter
     out.head_flops += 2.0 * tokens * cost.model().hidden * cost.model().vocab / setup.tensor *
                       (backward ? 1.0 + cost.profile().backward_linear_factor : 1.0);
   }
-  out.embedding_and_head_critical = critical.embedding_fwd + critical.head_fwd + critical.head_bwd + critical.embedding_bwd;
+  out.embedding_and_head_critical =
+      critical.embedding_fwd + critical.head_fwd + critical.head_bwd + critical.embedding_bwd;
   if (!backward) return out;
 
   // Backward: the compute stream runs the items in order; one communication stream runs the buckets' first
@@ -157,7 +167,8 @@ WholeIterationParts whole_iteration_parts(const CostModel& cost, const WholeIter
   const double backward_end = now;
   double comm = 0;
   for (std::size_t k = 0; k < setup.buckets.size() && k < seconds.size(); ++k) {
-    comm = std::max(comm, item_end[static_cast<std::size_t>(setup.buckets[k].ready_after)]) + seconds[k].reduce_scatter;
+    comm = std::max(comm, item_end[static_cast<std::size_t>(setup.buckets[k].ready_after)]) +
+           seconds[k].reduce_scatter;
     out.gradient_sync_total += seconds[k].reduce_scatter + seconds[k].all_gather;
   }
   out.gradient_sync_exposed = std::max(0.0, comm - backward_end);

@@ -42,10 +42,10 @@ struct WholeIterationSetup {
   int layers = 0;
   DataParallelShape dp;
   GradientSync sync = GradientSync::zero1;
-  double bucket_params = 0;        // Megatron's default bucket size for this data-parallel world
-  double params_per_gpu = 0;       // (L·P + 2·V·h) / t
-  double optimizer_shard = 0;      // parameters the optimizer steps on one GPU
-  double bytes_per_gradient = 2;   // β: gradients are reduced in the model dtype (grad_reduce_in_fp32 off)
+  double bucket_params = 0;       // Megatron's default bucket size for this data-parallel world
+  double params_per_gpu = 0;      // (L·P + 2·V·h) / t
+  double optimizer_shard = 0;     // parameters the optimizer steps on one GPU
+  double bytes_per_gradient = 2;  // β: gradients are reduced in the model dtype (grad_reduce_in_fp32 off)
   std::vector<GradientBucket> buckets;  // in backward order
 };
 
@@ -62,8 +62,8 @@ struct BucketCollectiveSeconds {
 // The hierarchical ring the cost model charges (and the simulator runs): a ring over the GPUs of the node
 // (NVLink), then a ring over the nodes (every member on its own NIC), each of size−1 steps of bytes/size.
 // `bytes` is one GPU's bucket. The simulator's figure for the same steps: core/exec/sim/gradient_collective.
-[[nodiscard]] BucketCollectiveSeconds formula_bucket_seconds(const CostModel& cost, const WholeIterationSetup& setup,
-                                                             double bytes);
+[[nodiscard]] BucketCollectiveSeconds formula_bucket_seconds(const CostModel& cost,
+                                                             const WholeIterationSetup& setup, double bytes);
 // One ring step of `bytes` per member inside a node and across nodes (the cost model's transfer times:
 // NVLink, and the NIC share of the most-shared NIC since every member sends at once).
 [[nodiscard]] double intra_node_step_seconds(const CostModel& cost, double bytes);
@@ -76,8 +76,10 @@ struct WholeIterationParts {
   double gradient_sync_total = 0;          // sum of every bucket collective (reduce-scatter + all-gather)
   double gradient_sync_exposed = 0;        // what the compute stream waited for them
   double optimizer = 0;
-  double head_flops = 0;                   // LM head GEMM FLOPs of the iteration, all ranks, fwd + bwd
-  [[nodiscard]] double added_seconds() const { return embedding_and_head_critical + gradient_sync_exposed + optimizer; }
+  double head_flops = 0;  // LM head GEMM FLOPs of the iteration, all ranks, fwd + bwd
+  [[nodiscard]] double added_seconds() const {
+    return embedding_and_head_critical + gradient_sync_exposed + optimizer;
+  }
 };
 
 struct LayerWindow {
@@ -89,8 +91,10 @@ struct LayerWindow {
 // member of a group holds the group's tokens, as the expanded plan's layout does), with the
 // layers' makespans `layer` (the windows the collectives overlap with) and `seconds[k]` the duration of
 // bucket k. A forward-only run has no backward, no gradient synchronisation and no optimizer step.
-[[nodiscard]] WholeIterationParts whole_iteration_parts(const CostModel& cost, const WholeIterationSetup& setup,
-                                                        const std::vector<double>& tokens_per_rank, LayerWindow layer,
+[[nodiscard]] WholeIterationParts whole_iteration_parts(const CostModel& cost,
+                                                        const WholeIterationSetup& setup,
+                                                        const std::vector<double>& tokens_per_rank,
+                                                        LayerWindow layer,
                                                         const std::vector<BucketCollectiveSeconds>& seconds);
 
 // Memory-bound kernels: HBM bandwidth a streaming kernel reaches on the scenario's GPU (bytes/s).

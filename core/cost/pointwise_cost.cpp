@@ -44,14 +44,15 @@ double pointwise_fwd_bytes_per_token(const CostModel& cost) {
   const ModelSpec& model = cost.model();
   const double h = model.hidden, h_kv = model.kv_hidden(), f = model.ffn_hidden;
   // Elements one token reads + writes, in the model dtype:
-  const double elements = 2.0 * h              // input RMSNorm: read x, write the normalised row
-                          + 2.0 * (h + h_kv)   // RoPE: read and write Q and K
-                          + 2.0 * (h + 2 * h_kv)  // Q, K, V split out of the fused projection into the attention kernel's layout
-                          + 2.0 * h            // the attention output back into the O projection's layout
-                          + 3.0 * h            // residual add after attention: read both, write the sum
-                          + 2.0 * h            // post-attention RMSNorm
-                          + 3.0 * f            // SwiGLU: read gate and up, write silu(gate)·up
-                          + 3.0 * h;           // residual add after the MLP
+  const double elements =
+      2.0 * h                 // input RMSNorm: read x, write the normalised row
+      + 2.0 * (h + h_kv)      // RoPE: read and write Q and K
+      + 2.0 * (h + 2 * h_kv)  // Q, K, V split out of the fused projection into the attention kernel's layout
+      + 2.0 * h               // the attention output back into the O projection's layout
+      + 3.0 * h               // residual add after attention: read both, write the sum
+      + 2.0 * h               // post-attention RMSNorm
+      + 3.0 * f               // SwiGLU: read gate and up, write silu(gate)·up
+      + 3.0 * h;              // residual add after the MLP
   return elements * model.dtype_bytes;
 }
 
@@ -60,11 +61,12 @@ double pointwise_bwd_bytes_per_token(const CostModel& cost) {
   const double h = model.hidden, h_kv = model.kv_hidden(), f = model.ffn_hidden;
   // The backward reads more than the forward wrote: each kernel reads its saved inputs and the incoming
   // gradient and writes the input gradient.
-  const double elements = 2.0 * 3.0 * h        // two RMSNorm backwards: read x and dy, write dx
-                          + 2.0 * 3.0 * h      // two residual junctions: add the branch's gradient to the stream's
-                          + 5.0 * f            // SwiGLU backward: read gate, up and dy, write dgate and dup
-                          + 2.0 * (h + h_kv)   // RoPE backward on dQ and dK
-                          + 2.0 * h            // dO into the attention kernel's layout
+  const double elements = 2.0 * 3.0 * h  // two RMSNorm backwards: read x and dy, write dx
+                          +
+                          2.0 * 3.0 * h  // two residual junctions: add the branch's gradient to the stream's
+                          + 5.0 * f      // SwiGLU backward: read gate, up and dy, write dgate and dup
+                          + 2.0 * (h + h_kv)       // RoPE backward on dQ and dK
+                          + 2.0 * h                // dO into the attention kernel's layout
                           + 2.0 * (h + 2 * h_kv);  // dQ, dK, dV back into the fused projection's layout
   return elements * model.dtype_bytes;
 }

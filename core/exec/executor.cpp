@@ -22,8 +22,9 @@ Trace execute(Executor& executor, const plan::Plan& plan, const RunContext& cont
   if (const auto problems = lower::verify(program, 5); !problems.empty()) {
     std::string all;
     for (const auto& p : problems) all += "\n  " + p;
-    throw Error(ExitCode::runtime, Location{}, "the program of " + plan.system + " is invalid:" + all,
-                "this is a bug in the strategy (or the plan file); `zeppelin-bench plan --verify` shows the same");
+    throw Error(
+        ExitCode::runtime, Location{}, "the program of " + plan.system + " is invalid:" + all,
+        "this is a bug in the strategy (or the plan file); `zeppelin-bench plan --verify` shows the same");
   }
   return executor.run(program, context);
 }
@@ -43,7 +44,8 @@ std::unique_ptr<Executor> make_executor(Backend backend) {
 #else
       const char* missing = "CUDA was not found when this build was configured";
 #endif
-      throw Error(ExitCode::bad_input, Location{}, std::string("backend cuda is not available in this build (") + missing + ")",
+      throw Error(ExitCode::bad_input, Location{},
+                  std::string("backend cuda is not available in this build (") + missing + ")",
                   "use --backend sim, or install the CUDA toolkit with NCCL and reconfigure");
 #endif
     }

@@ -26,9 +26,12 @@ inline TraceEvent event_of(int rank, const lower::Instr& in, Stream stream, Even
 // A relay leg's place in the routing layer: to the proxy, across the NIC, or from the far proxy.
 inline EventCategory leg_category(lower::LegRole role) {
   switch (role) {
-    case lower::LegRole::dispatch: return EventCategory::route_dispatch;
-    case lower::LegRole::combine: return EventCategory::route_combine;
-    default: return EventCategory::route_nic;
+    case lower::LegRole::dispatch:
+      return EventCategory::route_dispatch;
+    case lower::LegRole::combine:
+      return EventCategory::route_combine;
+    default:
+      return EventCategory::route_nic;
   }
 }
 
@@ -36,8 +39,8 @@ inline EventCategory leg_category(lower::LegRole role) {
 // no CP group) or collective (any other: a K/V all-gather of a CP group, gradient all-reduces).
 inline EventCategory collective_category(const lower::Collective& c) {
   if (c.kind == lower::CollectiveKind::all_to_all_v) return EventCategory::remap;
-  const bool hidden_rows =
-      c.group < 0 && (c.kind == lower::CollectiveKind::all_gather || c.kind == lower::CollectiveKind::reduce_scatter);
+  const bool hidden_rows = c.group < 0 && (c.kind == lower::CollectiveKind::all_gather ||
+                                           c.kind == lower::CollectiveKind::reduce_scatter);
   return hidden_rows ? EventCategory::tensor_parallel : EventCategory::collective;
 }
 

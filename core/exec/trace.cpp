@@ -57,40 +57,58 @@ std::vector<RingStepStats> ring_step_statistics(const std::vector<RingStepTransf
   return stats;
 }
 
-
 const char* to_string(Stream s) {
   switch (s) {
-    case Stream::compute: return "compute";
-    case Stream::comm: return "comm";
-    case Stream::nic: return "nic";
+    case Stream::compute:
+      return "compute";
+    case Stream::comm:
+      return "comm";
+    case Stream::nic:
+      return "nic";
   }
   return "?";
 }
 
 const char* to_string(EventCategory c) {
   switch (c) {
-    case EventCategory::attention: return "attention";
-    case EventCategory::gemm: return "gemm";
-    case EventCategory::send: return "send";
-    case EventCategory::recv: return "recv";
-    case EventCategory::remap: return "remap";
-    case EventCategory::route_dispatch: return "route-dispatch";
-    case EventCategory::route_nic: return "route-nic";
-    case EventCategory::route_combine: return "route-combine";
-    case EventCategory::collective: return "collective";
-    case EventCategory::tensor_parallel: return "tensor-parallel";
+    case EventCategory::attention:
+      return "attention";
+    case EventCategory::gemm:
+      return "gemm";
+    case EventCategory::send:
+      return "send";
+    case EventCategory::recv:
+      return "recv";
+    case EventCategory::remap:
+      return "remap";
+    case EventCategory::route_dispatch:
+      return "route-dispatch";
+    case EventCategory::route_nic:
+      return "route-nic";
+    case EventCategory::route_combine:
+      return "route-combine";
+    case EventCategory::collective:
+      return "collective";
+    case EventCategory::tensor_parallel:
+      return "tensor-parallel";
   }
   return "?";
 }
 
 const char* to_string(LinkKind k) {
   switch (k) {
-    case LinkKind::nvlink_out: return "nvlink-out";
-    case LinkKind::nvlink_in: return "nvlink-in";
-    case LinkKind::nic_tx: return "nic-tx";
-    case LinkKind::nic_rx: return "nic-rx";
-    case LinkKind::pcie: return "pcie";
-    case LinkKind::core: return "core";
+    case LinkKind::nvlink_out:
+      return "nvlink-out";
+    case LinkKind::nvlink_in:
+      return "nvlink-in";
+    case LinkKind::nic_tx:
+      return "nic-tx";
+    case LinkKind::nic_rx:
+      return "nic-rx";
+    case LinkKind::pcie:
+      return "pcie";
+    case LinkKind::core:
+      return "core";
   }
   return "?";
 }

@@ -24,7 +24,18 @@ namespace zb {
 enum class Stream { compute, comm, nic };
 // tensor_parallel: a collective over hidden rows that names no CP group (tensor parallelism's sequence-
 // parallel all-gather or reduce-scatter); collective: any other (e.g. a K/V all-gather of a CP group).
-enum class EventCategory { attention, gemm, send, recv, remap, route_dispatch, route_nic, route_combine, collective, tensor_parallel };
+enum class EventCategory {
+  attention,
+  gemm,
+  send,
+  recv,
+  remap,
+  route_dispatch,
+  route_nic,
+  route_combine,
+  collective,
+  tensor_parallel
+};
 enum class LinkKind { nvlink_out, nvlink_in, nic_tx, nic_rx, pcie, core };
 
 struct TraceEvent {
@@ -54,9 +65,9 @@ struct LoadPoint {
 struct LinkLoad {
   std::string name;  // platform name, e.g. "n1-nic3-tx", "n0-gpu2-nvl-out", "core"
   LinkKind kind = LinkKind::nic_tx;
-  int node = -1;        // −1 for the core
-  int index = -1;       // local GPU index (nvlink, pcie) or local NIC index (nic); −1 for the core
-  double bandwidth = 0; // nominal bytes/s (before the p2p efficiency)
+  int node = -1;         // −1 for the core
+  int index = -1;        // local GPU index (nvlink, pcie) or local NIC index (nic); −1 for the core
+  double bandwidth = 0;  // nominal bytes/s (before the p2p efficiency)
   std::vector<LoadPoint> series;
   double bytes = 0;         // integral of the series over the trace (one layer fwd + bwd)
   double busy_seconds = 0;  // time with a non-zero rate

@@ -43,16 +43,21 @@ TransferModel nominal_transfers(const Program& program, const CostModel& cost) {
     const auto p = static_cast<double>(c.ranks.size());
     if (c.ranks.size() < 2) return 0.0;
     bool crosses = false;
-    for (std::size_t k = 0; k < c.ranks.size(); ++k) crosses |= c.ranks[k] / g != c.ranks[(k + 1) % c.ranks.size()] / g;
+    for (std::size_t k = 0; k < c.ranks.size(); ++k)
+      crosses |= c.ranks[k] / g != c.ranks[(k + 1) % c.ranks.size()] / g;
     const LinkSpec link = crosses ? cost.nic_per_gpu() : cost.nvlink();
     const LinkClass cls = crosses ? LinkClass::nic : LinkClass::nvlink;
     const auto bytes = static_cast<double>(c.bytes);
     switch (c.kind) {
       case CollectiveKind::all_gather:
-      case CollectiveKind::reduce_scatter: return (p - 1) * cost.transfer_time(bytes, link, cls);
-      case CollectiveKind::all_reduce: return 2 * (p - 1) * cost.transfer_time(bytes / p, link, cls);
-      case CollectiveKind::all_to_all: return (p - 1) * cost.transfer_time(bytes / (p - 1), link, cls);  // bytes: all it sends
-      case CollectiveKind::all_to_all_v: return 0.0;  // timed per message by the scheduler
+      case CollectiveKind::reduce_scatter:
+        return (p - 1) * cost.transfer_time(bytes, link, cls);
+      case CollectiveKind::all_reduce:
+        return 2 * (p - 1) * cost.transfer_time(bytes / p, link, cls);
+      case CollectiveKind::all_to_all:
+        return (p - 1) * cost.transfer_time(bytes / (p - 1), link, cls);  // bytes: all it sends
+      case CollectiveKind::all_to_all_v:
+        return 0.0;  // timed per message by the scheduler
     }
     return 0.0;
   };
@@ -63,12 +68,13 @@ ProgramEstimate estimate(const Program& program, const TransferModel& model) {
   ProgramEstimate e;
   e.schedule = schedule(program, model);
   if (!e.schedule.complete) {
-    const auto [r, i] = e.schedule.posted_stuck.empty() ? e.schedule.stuck.front() : e.schedule.posted_stuck.front();
+    const auto [r, i] =
+        e.schedule.posted_stuck.empty() ? e.schedule.stuck.front() : e.schedule.posted_stuck.front();
     Location where;
     where.rank = r;
     throw Error(ExitCode::runtime, where,
-                "the program cannot finish: " + std::to_string(e.schedule.stuck.size()) + " instructions never run, first " +
-                    describe(program, r, i),
+                "the program cannot finish: " + std::to_string(e.schedule.stuck.size()) +
+                    " instructions never run, first " + describe(program, r, i),
                 "run `zeppelin-bench plan --verify`: the rendezvous check names the cycle");
   }
   e.rank_forward_finish.assign(program.ranks.size(), 0.0);
@@ -76,7 +82,8 @@ ProgramEstimate estimate(const Program& program, const TransferModel& model) {
     const auto& rp = program.ranks[r];
     for (std::size_t i = 0; i < rp.instrs.size(); ++i) {
       const double end = e.schedule.end[r][i];
-      if (static_cast<int>(i) < rp.first_backward) e.rank_forward_finish[r] = std::max(e.rank_forward_finish[r], end);
+      if (static_cast<int>(i) < rp.first_backward)
+        e.rank_forward_finish[r] = std::max(e.rank_forward_finish[r], end);
     }
   }
   e.forward = e.schedule.barrier;

@@ -14,7 +14,9 @@ class IdList {
  public:
   IdList() = default;
   IdList(std::initializer_list<int> ids) { append(ids.begin(), ids.end()); }
-  IdList(const std::vector<int>& ids) { append(ids.data(), ids.data() + ids.size()); }  // NOLINT: implicit by design
+  IdList(const std::vector<int>& ids) {
+    append(ids.data(), ids.data() + ids.size());
+  }  // NOLINT: implicit by design
   IdList(const IdList& other) { append(other.begin(), other.end()); }
   IdList(IdList&& other) noexcept { steal(other); }
   IdList& operator=(const IdList& other) {

@@ -30,20 +30,29 @@ namespace {
 
 CollectiveKind adjoint(CollectiveKind k) {
   switch (k) {
-    case CollectiveKind::all_gather: return CollectiveKind::reduce_scatter;
-    case CollectiveKind::reduce_scatter: return CollectiveKind::all_gather;
-    default: return k;
+    case CollectiveKind::all_gather:
+      return CollectiveKind::reduce_scatter;
+    case CollectiveKind::reduce_scatter:
+      return CollectiveKind::all_gather;
+    default:
+      return k;
   }
 }
 
 Tensor gradient_of(Tensor t) {
   switch (t) {
-    case Tensor::Q: return Tensor::dQ;
-    case Tensor::K: return Tensor::dK;
-    case Tensor::V: return Tensor::dV;
-    case Tensor::O: return Tensor::dO;
-    case Tensor::hidden: return Tensor::grad;
-    default: return t;
+    case Tensor::Q:
+      return Tensor::dQ;
+    case Tensor::K:
+      return Tensor::dK;
+    case Tensor::V:
+      return Tensor::dV;
+    case Tensor::O:
+      return Tensor::dO;
+    case Tensor::hidden:
+      return Tensor::grad;
+    default:
+      return t;
   }
 }
 
@@ -60,10 +69,11 @@ void Lowerer::build_backward_messages() {
   bwd_kv_.assign(forward_messages, -1);
   dkv_.assign(forward_messages, -1);
   std::map<std::tuple<int, int, int>, int> forwarded;  // (src, group, owner) → forward KV message it sends
-  std::map<std::tuple<int, int, int>, int> hop_to;     // (src, group, dst) → a forward KV message on that hop
+  std::map<std::tuple<int, int, int>, int> hop_to;  // (src, group, dst) → a forward KV message on that hop
   for (std::size_t mi = 0; mi < forward_messages; ++mi) {
     const Message fwd = prog_.messages[mi];
-    if (fwd.purpose != Purpose::kv || fwd.collective >= 0) continue;  // a K/V all-gather's: with its collective
+    if (fwd.purpose != Purpose::kv || fwd.collective >= 0)
+      continue;  // a K/V all-gather's: with its collective
     const plan::Route& route = route_of_send(plan_, fwd);
     Message kv = fwd;
     kv.pass = Pass::bwd;
@@ -78,9 +88,11 @@ void Lowerer::build_backward_messages() {
     dkv_[mi] = add_message(dkv, route);
     hop_to.try_emplace({fwd.src, fwd.group, fwd.dst}, static_cast<int>(mi));
     if (!forwarded.try_emplace({fwd.src, fwd.group, fwd.kv_owner}, static_cast<int>(mi)).second) {
-      fail(fwd.src, fwd.plan_op, "forwards the KV of rank " + std::to_string(fwd.kv_owner) + " in group " +
-                                     std::to_string(fwd.group) + " to a second peer; the backward derivation "
-                                     "follows KV chains (rings), where each rank forwards an owner's KV once");
+      fail(fwd.src, fwd.plan_op,
+           "forwards the KV of rank " + std::to_string(fwd.kv_owner) + " in group " +
+               std::to_string(fwd.group) +
+               " to a second peer; the backward derivation "
+               "follows KV chains (rings), where each rank forwards an owner's KV once");
     }
   }
   // Chain ends: a rank that received an owner's K/V and forwarded it to no one returns the dK/dV.
@@ -102,14 +114,17 @@ void Lowerer::build_backward_messages() {
     ret.step = in.step + 1;
     ret.micro_batch = in.micro_batch;
     ret.kv_owner = owner;
-    ret.slices = owner_slices(group, owner, Tensor::dK, Tensor::dV, in.slices.empty() ? plan::HeadRange{} : in.slices.front().heads);
+    ret.slices = owner_slices(group, owner, Tensor::dK, Tensor::dV,
+                              in.slices.empty() ? plan::HeadRange{} : in.slices.front().heads);
     ret.bytes = in.bytes;
     if (route != nullptr && route->kind == plan::RouteKind::routed) {
       plan::Route scaled = *route;  // the same split, scaled to this message's bytes
-      const std::int64_t total = std::max<std::int64_t>(1, std::accumulate(scaled.part_bytes.begin(), scaled.part_bytes.end(), std::int64_t{0}));
+      const std::int64_t total = std::max<std::int64_t>(
+          1, std::accumulate(scaled.part_bytes.begin(), scaled.part_bytes.end(), std::int64_t{0}));
       std::int64_t given = 0;
       for (std::size_t p = 0; p < scaled.part_bytes.size(); ++p) {
-        scaled.part_bytes[p] = p + 1 == scaled.part_bytes.size() ? ret.bytes - given : scaled.part_bytes[p] * ret.bytes / total;
+        scaled.part_bytes[p] =
+            p + 1 == scaled.part_bytes.size() ? ret.bytes - given : scaled.part_bytes[p] * ret.bytes / total;
         given += scaled.part_bytes[p];
       }
       dkv_return_[key] = add_message(ret, scaled);
@@ -128,7 +143,7 @@ void Lowerer::build_backward_messages() {
     col.pass = Pass::bwd;
     col.instrs.assign(col.ranks.size(), -1);
     col.direction = col.direction == plan::RemapDirection::to_linear ? plan::RemapDirection::to_attention
-                                                                      : plan::RemapDirection::to_linear;
+                                                                     : plan::RemapDirection::to_linear;
     col.messages.clear();
     const int id = static_cast<int>(prog_.collectives.size());
     bwd_collective_[c] = id;
@@ -162,7 +177,8 @@ void Lowerer::lower_backward(int rank) {
   std::map<int, int> unit_of_group;
   for (std::size_t i = 0; i < ops.size(); ++i) {
     const Op& op = ops[i];
-    const bool ring = (op.kind == OpKind::attention || op.kind == OpKind::send || op.kind == OpKind::recv) && op.group >= 0;
+    const bool ring =
+        (op.kind == OpKind::attention || op.kind == OpKind::send || op.kind == OpKind::recv) && op.group >= 0;
     int u = -1;
     if (ring) {
       auto [it, inserted] = unit_of_group.try_emplace(op.group, static_cast<int>(unit_ops.size()));
@@ -195,7 +211,8 @@ void Lowerer::lower_backward(int rank) {
     for (const int c : consumers[static_cast<std::size_t>(u)]) {
       if (!emitted[static_cast<std::size_t>(c)]) {
         fail(rank, unit_ops[static_cast<std::size_t>(u)].front(),
-             "its unit's output is consumed by ops that come before it ends (interleaved CP groups), so the backward "
+             "its unit's output is consumed by ops that come before it ends (interleaved CP groups), so the "
+             "backward "
              "order cannot be derived");
       }
       const auto& d = done[static_cast<std::size_t>(c)];
@@ -217,8 +234,8 @@ void Lowerer::lower_backward(int rank) {
         in.deps = entry;
         in.gemm_part = part;
         in.seconds = gemm_seconds(first, cost_, part);
-        in.flops = 2.0 * static_cast<double>(first.m) * static_cast<double>(first.n) * static_cast<double>(first.k) *
-                   cost_.profile().backward_linear_factor / 2;
+        in.flops = 2.0 * static_cast<double>(first.m) * static_cast<double>(first.n) *
+                   static_cast<double>(first.k) * cost_.profile().backward_linear_factor / 2;
         in.m = first.m;
         in.n = first.n;
         in.k = first.k;
@@ -241,7 +258,8 @@ void Lowerer::lower_backward(int rank) {
       in.deps = entry;
       in.collective = c;
       in.bytes = first.kind == OpKind::remap ? first.bytes_out + first.bytes_in : first.bytes;
-      const auto pos = static_cast<std::size_t>(std::find(col.ranks.begin(), col.ranks.end(), rank) - col.ranks.begin());
+      const auto pos =
+          static_cast<std::size_t>(std::find(col.ranks.begin(), col.ranks.end(), rank) - col.ranks.begin());
       col.instrs[pos] = emit(rank, std::move(in));
       out.push_back(col.instrs[pos]);
     } else {
@@ -265,7 +283,8 @@ void Lowerer::lower_ring_backward(int rank, const std::vector<int>& members, con
   const auto deps_of = [&](const Op& op) {
     std::vector<int> deps = entry;
     for (const int d : op.deps) {
-      if (const auto it = bwd_ids.find(d); it != bwd_ids.end()) deps.insert(deps.end(), it->second.begin(), it->second.end());
+      if (const auto it = bwd_ids.find(d); it != bwd_ids.end())
+        deps.insert(deps.end(), it->second.begin(), it->second.end());
     }
     return deps;
   };
@@ -309,13 +328,15 @@ void Lowerer::lower_ring_backward(int rank, const std::vector<int>& members, con
       } else if (op.zigzag_kv_rank < 0) {
         for (const int d : op.deps) {
           const int m = transfer_message_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(d)];
-          if (m >= 0 && ops[static_cast<std::size_t>(d)].kind == OpKind::recv) in.reads.push_back(bwd_kv_[static_cast<std::size_t>(m)]);
+          if (m >= 0 && ops[static_cast<std::size_t>(d)].kind == OpKind::recv)
+            in.reads.push_back(bwd_kv_[static_cast<std::size_t>(m)]);
           // Only the local K/V was kept: the K/V the forward gathered is gathered again first.
           if (const int c = kv_gather_of(rank, d); c >= 0) {
             const int again = regather_instr(rank, c, entry);
             in.deps.push_back(again);
             done.push_back(again);
-            for (const int gathered : messages_into(regather_[static_cast<std::size_t>(c)], rank)) in.reads.push_back(gathered);
+            for (const int gathered : messages_into(regather_[static_cast<std::size_t>(c)], rank))
+              in.reads.push_back(gathered);
           }
         }
       }
@@ -331,8 +352,10 @@ void Lowerer::lower_ring_backward(int rank, const std::vector<int>& members, con
   std::vector<int> previous_send;          // one accumulator in flight per direction
   const auto accumulator_deps = [&](int owner) {
     std::vector<int> deps = entry;
-    if (const auto a = attention_of_owner.find(owner); a != attention_of_owner.end()) deps.push_back(a->second);
-    if (const auto in = dkv_in.find(owner); in != dkv_in.end()) deps.insert(deps.end(), in->second.begin(), in->second.end());
+    if (const auto a = attention_of_owner.find(owner); a != attention_of_owner.end())
+      deps.push_back(a->second);
+    if (const auto in = dkv_in.find(owner); in != dkv_in.end())
+      deps.insert(deps.end(), in->second.begin(), in->second.end());
     deps.insert(deps.end(), previous_send.begin(), previous_send.end());
     return deps;
   };
@@ -350,7 +373,8 @@ void Lowerer::lower_ring_backward(int rank, const std::vector<int>& members, con
       dkv_message_in[op.kv_owner] = dm;
       add_done(dkv_in[op.kv_owner]);
     } else if (op.kind == OpKind::send) {
-      previous_send = emit_first_legs(dm, accumulator_deps(op.kv_owner), "dkv", id, accumulator_reads(op.kv_owner));
+      previous_send =
+          emit_first_legs(dm, accumulator_deps(op.kv_owner), "dkv", id, accumulator_reads(op.kv_owner));
       add_done(previous_send);
     }
   }

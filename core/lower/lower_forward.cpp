@@ -11,7 +11,8 @@
 namespace zb::lower {
 
 double attention_flops(const plan::Op& op, const CostModel& cost, Pass pass) {
-  const double all_heads = pass == Pass::bwd ? cost.attention_bwd_flops(op.pairs) : cost.attention_fwd_flops(op.pairs);
+  const double all_heads =
+      pass == Pass::bwd ? cost.attention_bwd_flops(op.pairs) : cost.attention_fwd_flops(op.pairs);
   return all_heads * op.heads.share(cost.model().heads);
 }
 
@@ -23,12 +24,16 @@ double attention_seconds(const plan::Op& op, const CostModel& cost, Pass pass) {
 double gemm_seconds(const plan::Op& op, const CostModel& cost, GemmPart part) {
   const auto m = static_cast<double>(op.m), n = static_cast<double>(op.n), k = static_cast<double>(op.k);
   const double t = cost.gemm_time(m, n, k);
-  // The layer's memory-bound kernels ride with its GEMMs, each its share (pointwise_share_*, core/cost/pointwise_cost.hpp):
-  // forward with the product, backward with the data gradient, which the gradient flow waits on.
+  // The layer's memory-bound kernels ride with its GEMMs, each its share (pointwise_share_*,
+  // core/cost/pointwise_cost.hpp): forward with the product, backward with the data gradient, which the
+  // gradient flow waits on.
   switch (part) {
-    case GemmPart::forward: return t + pointwise_share_fwd_time(cost, m, n, k);
-    case GemmPart::data_grad: return t * cost.profile().backward_linear_factor / 2 + pointwise_share_bwd_time(cost, m, n, k);
-    case GemmPart::weight_grad: break;
+    case GemmPart::forward:
+      return t + pointwise_share_fwd_time(cost, m, n, k);
+    case GemmPart::data_grad:
+      return t * cost.profile().backward_linear_factor / 2 + pointwise_share_bwd_time(cost, m, n, k);
+    case GemmPart::weight_grad:
+      break;
   }
   return t * cost.profile().backward_linear_factor / 2;
 }
@@ -59,7 +64,8 @@ Program Lowerer::run() {
   for (std::size_t c = 0; c < prog_.collectives.size(); ++c) {
     const Collective& col = prog_.collectives[c];
     for (std::size_t i = 0; i < col.ranks.size(); ++i) {
-      if (col.instrs[i] < 0) fail(col.ranks[i], -1, "collective " + std::to_string(c) + " has no instruction on this member");
+      if (col.instrs[i] < 0)
+        fail(col.ranks[i], -1, "collective " + std::to_string(c) + " has no instruction on this member");
     }
   }
   return std::move(prog_);
@@ -104,7 +110,8 @@ void Lowerer::build_collectives() {
         }
         c = it->second;
       } else if (op.kind == OpKind::collective) {
-        if (std::find(op.collective_ranks.begin(), op.collective_ranks.end(), r) == op.collective_ranks.end()) {
+        if (std::find(op.collective_ranks.begin(), op.collective_ranks.end(), r) ==
+            op.collective_ranks.end()) {
           fail(r, static_cast<int>(i), "a collective whose ranks do not include this rank");
         }
         const auto key = std::make_tuple(static_cast<int>(op.collective), op.tag, op.collective_ranks);
@@ -122,8 +129,11 @@ void Lowerer::build_collectives() {
         Collective& col = prog_.collectives[static_cast<std::size_t>(c)];
         col.bytes = std::max(col.bytes, op.bytes);
         if (col.group != op.group) {
-          fail(r, static_cast<int>(i), "its collective names group " + std::to_string(op.group) + ", but another member's op of "
-                                       "the same collective names group " + std::to_string(col.group));
+          fail(r, static_cast<int>(i),
+               "its collective names group " + std::to_string(op.group) +
+                   ", but another member's op of "
+                   "the same collective names group " +
+                   std::to_string(col.group));
         }
       } else {
         continue;
@@ -146,7 +156,8 @@ void Lowerer::build_collectives() {
     for (const int r : col.ranks) {
       const auto& ops = plan_.ranks[static_cast<std::size_t>(r)].ops;
       for (std::size_t i = 0; i < ops.size(); ++i) {
-        if (op_collective_[static_cast<std::size_t>(r)][i] == static_cast<int>(c)) member_ops.push_back(&ops[i]);
+        if (op_collective_[static_cast<std::size_t>(r)][i] == static_cast<int>(c))
+          member_ops.push_back(&ops[i]);
       }
     }
     for (std::size_t k = 0; k < col.ranks.size(); ++k) {
@@ -164,8 +175,10 @@ void Lowerer::build_collectives() {
       }
       for (const auto& [to, ranges] : out) {
         if (std::find(col.ranks.begin(), col.ranks.end(), to) == col.ranks.end()) {
-          fail(r, op.id, "the remap sends rows to rank " + std::to_string(to) + ", which has no remap op of micro-batch " +
-                             std::to_string(op.micro_batch) + " in this direction");
+          fail(r, op.id,
+               "the remap sends rows to rank " + std::to_string(to) +
+                   ", which has no remap op of micro-batch " + std::to_string(op.micro_batch) +
+                   " in this direction");
         }
         Message m;
         m.pass = Pass::fwd;
@@ -175,12 +188,14 @@ void Lowerer::build_collectives() {
         m.micro_batch = op.micro_batch;
         std::int64_t tokens = 0;
         std::vector<Slice> slices;
-        for (const Tensor t : to_linear ? std::vector<Tensor>{Tensor::O} : std::vector<Tensor>{Tensor::Q, Tensor::K, Tensor::V}) {
+        for (const Tensor t : to_linear ? std::vector<Tensor>{Tensor::O}
+                                        : std::vector<Tensor>{Tensor::Q, Tensor::K, Tensor::V}) {
           for (const auto& s : ranges) slices.push_back({t, s.seq, s.begin, s.end, {}});
         }
         m.slices = SliceList(std::move(slices));
         for (const auto& s : ranges) tokens += s.size();
-        m.bytes = std::llround(static_cast<double>(op.bytes_out) * static_cast<double>(tokens) / static_cast<double>(out_tokens));
+        m.bytes = std::llround(static_cast<double>(op.bytes_out) * static_cast<double>(tokens) /
+                               static_cast<double>(out_tokens));
         m.plan_op = op.id;
         m.collective = static_cast<int>(c);
         expected[{r, to}] -= tokens;
@@ -191,9 +206,10 @@ void Lowerer::build_collectives() {
     }
     for (const auto& [pair, left] : expected) {
       if (left != 0) {
-        fail(pair.second, -1, "its remap of micro-batch " + std::to_string(col.micro_batch) + " expects " +
-                                  std::to_string(left > 0 ? left : -left) + (left > 0 ? " more" : " fewer") +
-                                  " rows from rank " + std::to_string(pair.first) + " than that rank's remap sends");
+        fail(pair.second, -1,
+             "its remap of micro-batch " + std::to_string(col.micro_batch) + " expects " +
+                 std::to_string(left > 0 ? left : -left) + (left > 0 ? " more" : " fewer") +
+                 " rows from rank " + std::to_string(pair.first) + " than that rank's remap sends");
       }
     }
   }
@@ -225,8 +241,9 @@ void Lowerer::lower_forward(int rank) {
         if (op.zigzag_kv_rank >= 0 && op.zigzag_kv_rank != rank) {
           const int m = kv_message_into(rank, op.group, op.zigzag_kv_rank);
           if (m < 0) {
-            fail(rank, op_id, "computes with the KV of rank " + std::to_string(op.zigzag_kv_rank) + " in group " +
-                                  std::to_string(op.group) + ", but no recv of this rank brings it");
+            fail(rank, op_id,
+                 "computes with the KV of rank " + std::to_string(op.zigzag_kv_rank) + " in group " +
+                     std::to_string(op.group) + ", but no recv of this rank brings it");
           }
           in.reads.push_back(m);
         } else if (op.zigzag_kv_rank < 0) {
@@ -264,8 +281,9 @@ void Lowerer::lower_forward(int rank) {
         if (op.kv_owner >= 0 && op.kv_owner != rank) {
           const int held = kv_message_into(rank, op.group, op.kv_owner);
           if (held < 0) {
-            fail(rank, op_id, "forwards the KV of rank " + std::to_string(op.kv_owner) + " in group " +
-                                  std::to_string(op.group) + ", which no recv of this rank brings");
+            fail(rank, op_id,
+                 "forwards the KV of rank " + std::to_string(op.kv_owner) + " in group " +
+                     std::to_string(op.group) + ", which no recv of this rank brings");
           }
           reads.push_back(held);
         }
@@ -288,7 +306,8 @@ void Lowerer::lower_forward(int rank) {
         in.deps = std::move(deps);
         in.collective = c;
         in.bytes = op.kind == OpKind::remap ? op.bytes_out + op.bytes_in : op.bytes;
-        const auto pos = static_cast<std::size_t>(std::find(col.ranks.begin(), col.ranks.end(), rank) - col.ranks.begin());
+        const auto pos =
+            static_cast<std::size_t>(std::find(col.ranks.begin(), col.ranks.end(), rank) - col.ranks.begin());
         if (col.instrs[pos] >= 0) fail(rank, op_id, "a second op of the same collective on this rank");
         col.instrs[pos] = emit(rank, std::move(in));
         ids.push_back(col.instrs[pos]);

@@ -45,13 +45,17 @@ bool follows_attention(const std::vector<Op>& ops, int id) {
 plan::HeadRange Lowerer::member_heads(int rank, int micro_batch, int collective) const {
   std::set<std::pair<int, int>> ranges;
   for (const Op& op : plan_.ranks[static_cast<std::size_t>(rank)].ops) {
-    if (op.kind == OpKind::attention && op.micro_batch == micro_batch) ranges.insert({op.heads.begin, op.heads.end});
+    if (op.kind == OpKind::attention && op.micro_batch == micro_batch)
+      ranges.insert({op.heads.begin, op.heads.end});
   }
   if (ranges.size() != 1 || plan::HeadRange{ranges.begin()->first, ranges.begin()->second}.all()) {
-    fail(rank, -1, "its part of head all-to-all " + std::to_string(collective) + " (micro-batch " + std::to_string(micro_batch) +
-                       ") needs its attention ops of that micro-batch to compute one slice of the heads; they compute " +
-                       std::to_string(ranges.size()) + " different head ranges" +
-                       (ranges.size() == 1 ? " (every head)" : ""));
+    fail(
+        rank, -1,
+        "its part of head all-to-all " + std::to_string(collective) + " (micro-batch " +
+            std::to_string(micro_batch) +
+            ") needs its attention ops of that micro-batch to compute one slice of the heads; they compute " +
+            std::to_string(ranges.size()) + " different head ranges" +
+            (ranges.size() == 1 ? " (every head)" : ""));
   }
   return {ranges.begin()->first, ranges.begin()->second};
 }
@@ -66,31 +70,38 @@ std::vector<plan::Shard> Lowerer::member_tokens(int rank, const Collective& col)
   };
   std::vector<plan::Shard> out;
   for (const plan::Shard& s : plan_.attention_layout[static_cast<std::size_t>(rank)].shards) {
-    if (s.size() > 0 && s.seq >= 0 && static_cast<std::size_t>(s.seq) < plan_.sequences.size() && holds(s.seq)) out.push_back(s);
+    if (s.size() > 0 && s.seq >= 0 && static_cast<std::size_t>(s.seq) < plan_.sequences.size() &&
+        holds(s.seq))
+      out.push_back(s);
   }
   return out;
 }
 
 void Lowerer::build_head_all_to_alls() {
-  std::map<int, std::vector<std::pair<int, const Op*>>> member_ops;  // collective → (rank, its op), in rank order
+  std::map<int, std::vector<std::pair<int, const Op*>>>
+      member_ops;  // collective → (rank, its op), in rank order
   for (int r = 0; r < plan_.world_size; ++r) {
     const auto& ops = plan_.ranks[static_cast<std::size_t>(r)].ops;
     for (std::size_t i = 0; i < ops.size(); ++i) {
-      if (ops[i].kind != OpKind::collective || ops[i].collective != plan::CollectiveKind::all_to_all) continue;
+      if (ops[i].kind != OpKind::collective || ops[i].collective != plan::CollectiveKind::all_to_all)
+        continue;
       member_ops[op_collective_[static_cast<std::size_t>(r)][i]].emplace_back(r, &ops[i]);
     }
   }
   for (const auto& [c, members] : member_ops) {
     Collective& col = prog_.collectives[static_cast<std::size_t>(c)];
     if (col.group >= static_cast<int>(plan_.groups.size())) {
-      fail(col.ranks.front(), -1, "its all-to-all names group " + std::to_string(col.group) + ", which the plan does not have");
+      fail(col.ranks.front(), -1,
+           "its all-to-all names group " + std::to_string(col.group) + ", which the plan does not have");
     }
     // Which way it goes: every member's op must agree (the Q/K/V one before attention, the O one after).
     std::set<bool> back;
-    for (const auto& [r, op] : members) back.insert(follows_attention(plan_.ranks[static_cast<std::size_t>(r)].ops, op->id));
+    for (const auto& [r, op] : members)
+      back.insert(follows_attention(plan_.ranks[static_cast<std::size_t>(r)].ops, op->id));
     if (back.size() != 1) {
       fail(members.front().first, members.front().second->id,
-           "head all-to-all " + std::to_string(c) + " follows attention on some members and precedes it on others");
+           "head all-to-all " + std::to_string(c) +
+               " follows attention on some members and precedes it on others");
     }
     const bool to_linear = *back.begin();
     col.direction = to_linear ? plan::RemapDirection::to_linear : plan::RemapDirection::to_attention;
@@ -120,14 +131,16 @@ void Lowerer::build_head_all_to_alls() {
         const plan::HeadRange slice = heads[to_linear ? from : to];
         std::vector<Slice> slices;
         std::int64_t message_rows = 0;
-        for (const Tensor t : to_linear ? std::vector<Tensor>{Tensor::O} : std::vector<Tensor>{Tensor::Q, Tensor::K, Tensor::V}) {
+        for (const Tensor t : to_linear ? std::vector<Tensor>{Tensor::O}
+                                        : std::vector<Tensor>{Tensor::Q, Tensor::K, Tensor::V}) {
           for (const plan::Shard& s : rows) slices.push_back({t, s.seq, s.begin, s.end, slice});
         }
         for (const plan::Shard& s : rows) message_rows += s.size();
         m.slices = SliceList(std::move(slices));
-        m.bytes = sent_rows > 0 ? std::llround(static_cast<double>(op->bytes) * static_cast<double>(message_rows) /
-                                               static_cast<double>(sent_rows))
-                                : 0;
+        m.bytes = sent_rows > 0
+                      ? std::llround(static_cast<double>(op->bytes) * static_cast<double>(message_rows) /
+                                     static_cast<double>(sent_rows))
+                      : 0;
         m.plan_op = op->id;
         m.collective = c;
         col.messages.push_back(static_cast<int>(prog_.messages.size()));

@@ -23,11 +23,14 @@ void Lowerer::build_kv_gathers() {
   for (int r = 0; r < plan_.world_size; ++r) {
     const auto& ops = plan_.ranks[static_cast<std::size_t>(r)].ops;
     for (std::size_t i = 0; i < ops.size(); ++i) {
-      if (ops[i].kind != OpKind::collective || ops[i].collective != plan::CollectiveKind::all_gather || ops[i].group < 0) continue;
+      if (ops[i].kind != OpKind::collective || ops[i].collective != plan::CollectiveKind::all_gather ||
+          ops[i].group < 0)
+        continue;
       const int c = op_collective_[static_cast<std::size_t>(r)][i];
       const Collective& col = prog_.collectives[static_cast<std::size_t>(c)];
       auto& slots = member_ops.try_emplace(c, col.ranks.size(), nullptr).first->second;
-      const auto pos = static_cast<std::size_t>(std::find(col.ranks.begin(), col.ranks.end(), r) - col.ranks.begin());
+      const auto pos =
+          static_cast<std::size_t>(std::find(col.ranks.begin(), col.ranks.end(), r) - col.ranks.begin());
       slots[pos] = &ops[i];
     }
   }
@@ -35,14 +38,16 @@ void Lowerer::build_kv_gathers() {
     Collective& col = prog_.collectives[static_cast<std::size_t>(c)];
     const int group = col.group;
     if (static_cast<std::size_t>(group) >= plan_.groups.size()) {
-      fail(col.ranks.front(), -1, "its all-gather names group " + std::to_string(group) + ", which the plan does not have");
+      fail(col.ranks.front(), -1,
+           "its all-gather names group " + std::to_string(group) + ", which the plan does not have");
     }
     const auto& group_ranks = plan_.groups[static_cast<std::size_t>(group)].ranks;
     for (std::size_t k = 0; k < col.ranks.size(); ++k) {
       if (ops[k] == nullptr) continue;  // reported by run(): a member without its instruction
       if (std::find(group_ranks.begin(), group_ranks.end(), col.ranks[k]) == group_ranks.end()) {
-        fail(col.ranks[k], ops[k]->id, "all-gathers the K/V of group " + std::to_string(group) +
-                                           ", but this rank is not a rank of that group (it holds none of its K/V)");
+        fail(col.ranks[k], ops[k]->id,
+             "all-gathers the K/V of group " + std::to_string(group) +
+                 ", but this rank is not a rank of that group (it holds none of its K/V)");
       }
     }
     for (std::size_t from = 0; from < col.ranks.size(); ++from) {
@@ -136,14 +141,16 @@ int Lowerer::regather_instr(int rank, int c, const std::vector<int>& entry) {
   if (const auto it = regather_instr_.find({rank, c}); it != regather_instr_.end()) return it->second;
   const int again = regather_[static_cast<std::size_t>(c)];
   Collective& col = prog_.collectives[static_cast<std::size_t>(again)];
-  const auto pos = static_cast<std::size_t>(std::find(col.ranks.begin(), col.ranks.end(), rank) - col.ranks.begin());
+  const auto pos =
+      static_cast<std::size_t>(std::find(col.ranks.begin(), col.ranks.end(), rank) - col.ranks.begin());
   // The forward op it repeats: the member's all-gather op (its plan op, name and bytes).
   const auto& ops = plan_.ranks[static_cast<std::size_t>(rank)].ops;
   int plan_op = -1;
   for (std::size_t i = 0; i < ops.size() && plan_op < 0; ++i) {
     if (op_collective_[static_cast<std::size_t>(rank)][i] == c) plan_op = static_cast<int>(i);
   }
-  if (plan_op < 0) fail(rank, -1, "collective " + std::to_string(c) + " has no op on this member (a lowering fault)");
+  if (plan_op < 0)
+    fail(rank, -1, "collective " + std::to_string(c) + " has no op on this member (a lowering fault)");
   const Op& op = ops[static_cast<std::size_t>(plan_op)];
   Instr in;
   in.kind = InstrKind::collective;

@@ -21,8 +21,8 @@ Lowerer::Lowerer(const plan::Plan& plan, const CostModel& cost, const LowerOptio
   const auto n = static_cast<std::size_t>(plan.world_size);
   if (plan.ranks.size() != n) {
     throw Error(ExitCode::runtime, Location{},
-                "the plan lists ops for " + std::to_string(plan.ranks.size()) + " ranks but its world size is " +
-                    std::to_string(plan.world_size));
+                "the plan lists ops for " + std::to_string(plan.ranks.size()) +
+                    " ranks but its world size is " + std::to_string(plan.world_size));
   }
   prog_.ranks.resize(n);
   transfer_message_.resize(n);
@@ -65,7 +65,8 @@ std::vector<int> Lowerer::joined(int rank, std::vector<int> ids, Instr like) {
   return {emit(rank, std::move(like))};
 }
 
-SliceList Lowerer::owner_slices(int group, int owner, Tensor first, Tensor second, const plan::HeadRange& heads) {
+SliceList Lowerer::owner_slices(int group, int owner, Tensor first, Tensor second,
+                                const plan::HeadRange& heads) {
   const auto key = std::make_tuple(group, owner, static_cast<int>(first), heads.begin, heads.end);
   if (const auto it = owner_slices_.find(key); it != owner_slices_.end()) return it->second;
   std::vector<Slice> slices;
@@ -99,14 +100,18 @@ void Lowerer::pair_transfers() {
       const int id = static_cast<int>(i);
       if (op.id != id) fail(r, id, "its id is " + std::to_string(op.id) + ", not its index");
       for (const int d : op.deps) {
-        if (d < 0 || d >= id) fail(r, id, "depends on op " + std::to_string(d) + ", which is not an earlier op of this rank");
+        if (d < 0 || d >= id)
+          fail(r, id, "depends on op " + std::to_string(d) + ", which is not an earlier op of this rank");
       }
       if (op.kind != OpKind::send && op.kind != OpKind::recv) continue;
       if (op.peer < 0 || op.peer >= world || op.peer == r) {
-        fail(r, id, "its peer " + std::to_string(op.peer) + " is not another rank of the world of " + std::to_string(world));
+        fail(r, id,
+             "its peer " + std::to_string(op.peer) + " is not another rank of the world of " +
+                 std::to_string(world));
       }
       if (op.kind == OpKind::send && !send_of.try_emplace({r, op.peer, op.tag}, id).second) {
-        fail(r, id, "a second send to rank " + std::to_string(op.peer) + " with tag " + std::to_string(op.tag));
+        fail(r, id,
+             "a second send to rank " + std::to_string(op.peer) + " with tag " + std::to_string(op.tag));
       }
     }
   }
@@ -118,11 +123,13 @@ void Lowerer::pair_transfers() {
       if (op.kind != OpKind::recv) continue;
       const int id = static_cast<int>(i);
       if (!recv_of.try_emplace({op.peer, r, op.tag}, id).second) {
-        fail(r, id, "a second recv from rank " + std::to_string(op.peer) + " with tag " + std::to_string(op.tag));
+        fail(r, id,
+             "a second recv from rank " + std::to_string(op.peer) + " with tag " + std::to_string(op.tag));
       }
       if (!send_of.contains({op.peer, r, op.tag})) {
-        fail(r, id, "recv from rank " + std::to_string(op.peer) + " with tag " + std::to_string(op.tag) +
-                        ", but that rank has no send to this rank with this tag");
+        fail(r, id,
+             "recv from rank " + std::to_string(op.peer) + " with tag " + std::to_string(op.tag) +
+                 ", but that rank has no send to this rank with this tag");
       }
     }
   }
@@ -130,14 +137,16 @@ void Lowerer::pair_transfers() {
     const auto [src, dst, tag] = key;
     const auto found = recv_of.find(key);
     if (found == recv_of.end()) {
-      fail(src, send_id, "send to rank " + std::to_string(dst) + " with tag " + std::to_string(tag) +
-                             ", but that rank has no recv from this rank with this tag");
+      fail(src, send_id,
+           "send to rank " + std::to_string(dst) + " with tag " + std::to_string(tag) +
+               ", but that rank has no recv from this rank with this tag");
     }
     const Op& send = plan_.ranks[static_cast<std::size_t>(src)].ops[static_cast<std::size_t>(send_id)];
     const Op& recv = plan_.ranks[static_cast<std::size_t>(dst)].ops[static_cast<std::size_t>(found->second)];
     if (send.bytes != recv.bytes) {
-      fail(src, send_id, "sends " + std::to_string(send.bytes) + " bytes but its recv on rank " + std::to_string(dst) +
-                             " (op " + std::to_string(found->second) + ") expects " + std::to_string(recv.bytes));
+      fail(src, send_id,
+           "sends " + std::to_string(send.bytes) + " bytes but its recv on rank " + std::to_string(dst) +
+               " (op " + std::to_string(found->second) + ") expects " + std::to_string(recv.bytes));
     }
     Message m;
     m.pass = Pass::fwd;
@@ -148,15 +157,17 @@ void Lowerer::pair_transfers() {
     m.step = send.step;
     m.micro_batch = send.micro_batch;
     m.kv_owner = send.kv_owner;
-    if (send.kv_owner >= 0) m.slices = owner_slices(send.group, send.kv_owner, Tensor::K, Tensor::V, send.heads);
+    if (send.kv_owner >= 0)
+      m.slices = owner_slices(send.group, send.kv_owner, Tensor::K, Tensor::V, send.heads);
     m.bytes = send.bytes;
     m.plan_op = send_id;
     const int id = add_message(std::move(m), send.route);
     transfer_message_[static_cast<std::size_t>(src)][static_cast<std::size_t>(send_id)] = id;
     transfer_message_[static_cast<std::size_t>(dst)][static_cast<std::size_t>(found->second)] = id;
     if (send.kv_owner >= 0 && !kv_in_.try_emplace({dst, send.group, send.kv_owner}, id).second) {
-      fail(dst, found->second, "receives the KV of rank " + std::to_string(send.kv_owner) + " in group " +
-                                   std::to_string(send.group) + " a second time");
+      fail(dst, found->second,
+           "receives the KV of rank " + std::to_string(send.kv_owner) + " in group " +
+               std::to_string(send.group) + " a second time");
     }
   }
 }
@@ -166,9 +177,11 @@ int Lowerer::add_message(Message m, const plan::Route& route) {
   const bool routed = route.kind == plan::RouteKind::routed && !route.proxies.empty();
   if (routed) {
     const auto fault = [&](const std::string& what) { fail(m.src, m.plan_op, "its route " + what); };
-    if (route.peer_proxies.size() != route.proxies.size() || route.part_bytes.size() != route.proxies.size()) {
-      fault("lists " + std::to_string(route.proxies.size()) + " proxies, " + std::to_string(route.peer_proxies.size()) +
-            " peer proxies and " + std::to_string(route.part_bytes.size()) + " part sizes");
+    if (route.peer_proxies.size() != route.proxies.size() ||
+        route.part_bytes.size() != route.proxies.size()) {
+      fault("lists " + std::to_string(route.proxies.size()) + " proxies, " +
+            std::to_string(route.peer_proxies.size()) + " peer proxies and " +
+            std::to_string(route.part_bytes.size()) + " part sizes");
     }
     std::int64_t total = 0;
     // One piece per part; its `chunks` sub-pieces pipeline along the legs inside each instruction, so a
@@ -192,11 +205,13 @@ int Lowerer::add_message(Message m, const plan::Route& route) {
       p.hops[0] = m.src;
       p.hop_count = 1;
       for (const int hop : {proxy, peer_proxy, m.dst}) {
-        if (hop != p.hops[static_cast<std::size_t>(p.hop_count - 1)]) p.hops[static_cast<std::size_t>(p.hop_count++)] = hop;
+        if (hop != p.hops[static_cast<std::size_t>(p.hop_count - 1)])
+          p.hops[static_cast<std::size_t>(p.hop_count++)] = hop;
       }
       mr.pieces.push_back(p);
     }
-    if (total != m.bytes) fault("parts add up to " + std::to_string(total) + " bytes, the send has " + std::to_string(m.bytes));
+    if (total != m.bytes)
+      fault("parts add up to " + std::to_string(total) + " bytes, the send has " + std::to_string(m.bytes));
   }
   if (mr.pieces.empty()) {  // direct (or routed with nothing to move): one piece straight to dst
     Piece p;
@@ -240,7 +255,9 @@ LegRole leg_role(const Message& m, const Piece& p, int leg, int gpus_per_node) {
   if (!m.routed) return LegRole::direct;
   int crossing = -1;
   for (int h = 0; h + 1 < p.hop_count; ++h) {
-    if (p.hops[static_cast<std::size_t>(h)] / gpus_per_node != p.hops[static_cast<std::size_t>(h + 1)] / gpus_per_node) crossing = h;
+    if (p.hops[static_cast<std::size_t>(h)] / gpus_per_node !=
+        p.hops[static_cast<std::size_t>(h + 1)] / gpus_per_node)
+      crossing = h;
   }
   if (leg == crossing) return LegRole::nic;
   return crossing < 0 || leg < crossing ? LegRole::dispatch : LegRole::combine;
@@ -248,8 +265,8 @@ LegRole leg_role(const Message& m, const Piece& p, int leg, int gpus_per_node) {
 
 }  // namespace
 
-Instr Lowerer::leg_instr(int message, std::size_t piece, int leg, InstrKind kind, Stream stream, const std::string& name,
-                         int plan_op) const {
+Instr Lowerer::leg_instr(int message, std::size_t piece, int leg, InstrKind kind, Stream stream,
+                         const std::string& name, int plan_op) const {
   const Message& m = prog_.messages[static_cast<std::size_t>(message)];
   const Piece& p = routes_[static_cast<std::size_t>(message)].pieces[piece];
   Instr in = transfer_instr(m, kind, stream, name, plan_op);
@@ -262,8 +279,8 @@ Instr Lowerer::leg_instr(int message, std::size_t piece, int leg, InstrKind kind
   return in;
 }
 
-std::vector<int> Lowerer::emit_first_legs(int message, const std::vector<int>& deps, const std::string& name, int plan_op,
-                                          const std::vector<int>& reads) {
+std::vector<int> Lowerer::emit_first_legs(int message, const std::vector<int>& deps, const std::string& name,
+                                          int plan_op, const std::vector<int>& reads) {
   const Message& m = prog_.messages[static_cast<std::size_t>(message)];
   MessageRoute& route = routes_[static_cast<std::size_t>(message)];
   std::vector<int> ids;
@@ -279,7 +296,8 @@ std::vector<int> Lowerer::emit_first_legs(int message, const std::vector<int>& d
   return joined(m.src, std::move(ids), transfer_instr(m, InstrKind::wait, Stream::comm, name, plan_op));
 }
 
-std::vector<int> Lowerer::emit_last_legs(int message, const std::vector<int>& deps, const std::string& name, int plan_op) {
+std::vector<int> Lowerer::emit_last_legs(int message, const std::vector<int>& deps, const std::string& name,
+                                         int plan_op) {
   const Message& m = prog_.messages[static_cast<std::size_t>(message)];
   MessageRoute& route = routes_[static_cast<std::size_t>(message)];
   std::vector<int> ids;
@@ -313,10 +331,12 @@ void Lowerer::emit_relays(Pass pass) {
       const Piece& piece = route.pieces[p];
       for (int h = 1; h + 1 < piece.hop_count; ++h) {
         const int rank = piece.hops[static_cast<std::size_t>(h)];
-        Instr recv = leg_instr(static_cast<int>(mi), p, h - 1, InstrKind::recv, Stream::relay, label(piece, h - 1), -1);
+        Instr recv = leg_instr(static_cast<int>(mi), p, h - 1, InstrKind::recv, Stream::relay,
+                               label(piece, h - 1), -1);
         const int recv_id = emit(rank, std::move(recv));
         route.legs[p][static_cast<std::size_t>(h - 1)].recv = recv_id;
-        Instr send = leg_instr(static_cast<int>(mi), p, h, InstrKind::send, Stream::relay, label(piece, h), -1);
+        Instr send =
+            leg_instr(static_cast<int>(mi), p, h, InstrKind::send, Stream::relay, label(piece, h), -1);
         send.deps = {recv_id};
         send.stream_from = recv_id;
         route.legs[p][static_cast<std::size_t>(h)].send = emit(rank, std::move(send));
@@ -335,10 +355,12 @@ void Lowerer::assign_matches() {
       for (const Leg& leg : legs) {
         if (leg.send < 0 || leg.recv < 0) {
           fail(leg.send < 0 ? leg.src : leg.dst, -1,
-               "message " + std::to_string(mi) + " has a leg " + std::to_string(leg.src) + " → " + std::to_string(leg.dst) +
-                   " with no " + (leg.send < 0 ? "send" : "recv") + " (a lowering fault)");
+               "message " + std::to_string(mi) + " has a leg " + std::to_string(leg.src) + " → " +
+                   std::to_string(leg.dst) + " with no " + (leg.send < 0 ? "send" : "recv") +
+                   " (a lowering fault)");
         }
-        const std::uint64_t key = next_key[static_cast<std::uint64_t>(leg.src) * world + static_cast<std::uint64_t>(leg.dst)]++;
+        const std::uint64_t key =
+            next_key[static_cast<std::uint64_t>(leg.src) * world + static_cast<std::uint64_t>(leg.dst)]++;
         Instr& s = prog_.ranks[static_cast<std::size_t>(leg.src)].instrs[static_cast<std::size_t>(leg.send)];
         Instr& r = prog_.ranks[static_cast<std::size_t>(leg.dst)].instrs[static_cast<std::size_t>(leg.recv)];
         s.match = leg.recv;

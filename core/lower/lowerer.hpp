@@ -50,13 +50,14 @@ class Lowerer {
   // The K|V (or dK|dV) rows `owner` holds of `group`, cached: each ring hop shares its owner's list.
   SliceList owner_slices(int group, int owner, Tensor first, Tensor second, const plan::HeadRange& heads);
   // The sends of the message's first legs on its source; each lists `reads` (a forwarded buffer).
-  std::vector<int> emit_first_legs(int message, const std::vector<int>& deps, const std::string& name, int plan_op,
-                                   const std::vector<int>& reads = {});
-  std::vector<int> emit_last_legs(int message, const std::vector<int>& deps, const std::string& name, int plan_op);
+  std::vector<int> emit_first_legs(int message, const std::vector<int>& deps, const std::string& name,
+                                   int plan_op, const std::vector<int>& reads = {});
+  std::vector<int> emit_last_legs(int message, const std::vector<int>& deps, const std::string& name,
+                                  int plan_op);
   void emit_relays(Pass pass);
   // A send (on hops[leg]) or recv (on hops[leg + 1]) of leg `leg` of a message's piece: peer, fragment, role.
-  Instr leg_instr(int message, std::size_t piece, int leg, InstrKind kind, Stream stream, const std::string& name,
-                  int plan_op) const;
+  Instr leg_instr(int message, std::size_t piece, int leg, InstrKind kind, Stream stream,
+                  const std::string& name, int plan_op) const;
   void assign_matches();
   [[noreturn]] void fail(int rank, int op, const std::string& what) const;
 
@@ -89,30 +90,33 @@ class Lowerer {
   // --- backward (lower_backward.cpp) ---------------------------------------------------------------
   void build_backward_messages();
   void lower_backward(int rank);
-  void lower_ring_backward(int rank, const std::vector<int>& ops, const std::vector<int>& entry, std::vector<int>& done);
+  void lower_ring_backward(int rank, const std::vector<int>& ops, const std::vector<int>& entry,
+                           std::vector<int>& done);
 
   int emit(int rank, Instr in);
   // One id for `ids`: itself when there is one, otherwise a wait on all of them.
   std::vector<int> joined(int rank, std::vector<int> ids, Instr like);
-  std::vector<int>& ids_of(int rank, int op) { return fwd_ids_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(op)]; }
+  std::vector<int>& ids_of(int rank, int op) {
+    return fwd_ids_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(op)];
+  }
 
   const plan::Plan& plan_;
   const CostModel& cost_;
   LowerOptions options_;
   Program prog_;
-  std::vector<MessageRoute> routes_;                 // per message
-  std::vector<std::vector<int>> transfer_message_;   // [rank][op] → forward message of a plan send/recv, −1
+  std::vector<MessageRoute> routes_;                // per message
+  std::vector<std::vector<int>> transfer_message_;  // [rank][op] → forward message of a plan send/recv, −1
   std::vector<std::vector<std::vector<int>>> fwd_ids_;  // [rank][op] → forward instruction ids
-  std::map<std::tuple<int, int, int>, int> kv_in_;   // (dst, group, owner) → forward KV message
-  std::vector<std::vector<int>> op_collective_;      // [rank][op] → forward collective of a remap/collective op
+  std::map<std::tuple<int, int, int>, int> kv_in_;      // (dst, group, owner) → forward KV message
+  std::vector<std::vector<int>> op_collective_;  // [rank][op] → forward collective of a remap/collective op
   // backward tables, by forward message id
   std::vector<int> bwd_kv_, dkv_;
   std::map<std::tuple<int, int, int>, int> dkv_return_;  // (chain end, group, owner) → final dK/dV message
   std::map<std::tuple<int, int, int>, int> dkv_home_;    // (owner, group, chain end) → the same message
   std::vector<int> bwd_collective_;                      // by forward collective id
-  std::vector<int> regather_;                            // by forward collective id: its backward re-gather, −1
+  std::vector<int> regather_;  // by forward collective id: its backward re-gather, −1
   std::map<std::pair<int, int>, std::vector<int>> messages_into_;  // (collective, dst) → its messages to dst
-  std::map<std::pair<int, int>, int> regather_instr_;    // (rank, forward collective) → re-gather instruction
+  std::map<std::pair<int, int>, int> regather_instr_;  // (rank, forward collective) → re-gather instruction
   std::map<std::tuple<int, int, int, int, int>, SliceList> owner_slices_;  // (group, owner, tensor, heads)
 };
 

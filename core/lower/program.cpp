@@ -2,7 +2,9 @@
 
 namespace zb {
 
-const char* to_string(Pass p) { return p == Pass::fwd ? "fwd" : "bwd"; }
+const char* to_string(Pass p) {
+  return p == Pass::fwd ? "fwd" : "bwd";
+}
 
 }  // namespace zb
 
@@ -14,25 +16,36 @@ std::size_t Program::instruction_count() const {
   return n;
 }
 
-bool is_compute(const Instr& instr) { return instr.kind == InstrKind::attention || instr.kind == InstrKind::gemm; }
+bool is_compute(const Instr& instr) {
+  return instr.kind == InstrKind::attention || instr.kind == InstrKind::gemm;
+}
 
 const char* to_string(InstrKind k) {
   switch (k) {
-    case InstrKind::attention: return "attention";
-    case InstrKind::gemm: return "gemm";
-    case InstrKind::send: return "send";
-    case InstrKind::recv: return "recv";
-    case InstrKind::collective: return "collective";
-    case InstrKind::wait: return "wait";
+    case InstrKind::attention:
+      return "attention";
+    case InstrKind::gemm:
+      return "gemm";
+    case InstrKind::send:
+      return "send";
+    case InstrKind::recv:
+      return "recv";
+    case InstrKind::collective:
+      return "collective";
+    case InstrKind::wait:
+      return "wait";
   }
   return "?";
 }
 
 const char* to_string(Stream s) {
   switch (s) {
-    case Stream::compute: return "compute";
-    case Stream::comm: return "comm";
-    case Stream::relay: return "relay";
+    case Stream::compute:
+      return "compute";
+    case Stream::comm:
+      return "comm";
+    case Stream::relay:
+      return "relay";
   }
   return "?";
 }
@@ -44,30 +57,42 @@ const char* to_string(Tensor t) {
 
 const char* to_string(Purpose p) {
   switch (p) {
-    case Purpose::kv: return "kv";
-    case Purpose::dkv: return "dkv";
-    case Purpose::remap: return "remap";
+    case Purpose::kv:
+      return "kv";
+    case Purpose::dkv:
+      return "dkv";
+    case Purpose::remap:
+      return "remap";
   }
   return "?";
 }
 
 const char* to_string(CollectiveKind k) {
   switch (k) {
-    case CollectiveKind::all_gather: return "all_gather";
-    case CollectiveKind::reduce_scatter: return "reduce_scatter";
-    case CollectiveKind::all_reduce: return "all_reduce";
-    case CollectiveKind::all_to_all: return "all_to_all";
-    case CollectiveKind::all_to_all_v: return "all_to_all_v";
+    case CollectiveKind::all_gather:
+      return "all_gather";
+    case CollectiveKind::reduce_scatter:
+      return "reduce_scatter";
+    case CollectiveKind::all_reduce:
+      return "all_reduce";
+    case CollectiveKind::all_to_all:
+      return "all_to_all";
+    case CollectiveKind::all_to_all_v:
+      return "all_to_all_v";
   }
   return "?";
 }
 
 const char* to_string(LegRole r) {
   switch (r) {
-    case LegRole::direct: return "direct";
-    case LegRole::dispatch: return "dispatch";
-    case LegRole::nic: return "nic";
-    case LegRole::combine: return "combine";
+    case LegRole::direct:
+      return "direct";
+    case LegRole::dispatch:
+      return "dispatch";
+    case LegRole::nic:
+      return "nic";
+    case LegRole::combine:
+      return "combine";
   }
   return "?";
 }

@@ -91,7 +91,8 @@ struct Slice {
 class SliceList {
  public:
   SliceList() = default;
-  explicit SliceList(std::vector<Slice> slices) : list_(std::make_shared<const std::vector<Slice>>(std::move(slices))) {}
+  explicit SliceList(std::vector<Slice> slices)
+      : list_(std::make_shared<const std::vector<Slice>>(std::move(slices))) {}
   [[nodiscard]] const Slice* begin() const { return list_ ? list_->data() : nullptr; }
   [[nodiscard]] const Slice* end() const { return list_ ? list_->data() + list_->size() : nullptr; }
   [[nodiscard]] std::size_t size() const { return list_ ? list_->size() : 0; }
@@ -114,18 +115,18 @@ struct Message {
   int kv_owner = -1;  // kv / dkv: the rank whose K/V (or whose dK/dV accumulator) this is
   SliceList slices;
   std::int64_t bytes = 0;
-  int collective = -1;    // the collective it travels inside (no legs); −1 = its own legs
-  bool routed = false;    // its inter-node leg goes through proxies over several NICs
-  int plan_op = -1;       // the plan send op on src it lowers (forward KV); −1 when derived
-  int readers = 0;        // instructions on dst listing it in `reads`
+  int collective = -1;  // the collective it travels inside (no legs); −1 = its own legs
+  bool routed = false;  // its inter-node leg goes through proxies over several NICs
+  int plan_op = -1;     // the plan send op on src it lowers (forward KV); −1 when derived
+  int readers = 0;      // instructions on dst listing it in `reads`
 };
 
 struct Collective {
   CollectiveKind kind = CollectiveKind::all_to_all_v;
   Pass pass = Pass::fwd;
   int micro_batch = 0;
-  std::vector<int> ranks;        // members, in order
-  std::vector<int> instrs;       // the member's instruction id, parallel to ranks
+  std::vector<int> ranks;   // members, in order
+  std::vector<int> instrs;  // the member's instruction id, parallel to ranks
   // Per member: all_gather and reduce_scatter, the shard it contributes or ends with (so an all-gather
   // and its adjoint weigh the same); all_reduce, the buffer; all_to_all, everything it sends.
   std::int64_t bytes = 0;
@@ -134,7 +135,7 @@ struct Collective {
   // reduce-scatter, each member's partial dK|dV of the receiver's rows. None: an opaque collective (tensor
   // parallelism's hidden states): nothing an executor moves on real rows.
   std::vector<int> messages;
-  int group = -1;                // all_gather / reduce_scatter: the CP group whose K/V it gathers; −1 = opaque
+  int group = -1;  // all_gather / reduce_scatter: the CP group whose K/V it gathers; −1 = opaque
   plan::RemapDirection direction = plan::RemapDirection::to_linear;  // remaps: the plan's direction
 };
 
@@ -144,27 +145,27 @@ struct Instr {
   InstrKind kind = InstrKind::attention;
   Stream stream = Stream::compute;
   Pass pass = Pass::fwd;
-  bool last_leg = false;  // recv: this leg delivers to the message's final destination
+  bool last_leg = false;          // recv: this leg delivers to the message's final destination
   LegRole leg = LegRole::direct;  // send / recv: its role in the routing layer
-  int peer = -1;          // send: the leg's destination; recv: the leg's source
-  int match = -1;         // send / recv: the counterpart's instruction id on `peer`
-  int message = -1;       // send / recv: index into Program::messages
-  int collective = -1;    // collective: index into Program::collectives
-  std::int64_t bytes = 0; // send / recv: the fragment of the message this leg moves (with `offset`)
-  int chunks = 1;         // send / recv: pipelined sub-pieces of the fragment (the routing layer's chunks)
-  int stream_from = -1;   // relay send: the relay recv (in deps) whose chunks it forwards as they arrive
-  double seconds = 0;     // compute: duration under the cost model (what the simulator and the estimate charge)
+  int peer = -1;                  // send: the leg's destination; recv: the leg's source
+  int match = -1;                 // send / recv: the counterpart's instruction id on `peer`
+  int message = -1;               // send / recv: index into Program::messages
+  int collective = -1;            // collective: index into Program::collectives
+  std::int64_t bytes = 0;         // send / recv: the fragment of the message this leg moves (with `offset`)
+  int chunks = 1;        // send / recv: pipelined sub-pieces of the fragment (the routing layer's chunks)
+  int stream_from = -1;  // relay send: the relay recv (in deps) whose chunks it forwards as they arrive
+  double seconds = 0;  // compute: duration under the cost model (what the simulator and the estimate charge)
   IdList deps;
 
   int micro_batch = 0;
   int group = -1, step = -1;
-  int plan_op = -1;      // the plan op of this rank it lowers (backward: derives from); −1 for relay legs
-  std::string name;      // trace label: "attn", "attn bwd", "kv", "dkv", "qkv dgrad", ...
+  int plan_op = -1;  // the plan op of this rank it lowers (backward: derives from); −1 for relay legs
+  std::string name;  // trace label: "attn", "attn bwd", "kv", "dkv", "qkv dgrad", ...
 
   // compute
   double flops = 0;
-  double pairs = 0;      // attention: causal pairs (the plan op's)
-  int kv_owner = -1;     // attention: whose K/V it reads (zigzag ring step), −1 = explicit blocks
+  double pairs = 0;   // attention: causal pairs (the plan op's)
+  int kv_owner = -1;  // attention: whose K/V it reads (zigzag ring step), −1 = explicit blocks
   GemmPart gemm_part = GemmPart::forward;
   std::int64_t m = 0, n = 0, k = 0;
 

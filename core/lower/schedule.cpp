@@ -27,7 +27,8 @@ class Scheduler {
     // Everything with nothing to wait for is posted at time zero, in rank then list order.
     for (std::size_t r = 0; r < p_.ranks.size(); ++r) {
       for (std::size_t i = 0; i < p_.ranks[r].instrs.size(); ++i) {
-        if (pending_[gid(static_cast<int>(r), static_cast<int>(i))] == 0) post(static_cast<int>(r), static_cast<int>(i));
+        if (pending_[gid(static_cast<int>(r), static_cast<int>(i))] == 0)
+          post(static_cast<int>(r), static_cast<int>(i));
       }
     }
     drain();
@@ -38,7 +39,9 @@ class Scheduler {
   }
 
  private:
-  std::size_t gid(int r, int i) const { return offset_[static_cast<std::size_t>(r)] + static_cast<std::size_t>(i); }
+  std::size_t gid(int r, int i) const {
+    return offset_[static_cast<std::size_t>(r)] + static_cast<std::size_t>(i);
+  }
 
   void init() {
     link_free_.assign(static_cast<std::size_t>(std::max(0, model_.link_count)), 0.0);
@@ -90,8 +93,11 @@ class Scheduler {
       const auto& list = p_.ranks[r].instrs;
       const std::size_t base = offset_[r];
       for (std::size_t i = 0; i < list.size(); ++i) {
-        for (const int d : list[i].deps) succ_[static_cast<std::size_t>(fill[base + static_cast<std::size_t>(d)]++)] = static_cast<int>(i);
-        if (chain[base + i] >= 0) succ_[static_cast<std::size_t>(fill[base + static_cast<std::size_t>(chain[base + i])]++)] = static_cast<int>(i);
+        for (const int d : list[i].deps)
+          succ_[static_cast<std::size_t>(fill[base + static_cast<std::size_t>(d)]++)] = static_cast<int>(i);
+        if (chain[base + i] >= 0)
+          succ_[static_cast<std::size_t>(fill[base + static_cast<std::size_t>(chain[base + i])]++)] =
+              static_cast<int>(i);
       }
     }
     // Collectives: how many members have posted, and (all_to_all_v) each member's messages, with the
@@ -105,7 +111,8 @@ class Scheduler {
     std::vector<int> pos_of(p_.ranks.size(), -1);
     for (std::size_t c = 0; c < nc; ++c) {
       const Collective& col = p_.collectives[c];
-      for (std::size_t k = 0; k < col.ranks.size(); ++k) pos_of[static_cast<std::size_t>(col.ranks[k])] = static_cast<int>(k);
+      for (std::size_t k = 0; k < col.ranks.size(); ++k)
+        pos_of[static_cast<std::size_t>(col.ranks[k])] = static_cast<int>(k);
       open_messages_[c].assign(col.ranks.size(), 0);
       member_end_[c].assign(col.ranks.size(), 0.0);
       member_messages_[c].resize(col.ranks.size());
@@ -133,7 +140,9 @@ class Scheduler {
     return static_cast<std::size_t>(it->second);
   }
 
-  const Instr& at(int r, int i) const { return p_.ranks[static_cast<std::size_t>(r)].instrs[static_cast<std::size_t>(i)]; }
+  const Instr& at(int r, int i) const {
+    return p_.ranks[static_cast<std::size_t>(r)].instrs[static_cast<std::size_t>(i)];
+  }
 
   void post(int r, int i) {
     const std::size_t g = gid(r, i);
@@ -185,7 +194,8 @@ class Scheduler {
     if (col.kind != CollectiveKind::all_to_all_v) {
       if (arrived_[c] != static_cast<int>(col.ranks.size())) return;
       double start = 0;
-      for (std::size_t k = 0; k < col.ranks.size(); ++k) start = std::max(start, ready_[gid(col.ranks[k], col.instrs[k])]);
+      for (std::size_t k = 0; k < col.ranks.size(); ++k)
+        start = std::max(start, ready_[gid(col.ranks[k], col.instrs[k])]);
       const double end = start + model_.collective(col);
       for (std::size_t k = 0; k < col.ranks.size(); ++k) resolve(col.ranks[k], col.instrs[k], start, end);
       return;
@@ -199,7 +209,8 @@ class Scheduler {
       const int other_instr = col.instrs[other];
       if (other_instr < 0 || !posted_[gid(col.ranks[other], other_instr)]) continue;
       const double start = std::max(ready, ready_[gid(col.ranks[other], other_instr)]);
-      const double end = claim_links(msg.src, msg.dst, msg, start) + model_.p2p(msg.src, msg.dst, msg.bytes, msg);
+      const double end =
+          claim_links(msg.src, msg.dst, msg, start) + model_.p2p(msg.src, msg.dst, msg.bytes, msg);
       hold_links(end);
       for (const std::size_t k : {me, other}) {
         member_end_[c][k] = std::max(member_end_[c][k], end);
@@ -279,7 +290,8 @@ class Scheduler {
     s_.start.resize(n);
     s_.end.resize(n);
     for (std::size_t r = 0; r < n; ++r) {
-      const auto from = static_cast<std::ptrdiff_t>(offset_[r]), to = static_cast<std::ptrdiff_t>(offset_[r + 1]);
+      const auto from = static_cast<std::ptrdiff_t>(offset_[r]),
+                 to = static_cast<std::ptrdiff_t>(offset_[r + 1]);
       s_.start[r].assign(start_.begin() + from, start_.begin() + to);
       s_.end[r].assign(end_.begin() + from, end_.begin() + to);
       for (std::size_t i = 0; i < s_.end[r].size(); ++i) {
@@ -324,12 +336,15 @@ class Scheduler {
   std::vector<int> arrived_;
   std::vector<std::vector<int>> open_messages_;
   std::vector<std::vector<double>> member_end_;
-  std::vector<std::vector<std::vector<std::pair<int, int>>>> member_messages_;  // [c][member] → (message, other end)
-  std::vector<std::vector<std::pair<int, int>>> member_pos_;                    // [c] → sorted (rank, member)
+  std::vector<std::vector<std::vector<std::pair<int, int>>>>
+      member_messages_;                                       // [c][member] → (message, other end)
+  std::vector<std::vector<std::pair<int, int>>> member_pos_;  // [c] → sorted (rank, member)
 };
 
 }  // namespace
 
-Schedule schedule(const Program& program, const TransferModel& model) { return Scheduler(program, model).run(); }
+Schedule schedule(const Program& program, const TransferModel& model) {
+  return Scheduler(program, model).run();
+}
 
 }  // namespace zb::lower

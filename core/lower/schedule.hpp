@@ -35,7 +35,7 @@ struct Schedule {
   double barrier = 0;    // when the last forward instruction ended (the backward pass starts then)
   double finish = 0;     // when the last instruction ended
   bool complete = true;  // every instruction ended
-  std::vector<std::pair<int, int>> stuck;  // (rank, instr) that never ended, rank order then id order
+  std::vector<std::pair<int, int>> stuck;         // (rank, instr) that never ended, rank order then id order
   std::vector<std::pair<int, int>> posted_stuck;  // of those, the ones posted (waiting for a peer)
 };
 

@@ -15,8 +15,8 @@ struct Interval {
   Activity what;
 };
 
-// Time of [t0, t1) split by precedence: compute, then remap, then TP collectives, then communication, else idle. A sweep
-// over interval ends with one counter per activity: O(n log n) in the rank's events.
+// Time of [t0, t1) split by precedence: compute, then remap, then TP collectives, then communication, else
+// idle. A sweep over interval ends with one counter per activity: O(n log n) in the rank's events.
 void sweep(const std::vector<Interval>& intervals, double t0, double t1, TimeBreakdown& out) {
   struct Edge {
     double t;
@@ -36,12 +36,18 @@ void sweep(const std::vector<Interval>& intervals, double t0, double t1, TimeBre
   auto account = [&](double until) {
     const double d = until - now;
     if (d <= 0) return;
-    if (active[static_cast<int>(Activity::compute_attention)] > 0) out.attention += d;
-    else if (active[static_cast<int>(Activity::compute_linear)] > 0) out.linear += d;
-    else if (active[static_cast<int>(Activity::remap)] > 0) out.remap += d;
-    else if (active[static_cast<int>(Activity::tensor_parallel)] > 0) out.tensor_parallel += d;
-    else if (active[static_cast<int>(Activity::comm)] > 0) out.exposed_communication += d;
-    else out.idle += d;
+    if (active[static_cast<int>(Activity::compute_attention)] > 0)
+      out.attention += d;
+    else if (active[static_cast<int>(Activity::compute_linear)] > 0)
+      out.linear += d;
+    else if (active[static_cast<int>(Activity::remap)] > 0)
+      out.remap += d;
+    else if (active[static_cast<int>(Activity::tensor_parallel)] > 0)
+      out.tensor_parallel += d;
+    else if (active[static_cast<int>(Activity::comm)] > 0)
+      out.exposed_communication += d;
+    else
+      out.idle += d;
   };
   for (const auto& e : edges) {
     account(e.t);
@@ -103,10 +109,14 @@ std::vector<TimeBreakdown> rank_breakdowns(const Trace& trace) {
     for (const auto& e : trace.events) {
       if (e.pass != w.pass || e.stream == Stream::nic) continue;  // relay legs are other ranks' transfers
       Activity what = Activity::comm;
-      if (e.category == EventCategory::attention) what = Activity::compute_attention;
-      else if (e.category == EventCategory::gemm) what = Activity::compute_linear;
-      else if (e.category == EventCategory::remap) what = Activity::remap;
-      else if (e.category == EventCategory::tensor_parallel) what = Activity::tensor_parallel;
+      if (e.category == EventCategory::attention)
+        what = Activity::compute_attention;
+      else if (e.category == EventCategory::gemm)
+        what = Activity::compute_linear;
+      else if (e.category == EventCategory::remap)
+        what = Activity::remap;
+      else if (e.category == EventCategory::tensor_parallel)
+        what = Activity::tensor_parallel;
       per_rank[static_cast<std::size_t>(e.rank)].push_back({e.start, e.end, what});
     }
     for (std::size_t r = 0; r < out.size(); ++r) sweep(per_rank[r], w.t0, w.t1, out[r]);
@@ -118,29 +128,33 @@ std::vector<TimeBreakdown> rank_breakdowns(const Trace& trace) {
 std::vector<double> linear_tokens_per_rank(const plan::Plan& plan) {
   std::vector<double> tokens(static_cast<std::size_t>(std::max(0, plan.world_size)), 0.0);
   for (const auto& l : plan.linear_layout) {
-    if (l.rank >= 0 && l.rank < plan.world_size) tokens[static_cast<std::size_t>(l.rank)] += static_cast<double>(l.tokens());
+    if (l.rank >= 0 && l.rank < plan.world_size)
+      tokens[static_cast<std::size_t>(l.rank)] += static_cast<double>(l.tokens());
   }
   return tokens;
 }
 
-WholeIterationParts whole_iteration_parts_of(const plan::Plan& plan, const Trace& trace, const CostModel& cost,
-                                             const WholeIterationSetup& setup,
+WholeIterationParts whole_iteration_parts_of(const plan::Plan& plan, const Trace& trace,
+                                             const CostModel& cost, const WholeIterationSetup& setup,
                                              const std::vector<BucketCollectiveSeconds>& seconds) {
   return whole_iteration_parts(cost, setup, linear_tokens_per_rank(plan),
-                               LayerWindow{trace.layer.forward, trace.backward ? trace.layer.backward : 0.0}, seconds);
+                               LayerWindow{trace.layer.forward, trace.backward ? trace.layer.backward : 0.0},
+                               seconds);
 }
 
 RunMetrics compute_run_metrics(const plan::Plan& plan, const Trace& trace, const CostModel& cost,
                                const Scenario& scenario, int timeline_bins) {
   const WholeIterationSetup setup = whole_iteration_setup(cost, tensor_parallel_degree(scenario));
   std::vector<BucketCollectiveSeconds> seconds;
-  for (const GradientBucket& b : setup.buckets) seconds.push_back(formula_bucket_seconds(cost, setup, b.params * setup.bytes_per_gradient));
-  return compute_run_metrics(plan, trace, cost, scenario, whole_iteration_parts_of(plan, trace, cost, setup, seconds),
-                             timeline_bins);
+  for (const GradientBucket& b : setup.buckets)
+    seconds.push_back(formula_bucket_seconds(cost, setup, b.params * setup.bytes_per_gradient));
+  return compute_run_metrics(plan, trace, cost, scenario,
+                             whole_iteration_parts_of(plan, trace, cost, setup, seconds), timeline_bins);
 }
 
 RunMetrics compute_run_metrics(const plan::Plan& plan, const Trace& trace, const CostModel& cost,
-                               const Scenario& scenario, const WholeIterationParts& parts, int timeline_bins) {
+                               const Scenario& scenario, const WholeIterationParts& parts,
+                               int timeline_bins) {
   RunMetrics m;
   const double n = std::max(1, plan.world_size);
   const double layers = cost.model().layers;
@@ -179,14 +193,17 @@ RunMetrics compute_run_metrics(const plan::Plan& plan, const Trace& trace, const
   }
   for (std::size_t r = 0; r < per_rank.size(); ++r) {
     add_scaled(m.mean_breakdown, per_rank[r], 1.0 / n);
-    if (per_rank[r].idle < per_rank[static_cast<std::size_t>(m.critical_rank)].idle) m.critical_rank = static_cast<int>(r);
+    if (per_rank[r].idle < per_rank[static_cast<std::size_t>(m.critical_rank)].idle)
+      m.critical_rank = static_cast<int>(r);
   }
   if (!per_rank.empty()) m.critical_rank_breakdown = per_rank[static_cast<std::size_t>(m.critical_rank)];
 
   std::vector<double> attention(static_cast<std::size_t>(plan.world_size), 0.0);
   for (const auto& r : plan.ranks) {
     for (const auto& op : r.ops) {
-      if (op.kind == plan::OpKind::attention) attention[static_cast<std::size_t>(r.rank)] += cost.attention_fwd_flops(op.pairs) * op.heads.share(cost.model().heads);
+      if (op.kind == plan::OpKind::attention)
+        attention[static_cast<std::size_t>(r.rank)] +=
+            cost.attention_fwd_flops(op.pairs) * op.heads.share(cost.model().heads);
     }
   }
   m.attention_imbalance = max_over_mean(attention);
@@ -217,15 +234,18 @@ RunMetrics compute_run_metrics(const plan::Plan& plan, const Trace& trace, const
       if (l.measured && l.expected_bytes >= 0) nic.expected_tx_bytes = l.expected_bytes * trace.layers;
       if (rx.measured && rx.expected_bytes >= 0) nic.expected_rx_bytes = rx.expected_bytes * trace.layers;
       const double bin_capacity = l.bandwidth * m.timeline_bin_seconds;
-      for (double b : binned_bytes(l, 0.0, window, timeline_bins)) nic.tx_timeline.push_back(bin_capacity > 0 ? b / bin_capacity : 0.0);
-      for (double b : binned_bytes(rx, 0.0, window, timeline_bins)) nic.rx_timeline.push_back(bin_capacity > 0 ? b / bin_capacity : 0.0);
+      for (double b : binned_bytes(l, 0.0, window, timeline_bins))
+        nic.tx_timeline.push_back(bin_capacity > 0 ? b / bin_capacity : 0.0);
+      for (double b : binned_bytes(rx, 0.0, window, timeline_bins))
+        nic.rx_timeline.push_back(bin_capacity > 0 ? b / bin_capacity : 0.0);
       break;
     }
     m.nics.push_back(std::move(nic));
   }
   if (!m.nics.empty()) {
     for (const auto& nic : m.nics) {
-      m.nic_utilisation_mean += (nic.tx_utilisation + nic.rx_utilisation) / (2.0 * static_cast<double>(m.nics.size()));
+      m.nic_utilisation_mean +=
+          (nic.tx_utilisation + nic.rx_utilisation) / (2.0 * static_cast<double>(m.nics.size()));
       m.nic_utilisation_max = std::max({m.nic_utilisation_max, nic.tx_utilisation, nic.rx_utilisation});
       m.nic_busy_share_mean += nic.busy_share / static_cast<double>(m.nics.size());
       m.nic_busy_share_max = std::max(m.nic_busy_share_max, nic.busy_share);
@@ -235,13 +255,15 @@ RunMetrics compute_run_metrics(const plan::Plan& plan, const Trace& trace, const
   m.nvlinks = nvlink_metrics(trace);
   for (const NvlinkMetrics& g : m.nvlinks) {
     m.nvlink_bytes += g.tx_bytes;
-    m.nvlink_utilisation_mean += (g.tx_utilisation + g.rx_utilisation) / (2.0 * static_cast<double>(m.nvlinks.size()));
+    m.nvlink_utilisation_mean +=
+        (g.tx_utilisation + g.rx_utilisation) / (2.0 * static_cast<double>(m.nvlinks.size()));
     m.nvlink_utilisation_max = std::max({m.nvlink_utilisation_max, g.tx_utilisation, g.rx_utilisation});
   }
 
   m.ring_steps = trace.ring_step_stats;
   m.predicted_seconds = plan.predicted.iteration_seconds;
-  if (m.predicted_seconds > 0 && m.iteration_seconds > 0) m.prediction_ratio = m.predicted_seconds / m.iteration_seconds;
+  if (m.predicted_seconds > 0 && m.iteration_seconds > 0)
+    m.prediction_ratio = m.predicted_seconds / m.iteration_seconds;
   return m;
 }
 

@@ -14,33 +14,38 @@ namespace zb {
 // Where one rank's time goes in one iteration (seconds, all layers, both passes). Inside the layers each
 // instant of the rank's timeline counts once, in this order of precedence: compute (attention or linear,
 // whichever kernel runs), then remap in flight, then a tensor-parallel collective in flight, then a
-// send/recv or other collective in flight (exposed communication), else idle. The whole-iteration parts outside the layers follow (docs/METRICS.md, "The whole iteration").
+// send/recv or other collective in flight (exposed communication), else idle. The whole-iteration parts
+// outside the layers follow (docs/METRICS.md, "The whole iteration").
 struct TimeBreakdown {
   double attention = 0;
   double linear = 0;
-  double remap = 0;               // remap all-to-all in flight, compute stream idle
-  double tensor_parallel = 0;     // TP's sequence-parallel all-gather / reduce-scatter in flight, compute idle, no remap
-  double exposed_communication = 0;  // ring send/recv in flight, compute idle, no remap or TP collective in flight
-  double idle = 0;                // nothing of this rank running (waiting on other ranks, or done early)
-  double embedding_and_head = 0;  // this rank's embedding, LM head GEMMs and loss (the slowest rank's wait is idle)
-  double gradient_sync_exposed = 0;  // gradient reduce-scatter / param all-gather the compute stream waits for
-  double optimizer = 0;           // the optimizer step on the rank's parameter shard
+  double remap = 0;  // remap all-to-all in flight, compute stream idle
+  double tensor_parallel =
+      0;  // TP's sequence-parallel all-gather / reduce-scatter in flight, compute idle, no remap
+  double exposed_communication =
+      0;            // ring send/recv in flight, compute idle, no remap or TP collective in flight
+  double idle = 0;  // nothing of this rank running (waiting on other ranks, or done early)
+  double embedding_and_head =
+      0;  // this rank's embedding, LM head GEMMs and loss (the slowest rank's wait is idle)
+  double gradient_sync_exposed =
+      0;                 // gradient reduce-scatter / param all-gather the compute stream waits for
+  double optimizer = 0;  // the optimizer step on the rank's parameter shard
 
   [[nodiscard]] double total() const {
-    return attention + linear + remap + tensor_parallel + exposed_communication + idle + embedding_and_head + gradient_sync_exposed +
-           optimizer;
+    return attention + linear + remap + tensor_parallel + exposed_communication + idle + embedding_and_head +
+           gradient_sync_exposed + optimizer;
   }
 };
 
 struct NicMetrics {
   int node = 0;
-  int nic = 0;  // local NIC index
+  int nic = 0;           // local NIC index
   double bandwidth = 0;  // nominal bytes/s per direction
   double tx_bytes = 0;   // whole iteration
   double rx_bytes = 0;
   double tx_utilisation = 0;  // bytes / (bandwidth · iteration time)
   double rx_utilisation = 0;
-  double busy_share = 0;      // max over the two directions of (time with a flow on it / trace time)
+  double busy_share = 0;            // max over the two directions of (time with a flow on it / trace time)
   std::vector<double> tx_timeline;  // utilisation per bin of the trace (one layer fwd + bwd)
   std::vector<double> rx_timeline;
   // Measured runs (the trace's links came from NIC counters): `measured` is set, and the expected
@@ -56,17 +61,17 @@ struct NicMetrics {
 // "NVLink utilisation").
 struct NvlinkMetrics {
   int node = 0;
-  int gpu = 0;           // local GPU index
-  double bandwidth = 0;  // nominal bytes/s per direction
-  double tx_bytes = 0;   // whole iteration: L · the layer's bytes out of this GPU over NVLink
-  double rx_bytes = 0;   // likewise into it
+  int gpu = 0;                // local GPU index
+  double bandwidth = 0;       // nominal bytes/s per direction
+  double tx_bytes = 0;        // whole iteration: L · the layer's bytes out of this GPU over NVLink
+  double rx_bytes = 0;        // likewise into it
   double tx_utilisation = 0;  // bytes / (bandwidth · layers time), like a NIC's
   double rx_utilisation = 0;
 };
 
 struct RunMetrics {
-  double iteration_seconds = 0;  // layers_seconds + the whole-iteration parts
-  double layers_seconds = 0;     // L · (F + B) of the trace
+  double iteration_seconds = 0;           // layers_seconds + the whole-iteration parts
+  double layers_seconds = 0;              // L · (F + B) of the trace
   double embedding_and_head_seconds = 0;  // the slowest rank's, per phase (what the iteration waits for)
   double gradient_sync_seconds = 0;       // every bucket collective, overlapped or not
   double gradient_sync_exposed_seconds = 0;
@@ -84,7 +89,7 @@ struct RunMetrics {
   double attention_imbalance = 1;  // max/mean of per-rank attention FLOPs
   double token_imbalance = 1;      // max/mean of per-rank tokens in the linear layout
 
-  std::vector<NicMetrics> nics;  // node-major
+  std::vector<NicMetrics> nics;     // node-major
   double nic_utilisation_mean = 0;  // over every NIC and both directions
   double nic_utilisation_max = 0;
   double nic_busy_share_mean = 0;
@@ -111,19 +116,20 @@ struct RunMetrics {
 
 // `timeline_bins` bins over the trace (one layer forward + backward) for the NIC timelines. `parts` are
 // the whole-iteration parts of this plan and trace (whole_iteration_parts_of).
-[[nodiscard]] RunMetrics compute_run_metrics(const plan::Plan& plan, const Trace& trace, const CostModel& cost,
-                                             const Scenario& scenario, const WholeIterationParts& parts,
-                                             int timeline_bins = 50);
+[[nodiscard]] RunMetrics compute_run_metrics(const plan::Plan& plan, const Trace& trace,
+                                             const CostModel& cost, const Scenario& scenario,
+                                             const WholeIterationParts& parts, int timeline_bins = 50);
 // The same with the gradient collectives timed by the cost model's formula (formula_bucket_seconds).
-[[nodiscard]] RunMetrics compute_run_metrics(const plan::Plan& plan, const Trace& trace, const CostModel& cost,
-                                             const Scenario& scenario, int timeline_bins = 50);
+[[nodiscard]] RunMetrics compute_run_metrics(const plan::Plan& plan, const Trace& trace,
+                                             const CostModel& cost, const Scenario& scenario,
+                                             int timeline_bins = 50);
 
 // Tokens each rank holds in the plan's linear layout (index = rank).
 [[nodiscard]] std::vector<double> linear_tokens_per_rank(const plan::Plan& plan);
 // The whole-iteration parts of `plan` run as `trace` shows, with bucket k's collectives taking `seconds[k]`.
-[[nodiscard]] WholeIterationParts whole_iteration_parts_of(const plan::Plan& plan, const Trace& trace,
-                                                           const CostModel& cost, const WholeIterationSetup& setup,
-                                                           const std::vector<BucketCollectiveSeconds>& seconds);
+[[nodiscard]] WholeIterationParts whole_iteration_parts_of(
+    const plan::Plan& plan, const Trace& trace, const CostModel& cost, const WholeIterationSetup& setup,
+    const std::vector<BucketCollectiveSeconds>& seconds);
 
 // Per GPU, the NVLink figures of `trace` (its nvlink_out / nvlink_in loads, paired by node and GPU);
 // empty when the trace has none.

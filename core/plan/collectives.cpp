@@ -47,7 +47,8 @@ void check_collectives(const Plan& plan, std::vector<std::string>& problems, std
       bool valid = true;
       for (int x : op.collective_ranks) {
         if (x < 0 || x >= plan.world_size) {
-          add(where + ": names rank " + std::to_string(x) + ", outside world_size " + std::to_string(plan.world_size));
+          add(where + ": names rank " + std::to_string(x) + ", outside world_size " +
+              std::to_string(plan.world_size));
           valid = false;
         } else if (!distinct.insert(x).second) {
           add(where + ": lists rank " + std::to_string(x) + " twice");
@@ -55,26 +56,27 @@ void check_collectives(const Plan& plan, std::vector<std::string>& problems, std
         }
       }
       if (!distinct.contains(r.rank)) {
-        add(where + ": its ranks " + ranks_str(op.collective_ranks) + " do not include rank " + std::to_string(r.rank) +
-            " itself");
+        add(where + ": its ranks " + ranks_str(op.collective_ranks) + " do not include rank " +
+            std::to_string(r.rank) + " itself");
         continue;
       }
       if (!valid) continue;
       auto [it, first] = by_tag.try_emplace(op.tag, Collective{r.rank, &op, {}});
       Collective& c = it->second;
       if (!first && (c.op->collective != op.collective || c.op->collective_ranks != op.collective_ranks)) {
-        add(where + ": is " + describe(op) + ", but rank " + std::to_string(c.rank) + " op " + std::to_string(c.op->id) +
-            " with the same tag is " + describe(*c.op));
+        add(where + ": is " + describe(op) + ", but rank " + std::to_string(c.rank) + " op " +
+            std::to_string(c.op->id) + " with the same tag is " + describe(*c.op));
       } else if (!c.present.insert(r.rank).second) {
-        add(where + ": rank " + std::to_string(r.rank) + " has two collective ops with tag " + std::to_string(op.tag));
+        add(where + ": rank " + std::to_string(r.rank) + " has two collective ops with tag " +
+            std::to_string(op.tag));
       }
     }
   }
   for (const auto& [tag, c] : by_tag) {
     for (int x : c.op->collective_ranks) {
       if (!c.present.contains(x)) {
-        add("collective tag " + std::to_string(tag) + " (" + describe(*c.op) + ") has no matching op on rank " +
-            std::to_string(x));
+        add("collective tag " + std::to_string(tag) + " (" + describe(*c.op) +
+            ") has no matching op on rank " + std::to_string(x));
       }
     }
   }

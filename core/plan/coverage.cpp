@@ -70,10 +70,14 @@ void extend_by_all_to_alls(const Plan& plan, std::vector<OwnerMap>& owned) {
     if (r.rank < 0 || static_cast<std::size_t>(r.rank) >= owned.size()) continue;
     for (const Op& op : r.ops) {
       if (op.kind != OpKind::collective || op.collective != CollectiveKind::all_to_all) continue;
-      const Group* group = op.group >= 0 && static_cast<std::size_t>(op.group) < plan.groups.size() ? &plan.groups[static_cast<std::size_t>(op.group)] : nullptr;
+      const Group* group = op.group >= 0 && static_cast<std::size_t>(op.group) < plan.groups.size()
+                               ? &plan.groups[static_cast<std::size_t>(op.group)]
+                               : nullptr;
       auto holds = [&](int seq) {
-        if (group != nullptr) return std::find(group->sequences.begin(), group->sequences.end(), seq) != group->sequences.end();
-        return seq >= 0 && static_cast<std::size_t>(seq) < plan.sequences.size() && plan.sequences[static_cast<std::size_t>(seq)].micro_batch == op.micro_batch;
+        if (group != nullptr)
+          return std::find(group->sequences.begin(), group->sequences.end(), seq) != group->sequences.end();
+        return seq >= 0 && static_cast<std::size_t>(seq) < plan.sequences.size() &&
+               plan.sequences[static_cast<std::size_t>(seq)].micro_batch == op.micro_batch;
       };
       for (const int member : op.collective_ranks) {
         if (member == r.rank || member < 0 || static_cast<std::size_t>(member) >= layout.size()) continue;
@@ -91,9 +95,11 @@ std::int64_t pairs_of(const AttentionBlock& b) {
 }
 
 std::string block_str(const AttentionBlock& b) {
-  std::string out = "seq " + std::to_string(b.seq) + " q [" + std::to_string(b.q0) + ", " + std::to_string(b.q1) +
-                    ") k [" + std::to_string(b.k0) + ", " + std::to_string(b.k1) + ") " + to_string(b.mask);
-  if (!b.heads.all()) out += " heads [" + std::to_string(b.heads.begin) + ", " + std::to_string(b.heads.end) + ")";
+  std::string out = "seq " + std::to_string(b.seq) + " q [" + std::to_string(b.q0) + ", " +
+                    std::to_string(b.q1) + ") k [" + std::to_string(b.k0) + ", " + std::to_string(b.k1) +
+                    ") " + to_string(b.mask);
+  if (!b.heads.all())
+    out += " heads [" + std::to_string(b.heads.begin) + ", " + std::to_string(b.heads.end) + ")";
   return out;
 }
 
@@ -116,7 +122,8 @@ void check_exactly_once(const Plan& plan, int seq, std::vector<AttentionBlock>& 
       const bool causal = a->mask == Mask::causal || b.mask == Mask::causal;
       if (q0 < q1 && k0 < k1 && CostModel::attention_pairs(q0, q1, k0, k1, causal) > 0) {
         if (problems.size() < max_problems) {
-          const std::string prefix = heads_label.empty() ? "" : "sequence " + std::to_string(seq) + " " + heads_label + ": ";
+          const std::string prefix =
+              heads_label.empty() ? "" : "sequence " + std::to_string(seq) + " " + heads_label + ": ";
           problems.push_back(prefix + "blocks overlap: " + block_str(*a) + " and " + block_str(b));
         }
         return;
@@ -133,19 +140,21 @@ void check_exactly_once(const Plan& plan, int seq, std::vector<AttentionBlock>& 
 }
 
 std::string heads_label(int h0, int h1) {
-  return h1 - h0 == 1 ? "head " + std::to_string(h0) : "heads " + std::to_string(h0) + "-" + std::to_string(h1 - 1);
+  return h1 - h0 == 1 ? "head " + std::to_string(h0)
+                      : "heads " + std::to_string(h0) + "-" + std::to_string(h1 - 1);
 }
 
 // Coverage when some blocks of a sequence compute only some heads: the heads are cut at every range
 // boundary, and each interval of heads must be covered exactly once by the blocks that compute all of it
 // (blocks for heads [0, 4) on one rank and [4, 8) on another cover the sequence once).
-void check_exactly_once_per_head(const Plan& plan, int seq, const std::vector<AttentionBlock>& blocks, int heads,
-                                 std::vector<std::string>& problems, std::size_t max_problems) {
+void check_exactly_once_per_head(const Plan& plan, int seq, const std::vector<AttentionBlock>& blocks,
+                                 int heads, std::vector<std::string>& problems, std::size_t max_problems) {
   auto add = [&](std::string p) {
     if (problems.size() < max_problems) problems.push_back(std::move(p));
   };
   if (heads <= 0) {
-    add("sequence " + std::to_string(seq) + ": blocks compute head ranges, but the model's head count was not given to verify");
+    add("sequence " + std::to_string(seq) +
+        ": blocks compute head ranges, but the model's head count was not given to verify");
     return;
   }
   std::vector<std::pair<int, int>> range(blocks.size());  // resolved [begin, end) of each block
@@ -154,8 +163,8 @@ void check_exactly_once_per_head(const Plan& plan, int seq, const std::vector<At
     const HeadRange& h = blocks[i].heads;
     range[i] = {h.begin, h.end < 0 ? heads : h.end};
     if (range[i].first < 0 || range[i].first >= range[i].second || range[i].second > heads) {
-      add("sequence " + std::to_string(seq) + ": block " + block_str(blocks[i]) + " names heads outside the model's " +
-          std::to_string(heads));
+      add("sequence " + std::to_string(seq) + ": block " + block_str(blocks[i]) +
+          " names heads outside the model's " + std::to_string(heads));
       return;
     }
     cuts.insert(range[i].first);
@@ -182,7 +191,7 @@ void check_exactly_once_per_head(const Plan& plan, int seq, const std::vector<At
 // the overlap or the gap).
 struct RingLedger {
   int parts = 0;
-  std::vector<int> pair_count;  // [q_pos · parts + kv_pos]
+  std::vector<int> pair_count;                        // [q_pos · parts + kv_pos]
   std::vector<std::pair<int, const Op*>> unexpanded;  // (rank, op) whose blocks are not in per_seq yet
   bool by_pairs = true;  // false once an op names a head range or failed its data check
 };
@@ -200,7 +209,8 @@ void check_coverage_and_data(const Plan& plan, int heads, std::vector<std::strin
   std::vector<std::vector<int>> seq_groups(plan.sequences.size());
   for (std::size_t g = 0; g < plan.groups.size(); ++g) {
     for (int seq : plan.groups[g].sequences) {
-      if (seq >= 0 && static_cast<std::size_t>(seq) < seq_groups.size()) seq_groups[static_cast<std::size_t>(seq)].push_back(static_cast<int>(g));
+      if (seq >= 0 && static_cast<std::size_t>(seq) < seq_groups.size())
+        seq_groups[static_cast<std::size_t>(seq)].push_back(static_cast<int>(g));
     }
   }
   auto in_group = [&](int g, int seq) {
@@ -220,7 +230,8 @@ void check_coverage_and_data(const Plan& plan, int heads, std::vector<std::strin
     const int parts = static_cast<int>(group.ranks.size());
     for (int seq : group.sequences) {
       if (seq < 0 || static_cast<std::size_t>(seq) >= plan.sequences.size()) return it->second = false;
-      const auto [a, b] = zigzag_shards(seq, plan.sequences[static_cast<std::size_t>(seq)].length, parts, pos);
+      const auto [a, b] =
+          zigzag_shards(seq, plan.sequences[static_cast<std::size_t>(seq)].length, parts, pos);
       for (const Shard& c : {a, b}) {
         if (c.size() > 0 && !owns(key_index.owners_of(seq, c.begin, c.end), rank)) return it->second = false;
       }
@@ -240,10 +251,12 @@ void check_coverage_and_data(const Plan& plan, int heads, std::vector<std::strin
       }
       const auto len = plan.sequences[static_cast<std::size_t>(b.seq)].length;
       if (b.q0 < 0 || b.q1 > len || b.k0 < 0 || b.k1 > len || b.q0 >= b.q1 || b.k0 >= b.k1) {
-        add(where + ": block " + block_str(b) + " lies outside the sequence of length " + std::to_string(len));
+        add(where + ": block " + block_str(b) + " lies outside the sequence of length " +
+            std::to_string(len));
         continue;
       }
-      if (b.mask == Mask::full && b.k1 > b.q0 + 1) add(where + ": full block " + block_str(b) + " reads future keys");
+      if (b.mask == Mask::full && b.k1 > b.q0 + 1)
+        add(where + ": full block " + block_str(b) + " reads future keys");
       if (!owns(key_index.owners_of(b.seq, b.q0, b.q1), rank)) {
         add(where + ": computes queries of " + block_str(b) + " that the rank does not own");
       }
@@ -275,7 +288,8 @@ void check_coverage_and_data(const Plan& plan, int heads, std::vector<std::strin
   auto ring_op_data_ok = [&](int rank, const Op& op, const ReceivedPayloads& have, int q_pos, int kv_pos) {
     if (q_pos < 0 || kv_pos < 0 || !owns_ring_chunks(op.group, rank, q_pos)) return false;
     if (op.zigzag_kv_rank == rank) return true;
-    const bool received = have.has(op.id, op.zigzag_kv_rank, op.group) || have.has(op.id, op.zigzag_kv_rank, -1);
+    const bool received =
+        have.has(op.id, op.zigzag_kv_rank, op.group) || have.has(op.id, op.zigzag_kv_rank, -1);
     return received && owns_ring_chunks(op.group, op.zigzag_kv_rank, kv_pos);
   };
 
@@ -283,11 +297,14 @@ void check_coverage_and_data(const Plan& plan, int heads, std::vector<std::strin
     const ReceivedPayloads received(r.ops, plan.world_size);
     for (const Op& op : r.ops) {
       const std::string where = "rank " + std::to_string(r.rank) + " op " + std::to_string(op.id);
-      if (op.kind == OpKind::send && op.kv_owner >= 0 && op.kv_owner != r.rank && !received.has(op.id, op.kv_owner, op.group)) {
-        add(where + ": sends rank " + std::to_string(op.kv_owner) + "'s KV of group " + std::to_string(op.group) + " before receiving it");
+      if (op.kind == OpKind::send && op.kv_owner >= 0 && op.kv_owner != r.rank &&
+          !received.has(op.id, op.kv_owner, op.group)) {
+        add(where + ": sends rank " + std::to_string(op.kv_owner) + "'s KV of group " +
+            std::to_string(op.group) + " before receiving it");
       }
       if (op.kind != OpKind::attention) continue;
-      const bool ring_form = op.zigzag_kv_rank >= 0 && op.group >= 0 && static_cast<std::size_t>(op.group) < plan.groups.size();
+      const bool ring_form =
+          op.zigzag_kv_rank >= 0 && op.group >= 0 && static_cast<std::size_t>(op.group) < plan.groups.size();
       if (!ring_form) {
         check_blocks(where, r.rank, op, received);
         continue;
@@ -309,10 +326,12 @@ void check_coverage_and_data(const Plan& plan, int heads, std::vector<std::strin
       }
     }
   }
-  std::vector<bool> settled(plan.sequences.size(), false);  // covered exactly once by a ring, no blocks needed
+  std::vector<bool> settled(plan.sequences.size(),
+                            false);  // covered exactly once by a ring, no blocks needed
   for (auto& [g, ledger] : rings) {
     const auto& seqs = plan.groups[static_cast<std::size_t>(g)].sequences;
-    bool exact = ledger.by_pairs && std::all_of(ledger.pair_count.begin(), ledger.pair_count.end(), [](int c) { return c == 1; });
+    bool exact = ledger.by_pairs && std::all_of(ledger.pair_count.begin(), ledger.pair_count.end(),
+                                                [](int c) { return c == 1; });
     for (std::size_t i = 0; exact && i < seqs.size(); ++i) {
       const auto seq = static_cast<std::size_t>(seqs[i]);
       exact = per_seq[seq].empty() && seq_groups[seq].size() == 1;
@@ -353,21 +372,24 @@ void check_remap(const Plan& plan, std::vector<std::string>& problems, std::size
                                            plan.linear_layout[static_cast<std::size_t>(r)].tokens();
   }
   for (const auto& m : plan.remap) {
-    const std::string what = "remap move of seq " + std::to_string(m.range.seq) + " [" + std::to_string(m.range.begin) +
-                             ", " + std::to_string(m.range.end) + ") from rank " + std::to_string(m.src) + " to rank " +
-                             std::to_string(m.dst);
+    const std::string what = "remap move of seq " + std::to_string(m.range.seq) + " [" +
+                             std::to_string(m.range.begin) + ", " + std::to_string(m.range.end) +
+                             ") from rank " + std::to_string(m.src) + " to rank " + std::to_string(m.dst);
     if (m.src < 0 || m.src >= plan.world_size || m.dst < 0 || m.dst >= plan.world_size) {
       add(what + ": invalid rank");
       continue;
     }
-    if (!contains(attn[static_cast<std::size_t>(m.src)], m.range.seq, m.range.begin, m.range.end)) add(what + ": the source does not own it in the attention layout");
-    if (!contains(lin[static_cast<std::size_t>(m.dst)], m.range.seq, m.range.begin, m.range.end)) add(what + ": the destination does not own it in the linear layout");
+    if (!contains(attn[static_cast<std::size_t>(m.src)], m.range.seq, m.range.begin, m.range.end))
+      add(what + ": the source does not own it in the attention layout");
+    if (!contains(lin[static_cast<std::size_t>(m.dst)], m.range.seq, m.range.begin, m.range.end))
+      add(what + ": the destination does not own it in the linear layout");
     balance[static_cast<std::size_t>(m.src)] -= m.range.size();
     balance[static_cast<std::size_t>(m.dst)] += m.range.size();
   }
   for (int r = 0; r < plan.world_size; ++r) {
     if (balance[static_cast<std::size_t>(r)] != 0) {
-      add("rank " + std::to_string(r) + ": attention layout minus remap moves differs from its linear layout by " +
+      add("rank " + std::to_string(r) +
+          ": attention layout minus remap moves differs from its linear layout by " +
           std::to_string(balance[static_cast<std::size_t>(r)]) + " tokens");
     }
   }

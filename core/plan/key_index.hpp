@@ -21,7 +21,8 @@ class KeyIndex {
     for (std::size_t rank = 0; rank < owned.size(); ++rank) {
       for (const auto& [seq, iv] : owned[rank]) {
         if (seq < 0 || static_cast<std::size_t>(seq) >= sequences) continue;
-        for (const auto& [b, e] : iv) ranges_[static_cast<std::size_t>(seq)].push_back({b, e, 0, static_cast<int>(rank)});
+        for (const auto& [b, e] : iv)
+          ranges_[static_cast<std::size_t>(seq)].push_back({b, e, 0, static_cast<int>(rank)});
       }
     }
     for (auto& r : ranges_) {
@@ -34,7 +35,8 @@ class KeyIndex {
   std::vector<int> owners_of(int seq, std::int64_t k0, std::int64_t k1) const {
     std::vector<int> out;
     const auto& r = ranges_[static_cast<std::size_t>(seq)];
-    auto it = std::upper_bound(r.begin(), r.end(), k0, [](std::int64_t k, const Range& x) { return k < x.begin; });
+    auto it =
+        std::upper_bound(r.begin(), r.end(), k0, [](std::int64_t k, const Range& x) { return k < x.begin; });
     while (it != r.begin()) {
       --it;
       if (it->reach <= k0) break;  // no range from here back reaches past k0

@@ -14,7 +14,8 @@ std::int64_t RankLayout::tokens() const {
 std::string OomReport::str() const {
   return "rank " + std::to_string(rank) + " needs " + std::to_string(tokens_needed) +
          " tokens in micro-batch " + std::to_string(micro_batch) + " but holds at most " +
-         std::to_string(token_capacity) + " (short by " + std::to_string(tokens_needed - token_capacity) + ")";
+         std::to_string(token_capacity) + " (short by " + std::to_string(tokens_needed - token_capacity) +
+         ")";
 }
 
 const Group& Plan::group_of_sequence(int seq) const {
@@ -86,36 +87,55 @@ std::vector<AttentionBlock> expand_blocks(const Plan& plan, int rank, const Op& 
 
 const char* to_string(Level v) {
   switch (v) {
-    case Level::local: return "local";
-    case Level::intra_node: return "intra-node";
-    case Level::inter_node: return "inter-node";
+    case Level::local:
+      return "local";
+    case Level::intra_node:
+      return "intra-node";
+    case Level::inter_node:
+      return "inter-node";
   }
   return "?";
 }
-const char* to_string(Mask v) { return v == Mask::causal ? "causal" : "full"; }
-const char* to_string(Sharding v) { return v == Sharding::whole ? "whole" : "zigzag"; }
+const char* to_string(Mask v) {
+  return v == Mask::causal ? "causal" : "full";
+}
+const char* to_string(Sharding v) {
+  return v == Sharding::whole ? "whole" : "zigzag";
+}
 const char* to_string(OpKind v) {
   switch (v) {
-    case OpKind::attention: return "attention";
-    case OpKind::send: return "send";
-    case OpKind::recv: return "recv";
-    case OpKind::remap: return "remap";
-    case OpKind::gemm: return "gemm";
-    case OpKind::collective: return "collective";
+    case OpKind::attention:
+      return "attention";
+    case OpKind::send:
+      return "send";
+    case OpKind::recv:
+      return "recv";
+    case OpKind::remap:
+      return "remap";
+    case OpKind::gemm:
+      return "gemm";
+    case OpKind::collective:
+      return "collective";
   }
   return "?";
 }
-const char* to_string(RouteKind v) { return v == RouteKind::direct ? "direct" : "routed"; }
+const char* to_string(RouteKind v) {
+  return v == RouteKind::direct ? "direct" : "routed";
+}
 const char* to_string(RemapDirection v) {
   return v == RemapDirection::to_attention ? "to_attention" : "to_linear";
 }
 
 const char* to_string(CollectiveKind v) {
   switch (v) {
-    case CollectiveKind::all_gather: return "all_gather";
-    case CollectiveKind::reduce_scatter: return "reduce_scatter";
-    case CollectiveKind::all_reduce: return "all_reduce";
-    case CollectiveKind::all_to_all: return "all_to_all";
+    case CollectiveKind::all_gather:
+      return "all_gather";
+    case CollectiveKind::reduce_scatter:
+      return "reduce_scatter";
+    case CollectiveKind::all_reduce:
+      return "all_reduce";
+    case CollectiveKind::all_to_all:
+      return "all_to_all";
   }
   return "?";
 }

@@ -87,7 +87,9 @@ struct HeadRange {
   [[nodiscard]] int count(int heads) const { return (end < 0 ? heads : end) - begin; }
   // The fraction of a model's `heads` this range computes: what an attention op's FLOPs are scaled by
   // (tensor and head parallelism split the heads; pairs count positions, not heads).
-  [[nodiscard]] double share(int heads) const { return all() || heads <= 0 ? 1.0 : static_cast<double>(count(heads)) / heads; }
+  [[nodiscard]] double share(int heads) const {
+    return all() || heads <= 0 ? 1.0 : static_cast<double>(count(heads)) / heads;
+  }
   friend bool operator==(const HeadRange&, const HeadRange&) = default;
 };
 
@@ -125,10 +127,10 @@ struct Op {
   OpKind kind = OpKind::attention;
   std::vector<int> deps;  // ids of earlier ops of the same rank
   int micro_batch = 0;
-  std::string name;       // short kind label for traces: "attn", "kv", "qkv", "mlp_up", ... (group and
-                          // step are separate fields, so names stay short and allocation-free)
-  int group = -1;         // CP group (attention, send, recv)
-  int step = -1;          // ring step (attention, send, recv)
+  std::string name;  // short kind label for traces: "attn", "kv", "qkv", "mlp_up", ... (group and
+                     // step are separate fields, so names stay short and allocation-free)
+  int group = -1;    // CP group (attention, send, recv)
+  int step = -1;     // ring step (attention, send, recv)
 
   // attention: explicit blocks, or the zigzag ring form (zigzag_kv_rank ≥ 0): for every sequence of
   // `group`, the pairs between this rank's zigzag chunks (queries) and zigzag_kv_rank's chunks (keys).
@@ -143,12 +145,12 @@ struct Op {
   int peer = -1;
   int tag = -1;
   std::int64_t bytes = 0;
-  Route route;            // sends only
-  int kv_owner = -1;      // the rank whose zigzag KV chunks of `group` this transfer carries
+  Route route;        // sends only
+  int kv_owner = -1;  // the rank whose zigzag KV chunks of `group` this transfer carries
 
   // remap: this rank's part of an all-to-all-v.
   RemapDirection direction = RemapDirection::to_linear;
-  std::vector<RemapMove> moves;     // moves with src == rank or dst == rank
+  std::vector<RemapMove> moves;  // moves with src == rank or dst == rank
   std::int64_t bytes_out = 0;
   std::int64_t bytes_in = 0;
 
@@ -199,11 +201,11 @@ struct Plan {
   std::vector<Group> groups;
   std::vector<RankLayout> attention_layout;  // index = rank, all micro-batches
   std::vector<RankLayout> linear_layout;
-  std::vector<RemapMove> remap;              // attention → linear
-  std::vector<RankOps> ranks;                // index = rank
+  std::vector<RemapMove> remap;  // attention → linear
+  std::vector<RankOps> ranks;    // index = rank
   Prediction predicted;
   double planner_seconds = 0;
-  std::vector<OomReport> oom;                // non-empty = infeasible
+  std::vector<OomReport> oom;                      // non-empty = infeasible
   nlohmann::json info = nlohmann::json::object();  // strategy-specific facts (thresholds, degree, ...)
 
   [[nodiscard]] bool feasible() const { return oom.empty(); }

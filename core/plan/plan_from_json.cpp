@@ -31,7 +31,8 @@ template <typename F>
 void for_each(const PlanReader& r, const ObjectReader& o, std::string_view key, bool required, F&& element) {
   const json* a = r.array(o, key, required);
   if (a == nullptr) return;
-  for (std::size_t i = 0; i < a->size() && !r.enough(); ++i) element((*a)[i], index_path(o.path_of(key), i), i);
+  for (std::size_t i = 0; i < a->size() && !r.enough(); ++i)
+    element((*a)[i], index_path(o.path_of(key), i), i);
 }
 
 void read_header(PlanReader& r, const ObjectReader& top, Plan& plan) {
@@ -42,7 +43,8 @@ void read_header(PlanReader& r, const ObjectReader& top, Plan& plan) {
   const auto mbs = r.integer(top, "micro_batches", 1, max_ranks, true);
   if (world && gpn && *world % *gpn != 0) {
     r.context().add(top.path_of("gpus_per_node"), "world_size " + std::to_string(*world) +
-                                                      " is not a whole number of nodes of " + std::to_string(*gpn) + " GPUs");
+                                                      " is not a whole number of nodes of " +
+                                                      std::to_string(*gpn) + " GPUs");
   }
   plan.world_size = r.world_size = static_cast<int>(world.value_or(0));
   plan.gpus_per_node = static_cast<int>(gpn.value_or(0));
@@ -64,7 +66,8 @@ void read_sequences(PlanReader& r, const ObjectReader& top, Plan& plan) {
 
 void read_groups(PlanReader& r, const ObjectReader& top, Plan& plan) {
   for_each(r, top, "groups", true, [&](const json& v, const std::string& path, std::size_t i) {
-    const ObjectReader o(v, path, r.context(), {"id", "level", "ranks", "sequences", "sharding", "micro_batch"});
+    const ObjectReader o(v, path, r.context(),
+                         {"id", "level", "ranks", "sequences", "sharding", "micro_batch"});
     detail::expect_position(r, o, "id", i, "groups");
     Group g;
     g.id = static_cast<int>(i);
@@ -80,7 +83,8 @@ void read_groups(PlanReader& r, const ObjectReader& top, Plan& plan) {
   r.groups = plan.groups.size();
 }
 
-void read_layout(const PlanReader& r, const ObjectReader& top, std::string_view key, std::vector<RankLayout>& out) {
+void read_layout(const PlanReader& r, const ObjectReader& top, std::string_view key,
+                 std::vector<RankLayout>& out) {
   for_each(r, top, key, true, [&](const json& v, const std::string& path, std::size_t i) {
     const ObjectReader o(v, path, r.context(), {"rank", "shards"});
     detail::expect_position(r, o, "rank", i, key);
@@ -99,13 +103,14 @@ void read_layout(const PlanReader& r, const ObjectReader& top, std::string_view 
 }
 
 // A per-rank array has one entry per rank: printing a plan or verifying it indexes them by rank.
-void expect_one_per_rank(const PlanReader& r, const ObjectReader& top, std::string_view key, std::size_t entries,
-                         const char* what) {
+void expect_one_per_rank(const PlanReader& r, const ObjectReader& top, std::string_view key,
+                         std::size_t entries, const char* what) {
   const auto world = static_cast<std::size_t>(std::max(r.world_size, 0));
   // An absent or malformed array has been reported already; no second problem for its emptiness.
   if (entries == world || r.enough() || (entries == 0 && !r.context().problems.empty())) return;
-  r.context().add(top.path_of(key), std::string(key) + " has " + std::to_string(entries) + " " + what + ", but world_size is " +
-                                        std::to_string(world) + ": give one per rank, in rank order");
+  r.context().add(top.path_of(key), std::string(key) + " has " + std::to_string(entries) + " " + what +
+                                        ", but world_size is " + std::to_string(world) +
+                                        ": give one per rank, in rank order");
 }
 
 void read_ranks(const PlanReader& r, const ObjectReader& top, Plan& plan) {
@@ -114,7 +119,8 @@ void read_ranks(const PlanReader& r, const ObjectReader& top, Plan& plan) {
     detail::expect_position(r, o, "rank", i, "ranks");
     RankOps ops;
     ops.rank = static_cast<int>(i);
-    if (const json* a = r.array(o, "ops", true)) ops.ops = detail::read_ops(r, *a, o.path_of("ops"), ops.rank, plan);
+    if (const json* a = r.array(o, "ops", true))
+      ops.ops = detail::read_ops(r, *a, o.path_of("ops"), ops.rank, plan);
     plan.ranks.push_back(std::move(ops));
   });
 }
@@ -125,15 +131,18 @@ void read_outcome(const PlanReader& r, const ObjectReader& top, Plan& plan) {
     OomReport report;
     report.rank = r.index(o, "rank", r.ranks(), true).value_or(0);
     // Not checked against micro_batches: an infeasible plan may stop before it counts its micro-batches.
-    report.micro_batch = static_cast<int>(r.integer(o, "micro_batch", 0, std::numeric_limits<int>::max(), true).value_or(0));
+    report.micro_batch =
+        static_cast<int>(r.integer(o, "micro_batch", 0, std::numeric_limits<int>::max(), true).value_or(0));
     report.tokens_needed = r.integer(o, "tokens_needed", int64_min, int64_max, true).value_or(0);
     report.token_capacity = r.integer(o, "token_capacity", int64_min, int64_max, true).value_or(0);
     plan.oom.push_back(report);
   });
   // `feasible` is derived from `oom` when printed; a file where the two disagree is wrong in one of them.
-  if (const auto feasible = top.boolean("feasible"); feasible && *feasible != plan.oom.empty() && !r.enough()) {
-    r.context().add(top.path_of("feasible"), std::string("is ") + (*feasible ? "true" : "false") + " but oom lists " +
-                                                 std::to_string(plan.oom.size()) + " reports",
+  if (const auto feasible = top.boolean("feasible");
+      feasible && *feasible != plan.oom.empty() && !r.enough()) {
+    r.context().add(top.path_of("feasible"),
+                    std::string("is ") + (*feasible ? "true" : "false") + " but oom lists " +
+                        std::to_string(plan.oom.size()) + " reports",
                     "a plan is feasible exactly when oom is empty");
   }
   if (const auto pred = top.object("predicted", {"iteration_seconds", "per_rank"})) {
@@ -207,11 +216,11 @@ Plan from_json(const json& j, const std::string& file_for_messages) {
   LoadContext context;
   context.file = file_for_messages;
   check_schema_version(j, context);
-  const ObjectReader top(j, "", context,
-                         {"schema_version", "system", "strategy", "world_size", "gpus_per_node",
-                          "tensor_parallel_groups", "micro_batches", "feasible", "sequences", "groups",
-                          "attention_layout", "linear_layout", "remap", "ranks", "predicted", "oom", "info",
-                          "planner_seconds"});
+  const ObjectReader top(
+      j, "", context,
+      {"schema_version", "system", "strategy", "world_size", "gpus_per_node", "tensor_parallel_groups",
+       "micro_batches", "feasible", "sequences", "groups", "attention_layout", "linear_layout", "remap",
+       "ranks", "predicted", "oom", "info", "planner_seconds"});
   top.require("schema_version");
   PlanReader r(context);
   Plan plan;
@@ -232,7 +241,8 @@ Plan from_json(const json& j, const std::string& file_for_messages) {
   read_ranks(r, top, plan);
   expect_one_per_rank(r, top, "ranks", plan.ranks.size(), "op lists");
   read_outcome(r, top, plan);
-  if (r.enough()) context.add("", "stopped reading after " + std::to_string(PlanReader::max_problems) + " problems");
+  if (r.enough())
+    context.add("", "stopped reading after " + std::to_string(PlanReader::max_problems) + " problems");
   context.problems.throw_if_any();
   return plan;
 }

@@ -32,7 +32,8 @@ ojson block_json(const AttentionBlock& b) {
 }
 
 ojson move_json(const RemapMove& m) {
-  return {{"src", m.src}, {"dst", m.dst}, {"seq", m.range.seq}, {"begin", m.range.begin}, {"end", m.range.end}};
+  return {
+      {"src", m.src}, {"dst", m.dst}, {"seq", m.range.seq}, {"begin", m.range.begin}, {"end", m.range.end}};
 }
 
 ojson op_json(const Op& op) {
@@ -123,8 +124,12 @@ nlohmann::ordered_json to_json(const Plan& plan) {
   j["sequences"] = std::move(seqs);
   ojson groups = ojson::array();
   for (const auto& g : plan.groups) {
-    groups.push_back({{"id", g.id}, {"level", to_string(g.level)}, {"ranks", g.ranks}, {"sequences", g.sequences},
-                      {"sharding", to_string(g.sharding)}, {"micro_batch", g.micro_batch}});
+    groups.push_back({{"id", g.id},
+                      {"level", to_string(g.level)},
+                      {"ranks", g.ranks},
+                      {"sequences", g.sequences},
+                      {"sharding", to_string(g.sharding)},
+                      {"micro_batch", g.micro_batch}});
   }
   j["groups"] = std::move(groups);
   j["attention_layout"] = layout_json(plan.attention_layout);
@@ -141,12 +146,16 @@ nlohmann::ordered_json to_json(const Plan& plan) {
   j["ranks"] = std::move(ranks);
   ojson per_rank = ojson::array();
   for (const auto& p : plan.predicted.per_rank) {
-    per_rank.push_back({{"attention_flops", p.attention_flops}, {"tokens", p.tokens}, {"seconds", p.seconds}});
+    per_rank.push_back(
+        {{"attention_flops", p.attention_flops}, {"tokens", p.tokens}, {"seconds", p.seconds}});
   }
-  j["predicted"] = {{"iteration_seconds", plan.predicted.iteration_seconds}, {"per_rank", std::move(per_rank)}};
+  j["predicted"] = {{"iteration_seconds", plan.predicted.iteration_seconds},
+                    {"per_rank", std::move(per_rank)}};
   ojson oom = ojson::array();
   for (const auto& o : plan.oom) {
-    oom.push_back({{"rank", o.rank}, {"micro_batch", o.micro_batch}, {"tokens_needed", o.tokens_needed},
+    oom.push_back({{"rank", o.rank},
+                   {"micro_batch", o.micro_batch},
+                   {"tokens_needed", o.tokens_needed},
                    {"token_capacity", o.token_capacity}});
   }
   j["oom"] = std::move(oom);

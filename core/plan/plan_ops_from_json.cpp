@@ -17,11 +17,13 @@ using nlohmann::json;
 constexpr std::int64_t int64_max = std::numeric_limits<std::int64_t>::max();
 constexpr std::int64_t int_max = std::numeric_limits<int>::max();
 
-constexpr std::array<std::string_view, 6> kind_names{"attention", "send", "recv", "remap", "gemm", "collective"};
+constexpr std::array<std::string_view, 6> kind_names{"attention", "send", "recv",
+                                                     "remap",     "gemm", "collective"};
 constexpr std::array<std::string_view, 2> mask_names{"causal", "full"};
 constexpr std::array<std::string_view, 2> route_names{"direct", "routed"};
 constexpr std::array<std::string_view, 2> direction_names{"to_attention", "to_linear"};
-constexpr std::array<std::string_view, 4> collective_names{"all_gather", "reduce_scatter", "all_reduce", "all_to_all"};
+constexpr std::array<std::string_view, 4> collective_names{"all_gather", "reduce_scatter", "all_reduce",
+                                                           "all_to_all"};
 
 template <std::size_t N>
 int position_of(const std::array<std::string_view, N>& names, const std::string& name) {
@@ -32,12 +34,24 @@ std::vector<std::string_view> keys_of(OpKind kind) {
   std::vector<std::string_view> keys{"id", "kind", "micro_batch", "name", "group", "step", "deps"};
   auto add = [&](std::initializer_list<std::string_view> more) { keys.insert(keys.end(), more); };
   switch (kind) {
-    case OpKind::attention: add({"seq", "q", "k", "mask", "heads", "blocks", "zigzag", "pairs", "q_tokens", "calls"}); break;
-    case OpKind::send: add({"peer", "tag", "bytes", "kv_owner", "heads", "route"}); break;
-    case OpKind::recv: add({"peer", "tag", "bytes", "kv_owner", "heads"}); break;
-    case OpKind::remap: add({"direction", "bytes_out", "bytes_in", "moves"}); break;
-    case OpKind::gemm: add({"m", "n", "k"}); break;
-    case OpKind::collective: add({"collective", "ranks", "tag", "bytes"}); break;
+    case OpKind::attention:
+      add({"seq", "q", "k", "mask", "heads", "blocks", "zigzag", "pairs", "q_tokens", "calls"});
+      break;
+    case OpKind::send:
+      add({"peer", "tag", "bytes", "kv_owner", "heads", "route"});
+      break;
+    case OpKind::recv:
+      add({"peer", "tag", "bytes", "kv_owner", "heads"});
+      break;
+    case OpKind::remap:
+      add({"direction", "bytes_out", "bytes_in", "moves"});
+      break;
+    case OpKind::gemm:
+      add({"m", "n", "k"});
+      break;
+    case OpKind::collective:
+      add({"collective", "ranks", "tag", "bytes"});
+      break;
   }
   return keys;
 }
@@ -48,7 +62,8 @@ AttentionBlock read_block(const PlanReader& r, const ObjectReader& o) {
   b.seq = r.index(o, "seq", r.sequence_ref(), true).value_or(0);
   if (const auto q = r.pair(o, "q", true)) std::tie(b.q0, b.q1) = *q;
   if (const auto k = r.pair(o, "k", true)) std::tie(b.k0, b.k1) = *k;
-  if (const auto mask = r.choice(o, "mask", mask_names, true)) b.mask = *mask == "causal" ? Mask::causal : Mask::full;
+  if (const auto mask = r.choice(o, "mask", mask_names, true))
+    b.mask = *mask == "causal" ? Mask::causal : Mask::full;
   b.heads = r.heads(o).value_or(HeadRange{});
   return b;
 }
@@ -63,10 +78,12 @@ double derived_q_tokens(const Plan& plan, int rank, const Op& op) {
   }
   std::map<std::tuple<int, std::int64_t, std::int64_t>, double> tiles;  // (seq, q0, q1) → pairs
   for (const auto& b : expand_blocks(plan, rank, op)) {
-    tiles[{b.seq, b.q0, b.q1}] += static_cast<double>(CostModel::attention_pairs(b.q0, b.q1, b.k0, b.k1, b.mask == Mask::causal));
+    tiles[{b.seq, b.q0, b.q1}] +=
+        static_cast<double>(CostModel::attention_pairs(b.q0, b.q1, b.k0, b.k1, b.mask == Mask::causal));
   }
   EquivalentQTokens q;
-  for (const auto& [tile, pairs] : tiles) q.add(pairs, static_cast<double>(std::get<2>(tile) - std::get<1>(tile)));
+  for (const auto& [tile, pairs] : tiles)
+    q.add(pairs, static_cast<double>(std::get<2>(tile) - std::get<1>(tile)));
   return q.value();
 }
 
@@ -74,19 +91,21 @@ void read_attention(const PlanReader& r, const ObjectReader& o, Op& op, int rank
   const bool flat = o.has("seq") || o.has("q") || o.has("k") || o.has("mask");
   const int forms = int{flat} + int{o.has("blocks")} + int{o.has("zigzag")};
   if (forms != 1) {
-    r.context().add(o.path(), forms == 0 ? "an attention op names no blocks" : "an attention op mixes block forms",
-                    "give exactly one of: seq/q/k/mask (one block), blocks (several), zigzag (the ring form)");
+    r.context().add(
+        o.path(), forms == 0 ? "an attention op names no blocks" : "an attention op mixes block forms",
+        "give exactly one of: seq/q/k/mask (one block), blocks (several), zigzag (the ring form)");
   } else if (flat) {
     op.blocks.push_back(read_block(r, o));  // the flat form's `heads` are the block's
   } else if (const json* blocks = r.array(o, "blocks", false)) {
     for (std::size_t i = 0; i < blocks->size() && !r.enough(); ++i) {
-      op.blocks.push_back(read_block(r, ObjectReader((*blocks)[i], index_path(o.path_of("blocks"), i), r.context(),
-                                                     {"seq", "q", "k", "mask", "heads"})));
+      op.blocks.push_back(read_block(r, ObjectReader((*blocks)[i], index_path(o.path_of("blocks"), i),
+                                                     r.context(), {"seq", "q", "k", "mask", "heads"})));
     }
   } else if (const auto zigzag = o.object("zigzag", {"kv_rank"})) {
     op.zigzag_kv_rank = r.index(*zigzag, "kv_rank", r.ranks(), true).value_or(-1);
     if (op.group < 0) {
-      r.context().add(o.path_of("zigzag"), "the ring form needs the op's group", "add \"group\": the CP group whose sequences it covers");
+      r.context().add(o.path_of("zigzag"), "the ring form needs the op's group",
+                      "add \"group\": the CP group whose sequences it covers");
       op.zigzag_kv_rank = -1;
     }
   }
@@ -118,7 +137,8 @@ void read_transfer(const PlanReader& r, const ObjectReader& o, Op& op) {
   op.bytes = r.integer(o, "bytes", 0, int64_max, true).value_or(0);
   op.kv_owner = r.index(o, "kv_owner", r.ranks(), false).value_or(-1);
   op.heads = r.heads(o).value_or(HeadRange{});
-  if (op.kind == OpKind::send && o.require("route")) read_route(r, *o.get("route"), o.path_of("route"), op.route);
+  if (op.kind == OpKind::send && o.require("route"))
+    read_route(r, *o.get("route"), o.path_of("route"), op.route);
 }
 
 void read_remap(const PlanReader& r, const ObjectReader& o, Op& op) {
@@ -143,8 +163,8 @@ void read_collective(const PlanReader& r, const ObjectReader& o, Op& op) {
   op.bytes = r.integer(o, "bytes", 0, int64_max, true).value_or(0);
 }
 
-Op read_op(const PlanReader& r, const json& v, const std::string& path, int rank, std::size_t id, std::size_t ops,
-           const Plan& plan) {
+Op read_op(const PlanReader& r, const json& v, const std::string& path, int rank, std::size_t id,
+           std::size_t ops, const Plan& plan) {
   Op op;
   op.id = static_cast<int>(id);
   const auto kind = kind_of(r, v, path, "kind", kind_names);
@@ -160,23 +180,32 @@ Op read_op(const PlanReader& r, const json& v, const std::string& path, int rank
   const Ref op_ref{"op", ops, "rank " + std::to_string(rank) + " has " + std::to_string(ops) + " ops"};
   op.deps = r.indices(o, "deps", op_ref, true).value_or(std::vector<int>{});
   switch (op.kind) {
-    case OpKind::attention: read_attention(r, o, op, rank, plan); break;
+    case OpKind::attention:
+      read_attention(r, o, op, rank, plan);
+      break;
     case OpKind::send:
-    case OpKind::recv: read_transfer(r, o, op); break;
-    case OpKind::remap: read_remap(r, o, op); break;
+    case OpKind::recv:
+      read_transfer(r, o, op);
+      break;
+    case OpKind::remap:
+      read_remap(r, o, op);
+      break;
     case OpKind::gemm:
       op.m = r.integer(o, "m", 0, int64_max, true).value_or(0);
       op.n = r.integer(o, "n", 0, int64_max, true).value_or(0);
       op.k = r.integer(o, "k", 0, int64_max, true).value_or(0);
       break;
-    case OpKind::collective: read_collective(r, o, op); break;
+    case OpKind::collective:
+      read_collective(r, o, op);
+      break;
   }
   return op;
 }
 
 }  // namespace
 
-std::vector<Op> read_ops(const PlanReader& r, const json& ops, const std::string& path, int rank, const Plan& plan) {
+std::vector<Op> read_ops(const PlanReader& r, const json& ops, const std::string& path, int rank,
+                         const Plan& plan) {
   std::vector<Op> out;
   out.reserve(ops.size());
   for (std::size_t i = 0; i < ops.size() && !r.enough(); ++i) {

@@ -19,9 +19,12 @@ Ref PlanReader::ranks() const {
 Ref PlanReader::sequence_ref() const {
   return {"sequence", sequences, "the plan has " + count_text(sequences, "sequence")};
 }
-Ref PlanReader::group_ref() const { return {"group", groups, "the plan has " + count_text(groups, "group")}; }
+Ref PlanReader::group_ref() const {
+  return {"group", groups, "the plan has " + count_text(groups, "group")};
+}
 Ref PlanReader::micro_batch_ref() const {
-  return {"micro-batch", static_cast<std::size_t>(micro_batches), "micro_batches is " + std::to_string(micro_batches)};
+  return {"micro-batch", static_cast<std::size_t>(micro_batches),
+          "micro_batches is " + std::to_string(micro_batches)};
 }
 
 std::optional<std::int64_t> PlanReader::integer(const ObjectReader& o, std::string_view key, std::int64_t min,
@@ -30,23 +33,27 @@ std::optional<std::int64_t> PlanReader::integer(const ObjectReader& o, std::stri
   return o.integer(key, min, max);
 }
 
-std::optional<double> PlanReader::non_negative(const ObjectReader& o, std::string_view key, bool required) const {
+std::optional<double> PlanReader::non_negative(const ObjectReader& o, std::string_view key,
+                                               bool required) const {
   if (required && !o.require(key)) return std::nullopt;
   return o.number(key, 0.0, std::numeric_limits<double>::max());
 }
 
-std::optional<std::string> PlanReader::text(const ObjectReader& o, std::string_view key, bool required) const {
+std::optional<std::string> PlanReader::text(const ObjectReader& o, std::string_view key,
+                                            bool required) const {
   if (required && !o.require(key)) return std::nullopt;
   return o.string(key);
 }
 
 std::optional<std::string> PlanReader::choice(const ObjectReader& o, std::string_view key,
-                                              std::span<const std::string_view> choices, bool required) const {
+                                              std::span<const std::string_view> choices,
+                                              bool required) const {
   if (required && !o.require(key)) return std::nullopt;
   return o.choice(key, choices);
 }
 
-std::optional<int> PlanReader::index(const nlohmann::json& value, const std::string& path, const Ref& ref) const {
+std::optional<int> PlanReader::index(const nlohmann::json& value, const std::string& path,
+                                     const Ref& ref) const {
   if (!value.is_number_integer()) {
     context_.add(path, "expected a " + std::string(ref.what) + " (an integer), got " + describe_json(value));
     return std::nullopt;
@@ -55,21 +62,23 @@ std::optional<int> PlanReader::index(const nlohmann::json& value, const std::str
   const auto n = value.get<std::int64_t>();
   if (n < 0 || static_cast<std::uint64_t>(n) >= ref.count) {
     const std::string valid = ref.count == 0 ? "there is none" : "valid: 0.." + std::to_string(ref.count - 1);
-    context_.add(path, std::string(ref.what) + " " + value.dump() + " does not exist: " + ref.exists + " (" + valid + ")");
+    context_.add(path, std::string(ref.what) + " " + value.dump() + " does not exist: " + ref.exists + " (" +
+                           valid + ")");
     return std::nullopt;
   }
   return static_cast<int>(n);
 }
 
-std::optional<int> PlanReader::index(const ObjectReader& o, std::string_view key, const Ref& ref, bool required) const {
+std::optional<int> PlanReader::index(const ObjectReader& o, std::string_view key, const Ref& ref,
+                                     bool required) const {
   if (required && !o.require(key)) return std::nullopt;
   const nlohmann::json* value = o.get(key);
   if (value == nullptr) return std::nullopt;
   return index(*value, o.path_of(key), ref);
 }
 
-std::optional<std::vector<int>> PlanReader::indices(const ObjectReader& o, std::string_view key, const Ref& ref,
-                                                    bool required) const {
+std::optional<std::vector<int>> PlanReader::indices(const ObjectReader& o, std::string_view key,
+                                                    const Ref& ref, bool required) const {
   const nlohmann::json* a = array(o, key, required);
   if (a == nullptr) return std::nullopt;
   std::vector<int> out;
@@ -97,9 +106,11 @@ std::optional<std::vector<std::int64_t>> PlanReader::integers(const ObjectReader
     if (!v.is_number_integer()) {
       context_.add(path, "expected an integer, got " + describe_json(v));
       ok = false;
-    } else if (const bool huge = v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(max);
+    } else if (const bool huge =
+                   v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(max);
                huge || v.get<std::int64_t>() < min || v.get<std::int64_t>() > max) {
-      context_.add(path, "must be between " + std::to_string(min) + " and " + std::to_string(max) + ", got " + v.dump());
+      context_.add(path, "must be between " + std::to_string(min) + " and " + std::to_string(max) + ", got " +
+                             v.dump());
       ok = false;
     } else {
       out.push_back(v.get<std::int64_t>());
@@ -109,12 +120,14 @@ std::optional<std::vector<std::int64_t>> PlanReader::integers(const ObjectReader
   return out;
 }
 
-std::optional<std::pair<std::int64_t, std::int64_t>> PlanReader::pair(const ObjectReader& o, std::string_view key,
+std::optional<std::pair<std::int64_t, std::int64_t>> PlanReader::pair(const ObjectReader& o,
+                                                                      std::string_view key,
                                                                       bool required) const {
   const nlohmann::json* a = array(o, key, required);
   if (a == nullptr) return std::nullopt;
   if (a->size() != 2) {
-    context_.add(o.path_of(key), "expected [begin, end] (two integers), got an array of " + std::to_string(a->size()));
+    context_.add(o.path_of(key),
+                 "expected [begin, end] (two integers), got an array of " + std::to_string(a->size()));
     return std::nullopt;
   }
   const auto v = integers(o, key, 0, std::numeric_limits<std::int64_t>::max(), required);
@@ -128,7 +141,8 @@ std::optional<HeadRange> PlanReader::heads(const ObjectReader& o) const {
   const auto v = integers(o, "heads", -1, std::numeric_limits<int>::max(), false);
   if (!v) return std::nullopt;
   if (v->size() != 2 || (*v)[0] < 0 || ((*v)[1] != -1 && (*v)[1] <= (*v)[0])) {
-    context_.add(o.path_of("heads"), "expected [begin, end] with 0 <= begin < end (end -1: to the last head), got " + a->dump());
+    context_.add(o.path_of("heads"),
+                 "expected [begin, end] with 0 <= begin < end (end -1: to the last head), got " + a->dump());
     return std::nullopt;
   }
   return HeadRange{static_cast<int>((*v)[0]), static_cast<int>((*v)[1])};
@@ -160,7 +174,8 @@ std::optional<std::string> kind_of(const PlanReader& r, const nlohmann::json& va
   for (std::string_view c : choices) {
     if (c == name) return name;
   }
-  context.add(key_path, "unknown " + std::string(key) + " \"" + printable(name) + "\"", suggestion_hint(name, choices));
+  context.add(key_path, "unknown " + std::string(key) + " \"" + printable(name) + "\"",
+              suggestion_hint(name, choices));
   return std::nullopt;
 }
 
@@ -168,8 +183,9 @@ void expect_position(const PlanReader& r, const ObjectReader& o, std::string_vie
                      std::string_view list) {
   const auto v = r.integer(o, key, 0, std::numeric_limits<std::int64_t>::max(), true);
   if (v && static_cast<std::size_t>(*v) != position) {
-    r.context().add(o.path_of(key), "expected " + std::to_string(position) + ", got " + std::to_string(*v),
-                    std::string(list) + " are listed in order: the " + std::string(key) + " is the position in the list");
+    r.context().add(
+        o.path_of(key), "expected " + std::to_string(position) + ", got " + std::to_string(*v),
+        std::string(list) + " are listed in order: the " + std::string(key) + " is the position in the list");
   }
 }
 

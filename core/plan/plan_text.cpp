@@ -18,8 +18,9 @@ std::string fmt(const char* f, double v) {
 std::string to_text(const Plan& plan) {
   std::string out;
   out += "plan for " + plan.system + " (strategy " + plan.strategy + "): " + std::to_string(plan.world_size) +
-         " ranks, " + std::to_string(plan.gpus_per_node) + " per node, " + std::to_string(plan.sequences.size()) +
-         " sequences, " + std::to_string(plan.micro_batches) + " micro-batch(es)\n";
+         " ranks, " + std::to_string(plan.gpus_per_node) + " per node, " +
+         std::to_string(plan.sequences.size()) + " sequences, " + std::to_string(plan.micro_batches) +
+         " micro-batch(es)\n";
   if (!plan.feasible()) {
     out += "INFEASIBLE (out of memory):\n";
     for (const auto& o : plan.oom) out += "  " + o.str() + "\n";
@@ -47,12 +48,13 @@ std::string to_text(const Plan& plan) {
       }
     }
   }
-  out += "ops: " + std::to_string(ops) + " in all, " + std::to_string(sends) + " sends (" + std::to_string(routed) +
-         " routed), " + std::to_string(plan.remap.size()) + " remap moves\n";
+  out += "ops: " + std::to_string(ops) + " in all, " + std::to_string(sends) + " sends (" +
+         std::to_string(routed) + " routed), " + std::to_string(plan.remap.size()) + " remap moves\n";
   out += "rank  attn tokens  linear tokens  attn GFLOP (fwd)  predicted ms\n";
   for (int r = 0; r < plan.world_size; ++r) {
-    const auto& p = r < static_cast<int>(plan.predicted.per_rank.size()) ? plan.predicted.per_rank[static_cast<std::size_t>(r)]
-                                                                         : RankPrediction{};
+    const auto& p = r < static_cast<int>(plan.predicted.per_rank.size())
+                        ? plan.predicted.per_rank[static_cast<std::size_t>(r)]
+                        : RankPrediction{};
     char line[160];
     std::snprintf(line, sizeof line, "%4d  %11lld  %13lld  %16.2f  %12.3f\n", r,
                   static_cast<long long>(plan.attention_layout[static_cast<std::size_t>(r)].tokens()),
@@ -60,7 +62,8 @@ std::string to_text(const Plan& plan) {
                   p.attention_flops / 1e9, p.seconds * 1e3);
     out += line;
   }
-  out += "predicted iteration: " + fmt("%.3f", plan.predicted.iteration_seconds * 1e3) + " ms (planner cost model)\n";
+  out += "predicted iteration: " + fmt("%.3f", plan.predicted.iteration_seconds * 1e3) +
+         " ms (planner cost model)\n";
   out += "planner time: " + fmt("%.3f", plan.planner_seconds * 1e3) + " ms\n";
   return out;
 }

@@ -30,7 +30,8 @@ class ReceivedPayloads {
         if (d < 0 || d >= op.id) continue;  // reported by check_dag
         const std::uint64_t* from = row(d);
         for (std::size_t w = 0; w < words_; ++w) have[w] |= from[w];
-        for_payload(ops[static_cast<std::size_t>(d)], world_size, [&](int owner, int group) { set(have, index_of(owner, group)); });
+        for_payload(ops[static_cast<std::size_t>(d)], world_size,
+                    [&](int owner, int group) { set(have, index_of(owner, group)); });
       }
     }
   }

@@ -23,11 +23,17 @@ struct Checker {
 
   void check_shape() {
     const auto n = static_cast<std::size_t>(plan.world_size);
-    if (plan.attention_layout.size() != n) add("attention_layout has " + std::to_string(plan.attention_layout.size()) + " ranks, expected " + std::to_string(n));
-    if (plan.linear_layout.size() != n) add("linear_layout has " + std::to_string(plan.linear_layout.size()) + " ranks, expected " + std::to_string(n));
-    if (plan.ranks.size() != n) add("ranks has " + std::to_string(plan.ranks.size()) + " op lists, expected " + std::to_string(n));
+    if (plan.attention_layout.size() != n)
+      add("attention_layout has " + std::to_string(plan.attention_layout.size()) + " ranks, expected " +
+          std::to_string(n));
+    if (plan.linear_layout.size() != n)
+      add("linear_layout has " + std::to_string(plan.linear_layout.size()) + " ranks, expected " +
+          std::to_string(n));
+    if (plan.ranks.size() != n)
+      add("ranks has " + std::to_string(plan.ranks.size()) + " op lists, expected " + std::to_string(n));
     for (std::size_t s = 0; s < plan.sequences.size(); ++s) {
-      if (plan.sequences[s].id != static_cast<int>(s)) add("sequence " + std::to_string(s) + " has id " + std::to_string(plan.sequences[s].id));
+      if (plan.sequences[s].id != static_cast<int>(s))
+        add("sequence " + std::to_string(s) + " has id " + std::to_string(plan.sequences[s].id));
     }
   }
 
@@ -35,9 +41,13 @@ struct Checker {
     for (const auto& r : plan.ranks) {
       for (std::size_t i = 0; i < r.ops.size(); ++i) {
         const Op& op = r.ops[i];
-        if (op.id != static_cast<int>(i)) add("rank " + std::to_string(r.rank) + ": op at index " + std::to_string(i) + " has id " + std::to_string(op.id));
+        if (op.id != static_cast<int>(i))
+          add("rank " + std::to_string(r.rank) + ": op at index " + std::to_string(i) + " has id " +
+              std::to_string(op.id));
         for (int d : op.deps) {
-          if (d < 0 || d >= op.id) add("rank " + std::to_string(r.rank) + ": op " + std::to_string(op.id) + " depends on op " + std::to_string(d) + ", which is not an earlier op");
+          if (d < 0 || d >= op.id)
+            add("rank " + std::to_string(r.rank) + ": op " + std::to_string(op.id) + " depends on op " +
+                std::to_string(d) + ", which is not an earlier op");
         }
       }
     }
@@ -50,12 +60,16 @@ struct Checker {
       for (const Op& op : r.ops) {
         if (op.kind != OpKind::send && op.kind != OpKind::recv) continue;
         if (op.peer < 0 || op.peer >= plan.world_size || op.peer == r.rank) {
-          add("rank " + std::to_string(r.rank) + ": op " + std::to_string(op.id) + " (" + to_string(op.kind) + ") has invalid peer " + std::to_string(op.peer));
+          add("rank " + std::to_string(r.rank) + ": op " + std::to_string(op.id) + " (" + to_string(op.kind) +
+              ") has invalid peer " + std::to_string(op.peer));
           continue;
         }
         auto& table = op.kind == OpKind::send ? sends : recvs;
-        const auto key = op.kind == OpKind::send ? std::tuple{r.rank, op.peer, op.tag} : std::tuple{op.peer, r.rank, op.tag};
-        if (!table.emplace(key, op.bytes).second) add("rank " + std::to_string(r.rank) + ": duplicate " + to_string(op.kind) + " tag " + std::to_string(op.tag));
+        const auto key = op.kind == OpKind::send ? std::tuple{r.rank, op.peer, op.tag}
+                                                 : std::tuple{op.peer, r.rank, op.tag};
+        if (!table.emplace(key, op.bytes).second)
+          add("rank " + std::to_string(r.rank) + ": duplicate " + to_string(op.kind) + " tag " +
+              std::to_string(op.tag));
         if (op.kind == OpKind::send && op.route.kind == RouteKind::routed) check_route(r.rank, op);
       }
     }
@@ -63,15 +77,19 @@ struct Checker {
       const auto [src, dst, tag] = key;
       auto it = recvs.find(key);
       if (it == recvs.end()) {
-        add("send " + std::to_string(src) + " -> " + std::to_string(dst) + " tag " + std::to_string(tag) + " has no matching recv on rank " + std::to_string(dst));
+        add("send " + std::to_string(src) + " -> " + std::to_string(dst) + " tag " + std::to_string(tag) +
+            " has no matching recv on rank " + std::to_string(dst));
       } else if (it->second != bytes) {
-        add("send " + std::to_string(src) + " -> " + std::to_string(dst) + " tag " + std::to_string(tag) + " carries " + std::to_string(bytes) + " bytes but the recv expects " + std::to_string(it->second));
+        add("send " + std::to_string(src) + " -> " + std::to_string(dst) + " tag " + std::to_string(tag) +
+            " carries " + std::to_string(bytes) + " bytes but the recv expects " +
+            std::to_string(it->second));
       }
     }
     for (const auto& [key, bytes] : recvs) {
       if (!sends.contains(key)) {
         const auto [src, dst, tag] = key;
-        add("recv on rank " + std::to_string(dst) + " from " + std::to_string(src) + " tag " + std::to_string(tag) + " has no matching send");
+        add("recv on rank " + std::to_string(dst) + " from " + std::to_string(src) + " tag " +
+            std::to_string(tag) + " has no matching send");
       }
     }
   }
@@ -81,14 +99,20 @@ struct Checker {
     std::int64_t sum = 0;
     for (auto b : r.part_bytes) sum += b;
     if (r.proxies.size() != r.part_bytes.size() || r.peer_proxies.size() != r.part_bytes.size()) {
-      add("rank " + std::to_string(rank) + ": routed send " + std::to_string(op.id) + " has mismatched proxy and part lists");
+      add("rank " + std::to_string(rank) + ": routed send " + std::to_string(op.id) +
+          " has mismatched proxy and part lists");
     } else if (sum != op.bytes) {
-      add("rank " + std::to_string(rank) + ": routed send " + std::to_string(op.id) + " parts sum to " + std::to_string(sum) + " bytes, not " + std::to_string(op.bytes));
+      add("rank " + std::to_string(rank) + ": routed send " + std::to_string(op.id) + " parts sum to " +
+          std::to_string(sum) + " bytes, not " + std::to_string(op.bytes));
     }
     const int g = plan.gpus_per_node;
     for (std::size_t i = 0; i < r.proxies.size() && i < r.peer_proxies.size(); ++i) {
-      if (r.proxies[i] / g != rank / g) add("rank " + std::to_string(rank) + ": proxy " + std::to_string(r.proxies[i]) + " of send " + std::to_string(op.id) + " is not on the source node");
-      if (r.peer_proxies[i] / g != op.peer / g) add("rank " + std::to_string(rank) + ": peer proxy " + std::to_string(r.peer_proxies[i]) + " of send " + std::to_string(op.id) + " is not on the destination node");
+      if (r.proxies[i] / g != rank / g)
+        add("rank " + std::to_string(rank) + ": proxy " + std::to_string(r.proxies[i]) + " of send " +
+            std::to_string(op.id) + " is not on the source node");
+      if (r.peer_proxies[i] / g != op.peer / g)
+        add("rank " + std::to_string(rank) + ": peer proxy " + std::to_string(r.peer_proxies[i]) +
+            " of send " + std::to_string(op.id) + " is not on the destination node");
     }
   }
 
@@ -97,10 +121,13 @@ struct Checker {
     for (const auto* layout : {&plan.attention_layout, &plan.linear_layout}) {
       for (const auto& rl : *layout) {
         std::map<int, std::int64_t> per_mb;
-        for (const auto& s : rl.shards) per_mb[plan.sequences.at(static_cast<std::size_t>(s.seq)).micro_batch] += s.size();
+        for (const auto& s : rl.shards)
+          per_mb[plan.sequences.at(static_cast<std::size_t>(s.seq)).micro_batch] += s.size();
         for (const auto& [mb, tokens] : per_mb) {
           if (tokens > options.token_capacity) {
-            add("rank " + std::to_string(rl.rank) + " holds " + std::to_string(tokens) + " tokens in micro-batch " + std::to_string(mb) + ", over its capacity of " + std::to_string(options.token_capacity) + " and no OOM was reported");
+            add("rank " + std::to_string(rl.rank) + " holds " + std::to_string(tokens) +
+                " tokens in micro-batch " + std::to_string(mb) + ", over its capacity of " +
+                std::to_string(options.token_capacity) + " and no OOM was reported");
           }
         }
       }

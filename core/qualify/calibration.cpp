@@ -44,16 +44,25 @@ struct AttentionTimes {
 };
 
 AttentionTimes time_attention(const ModelSpec& model, int tokens, int repetitions) {
-  const kernels::AttentionShape shape{.heads = model.heads, .kv_heads = model.kv_heads, .head_dim = model.head_dim(),
-                                      .q_tokens = tokens, .kv_tokens = tokens, .out_rows = tokens};
-  const kernels::AttentionBlockDesc block{.q_row = 0, .q_count = tokens, .kv_row = 0, .kv_count = tokens,
-                                          .q_position = 0, .kv_position = 0, .mask = kernels::AttentionMask::causal,
+  const kernels::AttentionShape shape{.heads = model.heads,
+                                      .kv_heads = model.kv_heads,
+                                      .head_dim = model.head_dim(),
+                                      .q_tokens = tokens,
+                                      .kv_tokens = tokens,
+                                      .out_rows = tokens};
+  const kernels::AttentionBlockDesc block{.q_row = 0,
+                                          .q_count = tokens,
+                                          .kv_row = 0,
+                                          .kv_count = tokens,
+                                          .q_position = 0,
+                                          .kv_position = 0,
+                                          .mask = kernels::AttentionMask::causal,
                                           .out_row = 0};
   const auto rows = static_cast<std::size_t>(tokens);
   const auto q_elements = rows * static_cast<std::size_t>(model.heads * model.head_dim());
   const auto kv_elements = rows * static_cast<std::size_t>(model.kv_heads * model.head_dim());
-  std::vector<float> q(q_elements), k(kv_elements), v(kv_elements), o(q_elements), d_o(q_elements), dq(q_elements),
-      dk(kv_elements), dv(kv_elements), lse(rows * static_cast<std::size_t>(model.heads));
+  std::vector<float> q(q_elements), k(kv_elements), v(kv_elements), o(q_elements), d_o(q_elements),
+      dq(q_elements), dk(kv_elements), dv(kv_elements), lse(rows * static_cast<std::size_t>(model.heads));
   fill_probe_values(q, 3);
   fill_probe_values(k, 4);
   fill_probe_values(v, 5);
@@ -62,22 +71,24 @@ AttentionTimes time_attention(const ModelSpec& model, int tokens, int repetition
   const double flops = 4.0 * model.hidden * pairs;  // CostModel::attention_fwd_flops
   AttentionTimes times;
   times.forward = {flops, static_cast<double>(tokens), median_seconds(repetitions, [&] {
-                     kernels::throw_if_error(kernels::attention_forward(shape, {&block, 1}, q, k, v, o, lse), "calibrate attention");
+                     kernels::throw_if_error(kernels::attention_forward(shape, {&block, 1}, q, k, v, o, lse),
+                                             "calibrate attention");
                    })};
   times.backward = {flops, static_cast<double>(tokens), median_seconds(repetitions, [&] {
-                      kernels::throw_if_error(kernels::attention_backward(shape, {&block, 1}, q, k, v, o, d_o, lse, dq, dk, dv),
-                                              "calibrate attention backward");
+                      kernels::throw_if_error(
+                          kernels::attention_backward(shape, {&block, 1}, q, k, v, o, d_o, lse, dq, dk, dv),
+                          "calibrate attention backward");
                     })};
   return times;
 }
 
 KernelPoint time_gemm(int m, int n, int k, int repetitions) {
-  std::vector<float> a(static_cast<std::size_t>(m) * k), b(static_cast<std::size_t>(k) * n), c(static_cast<std::size_t>(m) * n);
+  std::vector<float> a(static_cast<std::size_t>(m) * k), b(static_cast<std::size_t>(k) * n),
+      c(static_cast<std::size_t>(m) * n);
   fill_probe_values(a, 1);
   fill_probe_values(b, 2);
-  const double seconds = median_seconds(repetitions, [&] {
-    kernels::throw_if_error(kernels::gemm(m, n, k, a, b, c), "calibrate gemm");
-  });
+  const double seconds = median_seconds(
+      repetitions, [&] { kernels::throw_if_error(kernels::gemm(m, n, k, a, b, c), "calibrate gemm"); });
   return {2.0 * m * static_cast<double>(n) * k, static_cast<double>(m), seconds};
 }
 
@@ -102,7 +113,9 @@ void measure_kernels(const Scenario& scenario, const CalibrationShapes& shapes, 
 
 constexpr std::uint64_t kStepBase = 7'000'000;
 
-Tag transfer_tag(std::uint64_t id) { return Tag::make(reference::MessageKind::transfer, id); }
+Tag transfer_tag(std::uint64_t id) {
+  return Tag::make(reference::MessageKind::transfer, id);
+}
 
 // Ping-pong of one `bytes` message each way between ranks a and b: the one-way time is half the median
 // round trip (both directions carry the same message).
@@ -160,7 +173,8 @@ CalibrationSamples measure_for_calibration(const Scenario& scenario, const Calib
   reference::Transport& t = *transport;
   out.ranks = t.size();
   out.is_reporter = t.rank() == 0;
-  measure_kernels(scenario, shapes, out, [&](std::uint64_t step) { barrier(t, kStepBase + step, shapes.timeout); });
+  measure_kernels(scenario, shapes, out,
+                  [&](std::uint64_t step) { barrier(t, kStepBase + step, shapes.timeout); });
   barrier(t, kStepBase + 500'000, shapes.timeout);
   if (cluster.gpus_per_node > 1) ping_pong(t, 0, 1, shapes, 1, out.nvlink);
   barrier(t, kStepBase + 500'001, shapes.timeout);

@@ -43,7 +43,8 @@ struct CalibrationSamples {
 
 // Runs the measurements (every rank of the launch calls it; without a launcher, this process alone and no
 // link). Exit 2 when the launch's world is not the scenario's GPU count.
-[[nodiscard]] CalibrationSamples measure_for_calibration(const Scenario& scenario, const CalibrationShapes& shapes);
+[[nodiscard]] CalibrationSamples measure_for_calibration(const Scenario& scenario,
+                                                         const CalibrationShapes& shapes);
 
 struct Calibration {
   HardwareProfile profile;  // the scenario's profile with every fitted constant replaced
@@ -58,7 +59,8 @@ struct Calibration {
 [[nodiscard]] Calibration fit_calibration(const CalibrationSamples& samples, const Scenario& scenario);
 
 // The fit report: every point with its residual, each fit's constants and RMS residual, the notes.
-[[nodiscard]] nlohmann::ordered_json calibration_json(const CalibrationSamples& samples, const Calibration& calibration,
+[[nodiscard]] nlohmann::ordered_json calibration_json(const CalibrationSamples& samples,
+                                                      const Calibration& calibration,
                                                       const Scenario& scenario);
 
 }  // namespace zb::qualify

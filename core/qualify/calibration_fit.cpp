@@ -17,15 +17,16 @@ using ojson = nlohmann::ordered_json;
 // with a note, since it means the scenario's nominal figure is too low for this hardware.
 double as_efficiency(double value, const std::string& what, std::vector<std::string>& notes) {
   if (value <= 1.0) return value;
-  notes.push_back(fmt::format("{}: measured {:.3g}× the scenario's nominal figure, written as 1 (raise the nominal "
-                              "figure in the scenario's cluster to keep the measured rate)",
-                              what, value));
+  notes.push_back(
+      fmt::format("{}: measured {:.3g}× the scenario's nominal figure, written as 1 (raise the nominal "
+                  "figure in the scenario's cluster to keep the measured rate)",
+                  what, value));
   return 1.0;
 }
 
 // A link class: efficiency against the nominal bandwidth, and the latency beyond the cluster's own.
-void set_link(const LinkFit& fit, const LinkSpec& nominal, const std::string& what, double& efficiency, double& overhead,
-              std::vector<std::string>& notes) {
+void set_link(const LinkFit& fit, const LinkSpec& nominal, const std::string& what, double& efficiency,
+              double& overhead, std::vector<std::string>& notes) {
   efficiency = as_efficiency(fit.bandwidth / nominal.bandwidth, what + " bandwidth", notes);
   overhead = std::max(0.0, fit.latency - nominal.latency);
 }
@@ -33,25 +34,33 @@ void set_link(const LinkFit& fit, const LinkSpec& nominal, const std::string& wh
 ojson residual_rows(const std::vector<KernelPoint>& points, const std::vector<double>& residuals) {
   ojson rows = ojson::array();
   for (std::size_t i = 0; i < points.size() && i < residuals.size(); ++i)
-    rows.push_back(ojson{{"flops", points[i].flops}, {"rows", points[i].rows}, {"seconds", points[i].seconds},
+    rows.push_back(ojson{{"flops", points[i].flops},
+                         {"rows", points[i].rows},
+                         {"seconds", points[i].seconds},
                          {"residual", residuals[i]}});
   return rows;
 }
 
 ojson kernel_json(const KernelFit& fit, const std::vector<KernelPoint>& points) {
-  return ojson{{"efficiency", fit.efficiency}, {"half_rows", fit.half_rows}, {"call_overhead_seconds", fit.overhead},
+  return ojson{{"efficiency", fit.efficiency},
+               {"half_rows", fit.half_rows},
+               {"call_overhead_seconds", fit.overhead},
                {"rms_residual", fit.rms_residual()},
-               {"time_weighted_rms_residual", fit.weighted_rms_residual()}, {"points", residual_rows(points, fit.residuals)}};
+               {"time_weighted_rms_residual", fit.weighted_rms_residual()},
+               {"points", residual_rows(points, fit.residuals)}};
 }
 
 ojson link_json(const std::optional<LinkFit>& fit, const std::vector<TransferPoint>& points) {
   if (!fit) return ojson();
   ojson rows = ojson::array();
   for (std::size_t i = 0; i < points.size() && i < fit->residuals.size(); ++i)
-    rows.push_back(ojson{{"bytes", points[i].bytes}, {"seconds", points[i].seconds}, {"residual", fit->residuals[i]}});
-  return ojson{{"bandwidth_bytes_per_second", fit->bandwidth}, {"latency_seconds", fit->latency},
+    rows.push_back(
+        ojson{{"bytes", points[i].bytes}, {"seconds", points[i].seconds}, {"residual", fit->residuals[i]}});
+  return ojson{{"bandwidth_bytes_per_second", fit->bandwidth},
+               {"latency_seconds", fit->latency},
                {"rms_residual", fit->rms_residual()},
-               {"time_weighted_rms_residual", fit->weighted_rms_residual()}, {"points", std::move(rows)}};
+               {"time_weighted_rms_residual", fit->weighted_rms_residual()},
+               {"points", std::move(rows)}};
 }
 
 }  // namespace
@@ -77,14 +86,17 @@ Calibration fit_calibration(const CalibrationSamples& samples, const Scenario& s
   p.gemm_half_rows = c.gemm.half_rows;
   p.gemm_call_overhead = c.gemm.overhead;
   c.notes.push_back("backward_linear_factor kept at " + fmt::format("{:g}", p.backward_linear_factor) +
-                    ": it counts FLOPs (a data- and a weight-gradient GEMM per forward GEMM), which the GEMM curve then prices");
+                    ": it counts FLOPs (a data- and a weight-gradient GEMM per forward GEMM), which the GEMM "
+                    "curve then prices");
 
   if (!samples.nvlink.empty()) {
     c.nvlink = fit_link(samples.nvlink);
-    set_link(*c.nvlink, cluster.nvlink, "intra-node", p.nvlink_bandwidth_efficiency, p.nvlink_transfer_overhead, c.notes);
+    set_link(*c.nvlink, cluster.nvlink, "intra-node", p.nvlink_bandwidth_efficiency,
+             p.nvlink_transfer_overhead, c.notes);
   } else {
-    c.notes.push_back(cluster.gpus_per_node > 1 ? "intra-node links not measured (one process: run under mpirun)"
-                                                : "intra-node links not measured: one GPU per node");
+    c.notes.push_back(cluster.gpus_per_node > 1
+                          ? "intra-node links not measured (one process: run under mpirun)"
+                          : "intra-node links not measured: one GPU per node");
   }
   if (!samples.nic.empty()) {
     c.nic = fit_link(samples.nic);
@@ -96,13 +108,15 @@ Calibration fit_calibration(const CalibrationSamples& samples, const Scenario& s
   return c;
 }
 
-ojson calibration_json(const CalibrationSamples& samples, const Calibration& calibration, const Scenario& scenario) {
+ojson calibration_json(const CalibrationSamples& samples, const Calibration& calibration,
+                       const Scenario& scenario) {
   ojson backward_rows = residual_rows(samples.attention_backward, calibration.attention_backward.residuals);
   return ojson{
       {"schema", "zeppelin-bench/calibration/1"},
       {"scenario", scenario.name},
       {"backend", samples.backend},
-      {"device", samples.device.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(samples.device)},
+      {"device",
+       samples.device.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(samples.device)},
       {"launch", samples.launch},
       {"ranks", samples.ranks},
       {"nominal", ojson{{"peak_flops", scenario.cluster.gpu.peak_flops},
@@ -110,14 +124,16 @@ ojson calibration_json(const CalibrationSamples& samples, const Calibration& cal
                         {"nvlink_latency_seconds", scenario.cluster.nvlink.latency},
                         {"nic_bandwidth", scenario.cluster.nic.bandwidth},
                         {"nic_latency_seconds", scenario.cluster.nic.latency}}},
-      {"fits", ojson{{"attention", kernel_json(calibration.attention, samples.attention_forward)},
-                     {"attention_backward", ojson{{"factor", calibration.attention_backward.factor},
-                                                  {"rms_residual", calibration.attention_backward.rms_residual()},
-                                                  {"time_weighted_rms_residual", calibration.attention_backward.weighted_rms_residual()},
-                                                  {"points", std::move(backward_rows)}}},
-                     {"gemm", kernel_json(calibration.gemm, samples.gemm)},
-                     {"nvlink", link_json(calibration.nvlink, samples.nvlink)},
-                     {"nic", link_json(calibration.nic, samples.nic)}}},
+      {"fits",
+       ojson{{"attention", kernel_json(calibration.attention, samples.attention_forward)},
+             {"attention_backward",
+              ojson{{"factor", calibration.attention_backward.factor},
+                    {"rms_residual", calibration.attention_backward.rms_residual()},
+                    {"time_weighted_rms_residual", calibration.attention_backward.weighted_rms_residual()},
+                    {"points", std::move(backward_rows)}}},
+             {"gemm", kernel_json(calibration.gemm, samples.gemm)},
+             {"nvlink", link_json(calibration.nvlink, samples.nvlink)},
+             {"nic", link_json(calibration.nic, samples.nic)}}},
       {"profile", ojson::parse(calibration.profile.to_json().dump())},
       {"notes", calibration.notes}};
 }

@@ -40,28 +40,43 @@ Measurement gemm_figure(int node, int gpu, int size, int repetitions) {
     kernels::throw_if_error(kernels::gemm(size, size, size, a, b, c), "qualify gemm");
   });
   const double flops = 2.0 * size * static_cast<double>(size) * size;
-  return {.probe = Probe::gemm, .subject = fmt::format("node {} GPU {}", node, gpu),
-          .shape = fmt::format("m=n=k={}", size), .node = node, .gpu = gpu, .value = flops / seconds};
+  return {.probe = Probe::gemm,
+          .subject = fmt::format("node {} GPU {}", node, gpu),
+          .shape = fmt::format("m=n=k={}", size),
+          .node = node,
+          .gpu = gpu,
+          .value = flops / seconds};
 }
 
 Measurement attention_figure(int node, int gpu, int tokens, int repetitions) {
-  const kernels::AttentionShape shape{.heads = 2, .kv_heads = 2, .head_dim = 64, .q_tokens = tokens,
-                                      .kv_tokens = tokens, .out_rows = tokens};
-  const kernels::AttentionBlockDesc block{.q_row = 0, .q_count = tokens, .kv_row = 0, .kv_count = tokens,
-                                          .q_position = 0, .kv_position = 0, .mask = kernels::AttentionMask::causal,
+  const kernels::AttentionShape shape{
+      .heads = 2, .kv_heads = 2, .head_dim = 64, .q_tokens = tokens, .kv_tokens = tokens, .out_rows = tokens};
+  const kernels::AttentionBlockDesc block{.q_row = 0,
+                                          .q_count = tokens,
+                                          .kv_row = 0,
+                                          .kv_count = tokens,
+                                          .q_position = 0,
+                                          .kv_position = 0,
+                                          .mask = kernels::AttentionMask::causal,
                                           .out_row = 0};
   const auto elements = static_cast<std::size_t>(tokens) * 2 * 64;
-  std::vector<float> q(elements), k(elements), v(elements), o(elements), lse(static_cast<std::size_t>(tokens) * 2);
+  std::vector<float> q(elements), k(elements), v(elements), o(elements),
+      lse(static_cast<std::size_t>(tokens) * 2);
   fill_probe_values(q, 3);
   fill_probe_values(k, 4);
   fill_probe_values(v, 5);
   const double seconds = best_seconds(repetitions, [&] {
-    kernels::throw_if_error(kernels::attention_forward(shape, {&block, 1}, q, k, v, o, lse), "qualify attention");
+    kernels::throw_if_error(kernels::attention_forward(shape, {&block, 1}, q, k, v, o, lse),
+                            "qualify attention");
   });
   const double pairs = static_cast<double>(tokens) * (tokens + 1) / 2.0;
   const double flops = 4.0 * shape.head_dim * shape.heads * pairs;
-  return {.probe = Probe::attention, .subject = fmt::format("node {} GPU {}", node, gpu),
-          .shape = fmt::format("causal {} tokens", tokens), .node = node, .gpu = gpu, .value = flops / seconds};
+  return {.probe = Probe::attention,
+          .subject = fmt::format("node {} GPU {}", node, gpu),
+          .shape = fmt::format("causal {} tokens", tokens),
+          .node = node,
+          .gpu = gpu,
+          .value = flops / seconds};
 }
 
 }  // namespace
@@ -69,7 +84,8 @@ Measurement attention_figure(int node, int gpu, int tokens, int repetitions) {
 std::vector<Measurement> run_compute_probes(int node, int gpu, const ComputeShapes& shapes) {
   std::vector<Measurement> out;
   for (const int size : shapes.gemm_sizes) out.push_back(gemm_figure(node, gpu, size, shapes.repetitions));
-  for (const int tokens : shapes.attention_tokens) out.push_back(attention_figure(node, gpu, tokens, shapes.repetitions));
+  for (const int tokens : shapes.attention_tokens)
+    out.push_back(attention_figure(node, gpu, tokens, shapes.repetitions));
   return out;
 }
 

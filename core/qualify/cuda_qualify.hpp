@@ -27,6 +27,7 @@ namespace zb::qualify {
 // cuda's device check: "no usable CUDA device (cudaGetDeviceCount: …)") on a machine without a usable
 // GPU, and when a probe fails at run time.
 [[nodiscard]] QualifyResult run_qualify_cuda(const Scenario& scenario, const QualifyOptions& options);
-[[nodiscard]] CalibrationSamples measure_for_calibration_cuda(const Scenario& scenario, const GpuCalibrationSweep& sweep);
+[[nodiscard]] CalibrationSamples measure_for_calibration_cuda(const Scenario& scenario,
+                                                              const GpuCalibrationSweep& sweep);
 
 }  // namespace zb::qualify

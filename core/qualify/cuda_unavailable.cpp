@@ -8,13 +8,17 @@ namespace {
 
 [[noreturn]] void refuse(const char* command) {
   throw Error(ExitCode::bad_input, Location{},
-              std::string(command) + " --backend cuda is not available in this build (" + cuda_probes_missing_reason() + ")",
-              "use --backend reference, or install the CUDA toolkit with NCCL and reconfigure (ZEPPELIN_CUDA=AUTO or ON)");
+              std::string(command) + " --backend cuda is not available in this build (" +
+                  cuda_probes_missing_reason() + ")",
+              "use --backend reference, or install the CUDA toolkit with NCCL and reconfigure "
+              "(ZEPPELIN_CUDA=AUTO or ON)");
 }
 
 }  // namespace
 
-bool cuda_probes_built() { return false; }
+bool cuda_probes_built() {
+  return false;
+}
 
 std::string cuda_probes_missing_reason() {
 #ifdef ZEPPELIN_HAVE_CUDA
@@ -24,8 +28,12 @@ std::string cuda_probes_missing_reason() {
 #endif
 }
 
-QualifyResult run_qualify_cuda(const Scenario&, const QualifyOptions&) { refuse("qualify"); }
+QualifyResult run_qualify_cuda(const Scenario&, const QualifyOptions&) {
+  refuse("qualify");
+}
 
-CalibrationSamples measure_for_calibration_cuda(const Scenario&, const GpuCalibrationSweep&) { refuse("calibrate"); }
+CalibrationSamples measure_for_calibration_cuda(const Scenario&, const GpuCalibrationSweep&) {
+  refuse("calibrate");
+}
 
 }  // namespace zb::qualify

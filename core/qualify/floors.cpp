@@ -11,7 +11,7 @@
 namespace zb::qualify {
 namespace {
 
-constexpr std::array<Probe, 6> kProbes{Probe::gemm, Probe::attention, Probe::p2p_intra,
+constexpr std::array<Probe, 6> kProbes{Probe::gemm,     Probe::attention, Probe::p2p_intra,
                                        Probe::p2p_rail, Probe::all_rails, Probe::routed};
 
 double median(std::vector<double> values) {
@@ -39,7 +39,8 @@ bool is_fraction(const nlohmann::json& value) {
 
 // "nominal_fraction": one fraction for every probe, or an object of fractions per probe; 0 turns a
 // probe's nominal floor off.
-void read_nominal_fraction(const nlohmann::json& value, const Location& where, FloorSpec& spec, ProblemList& problems) {
+void read_nominal_fraction(const nlohmann::json& value, const Location& where, FloorSpec& spec,
+                           ProblemList& problems) {
   if (is_fraction(value)) {
     for (const Probe p : kProbes) spec.nominal_fraction[p] = value.get<double>();
     return;
@@ -51,7 +52,8 @@ void read_nominal_fraction(const nlohmann::json& value, const Location& where, F
   for (const auto& [name, fraction] : value.items()) {
     Location at = where;
     at.json_path += "." + name;
-    const auto probe = std::find_if(kProbes.begin(), kProbes.end(), [&](Probe p) { return name == to_string(p); });
+    const auto probe =
+        std::find_if(kProbes.begin(), kProbes.end(), [&](Probe p) { return name == to_string(p); });
     if (probe == kProbes.end())
       problems.add(at, "unknown probe", "probes: gemm, attention, p2p-intra, p2p-rail, all-rails, routed");
     else if (!is_fraction(fraction))
@@ -83,23 +85,32 @@ FloorSpec read_floors_file(const std::filesystem::path& file) {
       continue;
     }
     if (key == "max_latency") {
-      const QuantityParse q = value.is_string() ? parse_quantity(value.get<std::string>(), QuantityKind::latency)
-                                                : QuantityParse{std::nullopt, "expected a latency string such as \"500 us\""};
-      if (q.value) spec.max_latency = *q.value;
-      else problems.add(where, q.error);
+      const QuantityParse q =
+          value.is_string() ? parse_quantity(value.get<std::string>(), QuantityKind::latency)
+                            : QuantityParse{std::nullopt, "expected a latency string such as \"500 us\""};
+      if (q.value)
+        spec.max_latency = *q.value;
+      else
+        problems.add(where, q.error);
       continue;
     }
-    const auto probe = std::find_if(kProbes.begin(), kProbes.end(), [&](Probe p) { return key == to_string(p); });
+    const auto probe =
+        std::find_if(kProbes.begin(), kProbes.end(), [&](Probe p) { return key == to_string(p); });
     if (probe == kProbes.end()) {
       problems.add(where, "unknown key",
-                   "keys: relative_to_median, nominal_fraction, max_latency, gemm, attention, p2p-intra, p2p-rail, all-rails, routed");
+                   "keys: relative_to_median, nominal_fraction, max_latency, gemm, attention, p2p-intra, "
+                   "p2p-rail, all-rails, routed");
       continue;
     }
-    const QuantityKind kind = *probe == Probe::gemm || *probe == Probe::attention ? QuantityKind::compute : QuantityKind::bandwidth;
-    const QuantityParse q = value.is_string() ? parse_quantity(value.get<std::string>(), kind)
-                                              : QuantityParse{std::nullopt, "expected " + expected_form(kind)};
-    if (q.value) spec.absolute[*probe] = *q.value;
-    else problems.add(where, q.error);
+    const QuantityKind kind =
+        *probe == Probe::gemm || *probe == Probe::attention ? QuantityKind::compute : QuantityKind::bandwidth;
+    const QuantityParse q = value.is_string()
+                                ? parse_quantity(value.get<std::string>(), kind)
+                                : QuantityParse{std::nullopt, "expected " + expected_form(kind)};
+    if (q.value)
+      spec.absolute[*probe] = *q.value;
+    else
+      problems.add(where, q.error);
   }
   problems.throw_if_any();
   return spec;
@@ -116,21 +127,23 @@ std::vector<Verdict> evaluate(const std::vector<Measurement>& measurements, cons
     const auto peers = classes.find({probe, shape});
     if (peers != classes.end() && !peers->second.empty()) {
       v.floor = floors.relative * median(peers->second);
-      v.floor_source = fmt::format("{} × median of {} ({}, {} figures)", floors.relative, to_string(probe), shape,
-                                   peers->second.size());
+      v.floor_source = fmt::format("{} × median of {} ({}, {} figures)", floors.relative, to_string(probe),
+                                   shape, peers->second.size());
     }
     if (const auto a = floors.absolute.find(m.probe); a != floors.absolute.end() && a->second > v.floor) {
       v.floor = a->second;
       v.floor_source = "floors file " + floors.file;
     }
-    if (const auto n = floors.nominal.find(m.probe); m.reaches_nominal && n != floors.nominal.end() && n->second > v.floor) {
+    if (const auto n = floors.nominal.find(m.probe);
+        m.reaches_nominal && n != floors.nominal.end() && n->second > v.floor) {
       v.floor = n->second;
       v.floor_source = floors.nominal_source.at(m.probe);
     }
     v.passed = m.value >= v.floor;
     if (floors.max_latency && m.latency > *floors.max_latency) {
       v.passed = false;
-      v.floor_source += fmt::format("; latency {:.3g} µs above the file's {:.3g} µs", m.latency * 1e6, *floors.max_latency * 1e6);
+      v.floor_source += fmt::format("; latency {:.3g} µs above the file's {:.3g} µs", m.latency * 1e6,
+                                    *floors.max_latency * 1e6);
     }
     verdicts.push_back(std::move(v));
   }

@@ -25,7 +25,7 @@ namespace zb::qualify {
 
 struct FloorSpec {
   double relative = 0.5;
-  std::map<Probe, double> absolute;  // SI units: FLOP/s, bytes/s
+  std::map<Probe, double> absolute;   // SI units: FLOP/s, bytes/s
   std::optional<double> max_latency;  // seconds
   std::string file;                   // the floors file, empty when none
   // The floors file's "nominal_fraction", per probe (empty when it has none: the backend's default).
@@ -42,6 +42,7 @@ struct FloorSpec {
 // Every measurement with its floor (the largest of the relative, the file's and, for a figure that
 // reaches_nominal, the nominal one) and verdict, in
 // the measurements' order. A latency above max_latency fails its link whatever its bandwidth.
-[[nodiscard]] std::vector<Verdict> evaluate(const std::vector<Measurement>& measurements, const FloorSpec& floors);
+[[nodiscard]] std::vector<Verdict> evaluate(const std::vector<Measurement>& measurements,
+                                            const FloorSpec& floors);
 
 }  // namespace zb::qualify

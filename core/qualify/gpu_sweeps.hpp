@@ -32,7 +32,8 @@ struct GpuComputeSweep {
 
 // Per link, NCCL point-to-point (ncclSend / ncclRecv on the world communicator), as nccl-tests' sendrecv.
 struct GpuLinkSweep {
-  std::int64_t bytes = std::int64_t{256} << 20;  // large enough for NVLink's 450 GB/s to dominate the call cost
+  std::int64_t bytes = std::int64_t{256}
+                       << 20;  // large enough for NVLink's 450 GB/s to dominate the call cost
   std::int64_t routed_chunk = std::int64_t{8} << 20;  // a routed part is forwarded chunk by chunk (pipelined)
   int warmup = 2;
   int repetitions = 5;
@@ -43,8 +44,8 @@ struct GpuLinkSweep {
 struct GpuCalibrationSweep {
   std::vector<int> attention_tokens{512, 1024, 2048, 4096, 8192, 16384};
   std::vector<int> gemm_rows{256, 1024, 4096, 16384};  // m, at each of the layer's four GEMM shapes
-  std::vector<std::int64_t> transfer_bytes{std::int64_t{64} << 10, std::int64_t{1} << 20, std::int64_t{16} << 20,
-                                           std::int64_t{128} << 20};
+  std::vector<std::int64_t> transfer_bytes{std::int64_t{64} << 10, std::int64_t{1} << 20,
+                                           std::int64_t{16} << 20, std::int64_t{128} << 20};
   int warmup = 2;
   int repetitions = 5;
 };
@@ -62,8 +63,9 @@ struct GpuCalibrationSweep {
 // The sweep's shapes whose operands take at most `fraction` of `memory_bytes` (a smaller GPU than the
 // sweep was written for measures what fits, and the run says what it left out).
 [[nodiscard]] std::vector<std::int64_t> gemm_sizes_that_fit(const GpuComputeSweep& sweep, double memory_bytes,
-                                                             double fraction = 0.5);
-[[nodiscard]] std::vector<std::int64_t> attention_lengths_that_fit(const GpuComputeSweep& sweep, double memory_bytes,
+                                                            double fraction = 0.5);
+[[nodiscard]] std::vector<std::int64_t> attention_lengths_that_fit(const GpuComputeSweep& sweep,
+                                                                   double memory_bytes,
                                                                    double fraction = 0.5);
 
 // Exit 2 (zb::Error) naming the field: empty or unsorted lists, non-positive sizes, a head_dim cuDNN

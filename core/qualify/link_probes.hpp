@@ -32,8 +32,8 @@ struct LinkShapes {
 };
 
 // This rank's figures (a link's figure is reported by its sender).
-[[nodiscard]] std::vector<Measurement> run_link_probes(reference::Transport& transport, const ClusterSpec& cluster,
-                                                       const LinkShapes& shapes);
+[[nodiscard]] std::vector<Measurement> run_link_probes(reference::Transport& transport,
+                                                       const ClusterSpec& cluster, const LinkShapes& shapes);
 
 // The paths of the routed probe, node 0 GPU 0 → node 1 GPU 0: one per NIC that some GPU maps to, through
 // proxy_r (the first local GPU mapped to NIC r) and its peer on node 1, src → proxy_r → proxy_r + g → dst

@@ -18,13 +18,13 @@ enum class Probe { gemm, attention, p2p_intra, p2p_rail, all_rails, routed };
 
 struct Measurement {
   Probe probe = Probe::gemm;
-  std::string subject;  // "node 0 GPU 2", "node 0 GPU 2 → node 1 GPU 2 (NIC 2)"
-  std::string shape;    // "m=n=k=512", "causal 2048 tokens", "16 MiB"
+  std::string subject;                // "node 0 GPU 2", "node 0 GPU 2 → node 1 GPU 2 (NIC 2)"
+  std::string shape;                  // "m=n=k=512", "causal 2048 tokens", "16 MiB"
   int node = -1, gpu = -1;            // the GPU measured, or the sender
   int peer_node = -1, peer_gpu = -1;  // links: the receiver
   int nic = -1;                       // rails: the NIC (local index) the transfer leaves on
   double value = 0;                   // FLOP/s (kernels) or bytes/s (links)
-  double latency = -1;                // links: one-way latency of a small message, seconds; −1 = not measured
+  double latency = -1;  // links: one-way latency of a small message, seconds; −1 = not measured
   // The shape is large enough to reach the hardware's nominal rate, so a nominal floor applies to it
   // (nominal_floors.hpp); small shapes are held to their peers only.
   bool reaches_nominal = true;
@@ -32,8 +32,8 @@ struct Measurement {
 
 struct Verdict {
   Measurement measurement;
-  double floor = 0;           // same unit as the value; 0 = no floor applies
-  std::string floor_source;   // "0.5 × median of p2p-rail (16 MiB)", "floors file", "informational"
+  double floor = 0;          // same unit as the value; 0 = no floor applies
+  std::string floor_source;  // "0.5 × median of p2p-rail (16 MiB)", "floors file", "informational"
   bool passed = true;
 };
 

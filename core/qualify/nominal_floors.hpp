@@ -33,6 +33,7 @@ namespace zb::qualify {
 
 // Sets floors.nominal[probe] = fraction × nominal_value for every probe of `fractions` with a positive
 // fraction, and floors.nominal_source to say so ("0.5 × nominal 989 TFLOP/s (dgx-h200, H200)").
-void apply_nominal_floors(FloorSpec& floors, const ClusterSpec& cluster, const std::map<Probe, double>& fractions);
+void apply_nominal_floors(FloorSpec& floors, const ClusterSpec& cluster,
+                          const std::map<Probe, double>& fractions);
 
 }  // namespace zb::qualify

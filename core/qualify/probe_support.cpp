@@ -21,14 +21,16 @@ std::unique_ptr<reference::Transport> launched_transport(const Launch& launch, c
                                                          [[maybe_unused]] std::string_view command) {
   if (launch.world_size != cluster.world_size()) {
     throw Error(ExitCode::bad_input, Location{},
-                "the launcher started " + std::to_string(launch.world_size) + " processes but the scenario's cluster has " +
-                    std::to_string(cluster.world_size()) + " GPUs",
+                "the launcher started " + std::to_string(launch.world_size) +
+                    " processes but the scenario's cluster has " + std::to_string(cluster.world_size()) +
+                    " GPUs",
                 "run mpirun -np " + std::to_string(cluster.world_size()));
   }
 #ifdef ZEPPELIN_HAVE_MPI
   return reference::make_mpi_transport();
 #else
-  throw Error(ExitCode::bad_input, Location{}, std::string(command) + " was started by a launcher but this build has no MPI",
+  throw Error(ExitCode::bad_input, Location{},
+              std::string(command) + " was started by a launcher but this build has no MPI",
               "install MPI (libopenmpi-dev) and reconfigure");
 #endif
 }

@@ -16,7 +16,8 @@ void fill_probe_values(std::vector<float>& values, unsigned seed);
 
 // The MPI transport of a multi-process launch. Exit 2 (zb::Error) when the launch's world is not the
 // cluster's GPU count (both named) or this build has no MPI; `command` names the subcommand in the message.
-[[nodiscard]] std::unique_ptr<reference::Transport> launched_transport(const Launch& launch, const ClusterSpec& cluster,
-                                                                      std::string_view command);
+[[nodiscard]] std::unique_ptr<reference::Transport> launched_transport(const Launch& launch,
+                                                                       const ClusterSpec& cluster,
+                                                                       std::string_view command);
 
 }  // namespace zb::qualify

@@ -23,7 +23,8 @@ double rms(const std::vector<double>& values) {
 
 // Least squares of Σ t·(x·β / t − 1)² = Σ (x·β − t)² / t over the terms in `used` (the others held at
 // 0), by the normal equations (at most three unknowns). Empty when the system is singular.
-std::optional<Row> solve_relative(const std::vector<Row>& x, const std::vector<double>& t, const std::array<bool, kTerms>& used) {
+std::optional<Row> solve_relative(const std::vector<Row>& x, const std::vector<double>& t,
+                                  const std::array<bool, kTerms>& used) {
   std::array<std::array<double, kTerms + 1>, kTerms> m{};
   for (std::size_t p = 0; p < x.size(); ++p) {
     for (int i = 0; i < kTerms; ++i) {
@@ -64,7 +65,8 @@ double relative_error(const std::vector<Row>& x, const std::vector<double>& t, c
 }
 
 // The non-negative fit with term 0 always in: the best feasible solution over every subset of the rest.
-Row fit_non_negative(const std::vector<Row>& x, const std::vector<double>& t, const std::array<bool, kTerms>& allowed) {
+Row fit_non_negative(const std::vector<Row>& x, const std::vector<double>& t,
+                     const std::array<bool, kTerms>& allowed) {
   std::optional<Row> best;
   double best_error = std::numeric_limits<double>::infinity();
   for (int mask = 0; mask < (1 << (kTerms - 1)); ++mask) {
@@ -74,7 +76,9 @@ Row fit_non_negative(const std::vector<Row>& x, const std::vector<double>& t, co
     const double error = relative_error(x, t, *beta);
     if (error < best_error) best_error = error, best = beta;
   }
-  if (!best) throw Error(ExitCode::runtime, Location{}, "calibrate: the measured times admit no fit with a positive rate");
+  if (!best)
+    throw Error(ExitCode::runtime, Location{},
+                "calibrate: the measured times admit no fit with a positive rate");
   return *best;
 }
 
@@ -83,11 +87,15 @@ Error too_few(const std::string& what) {
                "check that the probes ran (a time of 0 or a non-finite one is dropped)");
 }
 
-bool usable(double v) { return std::isfinite(v) && v > 0; }
+bool usable(double v) {
+  return std::isfinite(v) && v > 0;
+}
 
 }  // namespace
 
-double FitResiduals::rms_residual() const { return rms(residuals); }
+double FitResiduals::rms_residual() const {
+  return rms(residuals);
+}
 
 double FitResiduals::weighted_rms_residual() const {
   double sum = 0, weight = 0;
@@ -126,9 +134,10 @@ KernelFit fit_kernel(const std::vector<KernelPoint>& points, double peak_flops) 
   return fit;
 }
 
-FactorFit fit_backward_factor(const std::vector<KernelPoint>& backward, const KernelFit& forward, double peak_flops) {
-  // t − c = κ·u with u the forward curve's compute time for F, weighted as the curves are (Σ (κu + c − t)²/t):
-  // κ = Σ u·(t − c)/t / Σ u²/t.
+FactorFit fit_backward_factor(const std::vector<KernelPoint>& backward, const KernelFit& forward,
+                              double peak_flops) {
+  // t − c = κ·u with u the forward curve's compute time for F, weighted as the curves are (Σ (κu + c −
+  // t)²/t): κ = Σ u·(t − c)/t / Σ u²/t.
   double num = 0, den = 0;
   for (const KernelPoint& p : backward) {
     if (!usable(p.flops) || !usable(p.rows) || !usable(p.seconds)) continue;
@@ -161,7 +170,8 @@ LinkFit fit_link(const std::vector<TransferPoint>& points) {
   fit.bandwidth = 1.0 / beta[0];
   fit.latency = beta[1];
   for (const TransferPoint& p : points)
-    if (usable(p.bytes) && usable(p.seconds)) fit.add((fit.latency + p.bytes / fit.bandwidth) / p.seconds - 1, p.seconds);
+    if (usable(p.bytes) && usable(p.seconds))
+      fit.add((fit.latency + p.bytes / fit.bandwidth) / p.seconds - 1, p.seconds);
   return fit;
 }
 

@@ -56,8 +56,8 @@ struct LinkFit : FitResiduals {
 struct FactorFit : FitResiduals {
   double factor = 0;
 };
-[[nodiscard]] FactorFit fit_backward_factor(const std::vector<KernelPoint>& backward, const KernelFit& forward,
-                                            double peak_flops);
+[[nodiscard]] FactorFit fit_backward_factor(const std::vector<KernelPoint>& backward,
+                                            const KernelFit& forward, double peak_flops);
 // Needs at least two distinct sizes.
 [[nodiscard]] LinkFit fit_link(const std::vector<TransferPoint>& points);
 

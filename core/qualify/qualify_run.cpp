@@ -14,21 +14,24 @@ namespace {
 using reference::Bytes;
 
 // Every rank's figures to rank 0, as JSON (a few dozen per rank).
-std::vector<Measurement> gather(reference::Transport& t, std::vector<Measurement> mine, std::chrono::milliseconds timeout) {
+std::vector<Measurement> gather(reference::Transport& t, std::vector<Measurement> mine,
+                                std::chrono::milliseconds timeout) {
   const reference::Tag tag = reference::Tag::make(reference::MessageKind::result, 77);
   if (t.rank() != 0) {
     nlohmann::ordered_json list = nlohmann::ordered_json::array();
     for (const Measurement& m : mine) list.push_back(to_json(m));
     const std::string text = list.dump();
     Bytes payload(text.size());
-    std::transform(text.begin(), text.end(), payload.begin(), [](char c) { return static_cast<std::byte>(c); });
+    std::transform(text.begin(), text.end(), payload.begin(),
+                   [](char c) { return static_cast<std::byte>(c); });
     t.send(0, tag, std::move(payload));
     return mine;
   }
   for (int r = 1; r < t.size(); ++r) {
     const Bytes payload = t.recv(r, tag, timeout);
     std::string text(payload.size(), '\0');
-    std::transform(payload.begin(), payload.end(), text.begin(), [](std::byte b) { return static_cast<char>(b); });
+    std::transform(payload.begin(), payload.end(), text.begin(),
+                   [](std::byte b) { return static_cast<char>(b); });
     for (const auto& entry : nlohmann::json::parse(text)) mine.push_back(measurement_from_json(entry));
   }
   return mine;
@@ -52,7 +55,8 @@ void order_for_report(std::vector<Measurement>& all) {
 }
 
 int QualifyResult::failures() const {
-  return static_cast<int>(std::count_if(verdicts.begin(), verdicts.end(), [](const Verdict& v) { return !v.passed; }));
+  return static_cast<int>(
+      std::count_if(verdicts.begin(), verdicts.end(), [](const Verdict& v) { return !v.passed; }));
 }
 
 QualifyResult run_qualify(const Scenario& scenario, const QualifyOptions& options) {
@@ -63,9 +67,11 @@ QualifyResult run_qualify(const Scenario& scenario, const QualifyOptions& option
   result.launch = describe(launch);
   if (!launch.multi_process()) {
     result.verdicts = evaluate(run_compute_probes(0, 0, options.compute), options.floors);
-    result.notes.push_back("one process: only this host's compute figures were measured, as node 0 GPU 0; run under "
-                           "mpirun -np " + std::to_string(cluster.world_size()) +
-                           " (on one machine: scripts/emulated-cluster.sh run) to measure every GPU and link");
+    result.notes.push_back(
+        "one process: only this host's compute figures were measured, as node 0 GPU 0; run under "
+        "mpirun -np " +
+        std::to_string(cluster.world_size()) +
+        " (on one machine: scripts/emulated-cluster.sh run) to measure every GPU and link");
     return result;
   }
   const std::unique_ptr<reference::Transport> transport = launched_transport(launch, cluster, "qualify");
@@ -76,7 +82,8 @@ QualifyResult run_qualify(const Scenario& scenario, const QualifyOptions& option
   // kernel timed while others run would measure the sharing, not the host.
   std::vector<Measurement> mine;
   for (int turn = 0; turn < t.size(); ++turn) {
-    if (turn == t.rank()) mine = run_compute_probes(cluster.node_of(turn), cluster.local_of(turn), options.compute);
+    if (turn == t.rank())
+      mine = run_compute_probes(cluster.node_of(turn), cluster.local_of(turn), options.compute);
     barrier(t, 1'000'000 + static_cast<std::uint64_t>(turn), options.links.timeout);
   }
   const std::vector<Measurement> links = run_link_probes(t, cluster, options.links);

@@ -26,7 +26,7 @@ struct QualifyOptions {
 struct QualifyResult {
   std::string scenario;
   std::string backend = "reference";
-  std::string launch;            // describe(process_launch())
+  std::string launch;  // describe(process_launch())
   int world_size = 1;
   bool links_measured = false;
   std::vector<Verdict> verdicts;  // every figure, compute first, in probe order

@@ -24,8 +24,8 @@ std::unique_ptr<Executor> simulator_for(Backend backend, bool wanted) {
   return make_executor(Backend::sim);
 }
 
-void execute_iteration(Executor& executor, const RunContext& context, plan::Plan plan, IterationResult iteration,
-                       SystemResult& system, Executor* simulator) {
+void execute_iteration(Executor& executor, const RunContext& context, plan::Plan plan,
+                       IterationResult iteration, SystemResult& system, Executor* simulator) {
   if (iteration.feasible) {
     Trace trace = execute(executor, plan, context);
     // Same plan, same lowering, same profile: what the simulator predicts for the run just measured. Only
@@ -34,14 +34,18 @@ void execute_iteration(Executor& executor, const RunContext& context, plan::Plan
     if (simulator != nullptr && trace.stand_in.empty()) simulated = execute(*simulator, plan, context);
     // The parts outside the layers are the same model for every backend: the gradient collectives are timed
     // on the SimGrid model of the scenario's cluster (the reference backend has no network of its own).
-    const WholeIterationSetup setup = whole_iteration_setup(context.cost, tensor_parallel_degree(context.scenario));
+    const WholeIterationSetup setup =
+        whole_iteration_setup(context.cost, tensor_parallel_degree(context.scenario));
     const std::vector<BucketCollectiveSeconds> buckets =
-        trace.backward ? sim::simulate_bucket_seconds(context.cost, setup) : std::vector<BucketCollectiveSeconds>{};
-    iteration.metrics = compute_run_metrics(plan, trace, context.cost, context.scenario,
-                                            whole_iteration_parts_of(plan, trace, context.cost, setup, buckets));
+        trace.backward ? sim::simulate_bucket_seconds(context.cost, setup)
+                       : std::vector<BucketCollectiveSeconds>{};
+    iteration.metrics =
+        compute_run_metrics(plan, trace, context.cost, context.scenario,
+                            whole_iteration_parts_of(plan, trace, context.cost, setup, buckets));
     if (simulated && iteration.metrics.layers_seconds > 0) {
       iteration.metrics.simulated_layers_seconds = simulated->layers * simulated->trace_seconds();
-      iteration.metrics.simulation_ratio = iteration.metrics.simulated_layers_seconds / iteration.metrics.layers_seconds;
+      iteration.metrics.simulation_ratio =
+          iteration.metrics.simulated_layers_seconds / iteration.metrics.layers_seconds;
     }
     if (!system.has_trace) {
       system.first_trace = std::move(trace);

@@ -13,8 +13,8 @@ namespace zb {
 // trace and plan of its first feasible iteration. The only place the pipeline calls an executor. With a
 // `simulator`, a measured trace of the scenario's own model is set beside the simulation of the same
 // Program (RunMetrics::simulated_layers_seconds, simulation_ratio).
-void execute_iteration(Executor& executor, const RunContext& context, plan::Plan plan, IterationResult iteration,
-                       SystemResult& system, Executor* simulator = nullptr);
+void execute_iteration(Executor& executor, const RunContext& context, plan::Plan plan,
+                       IterationResult iteration, SystemResult& system, Executor* simulator = nullptr);
 
 // The simulator for the simulation ratio of a run on `backend` (none for sim itself, or when not wanted).
 [[nodiscard]] std::unique_ptr<Executor> simulator_for(Backend backend, bool wanted);

@@ -30,10 +30,11 @@ constexpr std::uint64_t kEstimateStream = 0x9E3779B97F4A7C15ULL;
 // batch in flight is held, with its copy in the plan; each iteration leaves its BatchSummary.
 constexpr double kBatchBytesPerDocument = 2 * sizeof(std::int64_t);
 constexpr double kBatchSummaryBytes = sizeof(BatchSummary);
-constexpr double kIterationBytesPerDocument = 4096;   // plan sequences, shards, ops and blocks, program, trace
-constexpr double kIterationBytesPerRank = 512 * 1024;  // per-rank layouts, ops, program streams, SimGrid hosts
-constexpr double kResultBytesPerRank = 256;            // per-rank figures every iteration keeps
-constexpr double kResultBytesPerIteration = 4096;      // the iteration's own figures and plan facts
+constexpr double kIterationBytesPerDocument = 4096;  // plan sequences, shards, ops and blocks, program, trace
+constexpr double kIterationBytesPerRank =
+    512 * 1024;                                    // per-rank layouts, ops, program streams, SimGrid hosts
+constexpr double kResultBytesPerRank = 256;        // per-rank figures every iteration keeps
+constexpr double kResultBytesPerIteration = 4096;  // the iteration's own figures and plan facts
 
 const char* source_key(WorkloadSource source) {
   switch (source) {
@@ -56,10 +57,10 @@ Workload workload_of(const Scenario& scenario) {
     std::vector<Problem> problems;
     for (const Problem& p : error.problems()) {
       const std::string inner = p.where.json_path.empty() ? p.where.str() : "";
-      problems.push_back({Location{scenario.source_file.string(), p.where.json_path.empty()
-                                                                    ? source_key(scenario.workload.source)
-                                                                    : p.where.json_path},
-                          inner.empty() ? p.what : inner + ": " + p.what, p.hint});
+      problems.push_back(
+          {Location{scenario.source_file.string(),
+                    p.where.json_path.empty() ? source_key(scenario.workload.source) : p.where.json_path},
+           inner.empty() ? p.what : inner + ": " + p.what, p.hint});
     }
     throw Error(error.code(), std::move(problems));
   }
@@ -72,8 +73,8 @@ double mean_entry_length(const Workload& workload, const WorkloadSpec& spec, std
   const auto window = static_cast<double>(spec.max_seq_len);
   double tokens = 0, entries = 0;
   for (int i = 0; i < kLengthSamples; ++i) {
-    const double length =
-        std::min(static_cast<double>(workload.sampler().draw(rng)), static_cast<double>(spec.tokens_per_iteration));
+    const double length = std::min(static_cast<double>(workload.sampler().draw(rng)),
+                                   static_cast<double>(spec.tokens_per_iteration));
     switch (spec.long_documents) {
       case LongDocuments::truncate:
         tokens += std::min(length, window);
@@ -98,8 +99,8 @@ RunSizeEstimate estimate_run_size(const Scenario& scenario) {
   const Workload workload = workload_of(scenario);
   const WorkloadSpec& spec = scenario.workload;
   RunSizeEstimate e;
-  e.documents_per_iteration =
-      std::ceil(static_cast<double>(spec.tokens_per_iteration) / mean_entry_length(workload, spec, scenario.seed));
+  e.documents_per_iteration = std::ceil(static_cast<double>(spec.tokens_per_iteration) /
+                                        mean_entry_length(workload, spec, scenario.seed));
   e.iterations = spec.iterations;
   e.ranks = scenario.cluster.world_size() / std::max(1, scenario.parallelism.tensor);
   e.systems = static_cast<int>(scenario.systems.size());
@@ -122,7 +123,8 @@ void check_runnable(const Scenario& scenario, double memory_bytes) {
   // Name the key whose change helps most: the one that scales the largest part of the estimate.
   // What every (system, iteration) leaves scales with the ranks too, but iterations are the knob for it.
   const double by_ranks = e.ranks * kIterationBytesPerRank;
-  const double by_documents = e.documents_per_iteration * (kIterationBytesPerDocument + kBatchBytesPerDocument);
+  const double by_documents =
+      e.documents_per_iteration * (kIterationBytesPerDocument + kBatchBytesPerDocument);
   const double by_iterations = e.result_bytes + e.iterations * kBatchSummaryBytes;
   const char* key = by_ranks >= by_documents && by_ranks >= by_iterations ? "cluster.nodes"
                     : by_iterations > by_documents                        ? "workload.iterations"

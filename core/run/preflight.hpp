@@ -14,7 +14,7 @@ namespace zb {
 struct RunSizeEstimate {
   double documents_per_iteration = 0;  // expected, from the workload's own length distribution
   int iterations = 0;
-  int ranks = 0;    // the ranks strategies plan for (GPUs / tensor-parallel degree)
+  int ranks = 0;  // the ranks strategies plan for (GPUs / tensor-parallel degree)
   int systems = 0;
   double batch_bytes = 0;      // the batch in flight, and each iteration's summary kept for the reports
   double iteration_bytes = 0;  // one (system, iteration) in flight: plan, program, trace

@@ -31,8 +31,8 @@ std::vector<std::int64_t> sorted(std::vector<std::int64_t> v) {
 std::string first_difference(const std::vector<std::int64_t>& plan, const std::vector<std::int64_t>& batch) {
   const auto [p, b] = std::mismatch(plan.begin(), plan.end(), batch.begin(), batch.end());
   if (p == plan.end() || b == batch.end()) return "";
-  return "; sorted by length, the first difference is " + std::to_string(*p) + " (plan) vs " + std::to_string(*b) +
-         " (batch)";
+  return "; sorted by length, the first difference is " + std::to_string(*p) + " (plan) vs " +
+         std::to_string(*b) + " (batch)";
 }
 
 std::string scenario_hint(const Scenario& scenario) {
@@ -46,11 +46,12 @@ int match_plan_to_scenario(const plan::Plan& plan, const std::string& plan_file,
                            const Workload& workload, const std::function<void(const Batch&)>& on_batch) {
   const ClusterSpec& cluster = scenario.cluster;
   if (plan.world_size != cluster.world_size()) {
-    throw_input_error({plan_file, "world_size"},
-                      "the plan is for world_size " + std::to_string(plan.world_size) + " but the scenario's cluster has " +
-                          std::to_string(cluster.world_size()) + " GPUs (" + std::to_string(cluster.nodes) +
-                          (cluster.nodes == 1 ? " node of " : " nodes of ") + std::to_string(cluster.gpus_per_node) + ")",
-                      scenario_hint(scenario));
+    throw_input_error(
+        {plan_file, "world_size"},
+        "the plan is for world_size " + std::to_string(plan.world_size) + " but the scenario's cluster has " +
+            std::to_string(cluster.world_size()) + " GPUs (" + std::to_string(cluster.nodes) +
+            (cluster.nodes == 1 ? " node of " : " nodes of ") + std::to_string(cluster.gpus_per_node) + ")",
+        scenario_hint(scenario));
   }
   if (plan.gpus_per_node != cluster.gpus_per_node) {
     throw_input_error({plan_file, "gpus_per_node"},
@@ -75,13 +76,15 @@ int match_plan_to_scenario(const plan::Plan& plan, const std::string& plan_file,
   }
   if (matched) return *matched;
   throw_input_error({plan_file, "sequences"},
-                    "the plan's sequences, " + documents_text(lengths) + ", are the batch of no iteration of the scenario " +
-                        "(iterations 0.." + std::to_string(iterations - 1) + "); iteration 0's batch has " +
+                    "the plan's sequences, " + documents_text(lengths) +
+                        ", are the batch of no iteration of the scenario " + "(iterations 0.." +
+                        std::to_string(iterations - 1) + "); iteration 0's batch has " +
                         documents_text(first) + first_difference(lengths, first),
                     scenario_hint(scenario) + " (the seed and workload must be the same)");
 }
 
-RunResult run_plan(const Scenario& scenario, plan::Plan plan, const std::string& plan_file, const RunOptions& options) {
+RunResult run_plan(const Scenario& scenario, plan::Plan plan, const std::string& plan_file,
+                   const RunOptions& options) {
   RunResult result;
   result.scenario = scenario;
   result.scenario.gates.clear();
@@ -92,16 +95,18 @@ RunResult run_plan(const Scenario& scenario, plan::Plan plan, const std::string&
 
   // A hand-edited plan is input: a broken promise is the file's fault (exit 2), and must be caught before
   // an executor relies on it.
-  const auto problems = plan::verify(plan, {.token_capacity = tensor_parallel_token_capacity(cost, scenario.parallelism.tensor),
-                                            .max_problems = verify_problems_listed + 1,
-                                            .heads = scenario.model.heads});
+  const auto problems =
+      plan::verify(plan, {.token_capacity = tensor_parallel_token_capacity(cost, scenario.parallelism.tensor),
+                          .max_problems = verify_problems_listed + 1,
+                          .heads = scenario.model.heads});
   if (!problems.empty()) {
     ProblemList list;
     for (std::size_t i = 0; i < problems.size() && i < verify_problems_listed; ++i) {
       list.add({plan_file, ""}, "plan::verify: " + problems[i],
                i == 0 ? "the plan breaks a promise of core/plan/plan.hpp; fix the file" : "");
     }
-    if (problems.size() > verify_problems_listed) list.add({plan_file, ""}, "plan::verify: ... and more problems");
+    if (problems.size() > verify_problems_listed)
+      list.add({plan_file, ""}, "plan::verify: ... and more problems");
     list.throw_if_any();
   }
 

@@ -17,8 +17,8 @@ namespace zb {
 // values when the plan's world size, GPUs per node or sequences do not fit the scenario. With `on_batch`,
 // every iteration's batch is drawn and handed to it in order (the report's record of the workload);
 // without, the search stops at the match.
-[[nodiscard]] int match_plan_to_scenario(const plan::Plan& plan, const std::string& plan_file, const Scenario& scenario,
-                                         const Workload& workload,
+[[nodiscard]] int match_plan_to_scenario(const plan::Plan& plan, const std::string& plan_file,
+                                         const Scenario& scenario, const Workload& workload,
                                          const std::function<void(const Batch&)>& on_batch = {});
 
 // Checks the plan against the scenario, verifies it (its problems are exit 2: the file is wrong, not a

@@ -39,16 +39,16 @@ struct IterationResult {
 struct SystemResult {
   SystemSpec system;
   std::vector<IterationResult> iterations;
-  Trace first_trace;          // the trace of the first feasible iteration (for timelines and Perfetto)
-  plan::Plan first_plan;      // the plan of that iteration (per-GPU load charts)
+  Trace first_trace;      // the trace of the first feasible iteration (for timelines and Perfetto)
+  plan::Plan first_plan;  // the plan of that iteration (per-GPU load charts)
   bool has_trace = false;
 };
 
 struct RunResult {
   Scenario scenario;
-  std::string backend;                              // "sim", "reference", "cuda"
-  BatchRecord workload;                             // what the reports keep of every iteration's batch
-  std::vector<SystemResult> systems;                // in scenario order
+  std::string backend;                // "sim", "reference", "cuda"
+  BatchRecord workload;               // what the reports keep of every iteration's batch
+  std::vector<SystemResult> systems;  // in scenario order
 };
 
 }  // namespace zb

@@ -6,8 +6,8 @@
 #include "core/plan/verify.hpp"
 #include "core/run/iteration.hpp"
 #include "core/strategies/strategy.hpp"
-#include "core/workload/workload.hpp"
 #include "core/strategies/tensor_parallel.hpp"
+#include "core/workload/workload.hpp"
 
 namespace zb {
 namespace {
@@ -22,7 +22,8 @@ Location flag(const char* name) {
 }  // namespace
 
 std::vector<ScenarioOverride> apply_overrides(Scenario& scenario, std::optional<Backend> backend,
-                                              std::optional<int> iterations, std::optional<std::uint64_t> seed,
+                                              std::optional<int> iterations,
+                                              std::optional<std::uint64_t> seed,
                                               std::optional<std::string> out_dir) {
   std::vector<ScenarioOverride> applied;
   if (backend) {
@@ -30,7 +31,8 @@ std::vector<ScenarioOverride> apply_overrides(Scenario& scenario, std::optional<
     applied.push_back({"--backend", "/backend", to_string(*backend)});
   }
   if (iterations) {
-    if (*iterations < 1) throw_input_error(flag("--iterations"), "must be at least 1, got " + std::to_string(*iterations));
+    if (*iterations < 1)
+      throw_input_error(flag("--iterations"), "must be at least 1, got " + std::to_string(*iterations));
     scenario.workload.iterations = *iterations;
     applied.push_back({"--iterations", "/workload/iterations", *iterations});
   }
@@ -53,10 +55,11 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   const Workload workload(scenario);
   if (scenario.parallelism.tensor > 1 && scenario.backend == Backend::reference) {
     // The reference kernels compute every head of a rank's rows; a TP member holds a slice of the heads.
-    throw_input_error(Location{scenario.source_file.string(), "parallelism.tensor"},
-                      "tensor parallelism runs on the sim backend only; the reference backend computes every head",
-                      "TP splits heads, which leaves each head's numerics unchanged: verify the same strategies "
-                      "without \"parallelism\" on the reference backend");
+    throw_input_error(
+        Location{scenario.source_file.string(), "parallelism.tensor"},
+        "tensor parallelism runs on the sim backend only; the reference backend computes every head",
+        "TP splits heads, which leaves each head's numerics unchanged: verify the same strategies "
+        "without \"parallelism\" on the reference backend");
   }
   const auto executor = make_executor(scenario.backend);
   const auto simulator = simulator_for(scenario.backend, options.simulate_measured);
@@ -79,7 +82,9 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
       plan::Plan p = timed_plan(*strategy, batch);
       IterationResult it = iteration_of(p, i);
       if (options.verify_plans && p.world_size <= options.verify_max_ranks) {
-        it.verification = plan::verify(p, {.token_capacity = tensor_parallel_token_capacity(cost, scenario.parallelism.tensor), .heads = scenario.model.heads});
+        it.verification = plan::verify(
+            p, {.token_capacity = tensor_parallel_token_capacity(cost, scenario.parallelism.tensor),
+                .heads = scenario.model.heads});
         if (!it.verification.empty()) {
           throw_runtime_error(Location{scenario.source_file.string(), "systems", 0, 0, -1},
                               "the plan of " + system.label + " for iteration " + std::to_string(i) +

@@ -19,7 +19,8 @@ class DynamicCp final : public Strategy {
   DynamicCp(const SystemSpec& system, const Scenario& scenario, const CostModel& cost)
       : system_(system.label), strategy_(system.name), passes_(scenario.passes), cost_(cost) {
     const nlohmann::json& per_rank = system.options.at("max_seqlen_per_rank");
-    max_per_rank_ = per_rank.is_number_integer() ? per_rank.get<std::int64_t>() : cost.token_capacity_per_gpu();
+    max_per_rank_ =
+        per_rank.is_number_integer() ? per_rank.get<std::int64_t>() : cost.token_capacity_per_gpu();
   }
 
   plan::Plan make_plan(const Batch& batch) const override {
@@ -39,12 +40,13 @@ class DynamicCp final : public Strategy {
       if (!too_wide && share <= capacity) continue;
       const std::int64_t limit = too_wide ? max_per_rank_ : capacity;
       plan::Plan out = oom_plan(cost_, system_, strategy_, lengths, {{0, 0, share, limit}});
-      out.info["oversized_document"] = {{"index", d},
-                                        {"length", lengths[d]},
-                                        {"cp_size", p},
-                                        {"widest_group", widest},
-                                        {"max_seqlen_per_rank", max_per_rank_},
-                                        {"capacity_tokens", too_wide ? max_per_rank_ * widest : capacity * p}};
+      out.info["oversized_document"] = {
+          {"index", d},
+          {"length", lengths[d]},
+          {"cp_size", p},
+          {"widest_group", widest},
+          {"max_seqlen_per_rank", max_per_rank_},
+          {"capacity_tokens", too_wide ? max_per_rank_ * widest : capacity * p}};
       return out;
     }
     return build(lengths, schedule_dynamic_cp(lengths, max_per_rank_, world));
@@ -54,7 +56,8 @@ class DynamicCp final : public Strategy {
   // Writes the rounds in order; inside a round, document slot by slot (each GPU's i-th document is
   // micro-batch base + i) and groups in rank order. Groups of one round are disjoint and every GPU sees
   // the rounds in the same order, so no two rings wait on each other.
-  plan::Plan build(const std::vector<std::int64_t>& lengths, const std::vector<DynamicCpRound>& rounds) const {
+  plan::Plan build(const std::vector<std::int64_t>& lengths,
+                   const std::vector<DynamicCpRound>& rounds) const {
     PlanBuilder b(cost_, system_, strategy_);
     b.set_passes(passes_);
     std::vector<int> last_op(static_cast<std::size_t>(b.world_size()), -1);
@@ -99,7 +102,8 @@ class DynamicCp final : public Strategy {
   std::int64_t max_per_rank_ = 0;
 };
 
-std::unique_ptr<Strategy> make_dynamic_cp(const SystemSpec& system, const Scenario& scenario, const CostModel& cost) {
+std::unique_ptr<Strategy> make_dynamic_cp(const SystemSpec& system, const Scenario& scenario,
+                                          const CostModel& cost) {
   return std::make_unique<DynamicCp>(system, scenario, cost);
 }
 

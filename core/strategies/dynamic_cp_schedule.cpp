@@ -95,7 +95,9 @@ class RoundBuilder {
       if (check_balance && front < bucket.size() && slack() <= kBalanceSlack * max_load()) break;
     }
     samples.clear();
-    for (std::size_t b = front; b < bucket.size(); ++b) samples.insert(samples.end(), bucket[b].begin() + static_cast<std::ptrdiff_t>(head[b]), bucket[b].end());
+    for (std::size_t b = front; b < bucket.size(); ++b)
+      samples.insert(samples.end(), bucket[b].begin() + static_cast<std::ptrdiff_t>(head[b]),
+                     bucket[b].end());
     trim_overload(samples);
     fill_empty_gpus();
     return DynamicCpRound{std::move(groups_)};
@@ -107,7 +109,8 @@ class RoundBuilder {
     int best = -1;
     for (std::size_t g = 0; g < groups_.size(); ++g) {
       if (groups_[g].size != size) continue;
-      if (best < 0 || groups_[g].load < groups_[static_cast<std::size_t>(best)].load) best = static_cast<int>(g);
+      if (best < 0 || groups_[g].load < groups_[static_cast<std::size_t>(best)].load)
+        best = static_cast<int>(g);
     }
     return best;
   }
@@ -131,7 +134,8 @@ class RoundBuilder {
       const double slack_now = slack();
       if (slack_now <= kBalanceSlack * max_load() || min_load() == 0) return;
       const double top = max_load();
-      auto it = std::find_if(groups_.begin(), groups_.end(), [top](const DynamicCpGroup& g) { return g.load == top; });
+      auto it = std::find_if(groups_.begin(), groups_.end(),
+                             [top](const DynamicCpGroup& g) { return g.load == top; });
       if (it->docs.size() <= 1) return;
       const int doc = it->docs.back();
       const double before = it->load;
@@ -152,8 +156,9 @@ class RoundBuilder {
   // capped at the idle count.
   void fill_empty_gpus() {
     while (used_ < world_) {
-      auto smallest = std::min_element(groups_.begin(), groups_.end(),
-                                        [](const DynamicCpGroup& a, const DynamicCpGroup& b) { return a.size < b.size; });
+      auto smallest =
+          std::min_element(groups_.begin(), groups_.end(),
+                           [](const DynamicCpGroup& a, const DynamicCpGroup& b) { return a.size < b.size; });
       const int grow = std::min(std::min(2 * smallest->size, world_) - smallest->size, world_ - used_);
       smallest->size += grow;
       for (auto it = smallest + 1; it != groups_.end(); ++it) it->first_rank += grow;
@@ -177,8 +182,8 @@ int dynamic_cp_size(std::int64_t length, std::int64_t max_seqlen_per_rank) {
   return static_cast<int>(std::min<std::int64_t>(p, std::int64_t{1} << 30));
 }
 
-std::vector<DynamicCpRound> schedule_dynamic_cp(const std::vector<std::int64_t>& lengths, std::int64_t max_seqlen_per_rank,
-                                                int world) {
+std::vector<DynamicCpRound> schedule_dynamic_cp(const std::vector<std::int64_t>& lengths,
+                                                std::int64_t max_seqlen_per_rank, int world) {
   // Megatron sorts the samples longest first (a stable sort: equal lengths keep batch order).
   std::vector<int> samples(lengths.size());
   std::iota(samples.begin(), samples.end(), 0);

@@ -17,22 +17,26 @@ class HybridDp final : public Strategy {
   HybridDp(const SystemSpec& system, const Scenario& scenario, const CostModel& cost)
       : setup_{system.label, system.name, scenario.passes}, cost_(cost) {}
 
-  plan::Plan make_plan(const Batch& batch) const override { return plan_hybrid_dp(setup_, cost_, batch.lengths); }
+  plan::Plan make_plan(const Batch& batch) const override {
+    return plan_hybrid_dp(setup_, cost_, batch.lengths);
+  }
 
  private:
   HybridDpSetup setup_;
   const CostModel& cost_;
 };
 
-std::unique_ptr<Strategy> make_hybrid_dp(const SystemSpec& system, const Scenario& scenario, const CostModel& cost) {
+std::unique_ptr<Strategy> make_hybrid_dp(const SystemSpec& system, const Scenario& scenario,
+                                         const CostModel& cost) {
   return std::make_unique<HybridDp>(system, scenario, cost);
 }
 
 const StrategyRegistration registration{
     SystemInfo{
         .name = "hybrid-dp",
-        .description = "Hybrid DP (ByteScale HDP): documents that fit a GPU run data-parallel, longer ones the "
-                       "smallest ring that holds them; FLOP-based assignment to the least-loaded GPUs",
+        .description =
+            "Hybrid DP (ByteScale HDP): documents that fit a GPU run data-parallel, longer ones the "
+            "smallest ring that holds them; FLOP-based assignment to the least-loaded GPUs",
         .order = 40,
         .baseline = true,
         .options = {},

@@ -14,10 +14,10 @@
 #include <utility>
 #include <vector>
 
+#include "core/strategies/hybrid_dp_layout.hpp"
 #include "core/strategies/packed_cp.hpp"
 #include "core/strategies/packing.hpp"
 #include "core/strategies/plan_builder.hpp"
-#include "core/strategies/hybrid_dp_layout.hpp"
 
 namespace zb {
 namespace {
@@ -31,12 +31,14 @@ struct Placement {
 struct HdpPack {
   int micro_batch = 0;
   Placement where;
-  std::vector<int> docs;          // batch indices
-  std::int64_t rank_tokens = 0;   // padded tokens each of its ranks holds
+  std::vector<int> docs;         // batch indices
+  std::int64_t rank_tokens = 0;  // padded tokens each of its ranks holds
 };
 
 // Tokens one rank of a ring of `p` holds for a document of `s` (zigzag pads to 2p; a GPU alone holds s).
-std::int64_t rank_tokens(std::int64_t s, int p) { return p == 1 ? s : pad_to(s, 2LL * p) / p; }
+std::int64_t rank_tokens(std::int64_t s, int p) {
+  return p == 1 ? s : pad_to(s, 2LL * p) / p;
+}
 
 // The group size a document needs: powers of two up to a node, then whole nodes; 0 when even all GPUs
 // cannot hold it.
@@ -119,7 +121,8 @@ double rank_cost(const CostModel& cost, std::int64_t length, int p, Passes passe
   const double pairs = s * (s + 1) / 2 / p;
   const double q = std::max(1.0, p == 1 ? s : s / (2.0 * p));
   double t = cost.attention_time(cost.attention_fwd_flops(pairs), q) + cost.linear_fwd_time(s / p);
-  if (passes == Passes::fwd_bwd) t += cost.attention_time(cost.attention_bwd_flops(pairs), q) + cost.linear_bwd_time(s / p);
+  if (passes == Passes::fwd_bwd)
+    t += cost.attention_time(cost.attention_bwd_flops(pairs), q) + cost.linear_bwd_time(s / p);
   return t;
 }
 
@@ -139,8 +142,10 @@ class HybridDpPlanner {
       size[d] = group_size(lengths[d], capacity, gpn, nodes);
       if (size[d] > 0) continue;
       // Too long for all GPUs together: an OOM naming the document, never a silent split.
-      plan::Plan p = oom_plan(cost_, system_, strategy_, lengths, {{0, 0, rank_tokens(lengths[d], world), capacity}});
-      p.info["oversized_document"] = {{"index", d}, {"length", lengths[d]}, {"capacity_tokens", capacity * world}};
+      plan::Plan p =
+          oom_plan(cost_, system_, strategy_, lengths, {{0, 0, rank_tokens(lengths[d], world), capacity}});
+      p.info["oversized_document"] = {
+          {"index", d}, {"length", lengths[d]}, {"capacity_tokens", capacity * world}};
       return p;
     }
     return build(lengths, assign(lengths, size));
@@ -163,7 +168,8 @@ class HybridDpPlanner {
     for (const HdpPack& pack : assign(lengths, size)) {
       double pack_attention = 0, pack_tokens = 0;
       for (const int d : pack.docs) {
-        pack_attention += zigzag_attention_floor(cost_, lengths[static_cast<std::size_t>(d)], pack.where.size, passes_);
+        pack_attention +=
+            zigzag_attention_floor(cost_, lengths[static_cast<std::size_t>(d)], pack.where.size, passes_);
         pack_tokens += static_cast<double>(lengths[static_cast<std::size_t>(d)]) / pack.where.size;
       }
       for (int r = pack.where.first; r < pack.where.first + pack.where.size; ++r) {
@@ -173,7 +179,8 @@ class HybridDpPlanner {
     }
     double worst = 0;
     for (std::size_t r = 0; r < world; ++r) {
-      const double linear = cost_.linear_fwd_time(tokens[r]) + (passes_ == Passes::fwd_bwd ? cost_.linear_bwd_time(tokens[r]) : 0.0);
+      const double linear = cost_.linear_fwd_time(tokens[r]) +
+                            (passes_ == Passes::fwd_bwd ? cost_.linear_bwd_time(tokens[r]) : 0.0);
       worst = std::max(worst, attention[r] + linear);
     }
     return worst * cost_.model().layers;
@@ -187,7 +194,8 @@ class HybridDpPlanner {
     const int world = cost_.cluster().world_size();
     const std::int64_t capacity = cost_.token_capacity_per_gpu();
     std::vector<double> work(lengths.size());  // a document's total estimated work over its group
-    for (std::size_t d = 0; d < lengths.size(); ++d) work[d] = rank_cost(cost_, lengths[d], size[d], passes_) * size[d];
+    for (std::size_t d = 0; d < lengths.size(); ++d)
+      work[d] = rank_cost(cost_, lengths[d], size[d], passes_) * size[d];
     std::vector<int> order(lengths.size());
     std::iota(order.begin(), order.end(), 0);
     std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
@@ -206,8 +214,9 @@ class HybridDpPlanner {
       int pack = -1;
       for (; mb < owner.size(); ++mb) {
         const int o = owner[mb][static_cast<std::size_t>(best.first)];
-        const bool same = std::all_of(owner[mb].begin() + best.first, owner[mb].begin() + best.first + best.size,
-                                      [o](int x) { return x == o; });
+        const bool same =
+            std::all_of(owner[mb].begin() + best.first, owner[mb].begin() + best.first + best.size,
+                        [o](int x) { return x == o; });
         if (!same) continue;
         if (o < 0) break;
         const HdpPack& k = packs[static_cast<std::size_t>(o)];
@@ -246,16 +255,20 @@ class HybridDpPlanner {
       largest = std::max(largest, p);
       if (p == 1) local_docs += static_cast<int>(pack.docs.size());
       std::vector<int> seqs;
-      for (const int d : pack.docs) seqs.push_back(b.add_sequence(lengths[static_cast<std::size_t>(d)], pack.micro_batch));
+      for (const int d : pack.docs)
+        seqs.push_back(b.add_sequence(lengths[static_cast<std::size_t>(d)], pack.micro_batch));
       std::vector<int> ranks(static_cast<std::size_t>(p));
       std::iota(ranks.begin(), ranks.end(), pack.where.first);
-      const plan::Level level = p == 1 ? plan::Level::local : p <= gpn ? plan::Level::intra_node : plan::Level::inter_node;
+      const plan::Level level = p == 1     ? plan::Level::local
+                                : p <= gpn ? plan::Level::intra_node
+                                           : plan::Level::inter_node;
       const int gid = b.add_group(level, ranks, seqs, pack.micro_batch);
       std::vector<int> ready(static_cast<std::size_t>(p));
       std::vector<std::int64_t> tokens(static_cast<std::size_t>(p));
       for (int i = 0; i < p; ++i) {
         const int prev = last_op[static_cast<std::size_t>(ranks[static_cast<std::size_t>(i)])];
-        tokens[static_cast<std::size_t>(i)] = b.zigzag_rank_tokens(b.plan().groups[static_cast<std::size_t>(gid)], i);
+        tokens[static_cast<std::size_t>(i)] =
+            b.zigzag_rank_tokens(b.plan().groups[static_cast<std::size_t>(gid)], i);
         ready[static_cast<std::size_t>(i)] =
             b.add_qkv_gemm(ranks[static_cast<std::size_t>(i)], tokens[static_cast<std::size_t>(i)],
                            prev >= 0 ? std::vector<int>{prev} : std::vector<int>{}, pack.micro_batch);
@@ -264,8 +277,8 @@ class HybridDpPlanner {
       for (int i = 0; i < p; ++i) {
         std::vector<int> deps = attn[static_cast<std::size_t>(i)];
         deps.push_back(ready[static_cast<std::size_t>(i)]);
-        last_op[static_cast<std::size_t>(ranks[static_cast<std::size_t>(i)])] =
-            b.add_output_gemms(ranks[static_cast<std::size_t>(i)], tokens[static_cast<std::size_t>(i)], deps, pack.micro_batch);
+        last_op[static_cast<std::size_t>(ranks[static_cast<std::size_t>(i)])] = b.add_output_gemms(
+            ranks[static_cast<std::size_t>(i)], tokens[static_cast<std::size_t>(i)], deps, pack.micro_batch);
       }
     }
     b.set_micro_batches(std::max(1, micro_batches));
@@ -285,11 +298,13 @@ class HybridDpPlanner {
 
 }  // namespace
 
-plan::Plan plan_hybrid_dp(const HybridDpSetup& setup, const CostModel& cost, const std::vector<std::int64_t>& lengths) {
+plan::Plan plan_hybrid_dp(const HybridDpSetup& setup, const CostModel& cost,
+                          const std::vector<std::int64_t>& lengths) {
   return HybridDpPlanner(setup, cost).make_plan(lengths);
 }
 
-double hybrid_dp_compute_floor(const HybridDpSetup& setup, const CostModel& cost, const std::vector<std::int64_t>& lengths) {
+double hybrid_dp_compute_floor(const HybridDpSetup& setup, const CostModel& cost,
+                               const std::vector<std::int64_t>& lengths) {
   return HybridDpPlanner(setup, cost).compute_floor(lengths);
 }
 

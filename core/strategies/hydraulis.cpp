@@ -45,7 +45,11 @@ struct Candidate {
 class Hydraulis final : public Strategy {
  public:
   Hydraulis(const SystemSpec& system, const Scenario& scenario, const CostModel& cost)
-      : system_(system.label), strategy_(system.name), passes_(scenario.passes), seed_(scenario.seed), cost_(cost) {}
+      : system_(system.label),
+        strategy_(system.name),
+        passes_(scenario.passes),
+        seed_(scenario.seed),
+        cost_(cost) {}
 
   plan::Plan make_plan(const Batch& batch) const override {
     const std::vector<std::int64_t>& lengths = batch.lengths;
@@ -57,7 +61,8 @@ class Hydraulis final : public Strategy {
       if (costs.fits(static_cast<int>(d), widest)) continue;
       // Longer than the widest power-of-two group holds: an OOM naming the document, never a split.
       const std::int64_t m = costs.capacity();
-      plan::Plan p = oom_plan(cost_, system_, strategy_, lengths, {{0, 0, ring_share_tokens(lengths[d], widest), m}});
+      plan::Plan p =
+          oom_plan(cost_, system_, strategy_, lengths, {{0, 0, ring_share_tokens(lengths[d], widest), m}});
       p.info["oversized_document"] = {{"index", d}, {"length", lengths[d]}, {"capacity_tokens", m * widest}};
       return p;
     }
@@ -78,14 +83,18 @@ class Hydraulis final : public Strategy {
     std::vector<Candidate> all;
     for (const bool allow_idle : {false, true}) {
       for (std::vector<int>& sizes : hydraulis_pool(world)) {
-        if (auto d = dispatch_documents(costs, sizes, longest_first, allow_idle)) all.push_back({std::move(sizes), std::move(*d), {}, 0});
+        if (auto d = dispatch_documents(costs, sizes, longest_first, allow_idle))
+          all.push_back({std::move(sizes), std::move(*d), {}, 0});
       }
       if (!all.empty()) break;
     }
-    std::stable_sort(all.begin(), all.end(), [](const Candidate& a, const Candidate& b) { return a.dispatch.makespan < b.dispatch.makespan; });
+    std::stable_sort(all.begin(), all.end(), [](const Candidate& a, const Candidate& b) {
+      return a.dispatch.makespan < b.dispatch.makespan;
+    });
     if (all.size() > kShortlist) all.resize(kShortlist);
     const bool allow_idle = std::any_of(all.begin(), all.end(), [](const Candidate& c) {
-      return std::any_of(c.dispatch.group_docs.begin(), c.dispatch.group_docs.end(), [](const auto& g) { return g.empty(); });
+      return std::any_of(c.dispatch.group_docs.begin(), c.dispatch.group_docs.end(),
+                         [](const auto& g) { return g.empty(); });
     });
     for (Candidate& c : all) {
       for (int r = 1; r < kRestarts; ++r) {
@@ -98,7 +107,8 @@ class Hydraulis final : public Strategy {
         c.estimate = std::max(c.estimate, c.packing.back().seconds);
       }
     }
-    std::stable_sort(all.begin(), all.end(), [](const Candidate& a, const Candidate& b) { return a.estimate < b.estimate; });
+    std::stable_sort(all.begin(), all.end(),
+                     [](const Candidate& a, const Candidate& b) { return a.estimate < b.estimate; });
     return all;
   }
 
@@ -113,19 +123,23 @@ class Hydraulis final : public Strategy {
 
   // Groups on consecutive GPUs in descending size (so each sits at a multiple of its size), their packs
   // written micro-batch by micro-batch; groups never share a GPU, so no two rings wait on each other.
-  plan::Plan build(const std::vector<std::int64_t>& lengths, const Candidate& chosen, const std::vector<Candidate>& shortlist) const {
+  plan::Plan build(const std::vector<std::int64_t>& lengths, const Candidate& chosen,
+                   const std::vector<Candidate>& shortlist) const {
     PlanBuilder b(cost_, system_, strategy_);
     b.set_passes(passes_);
     std::vector<int> last_op(static_cast<std::size_t>(b.world_size()), -1);
     std::vector<int> first_rank(chosen.sizes.size(), 0);
-    for (std::size_t g = 1; g < chosen.sizes.size(); ++g) first_rank[g] = first_rank[g - 1] + chosen.sizes[g - 1];
+    for (std::size_t g = 1; g < chosen.sizes.size(); ++g)
+      first_rank[g] = first_rank[g - 1] + chosen.sizes[g - 1];
     std::size_t micro_batches = 0, packs = 0;
-    for (const Packing& p : chosen.packing) micro_batches = std::max(micro_batches, p.packs.size()), packs += p.packs.size();
+    for (const Packing& p : chosen.packing)
+      micro_batches = std::max(micro_batches, p.packs.size()), packs += p.packs.size();
     for (std::size_t mb = 0; mb < micro_batches; ++mb) {
       for (std::size_t g = 0; g < chosen.sizes.size(); ++g) {
         if (mb >= chosen.packing[g].packs.size()) continue;
         std::vector<int> seqs;
-        for (const int d : chosen.packing[g].packs[mb]) seqs.push_back(b.add_sequence(lengths[static_cast<std::size_t>(d)], static_cast<int>(mb)));
+        for (const int d : chosen.packing[g].packs[mb])
+          seqs.push_back(b.add_sequence(lengths[static_cast<std::size_t>(d)], static_cast<int>(mb)));
         std::vector<int> ranks(static_cast<std::size_t>(chosen.sizes[g]));
         std::iota(ranks.begin(), ranks.end(), first_rank[g]);
         add_ring_layer(b, ranks, std::move(seqs), static_cast<int>(mb), last_op);
@@ -137,7 +151,8 @@ class Hydraulis final : public Strategy {
     b.add_info("stage1_makespan_seconds", chosen.dispatch.makespan);
     b.add_info("stage2_estimate_seconds", chosen.estimate);
     nlohmann::json weighed = nlohmann::json::array();
-    for (const Candidate& c : shortlist) weighed.push_back({{"groups", describe(c.sizes)}, {"stage2_estimate_seconds", c.estimate}});
+    for (const Candidate& c : shortlist)
+      weighed.push_back({{"groups", describe(c.sizes)}, {"stage2_estimate_seconds", c.estimate}});
     b.add_info("shortlist", std::move(weighed));
     return b.finish();
   }
@@ -149,15 +164,17 @@ class Hydraulis final : public Strategy {
   const CostModel& cost_;
 };
 
-std::unique_ptr<Strategy> make_hydraulis(const SystemSpec& system, const Scenario& scenario, const CostModel& cost) {
+std::unique_ptr<Strategy> make_hydraulis(const SystemSpec& system, const Scenario& scenario,
+                                         const CostModel& cost) {
   return std::make_unique<Hydraulis>(system, scenario, cost);
 }
 
 const StrategyRegistration registration{
     SystemInfo{
         .name = "hydraulis",
-        .description = "Hydraulis-style heterogeneous CP groups (power-of-two sizes summing to N) with two-stage "
-                       "assignment: documents dispatched to groups by min-max time, then LPT-packed per group",
+        .description =
+            "Hydraulis-style heterogeneous CP groups (power-of-two sizes summing to N) with two-stage "
+            "assignment: documents dispatched to groups by min-max time, then LPT-packed per group",
         .order = 60,
         .baseline = true,
         .options = {},

@@ -14,7 +14,9 @@ namespace {
 // Hetu enumerates at most 16 micro-batch counts per group.
 constexpr int kMicroBatchCounts = 16;
 
-std::size_t log2_of(int power_of_two) { return static_cast<std::size_t>(std::countr_zero(static_cast<unsigned>(power_of_two))); }
+std::size_t log2_of(int power_of_two) {
+  return static_cast<std::size_t>(std::countr_zero(static_cast<unsigned>(power_of_two)));
+}
 
 }  // namespace
 
@@ -36,7 +38,9 @@ HydraulisCosts::HydraulisCosts(const CostModel& cost, const std::vector<std::int
       const double q = std::max(1.0, g == 1 ? s : s / (2.0 * g));
       double attention = cost.attention_time(cost.attention_fwd_flops(pairs), q);
       double linear = cost.linear_fwd_time(s / g);
-      if (backward) attention += cost.attention_time(cost.attention_bwd_flops(pairs), q), linear += cost.linear_bwd_time(s / g);
+      if (backward)
+        attention += cost.attention_time(cost.attention_bwd_flops(pairs), q),
+            linear += cost.linear_bwd_time(s / g);
       // g − 1 ring steps, each moving one GPU's K and V (the backward moves them again, and dK, dV).
       const double step = g == 1 ? 0.0 : cost.transfer_time(cost.kv_bytes(s / g), link, cls);
       const double transfers = (g - 1) * step * (backward ? 3 : 1);
@@ -55,7 +59,9 @@ std::int64_t HydraulisCosts::share(int doc, int size) const {
   return ring_share_tokens(lengths_[static_cast<std::size_t>(doc)], size);
 }
 
-bool HydraulisCosts::fits(int doc, int size) const { return fits_[log2_of(size)][static_cast<std::size_t>(doc)] != 0; }
+bool HydraulisCosts::fits(int doc, int size) const {
+  return fits_[log2_of(size)][static_cast<std::size_t>(doc)] != 0;
+}
 
 double HydraulisCosts::micro_batch_overhead(int size) const {
   return cost_.profile().attention_call_overhead * size * (passes_ == Passes::fwd_bwd ? 2 : 1);
@@ -89,7 +95,8 @@ std::optional<Dispatch> dispatch_documents(const HydraulisCosts& costs, const st
   std::vector<int> class_size;
   std::vector<Heap> heaps;
   for (std::size_t g = 0; g < sizes.size(); ++g) {
-    if (class_size.empty() || class_size.back() != sizes[g]) class_size.push_back(sizes[g]), heaps.emplace_back();
+    if (class_size.empty() || class_size.back() != sizes[g])
+      class_size.push_back(sizes[g]), heaps.emplace_back();
     heaps.back().emplace(0.0, static_cast<int>(g));
   }
   const int second = class_size.size() > 1 ? class_size[1] : 0;
@@ -133,7 +140,8 @@ std::optional<Dispatch> dispatch_documents(const HydraulisCosts& costs, const st
 
 Packing pack_group(const HydraulisCosts& costs, int size, const std::vector<int>& docs) {
   std::vector<int> order = docs;
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return costs.time(a, size) > costs.time(b, size); });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int a, int b) { return costs.time(a, size) > costs.time(b, size); });
   std::int64_t tokens = 0;
   for (const int d : order) tokens += costs.share(d, size);
   const std::int64_t cap = costs.capacity();
@@ -167,7 +175,8 @@ Packing pack_group(const HydraulisCosts& costs, int size, const std::vector<int>
   if (!best.packs.empty() || order.empty()) return best;
   // No count in Hetu's range packs (LPT spreads by time, not tokens): first-fit decreasing by share,
   // which always packs since every share fits on its own.
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return costs.share(a, size) > costs.share(b, size); });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int a, int b) { return costs.share(a, size) > costs.share(b, size); });
   std::vector<std::int64_t> used;
   std::vector<double> time;
   for (const int d : order) {

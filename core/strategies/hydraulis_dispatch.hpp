@@ -52,7 +52,8 @@ struct Dispatch {
   std::vector<std::vector<int>> group_docs;
   double makespan = 0;  // the largest group's Σ T
 };
-[[nodiscard]] std::optional<Dispatch> dispatch_documents(const HydraulisCosts& costs, const std::vector<int>& sizes,
+[[nodiscard]] std::optional<Dispatch> dispatch_documents(const HydraulisCosts& costs,
+                                                         const std::vector<int>& sizes,
                                                          const std::vector<int>& order, bool allow_idle);
 
 // Stage 2 for one group: micro-batch counts v from ⌈tokens / capacity⌉ up to 16 values (at most one

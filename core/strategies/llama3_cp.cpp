@@ -66,7 +66,8 @@ plan::Op attention_op(const plan::Plan& plan, const plan::Group& group, int pos,
     const std::int64_t length = plan.sequences[static_cast<std::size_t>(seq)].length;
     for (const plan::Shard& chunk : plan::owned_shards(seq, length, c, pos)) {
       op.blocks.push_back({seq, chunk.begin, chunk.end, 0, chunk.end, plan::Mask::causal, {}});
-      const auto pairs = static_cast<double>(CostModel::attention_pairs(chunk.begin, chunk.end, 0, chunk.end, true));
+      const auto pairs =
+          static_cast<double>(CostModel::attention_pairs(chunk.begin, chunk.end, 0, chunk.end, true));
       op.pairs += pairs;
       q.add(pairs, static_cast<double>(chunk.size()));
     }
@@ -75,7 +76,8 @@ plan::Op attention_op(const plan::Plan& plan, const plan::Group& group, int pos,
   return op;
 }
 
-plan::Plan plan_llama3_cp(const PackedCpSetup& setup, const CostModel& cost, const std::vector<std::int64_t>& lengths) {
+plan::Plan plan_llama3_cp(const PackedCpSetup& setup, const CostModel& cost,
+                          const std::vector<std::int64_t>& lengths) {
   const int world = cost.cluster().world_size();
   const int c = setup.degree;
   const int groups = world / c;
@@ -87,16 +89,20 @@ plan::Plan plan_llama3_cp(const PackedCpSetup& setup, const CostModel& cost, con
     const std::int64_t padded = pad_to(lengths[d], align);
     if (padded <= capacity) continue;
     plan::Plan p = oom_plan(cost, setup.system, setup.strategy, lengths,
-                            {{0, 0, static_cast<std::int64_t>(std::ceil(pack_need(cost, padded, c))), cost.token_capacity_per_gpu()}});
+                            {{0, 0, static_cast<std::int64_t>(std::ceil(pack_need(cost, padded, c))),
+                              cost.token_capacity_per_gpu()}});
     p.info["degree"] = c;
     p.info["oversized_document"] = {{"index", d}, {"length", lengths[d]}, {"pack_capacity_tokens", capacity}};
     return p;
   }
-  const std::vector<std::vector<Pack>> dealt = deal_packs(cost, lengths, groups, align, capacity, setup.dealing);
+  const std::vector<std::vector<Pack>> dealt =
+      deal_packs(cost, lengths, groups, align, capacity, setup.dealing);
   PlanBuilder b(cost, setup.system, setup.strategy);
   b.set_passes(setup.passes);
   const int nodes_spanned = (c + cost.cluster().gpus_per_node - 1) / cost.cluster().gpus_per_node;
-  const plan::Level level = c == 1 ? plan::Level::local : nodes_spanned > 1 ? plan::Level::inter_node : plan::Level::intra_node;
+  const plan::Level level = c == 1              ? plan::Level::local
+                            : nodes_spanned > 1 ? plan::Level::inter_node
+                                                : plan::Level::intra_node;
   const int micro_batches = micro_batches_and_packs(dealt).first;
   std::vector<int> last_op(static_cast<std::size_t>(world), -1);
   for (int mb = 0; mb < micro_batches; ++mb) {
@@ -104,7 +110,8 @@ plan::Plan plan_llama3_cp(const PackedCpSetup& setup, const CostModel& cost, con
       const auto& group_packs = dealt[static_cast<std::size_t>(g)];
       if (static_cast<std::size_t>(mb) >= group_packs.size()) continue;
       std::vector<int> seqs;
-      for (const int doc : group_packs[static_cast<std::size_t>(mb)].docs) seqs.push_back(b.add_sequence(lengths[static_cast<std::size_t>(doc)], mb));
+      for (const int doc : group_packs[static_cast<std::size_t>(mb)].docs)
+        seqs.push_back(b.add_sequence(lengths[static_cast<std::size_t>(doc)], mb));
       std::vector<int> ranks(static_cast<std::size_t>(c));
       for (int i = 0; i < c; ++i) ranks[static_cast<std::size_t>(i)] = g * c + i;
       const int gid = b.add_group(level, ranks, seqs, mb);
@@ -114,7 +121,8 @@ plan::Plan plan_llama3_cp(const PackedCpSetup& setup, const CostModel& cost, con
         const plan::Group& group = b.plan().groups[static_cast<std::size_t>(gid)];
         const std::int64_t tokens = b.zigzag_rank_tokens(group, i);
         const int prev = last_op[static_cast<std::size_t>(r)];
-        const int qkv = b.add_qkv_gemm(r, tokens, prev >= 0 ? std::vector<int>{prev} : std::vector<int>{}, mb);
+        const int qkv =
+            b.add_qkv_gemm(r, tokens, prev >= 0 ? std::vector<int>{prev} : std::vector<int>{}, mb);
         int kv_ready = qkv;
         if (c > 1) {  // the exposed all-gather: attention waits for the whole group's K/V
           plan::Op gather;
@@ -161,19 +169,22 @@ class Llama3Cp final : public Strategy {
   const CostModel& cost_;
 };
 
-std::unique_ptr<Strategy> make_llama3_cp(const SystemSpec& system, const Scenario& scenario, const CostModel& cost) {
+std::unique_ptr<Strategy> make_llama3_cp(const SystemSpec& system, const Scenario& scenario,
+                                         const CostModel& cost) {
   return std::make_unique<Llama3Cp>(system, scenario, cost);
 }
 
 const StrategyRegistration registration{
     SystemInfo{
         .name = "llama3-cp",
-        .description = "Llama 3 context parallelism: per-document zigzag over C ranks, K/V all-gathered per layer "
-                       "(exposed), dK/dV reduce-scattered",
+        .description =
+            "Llama 3 context parallelism: per-document zigzag over C ranks, K/V all-gathered per layer "
+            "(exposed), dK/dV reduce-scattered",
         .order = 15,
         .baseline = true,
-        .options = {degree_system_option("CP degree C, dividing the world size (N/C data-parallel groups); auto = the "
-                                         "smallest power of two whose group holds the longest document"),
+        .options = {degree_system_option(
+                        "CP degree C, dividing the world size (N/C data-parallel groups); auto = the "
+                        "smallest power of two whose group holds the longest document"),
                     dealing_system_option()},
         .validate = check_cp_degree,
     },

@@ -13,11 +13,12 @@ namespace zb {
 namespace {
 
 // FFD packs of the whole batch, pack i to group i mod D as its micro-batch i / D.
-std::vector<std::vector<Pack>> deal_round_robin(const std::vector<std::int64_t>& lengths, int groups, std::int64_t align,
-                                                std::int64_t capacity) {
+std::vector<std::vector<Pack>> deal_round_robin(const std::vector<std::int64_t>& lengths, int groups,
+                                                std::int64_t align, std::int64_t capacity) {
   std::vector<std::vector<Pack>> dealt(static_cast<std::size_t>(groups));
   std::vector<Pack> packs = pack_ffd(lengths, align, capacity);
-  for (std::size_t i = 0; i < packs.size(); ++i) dealt[i % static_cast<std::size_t>(groups)].push_back(std::move(packs[i]));
+  for (std::size_t i = 0; i < packs.size(); ++i)
+    dealt[i % static_cast<std::size_t>(groups)].push_back(std::move(packs[i]));
   return dealt;
 }
 
@@ -30,7 +31,8 @@ double document_cost(const CostModel& cost, std::int64_t length) {
 
 // Longest processing time first: costliest document to the least-loaded group (lowest index on ties).
 // With at least D documents every group gets one. Returns each group's documents (batch indices).
-std::vector<std::vector<int>> lpt_groups(const CostModel& cost, const std::vector<std::int64_t>& lengths, int groups) {
+std::vector<std::vector<int>> lpt_groups(const CostModel& cost, const std::vector<std::int64_t>& lengths,
+                                         int groups) {
   std::vector<int> order(lengths.size());
   std::iota(order.begin(), order.end(), 0);
   std::vector<double> doc_cost(lengths.size());
@@ -52,8 +54,8 @@ std::vector<std::vector<int>> lpt_groups(const CostModel& cost, const std::vecto
 }
 
 // LPT over the groups, then FFD packs per group.
-std::vector<std::vector<Pack>> deal_balanced(const CostModel& cost, const std::vector<std::int64_t>& lengths, int groups,
-                                             std::int64_t align, std::int64_t capacity) {
+std::vector<std::vector<Pack>> deal_balanced(const CostModel& cost, const std::vector<std::int64_t>& lengths,
+                                             int groups, std::int64_t align, std::int64_t capacity) {
   const std::vector<std::vector<int>> group_docs = lpt_groups(cost, lengths, groups);
   std::vector<std::vector<Pack>> dealt(static_cast<std::size_t>(groups));
   for (std::size_t g = 0; g < dealt.size(); ++g) {
@@ -85,15 +87,17 @@ SystemOption dealing_system_option() {
       .type = OptionType::choice,
       .default_value = "balanced",
       .choices = {"balanced", "round-robin"},
-      .description = "balanced: documents to data-parallel groups by estimated cost (LPT), packed per group; "
-                     "round-robin: FFD packs dealt in turn (a cost-oblivious sampler)",
+      .description =
+          "balanced: documents to data-parallel groups by estimated cost (LPT), packed per group; "
+          "round-robin: FFD packs dealt in turn (a cost-oblivious sampler)",
   };
 }
 
 void read_packed_cp_options(const SystemSpec& system, PackedCpSetup& setup) {
   const nlohmann::json& degree = system.options.at("degree");
   if (degree.is_number_integer()) setup.degree = degree.get<int>();
-  setup.dealing = system.options.at("dealing").get<std::string>() == "round-robin" ? Dealing::round_robin : Dealing::balanced;
+  setup.dealing = system.options.at("dealing").get<std::string>() == "round-robin" ? Dealing::round_robin
+                                                                                   : Dealing::balanced;
 }
 
 std::vector<OptionProblem> check_cp_degree(const nlohmann::json& options, const SystemCheckContext& context) {
@@ -111,13 +115,15 @@ double zigzag_attention_floor(const CostModel& cost, std::int64_t length, int ri
   const auto s = static_cast<double>(length);
   const double c = ring;
   const double overhead = cost.profile().attention_call_overhead;
-  const double pairs = s * (s + 1) / 2 / c;  // a rank's zigzag share
+  const double pairs = s * (s + 1) / 2 / c;                     // a rank's zigzag share
   const double q = std::max(1.0, ring == 1 ? s : s / (2 * c));  // its query chunks' length
-  const double backward = passes == Passes::fwd_bwd ? cost.attention_time(cost.attention_bwd_flops(pairs), q) - overhead : 0.0;
+  const double backward =
+      passes == Passes::fwd_bwd ? cost.attention_time(cost.attention_bwd_flops(pairs), q) - overhead : 0.0;
   return cost.attention_time(cost.attention_fwd_flops(pairs), q) - overhead + backward;
 }
 
-double packed_cp_compute_floor(const CostModel& cost, const std::vector<std::int64_t>& lengths, int degree, Passes passes) {
+double packed_cp_compute_floor(const CostModel& cost, const std::vector<std::int64_t>& lengths, int degree,
+                               Passes passes) {
   const int groups = cost.cluster().world_size() / degree;
   const double c = degree;
   double worst = 0;
@@ -127,18 +133,21 @@ double packed_cp_compute_floor(const CostModel& cost, const std::vector<std::int
       attention += zigzag_attention_floor(cost, lengths[static_cast<std::size_t>(d)], degree, passes);
       tokens += static_cast<double>(lengths[static_cast<std::size_t>(d)]) / c;
     }
-    const double linear = cost.linear_fwd_time(tokens) + (passes == Passes::fwd_bwd ? cost.linear_bwd_time(tokens) : 0.0);
+    const double linear =
+        cost.linear_fwd_time(tokens) + (passes == Passes::fwd_bwd ? cost.linear_bwd_time(tokens) : 0.0);
     worst = std::max(worst, attention + linear);
   }
   return worst * cost.model().layers;
 }
 
-double packed_cp_document_floor(const CostModel& cost, const std::vector<std::int64_t>& lengths, int degree, Passes passes) {
+double packed_cp_document_floor(const CostModel& cost, const std::vector<std::int64_t>& lengths, int degree,
+                                Passes passes) {
   double worst = 0;
   for (const std::int64_t length : lengths) {
     // The group holding this document does at least its share of it (the same terms as the floor's sum).
     const double tokens = static_cast<double>(length) / degree;
-    const double linear = cost.linear_fwd_time(tokens) + (passes == Passes::fwd_bwd ? cost.linear_bwd_time(tokens) : 0.0);
+    const double linear =
+        cost.linear_fwd_time(tokens) + (passes == Passes::fwd_bwd ? cost.linear_bwd_time(tokens) : 0.0);
     worst = std::max(worst, zigzag_attention_floor(cost, length, degree, passes) + linear);
   }
   return worst * cost.model().layers;
@@ -146,11 +155,12 @@ double packed_cp_document_floor(const CostModel& cost, const std::vector<std::in
 
 bool packed_cp_fits(const CostModel& cost, const std::vector<std::int64_t>& lengths, int degree) {
   const std::int64_t capacity = cost.token_capacity_per_gpu() * degree;
-  return std::all_of(lengths.begin(), lengths.end(), [&](std::int64_t s) { return pad_to(s, 2LL * degree) <= capacity; });
+  return std::all_of(lengths.begin(), lengths.end(),
+                     [&](std::int64_t s) { return pad_to(s, 2LL * degree) <= capacity; });
 }
 
-double packed_cp_prediction_floor(const CostModel& cost, const std::vector<std::int64_t>& lengths, int degree, Passes passes,
-                                  Dealing dealing) {
+double packed_cp_prediction_floor(const CostModel& cost, const std::vector<std::int64_t>& lengths, int degree,
+                                  Passes passes, Dealing dealing) {
   const int world = cost.cluster().world_size();
   const int c = degree;
   const int gpn = cost.cluster().gpus_per_node;
@@ -166,32 +176,38 @@ double packed_cp_prediction_floor(const CostModel& cost, const std::vector<std::
   for (std::size_t g = 0; g < dealt.size(); ++g) {
     const int first = static_cast<int>(g) * c;
     for (const Pack& pack : dealt[g]) {
-      // Position i holds chunks i and 2C−1−i of each document (one rank holds it whole), as add_group lays it out.
+      // Position i holds chunks i and 2C−1−i of each document (one rank holds it whole), as add_group lays it
+      // out.
       std::fill(held.begin(), held.end(), 0);
       for (const int d : pack.docs) {
         const std::int64_t s = lengths[static_cast<std::size_t>(d)];
         for (int i = 0; i < c; ++i) {
-          held[static_cast<std::size_t>(i)] +=
-              c == 1 ? s : plan::zigzag_chunk(d, s, c, i).size() + plan::zigzag_chunk(d, s, c, 2 * c - 1 - i).size();
+          held[static_cast<std::size_t>(i)] += c == 1 ? s
+                                                      : plan::zigzag_chunk(d, s, c, i).size() +
+                                                            plan::zigzag_chunk(d, s, c, 2 * c - 1 - i).size();
         }
       }
-      for (int i = 0; i < c; ++i) tokens[static_cast<std::size_t>(first + i)] += static_cast<double>(held[static_cast<std::size_t>(i)]);
-      // At step t = 1 … C−1 position i forwards the K/V of position i−t+1 to i+1 (PlanBuilder::add_attention),
-      // each send after the previous one: a hop between nodes carries every position's K/V but i+1's.
+      for (int i = 0; i < c; ++i)
+        tokens[static_cast<std::size_t>(first + i)] += static_cast<double>(held[static_cast<std::size_t>(i)]);
+      // At step t = 1 … C−1 position i forwards the K/V of position i−t+1 to i+1
+      // (PlanBuilder::add_attention), each send after the previous one: a hop between nodes carries every
+      // position's K/V but i+1's.
       for (int i = 0; i < c && c > 1; ++i) {
         if ((first + i) / gpn == (first + (i + 1) % c) / gpn) continue;
         double hop = 0;
         for (int t = 1; t < c; ++t) {
           const std::int64_t owner = held[static_cast<std::size_t>(((i - t + 1) % c + c) % c)];
-          hop += cost.transfer_time(static_cast<double>(static_cast<std::int64_t>(cost.kv_bytes(static_cast<double>(owner)))),
-                                    line_rate, LinkClass::nic);
+          hop += cost.transfer_time(
+              static_cast<double>(static_cast<std::int64_t>(cost.kv_bytes(static_cast<double>(owner)))),
+              line_rate, LinkClass::nic);
         }
         slowest_hop = std::max(slowest_hop, hop);
       }
     }
   }
-  const double layers = std::max(dealing == Dealing::balanced ? packed_cp_compute_floor(cost, lengths, c, passes) : 0.0,
-                                 slowest_hop * cost.model().layers);
+  const double layers =
+      std::max(dealing == Dealing::balanced ? packed_cp_compute_floor(cost, lengths, c, passes) : 0.0,
+               slowest_hop * cost.model().layers);
   // The plan is a grid plan (tensor parallelism expands it afterwards), as its prediction assumes.
   const WholeIterationSetup setup = whole_iteration_setup(cost, 1);
   const double backward = passes == Passes::fwd_bwd ? 1.0 : 0.0;  // only whether there is a backward pass
@@ -199,8 +215,9 @@ double packed_cp_prediction_floor(const CostModel& cost, const std::vector<std::
   return layers + parts.embedding_and_head_critical + parts.optimizer;
 }
 
-std::vector<std::vector<Pack>> deal_packs(const CostModel& cost, const std::vector<std::int64_t>& lengths, int groups,
-                                          std::int64_t align, std::int64_t capacity, Dealing dealing) {
+std::vector<std::vector<Pack>> deal_packs(const CostModel& cost, const std::vector<std::int64_t>& lengths,
+                                          int groups, std::int64_t align, std::int64_t capacity,
+                                          Dealing dealing) {
   return dealing == Dealing::balanced ? deal_balanced(cost, lengths, groups, align, capacity)
                                       : deal_round_robin(lengths, groups, align, capacity);
 }
@@ -214,8 +231,8 @@ std::pair<int, std::size_t> micro_batches_and_packs(const std::vector<std::vecto
   return {static_cast<int>(micro_batches), packs};
 }
 
-void add_packed_cp_facts(PlanBuilder& b, const PackedCpSetup& setup, const std::vector<std::vector<Pack>>& dealt,
-                         std::int64_t capacity) {
+void add_packed_cp_facts(PlanBuilder& b, const PackedCpSetup& setup,
+                         const std::vector<std::vector<Pack>>& dealt, std::int64_t capacity) {
   const auto [micro_batches, packs] = micro_batches_and_packs(dealt);
   b.set_micro_batches(std::max(1, micro_batches));
   b.add_info("degree", setup.degree);
@@ -225,7 +242,8 @@ void add_packed_cp_facts(PlanBuilder& b, const PackedCpSetup& setup, const std::
   b.add_info("pack_capacity_tokens", capacity);
 }
 
-plan::Plan plan_packed_cp(const PackedCpSetup& setup, const CostModel& cost, const std::vector<std::int64_t>& lengths) {
+plan::Plan plan_packed_cp(const PackedCpSetup& setup, const CostModel& cost,
+                          const std::vector<std::int64_t>& lengths) {
   const int world = cost.cluster().world_size();
   const int c = setup.degree;
   const int groups = world / c;
@@ -241,11 +259,14 @@ plan::Plan plan_packed_cp(const PackedCpSetup& setup, const CostModel& cost, con
   }
   if (!oom.empty()) return oom_plan(cost, setup.system, setup.strategy, lengths, std::move(oom));
 
-  const std::vector<std::vector<Pack>> dealt = deal_packs(cost, lengths, groups, align, capacity, setup.dealing);
+  const std::vector<std::vector<Pack>> dealt =
+      deal_packs(cost, lengths, groups, align, capacity, setup.dealing);
   PlanBuilder b(cost, setup.system, setup.strategy);
   b.set_passes(setup.passes);
   const int nodes_spanned = (c + cost.cluster().gpus_per_node - 1) / cost.cluster().gpus_per_node;
-  const plan::Level level = c == 1 ? plan::Level::local : nodes_spanned > 1 ? plan::Level::inter_node : plan::Level::intra_node;
+  const plan::Level level = c == 1              ? plan::Level::local
+                            : nodes_spanned > 1 ? plan::Level::inter_node
+                                                : plan::Level::intra_node;
 
   std::vector<int> last_op(static_cast<std::size_t>(world), -1);
   const int micro_batches = micro_batches_and_packs(dealt).first;
@@ -265,7 +286,8 @@ plan::Plan plan_packed_cp(const PackedCpSetup& setup, const CostModel& cost, con
         const int r = ranks[static_cast<std::size_t>(i)];
         const auto tokens = b.zigzag_rank_tokens(group, i);
         const int prev = last_op[static_cast<std::size_t>(r)];
-        ready[static_cast<std::size_t>(i)] = b.add_qkv_gemm(r, tokens, prev >= 0 ? std::vector<int>{prev} : std::vector<int>{}, mb);
+        ready[static_cast<std::size_t>(i)] =
+            b.add_qkv_gemm(r, tokens, prev >= 0 ? std::vector<int>{prev} : std::vector<int>{}, mb);
       }
       const auto attn = b.add_attention(gid, ready);
       for (int i = 0; i < c; ++i) {

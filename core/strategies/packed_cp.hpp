@@ -1,8 +1,9 @@
 #pragma once
 // The shared engine of the fixed-degree baselines (ring-cp, uniform-cp): fixed CP groups of consecutive
 // ranks, documents dealt to the groups (balanced by estimated cost, or FFD packs round-robin), each group
-// running its packs one after another as micro-batches, every document zigzag-sharded over its group (TransformerEngine THD semantics), ring
-// P2P attention with direct routes (static GPU→NIC affinity), no remap.
+// running its packs one after another as micro-batches, every document zigzag-sharded over its group
+// (TransformerEngine THD semantics), ring P2P attention with direct routes (static GPU→NIC affinity), no
+// remap.
 #include <string>
 #include <utility>
 #include <vector>
@@ -40,27 +41,31 @@ struct PackedCpSetup {
 // Reads the shared options into `setup`: a fixed degree (an "auto" degree leaves setup.degree as the
 // strategy set it) and the dealing.
 void read_packed_cp_options(const SystemSpec& system, PackedCpSetup& setup);
-[[nodiscard]] std::vector<OptionProblem> check_cp_degree(const nlohmann::json& options, const SystemCheckContext& context);
+[[nodiscard]] std::vector<OptionProblem> check_cp_degree(const nlohmann::json& options,
+                                                         const SystemCheckContext& context);
 
 // One rank's share of a document's attention in a zigzag ring of `ring` GPUs (1: the GPU holds it whole):
 // the forward (and, with a backward pass, backward) kernel time at its query chunks' length without the
 // per-call overhead, which a varlen call pays once for all its sequences. The term every compute floor sums.
-[[nodiscard]] double zigzag_attention_floor(const CostModel& cost, std::int64_t length, int ring, Passes passes);
+[[nodiscard]] double zigzag_attention_floor(const CostModel& cost, std::int64_t length, int ring,
+                                            Passes passes);
 
 // The compute the busiest group's ranks do in one iteration of the balanced packed-CP plan at `degree`
 // (each rank its zigzag share of every document's attention at its chunk length, without call
 // overheads, and one GEMM pass over its tokens): a floor under that plan's estimate, which also waits
 // for transfers and runs the GEMMs per pack, computed in O(documents · log groups) without building it.
-[[nodiscard]] double packed_cp_compute_floor(const CostModel& cost, const std::vector<std::int64_t>& lengths, int degree,
-                                             Passes passes);
+[[nodiscard]] double packed_cp_compute_floor(const CostModel& cost, const std::vector<std::int64_t>& lengths,
+                                             int degree, Passes passes);
 // A weaker bound under packed_cp_compute_floor in O(documents), with no dealing: the group that holds a
 // document does at least that document's share, so the costliest single document bounds the busiest
 // group. Lets a caller rule a degree out before paying for the LPT dealing.
-[[nodiscard]] double packed_cp_document_floor(const CostModel& cost, const std::vector<std::int64_t>& lengths, int degree,
-                                              Passes passes);
+[[nodiscard]] double packed_cp_document_floor(const CostModel& cost, const std::vector<std::int64_t>& lengths,
+                                              int degree, Passes passes);
 
-// Whether every document fits a pack at `degree` (pad(s, 2C) ≤ C·M): otherwise plan_packed_cp's plan is an OOM.
-[[nodiscard]] bool packed_cp_fits(const CostModel& cost, const std::vector<std::int64_t>& lengths, int degree);
+// Whether every document fits a pack at `degree` (pad(s, 2C) ≤ C·M): otherwise plan_packed_cp's plan is an
+// OOM.
+[[nodiscard]] bool packed_cp_fits(const CostModel& cost, const std::vector<std::int64_t>& lengths,
+                                  int degree);
 
 // A floor under the whole predicted iteration of the packed-CP plan at `degree` dealt as `dealing`, for
 // skipping a degree that cannot win without building its plan (0 when it would be an OOM). The
@@ -70,22 +75,25 @@ void read_packed_cp_options(const SystemSpec& system, PackedCpSetup& setup);
 // plus what the plan's tokens per rank cost outside the layers (the busiest rank's embedding and LM
 // head, the optimizer step; the exposed gradient synchronisation, never negative, left out). The packs,
 // shards and hop bytes are the plan's own, in O(documents · degree + packs · degree²).
-[[nodiscard]] double packed_cp_prediction_floor(const CostModel& cost, const std::vector<std::int64_t>& lengths, int degree,
+[[nodiscard]] double packed_cp_prediction_floor(const CostModel& cost,
+                                                const std::vector<std::int64_t>& lengths, int degree,
                                                 Passes passes, Dealing dealing);
 
 // The packs each of `groups` data-parallel groups runs, one after another (documents as batch indices),
 // dealt as `dealing` says into packs of `capacity` tokens after padding each document to `align`.
 // Every document must fit a pack (the caller reports the ones that do not as an OOM first).
-[[nodiscard]] std::vector<std::vector<Pack>> deal_packs(const CostModel& cost, const std::vector<std::int64_t>& lengths,
-                                                        int groups, std::int64_t align, std::int64_t capacity,
+[[nodiscard]] std::vector<std::vector<Pack>> deal_packs(const CostModel& cost,
+                                                        const std::vector<std::int64_t>& lengths, int groups,
+                                                        std::int64_t align, std::int64_t capacity,
                                                         Dealing dealing);
 
 // The micro-batch count of dealt packs (the most packs of one group) and their number.
-[[nodiscard]] std::pair<int, std::size_t> micro_batches_and_packs(const std::vector<std::vector<Pack>>& dealt);
+[[nodiscard]] std::pair<int, std::size_t> micro_batches_and_packs(
+    const std::vector<std::vector<Pack>>& dealt);
 // The facts a packed-CP plan states (info: degree, groups, dealing, packs, pack_capacity_tokens) and
 // its micro-batch count.
-void add_packed_cp_facts(PlanBuilder& b, const PackedCpSetup& setup, const std::vector<std::vector<Pack>>& dealt,
-                         std::int64_t capacity);
+void add_packed_cp_facts(PlanBuilder& b, const PackedCpSetup& setup,
+                         const std::vector<std::vector<Pack>>& dealt, std::int64_t capacity);
 
 [[nodiscard]] plan::Plan plan_packed_cp(const PackedCpSetup& setup, const CostModel& cost,
                                         const std::vector<std::int64_t>& lengths);

@@ -6,13 +6,18 @@
 
 namespace zb {
 
-std::int64_t pad_to(std::int64_t length, std::int64_t align) { return (length + align - 1) / align * align; }
+std::int64_t pad_to(std::int64_t length, std::int64_t align) {
+  return (length + align - 1) / align * align;
+}
 
-std::vector<Pack> pack_ffd(const std::vector<std::int64_t>& lengths, std::int64_t align, std::int64_t capacity) {
+std::vector<Pack> pack_ffd(const std::vector<std::int64_t>& lengths, std::int64_t align,
+                           std::int64_t capacity) {
   std::vector<int> order(lengths.size());
   std::iota(order.begin(), order.end(), 0);
   // Longest first; ties by index so the result is deterministic.
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return lengths[static_cast<std::size_t>(a)] > lengths[static_cast<std::size_t>(b)]; });
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    return lengths[static_cast<std::size_t>(a)] > lengths[static_cast<std::size_t>(b)];
+  });
   std::vector<Pack> packs;
   // Free space -> pack indices, so first fit is a lower_bound instead of a scan over every pack.
   std::multimap<std::int64_t, std::size_t> by_free;

@@ -7,7 +7,7 @@
 namespace zb {
 
 struct Pack {
-  std::vector<int> docs;        // indices into the batch's lengths
+  std::vector<int> docs;  // indices into the batch's lengths
   std::int64_t padded_tokens = 0;
 };
 

@@ -18,7 +18,7 @@ class PackingDp final : public Strategy {
   PackingDp(const SystemSpec& system, const Scenario& scenario, const CostModel& cost)
       : setup_{system.label, system.name, 1, scenario.passes}, cost_(cost) {
     setup_.dealing = system.options.at("dealing").get<std::string>() == "round-robin" ? Dealing::round_robin
-                                                                                       : Dealing::balanced;
+                                                                                      : Dealing::balanced;
   }
 
   plan::Plan make_plan(const Batch& batch) const override {
@@ -29,7 +29,8 @@ class PackingDp final : public Strategy {
       if (batch.lengths[d] <= capacity) continue;
       plan::Plan p = oom_plan(cost_, setup_.system, setup_.strategy, batch.lengths,
                               {{0, 0, batch.lengths[d], capacity}});
-      p.info["oversized_document"] = {{"index", d}, {"length", batch.lengths[d]}, {"capacity_tokens", capacity}};
+      p.info["oversized_document"] = {
+          {"index", d}, {"length", batch.lengths[d]}, {"capacity_tokens", capacity}};
       p.info["degree"] = 1;
       return p;
     }
@@ -41,15 +42,17 @@ class PackingDp final : public Strategy {
   const CostModel& cost_;
 };
 
-std::unique_ptr<Strategy> make_packing_dp(const SystemSpec& system, const Scenario& scenario, const CostModel& cost) {
+std::unique_ptr<Strategy> make_packing_dp(const SystemSpec& system, const Scenario& scenario,
+                                          const CostModel& cost) {
   return std::make_unique<PackingDp>(system, scenario, cost);
 }
 
 const StrategyRegistration registration{
     SystemInfo{
         .name = "packing-dp",
-        .description = "Packing-only data parallelism (no CP): whole documents per GPU, FFD packs of its memory; "
-                       "a document longer than a GPU holds is an OOM",
+        .description =
+            "Packing-only data parallelism (no CP): whole documents per GPU, FFD packs of its memory; "
+            "a document longer than a GPU holds is an OOM",
         .order = 30,
         .baseline = true,
         .options = {dealing_system_option()},

@@ -35,7 +35,9 @@ int PlanBuilder::add_sequence(std::int64_t length, int micro_batch) {
   return id;
 }
 
-void PlanBuilder::set_micro_batches(int n) { plan_.micro_batches = n; }
+void PlanBuilder::set_micro_batches(int n) {
+  plan_.micro_batches = n;
+}
 
 int PlanBuilder::add_group(Level level, std::vector<int> ranks, std::vector<int> sequences, int micro_batch) {
   plan::Group g;
@@ -47,7 +49,8 @@ int PlanBuilder::add_group(Level level, std::vector<int> ranks, std::vector<int>
   for (int seq : sequences) {
     const auto len = plan_.sequences[static_cast<std::size_t>(seq)].length;
     for (int pos = 0; pos < parts; ++pos) {
-      auto& shards = plan_.attention_layout[static_cast<std::size_t>(ranks[static_cast<std::size_t>(pos)])].shards;
+      auto& shards =
+          plan_.attention_layout[static_cast<std::size_t>(ranks[static_cast<std::size_t>(pos)])].shards;
       const auto mine = plan::owned_shards(seq, len, parts, pos);
       shards.insert(shards.end(), mine.begin(), mine.end());
     }
@@ -130,7 +133,8 @@ std::int64_t PlanBuilder::zigzag_rank_tokens(const plan::Group& g, int pos) cons
   return tokens;
 }
 
-std::vector<std::vector<int>> PlanBuilder::add_attention(int group, const std::vector<int>& ready, const RouteFn& route) {
+std::vector<std::vector<int>> PlanBuilder::add_attention(int group, const std::vector<int>& ready,
+                                                         const RouteFn& route) {
   const plan::Group& g = plan_.groups[static_cast<std::size_t>(group)];  // add_op never touches groups
   const int p = static_cast<int>(g.ranks.size());
   std::vector<std::vector<int>> attn(static_cast<std::size_t>(p));
@@ -188,7 +192,8 @@ std::vector<std::vector<int>> PlanBuilder::add_attention(int group, const std::v
       // At step t, position pos forwards the KV it used at step t−1 (owner pos−t+1) to pos+1.
       const int owner_pos = ((pos - step + 1) % p + p) % p;
       const int src = rank_at(pos), dst = rank_at(pos + 1);
-      const auto bytes = static_cast<std::int64_t>(cost_.kv_bytes(static_cast<double>(owner_tokens[static_cast<std::size_t>(owner_pos)])));
+      const auto bytes = static_cast<std::int64_t>(
+          cost_.kv_bytes(static_cast<double>(owner_tokens[static_cast<std::size_t>(owner_pos)])));
       const int tag = next_tag_++;
       Op send;
       send.kind = OpKind::send;
@@ -203,8 +208,10 @@ std::vector<std::vector<int>> PlanBuilder::add_attention(int group, const std::v
       // Like TransformerEngine, step t's send starts once step t−1's send and recv have both completed
       // (one KV buffer in flight per direction).
       send.deps = step == 1 ? ready_deps(pos)
-                            : std::vector<int>{last_send[static_cast<std::size_t>(pos)], last_recv[static_cast<std::size_t>(pos)]};
-      if (route && src / plan_.gpus_per_node != dst / plan_.gpus_per_node) send.route = route(src, dst, bytes, step);
+                            : std::vector<int>{last_send[static_cast<std::size_t>(pos)],
+                                               last_recv[static_cast<std::size_t>(pos)]};
+      if (route && src / plan_.gpus_per_node != dst / plan_.gpus_per_node)
+        send.route = route(src, dst, bytes, step);
       Op recv = send;
       recv.kind = OpKind::recv;
       recv.peer = src;
@@ -235,8 +242,12 @@ int PlanBuilder::add_qkv_gemm(int rank, std::int64_t tokens, std::vector<int> de
 
 int PlanBuilder::add_output_gemms(int rank, std::int64_t tokens, std::vector<int> deps, int micro_batch) {
   const auto& m = cost_.model();
-  struct Shape { const char* name; std::int64_t n, k; };
-  const Shape shapes[] = {{"o_proj", m.hidden, m.hidden}, {"mlp_up", 2LL * m.ffn_hidden, m.hidden},
+  struct Shape {
+    const char* name;
+    std::int64_t n, k;
+  };
+  const Shape shapes[] = {{"o_proj", m.hidden, m.hidden},
+                          {"mlp_up", 2LL * m.ffn_hidden, m.hidden},
                           {"mlp_down", m.hidden, m.ffn_hidden}};
   int last = -1;
   for (const auto& s : shapes) {
@@ -253,8 +264,10 @@ int PlanBuilder::add_output_gemms(int rank, std::int64_t tokens, std::vector<int
   return last;
 }
 
-std::vector<int> PlanBuilder::add_remap(const std::vector<plan::RemapMove>& moves, plan::RemapDirection direction,
-                                        const std::vector<std::vector<int>>& deps, double bytes_per_token, int micro_batch) {
+std::vector<int> PlanBuilder::add_remap(const std::vector<plan::RemapMove>& moves,
+                                        plan::RemapDirection direction,
+                                        const std::vector<std::vector<int>>& deps, double bytes_per_token,
+                                        int micro_batch) {
   const auto n = static_cast<std::size_t>(plan_.world_size);
   std::vector<Op> ops(n);
   for (const auto& mv : moves) {
@@ -284,9 +297,13 @@ void PlanBuilder::set_linear_layout(std::vector<plan::RankLayout> layout) {
   linear_set_ = true;
 }
 
-void PlanBuilder::set_remap(std::vector<plan::RemapMove> moves) { plan_.remap = std::move(moves); }
+void PlanBuilder::set_remap(std::vector<plan::RemapMove> moves) {
+  plan_.remap = std::move(moves);
+}
 
-void PlanBuilder::add_info(const std::string& key, nlohmann::json value) { plan_.info[key] = std::move(value); }
+void PlanBuilder::add_info(const std::string& key, nlohmann::json value) {
+  plan_.info[key] = std::move(value);
+}
 
 plan::Plan PlanBuilder::finish() {
   plan::Plan p = finish_unpredicted();

@@ -28,13 +28,15 @@ class PlanBuilder {
 
   // Appends one op to `rank`'s list and returns its id.
   int add_op(int rank, plan::Op op);
-  // A plan-unique tag for an op pair or a collective the strategy writes itself (ring hops take theirs here too).
+  // A plan-unique tag for an op pair or a collective the strategy writes itself (ring hops take theirs here
+  // too).
   int new_tag() { return next_tag_++; }
 
   // Emits the attention of a group: a local group is one varlen call; a ring of P ranks is P zigzag
   // steps with KV sends/recvs overlapping compute. `ready[r]` is the op each rank's first step waits
   // for (-1 = none). Returns, per group rank position, the ids of its attention ops.
-  std::vector<std::vector<int>> add_attention(int group, const std::vector<int>& ready, const RouteFn& route = {});
+  std::vector<std::vector<int>> add_attention(int group, const std::vector<int>& ready,
+                                              const RouteFn& route = {});
 
   // Emits the per-layer GEMMs for `tokens` rows on `rank` after `deps`: "qkv" (returns its id) and,
   // with add_mlp_gemms, "o_proj", "mlp_up", "mlp_down" (returns the last id).
@@ -43,7 +45,8 @@ class PlanBuilder {
 
   // The remap of one micro-batch: every rank gets one remap op with its moves; returns op ids per rank.
   std::vector<int> add_remap(const std::vector<plan::RemapMove>& moves, plan::RemapDirection direction,
-                             const std::vector<std::vector<int>>& deps, double bytes_per_token, int micro_batch);
+                             const std::vector<std::vector<int>>& deps, double bytes_per_token,
+                             int micro_batch);
 
   void set_linear_layout(std::vector<plan::RankLayout> layout);  // default: equal to the attention layout
   void set_remap(std::vector<plan::RemapMove> moves);

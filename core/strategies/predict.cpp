@@ -11,24 +11,31 @@ plan::Prediction predict(const plan::Plan& plan, const CostModel& cost, Passes p
   p.per_rank.resize(static_cast<std::size_t>(plan.world_size));
   for (const auto& r : plan.ranks) {
     for (const auto& op : r.ops) {
-      if (op.kind == plan::OpKind::attention) p.per_rank[static_cast<std::size_t>(r.rank)].attention_flops += cost.attention_fwd_flops(op.pairs) * op.heads.share(cost.model().heads);
+      if (op.kind == plan::OpKind::attention)
+        p.per_rank[static_cast<std::size_t>(r.rank)].attention_flops +=
+            cost.attention_fwd_flops(op.pairs) * op.heads.share(cost.model().heads);
     }
   }
   for (const auto& l : plan.linear_layout) p.per_rank[static_cast<std::size_t>(l.rank)].tokens = l.tokens();
   if (!plan.feasible()) return p;
   const lower::Program program = lower::lower(plan, cost, {.backward = passes == Passes::fwd_bwd});
   const lower::ProgramEstimate e = lower::estimate(program, lower::nominal_transfers(program, cost));
-  for (std::size_t r = 0; r < e.rank_forward_finish.size(); ++r) p.per_rank[r].seconds = e.rank_forward_finish[r];
+  for (std::size_t r = 0; r < e.rank_forward_finish.size(); ++r)
+    p.per_rank[r].seconds = e.rank_forward_finish[r];
   // The parts outside the layers (embedding, LM head and loss, exposed gradient synchronisation, optimizer)
   // as the run metrics charge them, with the gradient collectives by the cost model's formula.
   std::vector<double> tokens(static_cast<std::size_t>(plan.world_size), 0.0);
-  for (const auto& l : plan.linear_layout) tokens[static_cast<std::size_t>(l.rank)] += static_cast<double>(l.tokens());
+  for (const auto& l : plan.linear_layout)
+    tokens[static_cast<std::size_t>(l.rank)] += static_cast<double>(l.tokens());
   // A plan expanded to tensor parallelism lists its TP groups (tensor_parallel.cpp); a grid plan has none.
-  const int tensor = plan.tensor_parallel_groups.empty() ? 1 : static_cast<int>(plan.tensor_parallel_groups.front().size());
+  const int tensor =
+      plan.tensor_parallel_groups.empty() ? 1 : static_cast<int>(plan.tensor_parallel_groups.front().size());
   const WholeIterationSetup setup = whole_iteration_setup(cost, tensor);
   std::vector<BucketCollectiveSeconds> buckets;
-  for (const GradientBucket& b : setup.buckets) buckets.push_back(formula_bucket_seconds(cost, setup, b.params * setup.bytes_per_gradient));
-  const WholeIterationParts parts = whole_iteration_parts(cost, setup, tokens, {e.forward, e.backward}, buckets);
+  for (const GradientBucket& b : setup.buckets)
+    buckets.push_back(formula_bucket_seconds(cost, setup, b.params * setup.bytes_per_gradient));
+  const WholeIterationParts parts =
+      whole_iteration_parts(cost, setup, tokens, {e.forward, e.backward}, buckets);
   p.iteration_seconds = (e.forward + e.backward) * cost.model().layers + parts.added_seconds();
   return p;
 }

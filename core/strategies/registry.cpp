@@ -83,7 +83,8 @@ plan::Plan timed_plan(const Strategy& strategy, const Batch& batch) {
   return p;
 }
 
-std::unique_ptr<Strategy> make_strategy(const SystemSpec& system, const Scenario& scenario, const CostModel& cost) {
+std::unique_ptr<Strategy> make_strategy(const SystemSpec& system, const Scenario& scenario,
+                                        const CostModel& cost) {
   const std::string file = scenario.source_file.string();
   const SystemInfo* info = find_system(system.name);
   const StrategyFactory factory = find_strategy_factory(system.name);

@@ -16,25 +16,29 @@ class RingCp final : public Strategy {
     read_packed_cp_options(system, setup_);  // "auto" keeps all GPUs
   }
 
-  plan::Plan make_plan(const Batch& batch) const override { return plan_packed_cp(setup_, cost_, batch.lengths); }
+  plan::Plan make_plan(const Batch& batch) const override {
+    return plan_packed_cp(setup_, cost_, batch.lengths);
+  }
 
  private:
   PackedCpSetup setup_;
   const CostModel& cost_;
 };
 
-std::unique_ptr<Strategy> make_ring_cp(const SystemSpec& system, const Scenario& scenario, const CostModel& cost) {
+std::unique_ptr<Strategy> make_ring_cp(const SystemSpec& system, const Scenario& scenario,
+                                       const CostModel& cost) {
   return std::make_unique<RingCp>(system, scenario, cost);
 }
 
 const StrategyRegistration registration{
     SystemInfo{
         .name = "ring-cp",
-        .description =
-            "Ring context parallelism (TransformerEngine-style P2P, per-document zigzag), over all GPUs by default",
+        .description = "Ring context parallelism (TransformerEngine-style P2P, per-document zigzag), over "
+                       "all GPUs by default",
         .order = 10,
         .baseline = true,
-        .options = {degree_system_option("TE CP size C, dividing the world size (N/C data-parallel groups); auto = all GPUs"),
+        .options = {degree_system_option(
+                        "TE CP size C, dividing the world size (N/C data-parallel groups); auto = all GPUs"),
                     dealing_system_option()},
         .validate = check_cp_degree,
     },

@@ -15,7 +15,9 @@ using plan::Op;
 using plan::OpKind;
 
 // Member i's part of `total` when it is cut into t near-equal integer parts (the parts sum to `total`).
-std::int64_t share(std::int64_t total, int t, int i) { return total * (i + 1) / t - total * i / t; }
+std::int64_t share(std::int64_t total, int t, int i) {
+  return total * (i + 1) / t - total * i / t;
+}
 
 // How a GEMM of the layer is split under Megatron TP (the names PlanBuilder gives them).
 enum class GemmSplit { column, row };
@@ -102,7 +104,8 @@ class Expander {
     std::int64_t total = 0;
     for (std::int64_t& b : route.part_bytes) total += (b = share(b, t_, i));
     // Rounding the parts separately may miss the send's share by a few bytes; the largest part absorbs it.
-    if (!route.part_bytes.empty()) *std::max_element(route.part_bytes.begin(), route.part_bytes.end()) += bytes - total;
+    if (!route.part_bytes.empty())
+      *std::max_element(route.part_bytes.begin(), route.part_bytes.end()) += bytes - total;
     return route;
   }
 

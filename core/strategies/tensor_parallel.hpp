@@ -37,8 +37,10 @@ namespace zb {
 // The strategy `factory` makes, planning on the grid of scenario.parallelism.tensor and expanding each
 // plan to the real GPUs, with the prediction redone on the expanded plan (TP's collectives included).
 // `system` has its options completed and checked against the grid's world size.
-[[nodiscard]] std::unique_ptr<Strategy> make_tensor_parallel_strategy(StrategyFactory factory, const SystemSpec& system,
-                                                                      const Scenario& scenario, const CostModel& cost);
+[[nodiscard]] std::unique_ptr<Strategy> make_tensor_parallel_strategy(StrategyFactory factory,
+                                                                      const SystemSpec& system,
+                                                                      const Scenario& scenario,
+                                                                      const CostModel& cost);
 
 // What one GPU can hold of its TP group's micro-batch, in tokens (the grid's capacity per "GPU").
 [[nodiscard]] std::int64_t tensor_parallel_token_capacity(const CostModel& cost, int t);

@@ -39,7 +39,8 @@ std::unique_ptr<Strategy> make_tensor_parallel_strategy(StrategyFactory factory,
 
 std::int64_t tensor_parallel_token_capacity(const CostModel& cost, int t) {
   if (t <= 1) return cost.token_capacity_per_gpu();
-  return CostModel(tensor_parallel_grid(cost.cluster(), t), cost.model(), cost.profile()).token_capacity_per_gpu();
+  return CostModel(tensor_parallel_grid(cost.cluster(), t), cost.model(), cost.profile())
+      .token_capacity_per_gpu();
 }
 
 }  // namespace zb

@@ -23,7 +23,8 @@ class Ulysses final : public Strategy {
     setup_.system = system.label;
     setup_.strategy = system.name;
     setup_.passes = scenario.passes;
-    setup_.dealing = system.options.at("dealing").get<std::string>() == "round-robin" ? Dealing::round_robin : Dealing::balanced;
+    setup_.dealing = system.options.at("dealing").get<std::string>() == "round-robin" ? Dealing::round_robin
+                                                                                      : Dealing::balanced;
     const int t = std::max(1, scenario.parallelism.tensor);
     heads_ = cost.model().heads / t;  // each TP rank splits its own heads further
     setup_.kv_heads = std::max(1, cost.model().kv_heads / t);
@@ -32,7 +33,9 @@ class Ulysses final : public Strategy {
     fixed_degree_ = degree.is_number_integer() ? degree.get<int>() : 0;
     fixed_ring_ = ring.is_number_integer() ? ring.get<int>() : 0;
     const Location where{scenario.source_file.string(), "systems." + system.label + ".degree"};
-    const std::string per_rank = t > 1 ? " per tensor-parallel rank (" + std::to_string(cost.model().heads) + " / TP " + std::to_string(t) + ")" : "";
+    const std::string per_rank = t > 1 ? " per tensor-parallel rank (" + std::to_string(cost.model().heads) +
+                                             " / TP " + std::to_string(t) + ")"
+                                       : "";
     if (fixed_degree_ > 0) {
       if (const std::string why = unusable(fixed_degree_, per_rank); !why.empty())
         throw Error(ExitCode::bad_input, where, "ulysses degree " + std::to_string(fixed_degree_) + " " + why,
@@ -45,7 +48,8 @@ class Ulysses final : public Strategy {
 
   plan::Plan make_plan(const Batch& batch) const override {
     UlyssesSetup s = setup_;
-    const std::int64_t longest = batch.lengths.empty() ? 0 : *std::max_element(batch.lengths.begin(), batch.lengths.end());
+    const std::int64_t longest =
+        batch.lengths.empty() ? 0 : *std::max_element(batch.lengths.begin(), batch.lengths.end());
     const int world = cost_.cluster().world_size();
     auto fits = [&](int u, int r) {
       UlyssesSetup trial = s;
@@ -87,10 +91,13 @@ class Ulysses final : public Strategy {
   [[nodiscard]] std::string unusable(int u, const std::string& per_rank) const {
     const int g = cost_.cluster().gpus_per_node;
     if (heads_ % u != 0) return "does not divide the " + std::to_string(heads_) + " query heads" + per_rank;
-    if (u > g || g % u != 0) return "does not divide the " + std::to_string(g) + " GPUs per node (a u-group stays inside one node)";
+    if (u > g || g % u != 0)
+      return "does not divide the " + std::to_string(g) + " GPUs per node (a u-group stays inside one node)";
     const int kv = setup_.kv_heads;
     if (u <= kv && kv % u != 0) return "does not divide the " + std::to_string(kv) + " K/V heads" + per_rank;
-    if (u > kv && u % kv != 0) return "is no multiple of the " + std::to_string(kv) + " K/V heads" + per_rank + ", so they cannot be replicated evenly";
+    if (u > kv && u % kv != 0)
+      return "is no multiple of the " + std::to_string(kv) + " K/V heads" + per_rank +
+             ", so they cannot be replicated evenly";
     return "";
   }
 
@@ -98,10 +105,11 @@ class Ulysses final : public Strategy {
   const CostModel& cost_;
   int heads_ = 1;
   int fixed_degree_ = 0, fixed_ring_ = 0;  // 0 = "auto"
-  std::vector<int> candidates_;             // powers of two usable as the degree, ascending
+  std::vector<int> candidates_;            // powers of two usable as the degree, ascending
 };
 
-std::unique_ptr<Strategy> make_ulysses(const SystemSpec& system, const Scenario& scenario, const CostModel& cost) {
+std::unique_ptr<Strategy> make_ulysses(const SystemSpec& system, const Scenario& scenario,
+                                       const CostModel& cost) {
   return std::make_unique<Ulysses>(system, scenario, cost);
 }
 
@@ -113,30 +121,35 @@ std::vector<OptionProblem> check_mesh(const nlohmann::json& options, const Syste
   const std::int64_t r = ring.is_number_integer() ? ring.get<std::int64_t>() : 1;
   if (*context.world_size % (u * r) == 0) return {};
   return {{degree.is_number_integer() ? "degree" : "ring",
-           "degree x ring = " + std::to_string(u) + " x " + std::to_string(r) + " does not divide the world size " +
-               std::to_string(*context.world_size) + " (nodes x gpus_per_node)",
+           "degree x ring = " + std::to_string(u) + " x " + std::to_string(r) +
+               " does not divide the world size " + std::to_string(*context.world_size) +
+               " (nodes x gpus_per_node)",
            "choose u and r whose product divides the world size, or \"auto\""}};
 }
 
 const StrategyRegistration registration{
     SystemInfo{
         .name = "ulysses",
-        .description = "DeepSpeed-Ulysses head parallelism: Q/K/V all-to-all inside a u-GPU group, attention over whole "
-                       "documents for H/u heads, O all-to-all back; ring r > 1 is USP's u x r hybrid",
+        .description =
+            "DeepSpeed-Ulysses head parallelism: Q/K/V all-to-all inside a u-GPU group, attention over whole "
+            "documents for H/u heads, O all-to-all back; ring r > 1 is USP's u x r hybrid",
         .order = 45,
         .baseline = true,
         .options = {SystemOption{.name = "degree",
                                  .type = OptionType::positive_int_or_auto,
                                  .default_value = "auto",
                                  .choices = {},
-                                 .description = "Ulysses degree u (divides the heads and the GPUs per node); auto = the "
-                                                "smallest power of two whose group holds the longest document"},
-                    SystemOption{.name = "ring",
-                                 .type = OptionType::positive_int_or_auto,
-                                 .default_value = 1,
-                                 .choices = {},
-                                 .description = "USP ring degree r: r u-groups on a zigzag ring per head slice (1 = plain "
-                                                "Ulysses); auto = a ring only when a u-group cannot hold the longest document"},
+                                 .description =
+                                     "Ulysses degree u (divides the heads and the GPUs per node); auto = the "
+                                     "smallest power of two whose group holds the longest document"},
+                    SystemOption{
+                        .name = "ring",
+                        .type = OptionType::positive_int_or_auto,
+                        .default_value = 1,
+                        .choices = {},
+                        .description =
+                            "USP ring degree r: r u-groups on a zigzag ring per head slice (1 = plain "
+                            "Ulysses); auto = a ring only when a u-group cannot hold the longest document"},
                     dealing_system_option()},
         .validate = check_mesh,
     },

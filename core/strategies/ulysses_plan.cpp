@@ -16,7 +16,9 @@
 namespace zb {
 namespace {
 
-double q_bytes_per_token(const CostModel& cost) { return cost.qkv_bytes(1.0) - cost.kv_bytes(1.0); }
+double q_bytes_per_token(const CostModel& cost) {
+  return cost.qkv_bytes(1.0) - cost.kv_bytes(1.0);
+}
 
 plan::HeadRange head_slice(const CostModel& cost, int u, int j) {
   if (u <= 1) return {};
@@ -74,13 +76,15 @@ double ulysses_pack_need(const CostModel& cost, const UlyssesSetup& setup, std::
 
 std::int64_t ulysses_pack_capacity(const CostModel& cost, const UlyssesSetup& setup) {
   const auto m = static_cast<double>(cost.token_capacity_per_gpu());
-  const double per_token = ulysses_pack_need(cost, setup, 1 << 20) / static_cast<double>(1 << 20);  // linear in S
+  const double per_token =
+      ulysses_pack_need(cost, setup, 1 << 20) / static_cast<double>(1 << 20);  // linear in S
   auto capacity = static_cast<std::int64_t>(std::floor(m / per_token));
   while (capacity > 0 && ulysses_pack_need(cost, setup, capacity) > m) --capacity;  // floating-point edge
   return capacity;
 }
 
-plan::Plan plan_ulysses(const UlyssesSetup& setup, const CostModel& cost, const std::vector<std::int64_t>& lengths) {
+plan::Plan plan_ulysses(const UlyssesSetup& setup, const CostModel& cost,
+                        const std::vector<std::int64_t>& lengths) {
   const int world = cost.cluster().world_size();
   const int u = setup.degree, r = setup.ring, c = u * r, groups = world / c;
   const std::int64_t align = 2LL * r;
@@ -88,15 +92,17 @@ plan::Plan plan_ulysses(const UlyssesSetup& setup, const CostModel& cost, const 
   for (std::size_t d = 0; d < lengths.size(); ++d) {  // a document is never split across packs
     const std::int64_t padded = pad_to(lengths[d], align);
     if (padded <= capacity) continue;
-    plan::Plan p = oom_plan(cost, setup.system, setup.strategy, lengths,
-                            {{0, 0, static_cast<std::int64_t>(std::ceil(ulysses_pack_need(cost, setup, padded))),
-                              cost.token_capacity_per_gpu()}});
+    plan::Plan p =
+        oom_plan(cost, setup.system, setup.strategy, lengths,
+                 {{0, 0, static_cast<std::int64_t>(std::ceil(ulysses_pack_need(cost, setup, padded))),
+                   cost.token_capacity_per_gpu()}});
     p.info["degree"] = u;
     p.info["ring"] = r;
     p.info["oversized_document"] = {{"index", d}, {"length", lengths[d]}, {"pack_capacity_tokens", capacity}};
     return p;
   }
-  const std::vector<std::vector<Pack>> dealt = deal_packs(cost, lengths, groups, align, capacity, setup.dealing);
+  const std::vector<std::vector<Pack>> dealt =
+      deal_packs(cost, lengths, groups, align, capacity, setup.dealing);
   PlanBuilder b(cost, setup.system, setup.strategy);
   b.set_passes(setup.passes);
   const double kv_share = ulysses_kv_share(setup);
@@ -112,7 +118,8 @@ plan::Plan plan_ulysses(const UlyssesSetup& setup, const CostModel& cost, const 
       const auto& packs = dealt[static_cast<std::size_t>(g)];
       if (static_cast<std::size_t>(mb) >= packs.size()) continue;
       std::vector<int> seqs;
-      for (const int doc : packs[static_cast<std::size_t>(mb)].docs) seqs.push_back(b.add_sequence(lengths[static_cast<std::size_t>(doc)], mb));
+      for (const int doc : packs[static_cast<std::size_t>(mb)].docs)
+        seqs.push_back(b.add_sequence(lengths[static_cast<std::size_t>(doc)], mb));
       const int base = g * c;
       // Each member's sequence shard: r = 1, per-document zigzag over the u-group (add_group's layout);
       // r > 1, its part of its u-group's ring chunks (written into the layout after finish()).
@@ -123,12 +130,15 @@ plan::Plan plan_ulysses(const UlyssesSetup& setup, const CostModel& cost, const 
         for (int m = 0; m < u; ++m) ranks.push_back(base + q * u + m);
         if (r == 1) {
           ugroup_gid[0] = b.add_group(level_of(cost, ranks), ranks, seqs, mb);
-          for (int m = 0; m < u; ++m) tokens[static_cast<std::size_t>(m)] = b.zigzag_rank_tokens(b.plan().groups[static_cast<std::size_t>(ugroup_gid[0])], m);
+          for (int m = 0; m < u; ++m)
+            tokens[static_cast<std::size_t>(m)] =
+                b.zigzag_rank_tokens(b.plan().groups[static_cast<std::size_t>(ugroup_gid[0])], m);
           continue;
         }
         for (int m = 0; m < u; ++m) {
           for (const int seq : seqs) {
-            for (const plan::Shard& s : usp_shards(seq, b.plan().sequences[static_cast<std::size_t>(seq)].length, r, q, u, m)) {
+            for (const plan::Shard& s :
+                 usp_shards(seq, b.plan().sequences[static_cast<std::size_t>(seq)].length, r, q, u, m)) {
               layout[static_cast<std::size_t>(base + q * u + m)].shards.push_back(s);
               tokens[static_cast<std::size_t>(q * u + m)] += s.size();
             }
@@ -153,11 +163,13 @@ plan::Plan plan_ulysses(const UlyssesSetup& setup, const CostModel& cost, const 
           const auto k = static_cast<std::size_t>(q * u + m);
           const int rank = ranks[static_cast<std::size_t>(m)];
           const int prev = last_op[static_cast<std::size_t>(rank)];
-          qkv[k] = b.add_qkv_gemm(rank, tokens[k], prev >= 0 ? std::vector<int>{prev} : std::vector<int>{}, mb);
+          qkv[k] =
+              b.add_qkv_gemm(rank, tokens[k], prev >= 0 ? std::vector<int>{prev} : std::vector<int>{}, mb);
           ready[k] = qkv[k];
           if (u > 1) {
             const double sent = static_cast<double>(u - 1) * static_cast<double>(tokens[k]) * qkv_per_token;
-            ready[k] = b.add_op(rank, all_to_all("qkv all-to-all", ugroup_gid[static_cast<std::size_t>(q)], mb, ranks, in_tag, sent, {qkv[k]}));
+            ready[k] = b.add_op(rank, all_to_all("qkv all-to-all", ugroup_gid[static_cast<std::size_t>(q)],
+                                                 mb, ranks, in_tag, sent, {qkv[k]}));
           }
           if (r > 1) continue;
           plan::Op op;  // every query of the u-group's documents against its keys, for the member's heads
@@ -184,7 +196,8 @@ plan::Plan plan_ulysses(const UlyssesSetup& setup, const CostModel& cost, const 
           std::vector<int> ring_ready;
           for (int q = 0; q < r; ++q) ring_ready.push_back(ready[static_cast<std::size_t>(q * u + j)]);
           const auto steps = b.add_attention(ring_gid[static_cast<std::size_t>(j)], ring_ready);
-          for (int q = 0; q < r; ++q) attn[static_cast<std::size_t>(q * u + j)] = steps[static_cast<std::size_t>(q)];
+          for (int q = 0; q < r; ++q)
+            attn[static_cast<std::size_t>(q * u + j)] = steps[static_cast<std::size_t>(q)];
         }
       }
       for (int q = 0; q < r; ++q) {
@@ -201,7 +214,8 @@ plan::Plan plan_ulysses(const UlyssesSetup& setup, const CostModel& cost, const 
           std::vector<int> after = attn[k].empty() ? std::vector<int>{ready[k]} : attn[k];
           if (u > 1) {  // O rows of the other members' tokens, for this member's heads
             const double sent = static_cast<double>(ugroup_tokens - tokens[k]) * o_per_token;
-            after = {b.add_op(rank, all_to_all("o all-to-all", ugroup_gid[static_cast<std::size_t>(q)], mb, ranks, out_tag, sent, after))};
+            after = {b.add_op(rank, all_to_all("o all-to-all", ugroup_gid[static_cast<std::size_t>(q)], mb,
+                                               ranks, out_tag, sent, after))};
           }
           after.push_back(qkv[k]);
           last_op[static_cast<std::size_t>(rank)] = b.add_output_gemms(rank, tokens[k], after, mb);
@@ -231,7 +245,8 @@ plan::Plan plan_ulysses(const UlyssesSetup& setup, const CostModel& cost, const 
       const auto slot = ring_slot.find(op.group);
       if (u == 1 || slot == ring_slot.end() || op.kind == plan::OpKind::collective) continue;
       op.heads = head_slice(cost, u, slot->second);
-      if (op.kind == plan::OpKind::send || op.kind == plan::OpKind::recv) op.bytes = std::llround(static_cast<double>(op.bytes) * kv_share);
+      if (op.kind == plan::OpKind::send || op.kind == plan::OpKind::recv)
+        op.bytes = std::llround(static_cast<double>(op.bytes) * kv_share);
     }
   }
   p.predicted = predict(p, cost, setup.passes);

@@ -1,7 +1,7 @@
 // uniform-cp: fixed-degree CP (CP = C, DP = N/C). Documents are balanced over the D = N/C groups of
 // consecutive ranks by estimated cost and packed per group into packs of C·M tokens (or, with
-// "dealing": "round-robin", FFD packs dealt round-robin); each group runs a zigzag ring over its C ranks. "degree": "auto"
-// plans every divisor C of N and keeps the feasible one with the least predicted time.
+// "dealing": "round-robin", FFD packs dealt round-robin); each group runs a zigzag ring over its C ranks.
+// "degree": "auto" plans every divisor C of N and keeps the feasible one with the least predicted time.
 #include <algorithm>
 #include <optional>
 #include <string>
@@ -40,8 +40,9 @@ class UniformCp final : public Strategy {
     std::vector<Degree> degrees;
     for (int c = 1; c <= world; ++c) {
       if (world % c != 0 || !packed_cp_fits(cost_, batch.lengths, c)) continue;
-      degrees.push_back({c, packed_cp_compute_floor(cost_, batch.lengths, c, setup_.passes),
-                         packed_cp_prediction_floor(cost_, batch.lengths, c, setup_.passes, setup_.dealing) * (1 - 1e-9)});
+      degrees.push_back(
+          {c, packed_cp_compute_floor(cost_, batch.lengths, c, setup_.passes),
+           packed_cp_prediction_floor(cost_, batch.lengths, c, setup_.passes, setup_.dealing) * (1 - 1e-9)});
     }
     if (setup_.dealing == Dealing::balanced) {
       std::stable_sort(degrees.begin(), degrees.end(), [](const Degree& a, const Degree& b) {
@@ -60,7 +61,8 @@ class UniformCp final : public Strategy {
       s.degree = d.c;
       plan::Plan p = plan_packed_cp(s, cost_, batch.lengths);
       const double t = p.predicted.iteration_seconds;
-      if (!best || t < best->predicted.iteration_seconds || (t == best->predicted.iteration_seconds && d.c < best_c)) {
+      if (!best || t < best->predicted.iteration_seconds ||
+          (t == best->predicted.iteration_seconds && d.c < best_c)) {
         best = std::move(p);
         best_c = d.c;
       }
@@ -81,18 +83,20 @@ class UniformCp final : public Strategy {
   const CostModel& cost_;
 };
 
-std::unique_ptr<Strategy> make_uniform_cp(const SystemSpec& system, const Scenario& scenario, const CostModel& cost) {
+std::unique_ptr<Strategy> make_uniform_cp(const SystemSpec& system, const Scenario& scenario,
+                                          const CostModel& cost) {
   return std::make_unique<UniformCp>(system, scenario, cost);
 }
 
 const StrategyRegistration registration{
     SystemInfo{
         .name = "uniform-cp",
-        .description =
-            "Uniform context parallelism: fixed degree C, N/C data-parallel groups, documents balanced by cost",
+        .description = "Uniform context parallelism: fixed degree C, N/C data-parallel groups, documents "
+                       "balanced by cost",
         .order = 20,
         .baseline = true,
-        .options = {degree_system_option("CP degree C; must divide the world size; auto = the best feasible C"),
+        .options = {degree_system_option(
+                        "CP degree C; must divide the world size; auto = the best feasible C"),
                     dealing_system_option()},
         .validate = check_cp_degree,
     },

@@ -20,8 +20,8 @@ using cpu_detail::visible_keys;
 // found empty) or a NaN would turn every P into inf or NaN. Checked for every block before anything
 // is accumulated, so a failed call leaves dQ, dK and dV untouched.
 template <typename T>
-Status check_lse(std::string_view entry, const AttentionShape& shape, std::span<const AttentionBlockDesc> blocks,
-                 std::span<const T> lse) {
+Status check_lse(std::string_view entry, const AttentionShape& shape,
+                 std::span<const AttentionBlockDesc> blocks, std::span<const T> lse) {
   for (std::size_t n = 0; n < blocks.size(); ++n) {
     const AttentionBlockDesc& b = blocks[n];
     for (std::int64_t i = 0; i < b.q_count; ++i) {
@@ -32,8 +32,8 @@ Status check_lse(std::string_view entry, const AttentionShape& shape, std::span<
         if (std::isfinite(value)) continue;
         return Status::failure(std::string(entry) + ": blocks[" + std::to_string(n) + "] query " +
                                std::to_string(i) + " (out row " + std::to_string(b.out_row + i) + ", head " +
-                               std::to_string(h) + ") sees " + std::to_string(keys) + " keys but its LSE is " +
-                               std::to_string(value) +
+                               std::to_string(h) + ") sees " + std::to_string(keys) +
+                               " keys but its LSE is " + std::to_string(value) +
                                "; pass the forward LSE merged over every key block of the row");
       }
     }

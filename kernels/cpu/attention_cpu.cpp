@@ -20,8 +20,8 @@ constexpr std::int64_t kKeyTile = 64;
 
 template <typename T>
 Status attention_forward_impl(const AttentionShape& shape, std::span<const AttentionBlockDesc> blocks,
-                              std::span<const T> q, std::span<const T> k, std::span<const T> v, std::span<T> o,
-                              std::span<T> lse) {
+                              std::span<const T> q, std::span<const T> k, std::span<const T> v,
+                              std::span<T> o, std::span<T> lse) {
   constexpr std::string_view entry = "attention_forward";
   if (Status s = validate_attention(entry, shape, blocks); !s) return s;
   const std::int64_t d = shape.head_dim;
@@ -89,8 +89,8 @@ Status attention_forward_impl(const AttentionShape& shape, std::span<const Atten
 }
 
 template <typename T>
-Status merge_partials_impl(int heads, int head_dim, std::span<T> o_a, std::span<T> lse_a, std::span<const T> o_b,
-                           std::span<const T> lse_b) {
+Status merge_partials_impl(int heads, int head_dim, std::span<T> o_a, std::span<T> lse_a,
+                           std::span<const T> o_b, std::span<const T> lse_b) {
   constexpr std::string_view entry = "merge_partials";
   if (heads <= 0 || head_dim <= 0)
     return Status::failure(std::string(entry) + ": heads = " + std::to_string(heads) +

@@ -13,13 +13,15 @@ Status gemm_impl(std::int64_t m, std::int64_t n, std::int64_t k, std::span<const
                  std::span<T> c) {
   const std::string entry = "gemm: ";
   if (m < 0 || n < 0 || k < 0)
-    return Status::failure(entry + "m, n, k must be >= 0 (got " + std::to_string(m) + ", " + std::to_string(n) + ", " +
-                           std::to_string(k) + ")");
+    return Status::failure(entry + "m, n, k must be >= 0 (got " + std::to_string(m) + ", " +
+                           std::to_string(n) + ", " + std::to_string(k) + ")");
   const auto expect = [&](const char* name, std::size_t got, std::int64_t want) {
     if (static_cast<std::int64_t>(got) == want) return Status::success();
-    return Status::failure(entry + name + " has " + std::to_string(got) + " elements, expected " + std::to_string(want));
+    return Status::failure(entry + name + " has " + std::to_string(got) + " elements, expected " +
+                           std::to_string(want));
   };
-  for (Status s : {expect("a", a.size(), m * k), expect("b", b.size(), k * n), expect("c", c.size(), m * n)}) {
+  for (Status s :
+       {expect("a", a.size(), m * k), expect("b", b.size(), k * n), expect("c", c.size(), m * n)}) {
     if (!s) return s;
   }
   std::ranges::fill(c, T(0));
@@ -36,13 +38,13 @@ Status gemm_impl(std::int64_t m, std::int64_t n, std::int64_t k, std::span<const
 
 }  // namespace
 
-Status gemm(std::int64_t m, std::int64_t n, std::int64_t k, std::span<const float> a, std::span<const float> b,
-            std::span<float> c) {
+Status gemm(std::int64_t m, std::int64_t n, std::int64_t k, std::span<const float> a,
+            std::span<const float> b, std::span<float> c) {
   return gemm_impl<float>(m, n, k, a, b, c);
 }
 
-Status gemm(std::int64_t m, std::int64_t n, std::int64_t k, std::span<const double> a, std::span<const double> b,
-            std::span<double> c) {
+Status gemm(std::int64_t m, std::int64_t n, std::int64_t k, std::span<const double> a,
+            std::span<const double> b, std::span<double> c) {
   return gemm_impl<double>(m, n, k, a, b, c);
 }
 

@@ -8,14 +8,17 @@ namespace zb::kernels {
 
 std::uint16_t float_to_bf16_bits(float value) {
   const auto bits = std::bit_cast<std::uint32_t>(value);
-  if ((bits & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<std::uint16_t>((bits >> 16) | 0x0040u);  // quiet NaN
+  if ((bits & 0x7FFFFFFFu) > 0x7F800000u)
+    return static_cast<std::uint16_t>((bits >> 16) | 0x0040u);  // quiet NaN
   // Adding 0x7FFF plus the lowest kept bit rounds to nearest, ties to even; overflow carries into the
   // exponent, and the largest finite values round to infinity as on the GPU.
   const std::uint32_t rounding = 0x7FFFu + ((bits >> 16) & 1u);
   return static_cast<std::uint16_t>((bits + rounding) >> 16);
 }
 
-float bf16_bits_to_float(std::uint16_t bits) { return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16); }
+float bf16_bits_to_float(std::uint16_t bits) {
+  return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16);
+}
 
 std::uint16_t float_to_fp16_bits(float value) {
   const auto bits = std::bit_cast<std::uint32_t>(value);

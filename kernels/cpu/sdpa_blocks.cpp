@@ -19,9 +19,9 @@ constexpr std::int64_t kMaxRaggedOffset = std::numeric_limits<std::int32_t>::max
 Status check_offset(std::string_view entry, std::int64_t index, const char* what, std::int64_t end_row,
                     std::int64_t row_elements) {
   if (end_row <= kMaxRaggedOffset / row_elements) return Status::success();
-  return Status::failure(std::string(entry) + ": blocks[" + std::to_string(index) + "]: " + what + " rows end at " +
-                         std::to_string(end_row) + ", element offset " + std::to_string(end_row * row_elements) +
-                         " exceeds cuDNN's int32 ragged offsets");
+  return Status::failure(std::string(entry) + ": blocks[" + std::to_string(index) + "]: " + what +
+                         " rows end at " + std::to_string(end_row) + ", element offset " +
+                         std::to_string(end_row * row_elements) + " exceeds cuDNN's int32 ragged offsets");
 }
 
 }  // namespace
@@ -58,9 +58,11 @@ std::vector<SdpaEntry> split_sdpa_block(const AttentionBlockDesc& block, std::in
 }
 
 Status split_sdpa_blocks(std::string_view entry, const AttentionShape& shape,
-                         std::span<const AttentionBlockDesc> blocks, bool backward, std::vector<SdpaEntry>& out) {
+                         std::span<const AttentionBlockDesc> blocks, bool backward,
+                         std::vector<SdpaEntry>& out) {
   out.clear();
-  Status valid = backward ? validate_attention_backward(entry, shape, blocks) : validate_attention(entry, shape, blocks);
+  Status valid =
+      backward ? validate_attention_backward(entry, shape, blocks) : validate_attention(entry, shape, blocks);
   if (!valid) return valid;
   if (shape.head_dim % 8 != 0 || shape.head_dim > 256)
     return Status::failure(std::string(entry) + ": shape.head_dim = " + std::to_string(shape.head_dim) +
@@ -86,7 +88,8 @@ SdpaGatherMap build_gather_map(std::span<const std::int64_t> dest_row, std::span
   for (std::size_t e = 0; e < dest_row.size(); ++e)
     for (std::int64_t r = 0; r < count[e]; ++r) pairs.emplace_back(dest_row[e] + r, scratch_row[e] + r);
   // Stable: the sources of one destination stay in list order, so the sum is the sequential one.
-  std::stable_sort(pairs.begin(), pairs.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::stable_sort(pairs.begin(), pairs.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
   SdpaGatherMap map;
   map.sources.reserve(pairs.size());
   for (const auto& [dest, source] : pairs) {

@@ -13,29 +13,32 @@
 namespace zb::kernels {
 namespace {
 
-std::string prefix(std::string_view entry) { return std::string(entry) + ": "; }
+std::string prefix(std::string_view entry) {
+  return std::string(entry) + ": ";
+}
 
 // Finds two overlapping [begin, begin + count) intervals; intervals are (begin, count, index) triples.
 // Returns the indices of the first overlapping pair found after sorting by begin, or {-1, -1}.
 std::pair<std::int64_t, std::int64_t> find_overlap(std::vector<std::array<std::int64_t, 3>> intervals) {
   std::ranges::sort(intervals);
   for (std::size_t i = 1; i < intervals.size(); ++i) {
-    if (intervals[i - 1][0] + intervals[i - 1][1] > intervals[i][0]) return {intervals[i - 1][2], intervals[i][2]};
+    if (intervals[i - 1][0] + intervals[i - 1][1] > intervals[i][0])
+      return {intervals[i - 1][2], intervals[i][2]};
   }
   return {-1, -1};
 }
 
 // The checks of validate_attention; `disjoint_outputs` adds the forward's "no two blocks write the same
 // output rows" (the backward accumulates and reads O/LSE, so it allows shared rows).
-Status validate_blocks(std::string_view entry, const AttentionShape& shape, std::span<const AttentionBlockDesc> blocks,
-                       bool disjoint_outputs) {
+Status validate_blocks(std::string_view entry, const AttentionShape& shape,
+                       std::span<const AttentionBlockDesc> blocks, bool disjoint_outputs) {
   const std::string p = prefix(entry);
   if (shape.heads <= 0) return Status::failure(p + "heads = " + std::to_string(shape.heads) + " must be > 0");
   if (shape.kv_heads <= 0)
     return Status::failure(p + "kv_heads = " + std::to_string(shape.kv_heads) + " must be > 0");
   if (shape.heads % shape.kv_heads != 0)
-    return Status::failure(p + "heads = " + std::to_string(shape.heads) + " is not a multiple of kv_heads = " +
-                           std::to_string(shape.kv_heads));
+    return Status::failure(p + "heads = " + std::to_string(shape.heads) +
+                           " is not a multiple of kv_heads = " + std::to_string(shape.kv_heads));
   if (shape.head_dim <= 0)
     return Status::failure(p + "head_dim = " + std::to_string(shape.head_dim) + " must be > 0");
   if (shape.q_tokens < 0 || shape.kv_tokens < 0 || shape.out_rows < 0)
@@ -46,17 +49,20 @@ Status validate_blocks(std::string_view entry, const AttentionShape& shape, std:
   for (std::size_t i = 0; i < blocks.size(); ++i) {
     const AttentionBlockDesc& b = blocks[i];
     const std::string name = p + "blocks[" + std::to_string(i) + "].";
-    if (b.q_count < 0) return Status::failure(name + "q_count = " + std::to_string(b.q_count) + " is negative");
-    if (b.kv_count < 0) return Status::failure(name + "kv_count = " + std::to_string(b.kv_count) + " is negative");
+    if (b.q_count < 0)
+      return Status::failure(name + "q_count = " + std::to_string(b.q_count) + " is negative");
+    if (b.kv_count < 0)
+      return Status::failure(name + "kv_count = " + std::to_string(b.kv_count) + " is negative");
     if (b.q_position < 0 || b.kv_position < 0)
-      return Status::failure(name + "q_position/kv_position must be >= 0 (got " + std::to_string(b.q_position) +
-                             ", " + std::to_string(b.kv_position) + ")");
+      return Status::failure(name + "q_position/kv_position must be >= 0 (got " +
+                             std::to_string(b.q_position) + ", " + std::to_string(b.kv_position) + ")");
     if (b.mask != AttentionMask::causal && b.mask != AttentionMask::full)
       return Status::failure(name + "mask has an unknown value");
     if (b.q_count == 0) continue;
     if (b.q_row < 0 || b.q_row + b.q_count > shape.q_tokens)
-      return Status::failure(name + "q rows [" + std::to_string(b.q_row) + ", " + std::to_string(b.q_row + b.q_count) +
-                             ") are outside Q's " + std::to_string(shape.q_tokens) + " rows");
+      return Status::failure(name + "q rows [" + std::to_string(b.q_row) + ", " +
+                             std::to_string(b.q_row + b.q_count) + ") are outside Q's " +
+                             std::to_string(shape.q_tokens) + " rows");
     if (b.kv_count > 0 && (b.kv_row < 0 || b.kv_row + b.kv_count > shape.kv_tokens))
       return Status::failure(name + "kv rows [" + std::to_string(b.kv_row) + ", " +
                              std::to_string(b.kv_row + b.kv_count) + ") are outside K/V's " +
@@ -101,23 +107,24 @@ Status validate_row_ranges(std::string_view entry, std::span<const RowRange> ran
   for (std::size_t i = 0; i < ranges.size(); ++i) {
     const RowRange& r = ranges[i];
     if (r.rows < 0)
-      return Status::failure(p + "ranges[" + std::to_string(i) + "].rows = " + std::to_string(r.rows) + " is negative");
+      return Status::failure(p + "ranges[" + std::to_string(i) + "].rows = " + std::to_string(r.rows) +
+                             " is negative");
     if (r.rows == 0) continue;
     if (r.packed_row < 0 || r.packed_row + r.rows > packed_rows)
-      return Status::failure(p + "ranges[" + std::to_string(i) + "] rows [" + std::to_string(r.packed_row) + ", " +
-                             std::to_string(r.packed_row + r.rows) + ") are outside the packed buffer's " +
-                             std::to_string(packed_rows) + " rows");
+      return Status::failure(p + "ranges[" + std::to_string(i) + "] rows [" + std::to_string(r.packed_row) +
+                             ", " + std::to_string(r.packed_row + r.rows) +
+                             ") are outside the packed buffer's " + std::to_string(packed_rows) + " rows");
     intervals.push_back({r.packed_row, r.rows, static_cast<std::int64_t>(i)});
   }
   const std::int64_t needed = total_rows(ranges);
   if (contiguous_rows < needed)
-    return Status::failure(p + "contiguous buffer has " + std::to_string(contiguous_rows) + " rows, the ranges need " +
-                           std::to_string(needed));
+    return Status::failure(p + "contiguous buffer has " + std::to_string(contiguous_rows) +
+                           " rows, the ranges need " + std::to_string(needed));
   if (check_overlap) {
     const auto [first, second] = find_overlap(std::move(intervals));
     if (first >= 0)
-      return Status::failure(p + "ranges[" + std::to_string(first) + "] and ranges[" + std::to_string(second) +
-                             "] overlap in the packed buffer");
+      return Status::failure(p + "ranges[" + std::to_string(first) + "] and ranges[" +
+                             std::to_string(second) + "] overlap in the packed buffer");
   }
   return Status::success();
 }

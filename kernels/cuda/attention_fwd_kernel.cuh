@@ -82,7 +82,8 @@ __global__ void __launch_bounds__(kThreads, 1) attention_forward_kernel(const At
   std::uint32_t q_frag[D / 16][4];
 
   if (key_tiles > 0) {
-    load_tile<D, kBlockM>(q_tile, p.q + (b.q_row + tile.q_start) * q_stride + static_cast<std::int64_t>(head) * D,
+    load_tile<D, kBlockM>(q_tile,
+                          p.q + (b.q_row + tile.q_start) * q_stride + static_cast<std::int64_t>(head) * D,
                           q_stride, rows_here);
     load_tile<D, kBlockN>(k_tile, k_first, kv_stride, b.kv_count);
     cp_async_commit();
@@ -156,7 +157,8 @@ __global__ void __launch_bounds__(kThreads, 1) attention_forward_kernel(const At
     cp_async_wait_all();
     __syncthreads();  // V[t] landed; every warp is done reading K[t]
     if (t + 1 < key_tiles) {
-      load_tile<D, kBlockN>(k_tile, k_first + (kv0 + kBlockN) * kv_stride, kv_stride, b.kv_count - kv0 - kBlockN);
+      load_tile<D, kBlockN>(k_tile, k_first + (kv0 + kBlockN) * kv_stride, kv_stride,
+                            b.kv_count - kv0 - kBlockN);
       cp_async_commit();
     }
 

@@ -11,9 +11,12 @@ namespace zb::kernels::cuda::detail {
 
 template <typename T>
 constexpr const char* type_name() {
-  if constexpr (std::is_same_v<T, float>) return "f32";
-  else if constexpr (std::is_same_v<T, __nv_bfloat16>) return "bf16";
-  else return "f16";
+  if constexpr (std::is_same_v<T, float>)
+    return "f32";
+  else if constexpr (std::is_same_v<T, __nv_bfloat16>)
+    return "bf16";
+  else
+    return "f16";
 }
 
 template <typename Elem, typename Out, int D>
@@ -26,8 +29,8 @@ Status launch_attention(const AttentionSchedule::Impl& schedule, const Attention
                                   type_name<Out>() + "," + std::to_string(D) + ">";
   constexpr int smem = attention_smem_bytes<D>();
   const auto kernel = attention_forward_kernel<Elem, Out, D>;
-  if (Status s = check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem), entry,
-                            "cudaFuncSetAttribute(MaxDynamicSharedMemorySize) for " + kernel_name);
+  if (Status s = check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem),
+                            entry, "cudaFuncSetAttribute(MaxDynamicSharedMemorySize) for " + kernel_name);
       !s)
     return s;
 
@@ -46,7 +49,8 @@ Status launch_attention(const AttentionSchedule::Impl& schedule, const Attention
   const dim3 grid(static_cast<unsigned>(schedule.tile_count), static_cast<unsigned>(shape.heads));
   const dim3 block(kThreads);
   kernel<<<grid, block, smem, stream>>>(params);
-  return check_cuda(cudaGetLastError(), entry, "cudaGetLastError after " + launch_text(kernel_name, grid, block, smem));
+  return check_cuda(cudaGetLastError(), entry,
+                    "cudaGetLastError after " + launch_text(kernel_name, grid, block, smem));
 }
 
 // Dispatch on output type (f32 or the input type) and head dim (64 or 128); the schedule has already

@@ -27,8 +27,9 @@ Status device_available() {
     return s;
   // The kernels are built for sm_90 with PTX for newer GPUs; older GPUs cannot run them.
   if (major < 9)
-    return Status::failure("no usable CUDA device: device " + std::to_string(device) + " has compute capability " +
-                           std::to_string(major) + ".x, the kernels need 9.0 or newer");
+    return Status::failure("no usable CUDA device: device " + std::to_string(device) +
+                           " has compute capability " + std::to_string(major) +
+                           ".x, the kernels need 9.0 or newer");
   return Status::success();
 }
 
@@ -47,8 +48,12 @@ AttentionSchedule::~AttentionSchedule() = default;
 AttentionSchedule::AttentionSchedule(AttentionSchedule&&) noexcept = default;
 AttentionSchedule& AttentionSchedule::operator=(AttentionSchedule&&) noexcept = default;
 
-const AttentionShape& AttentionSchedule::shape() const noexcept { return impl_->shape; }
-std::int64_t AttentionSchedule::tile_count() const noexcept { return impl_->tile_count; }
+const AttentionShape& AttentionSchedule::shape() const noexcept {
+  return impl_->shape;
+}
+std::int64_t AttentionSchedule::tile_count() const noexcept {
+  return impl_->tile_count;
+}
 
 Status AttentionSchedule::build(const AttentionShape& shape, std::span<const AttentionBlockDesc> blocks) {
   constexpr std::string_view entry = "AttentionSchedule::build";
@@ -57,7 +62,8 @@ Status AttentionSchedule::build(const AttentionShape& shape, std::span<const Att
     return Status::failure(std::string(entry) + ": head_dim = " + std::to_string(shape.head_dim) +
                            " is not supported by the CUDA kernel (64 or 128)");
   if (shape.heads > 65535)
-    return Status::failure(std::string(entry) + ": heads = " + std::to_string(shape.heads) + " exceeds 65535");
+    return Status::failure(std::string(entry) + ": heads = " + std::to_string(shape.heads) +
+                           " exceeds 65535");
 
   std::vector<detail::DeviceBlock> device_blocks;
   device_blocks.reserve(blocks.size());
@@ -75,15 +81,18 @@ Status AttentionSchedule::build(const AttentionShape& shape, std::span<const Att
       const std::int64_t rows = std::min<std::int64_t>(detail::kBlockM, b.q_count - q_start);
       const std::int64_t keys = detail::tile_key_end(b, q_start, rows);
       if (q_start > INT32_MAX || i > INT32_MAX)
-        return Status::failure(std::string(entry) + ": blocks[" + std::to_string(i) + "] is too large for the tile map");
+        return Status::failure(std::string(entry) + ": blocks[" + std::to_string(i) +
+                               "] is too large for the tile map");
       work.push_back({(keys + detail::kBlockN - 1) / detail::kBlockN,
                       {static_cast<std::int32_t>(i), static_cast<std::int32_t>(q_start)}});
     }
   }
   if (work.size() > INT32_MAX)
-    return Status::failure(std::string(entry) + ": " + std::to_string(work.size()) + " tiles exceed the grid limit");
+    return Status::failure(std::string(entry) + ": " + std::to_string(work.size()) +
+                           " tiles exceed the grid limit");
   // Longest tiles first, so the launch's tail is made of short tiles (the ties keep descriptor order).
-  std::ranges::stable_sort(work, [](const TileWork& a, const TileWork& b) { return a.key_tiles > b.key_tiles; });
+  std::ranges::stable_sort(work,
+                           [](const TileWork& a, const TileWork& b) { return a.key_tiles > b.key_tiles; });
   std::vector<detail::DeviceTile> tiles;
   tiles.reserve(work.size());
   for (const TileWork& w : work) tiles.push_back(w.tile);
@@ -94,14 +103,17 @@ Status AttentionSchedule::build(const AttentionShape& shape, std::span<const Att
   if (!tiles.empty()) {
     const std::size_t block_bytes = device_blocks.size() * sizeof(detail::DeviceBlock);
     const std::size_t tile_bytes = tiles.size() * sizeof(detail::DeviceTile);
-    if (Status s = check_cuda(cudaMalloc(&fresh->blocks, block_bytes), entry, "cudaMalloc(blocks)"); !s) return s;
-    if (Status s = check_cuda(cudaMalloc(&fresh->tiles, tile_bytes), entry, "cudaMalloc(tiles)"); !s) return s;
-    if (Status s = check_cuda(cudaMemcpy(fresh->blocks, device_blocks.data(), block_bytes, cudaMemcpyHostToDevice),
-                              entry, "cudaMemcpy(blocks)");
+    if (Status s = check_cuda(cudaMalloc(&fresh->blocks, block_bytes), entry, "cudaMalloc(blocks)"); !s)
+      return s;
+    if (Status s = check_cuda(cudaMalloc(&fresh->tiles, tile_bytes), entry, "cudaMalloc(tiles)"); !s)
+      return s;
+    if (Status s =
+            check_cuda(cudaMemcpy(fresh->blocks, device_blocks.data(), block_bytes, cudaMemcpyHostToDevice),
+                       entry, "cudaMemcpy(blocks)");
         !s)
       return s;
-    if (Status s = check_cuda(cudaMemcpy(fresh->tiles, tiles.data(), tile_bytes, cudaMemcpyHostToDevice), entry,
-                              "cudaMemcpy(tiles)");
+    if (Status s = check_cuda(cudaMemcpy(fresh->tiles, tiles.data(), tile_bytes, cudaMemcpyHostToDevice),
+                              entry, "cudaMemcpy(tiles)");
         !s)
       return s;
   }
@@ -118,9 +130,10 @@ Status attention_forward(const AttentionSchedule& schedule, const AttentionTenso
     return Status::failure(std::string(entry) + ": input_type must be bf16 or f16");
   if (tensors.output_type != ElementType::f32 && tensors.output_type != tensors.input_type)
     return Status::failure(std::string(entry) + ": output_type must be f32 or the input type");
-  for (Status s : {detail::check_aligned(entry, "q", tensors.q, 16), detail::check_aligned(entry, "k", tensors.k, 16),
-                   detail::check_aligned(entry, "v", tensors.v, 16), detail::check_aligned(entry, "o", tensors.o, 16),
-                   detail::check_aligned(entry, "lse", tensors.lse, 4)}) {
+  for (Status s :
+       {detail::check_aligned(entry, "q", tensors.q, 16), detail::check_aligned(entry, "k", tensors.k, 16),
+        detail::check_aligned(entry, "v", tensors.v, 16), detail::check_aligned(entry, "o", tensors.o, 16),
+        detail::check_aligned(entry, "lse", tensors.lse, 4)}) {
     if (!s) return s;
   }
   return tensors.input_type == ElementType::bf16 ? detail::launch_attention_bf16(*impl, tensors, stream)

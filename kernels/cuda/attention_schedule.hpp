@@ -26,7 +26,8 @@ struct DeviceTile {
 };
 
 // Keys a tile of `rows` queries starting at q_start must read (a causal tile stops at its last query).
-__host__ __device__ inline std::int64_t tile_key_end(const DeviceBlock& b, std::int64_t q_start, std::int64_t rows) {
+__host__ __device__ inline std::int64_t tile_key_end(const DeviceBlock& b, std::int64_t q_start,
+                                                     std::int64_t rows) {
   if (!b.causal) return b.kv_count;
   const std::int64_t end = b.q_position + q_start + rows - b.kv_position;
   return end < 0 ? 0 : (end < b.kv_count ? end : b.kv_count);

@@ -19,8 +19,8 @@ constexpr std::string_view kBuild = "GemmPlan::build";
 
 Status check_lt(cublasStatus_t status, std::string_view entry, std::string_view call) {
   if (status == CUBLAS_STATUS_SUCCESS) return Status::success();
-  return Status::failure(std::string(entry) + ": " + std::string(call) + ": " + cublasLtGetStatusString(status) +
-                         " (" + cublasLtGetStatusName(status) + ")");
+  return Status::failure(std::string(entry) + ": " + std::string(call) + ": " +
+                         cublasLtGetStatusString(status) + " (" + cublasLtGetStatusName(status) + ")");
 }
 
 }  // namespace
@@ -51,10 +51,13 @@ GemmPlan::GemmPlan(GemmPlan&&) noexcept = default;
 GemmPlan& GemmPlan::operator=(GemmPlan&&) noexcept = default;
 
 double GemmPlan::flops() const noexcept {
-  return impl_ ? 2.0 * static_cast<double>(impl_->m) * static_cast<double>(impl_->n) * static_cast<double>(impl_->k)
+  return impl_ ? 2.0 * static_cast<double>(impl_->m) * static_cast<double>(impl_->n) *
+                     static_cast<double>(impl_->k)
                : 0.0;
 }
-std::size_t GemmPlan::workspace_bytes() const noexcept { return impl_ ? impl_->workspace : 0; }
+std::size_t GemmPlan::workspace_bytes() const noexcept {
+  return impl_ ? impl_->workspace : 0;
+}
 
 Status GemmPlan::build(std::int64_t m, std::int64_t n, std::int64_t k, ElementType type, bool transpose_a,
                        bool transpose_b, std::size_t workspace_bytes) {
@@ -74,10 +77,11 @@ Status GemmPlan::build(std::int64_t m, std::int64_t n, std::int64_t k, ElementTy
   // Column-major view: op(A_lt) = Bᵀ (n×k), op(B_lt) = Aᵀ (k×m), C_lt = Cᵀ (n×m, ld n).
   const cublasOperation_t op_a = transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t op_b = transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N;
-  for (Status s : {check_lt(cublasLtMatmulDescSetAttribute(fresh->op, CUBLASLT_MATMUL_DESC_TRANSA, &op_a, sizeof(op_a)),
-                            kBuild, "cublasLtMatmulDescSetAttribute(TRANSA)"),
-                   check_lt(cublasLtMatmulDescSetAttribute(fresh->op, CUBLASLT_MATMUL_DESC_TRANSB, &op_b, sizeof(op_b)),
-                            kBuild, "cublasLtMatmulDescSetAttribute(TRANSB)")}) {
+  for (Status s :
+       {check_lt(cublasLtMatmulDescSetAttribute(fresh->op, CUBLASLT_MATMUL_DESC_TRANSA, &op_a, sizeof(op_a)),
+                 kBuild, "cublasLtMatmulDescSetAttribute(TRANSA)"),
+        check_lt(cublasLtMatmulDescSetAttribute(fresh->op, CUBLASLT_MATMUL_DESC_TRANSB, &op_b, sizeof(op_b)),
+                 kBuild, "cublasLtMatmulDescSetAttribute(TRANSB)")}) {
     if (!s) return s;
   }
   // Stored shapes (column-major rows × cols, ld = rows): B is k×n row-major (n×k col) or, transposed,
@@ -99,21 +103,25 @@ Status GemmPlan::build(std::int64_t m, std::int64_t n, std::int64_t k, ElementTy
     if (!s) return s;
   }
   cublasLtMatmulPreference_t preference = nullptr;
-  if (Status s = check_lt(cublasLtMatmulPreferenceCreate(&preference), kBuild, "cublasLtMatmulPreferenceCreate"); !s)
+  if (Status s =
+          check_lt(cublasLtMatmulPreferenceCreate(&preference), kBuild, "cublasLtMatmulPreferenceCreate");
+      !s)
     return s;
   cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
-  Status chosen = check_lt(cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                                                &workspace_bytes, sizeof(workspace_bytes)),
-                           kBuild, "cublasLtMatmulPreferenceSetAttribute(MAX_WORKSPACE_BYTES)");
+  Status chosen =
+      check_lt(cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                    &workspace_bytes, sizeof(workspace_bytes)),
+               kBuild, "cublasLtMatmulPreferenceSetAttribute(MAX_WORKSPACE_BYTES)");
   if (chosen)
-    chosen = check_lt(cublasLtMatmulAlgoGetHeuristic(fresh->handle, fresh->op, fresh->a, fresh->b, fresh->c, fresh->c,
-                                                     preference, 1, &result, &found),
+    chosen = check_lt(cublasLtMatmulAlgoGetHeuristic(fresh->handle, fresh->op, fresh->a, fresh->b, fresh->c,
+                                                     fresh->c, preference, 1, &result, &found),
                       kBuild, "cublasLtMatmulAlgoGetHeuristic");
   static_cast<void>(cublasLtMatmulPreferenceDestroy(preference));
   if (!chosen) return chosen;
   if (found == 0)
-    return Status::failure(std::string(kBuild) + ": cublasLtMatmulAlgoGetHeuristic found no algorithm for m = " +
+    return Status::failure(std::string(kBuild) +
+                           ": cublasLtMatmulAlgoGetHeuristic found no algorithm for m = " +
                            std::to_string(m) + ", n = " + std::to_string(n) + ", k = " + std::to_string(k) +
                            " within " + std::to_string(workspace_bytes) + " workspace bytes");
   fresh->algo = result.algo;
@@ -129,15 +137,19 @@ Status gemm(const GemmPlan& plan, const void* a, const void* b, void* c, void* w
   if (p == nullptr || p->handle == nullptr)
     return Status::failure(std::string(entry) + ": the plan was not built (or was moved from)");
   if (a == nullptr || b == nullptr || c == nullptr)
-    return Status::failure(std::string(entry) + ": " + (a == nullptr ? "a" : b == nullptr ? "b" : "c") + " is null");
+    return Status::failure(std::string(entry) + ": " +
+                           (a == nullptr   ? "a"
+                            : b == nullptr ? "b"
+                                           : "c") +
+                           " is null");
   if (p->workspace > 0 && workspace == nullptr)
     return Status::failure(std::string(entry) + ": workspace is null but the algorithm needs " +
                            std::to_string(p->workspace) + " bytes (GemmPlan::workspace_bytes)");
   const float alpha = 1.0f;
   const float beta = accumulate ? 1.0f : 0.0f;
   // Operands swapped for the column-major view (see the top of this file); C is read (β) and written.
-  return check_lt(cublasLtMatmul(p->handle, p->op, &alpha, b, p->a, a, p->b, &beta, c, p->c, c, p->c, &p->algo,
-                                 workspace, p->workspace, stream),
+  return check_lt(cublasLtMatmul(p->handle, p->op, &alpha, b, p->a, a, p->b, &beta, c, p->c, c, p->c,
+                                 &p->algo, workspace, p->workspace, stream),
                   entry, "cublasLtMatmul");
 }
 

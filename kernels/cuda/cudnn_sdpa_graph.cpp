@@ -11,7 +11,8 @@ namespace fe = cudnn_frontend;
 using TensorPtr = std::shared_ptr<fe::graph::Tensor_attributes>;
 
 std::string cudnn_error_text(cudnnStatus_t status) {
-  return std::string(cudnnGetErrorString(status)) + " (status " + std::to_string(static_cast<int>(status)) + ")";
+  return std::string(cudnnGetErrorString(status)) + " (status " + std::to_string(static_cast<int>(status)) +
+         ")";
 }
 
 namespace {
@@ -57,8 +58,8 @@ void set_thd(const TensorPtr& t, std::int64_t uid, std::int64_t batch, std::int6
 }
 
 // Our out_rows × heads fp32 LSE, seen by cuDNN as (b, heads, s, 1) with head stride 1 and token stride heads.
-void set_stats_layout(fe::graph::Tensor_attributes& t, std::int64_t batch, std::int64_t heads, std::int64_t seq,
-                      const TensorPtr& ragged) {
+void set_stats_layout(fe::graph::Tensor_attributes& t, std::int64_t batch, std::int64_t heads,
+                      std::int64_t seq, const TensorPtr& ragged) {
   t.set_uid(kUidStats)
       .set_dim({batch, heads, seq, 1})
       .set_stride({seq * heads, 1, heads, 1})
@@ -67,7 +68,8 @@ void set_stats_layout(fe::graph::Tensor_attributes& t, std::int64_t batch, std::
 }
 
 template <typename Attributes>
-void set_mask(Attributes& attributes, const SdpaGraphSpec& spec, const TensorPtr& seq_q, const TensorPtr& seq_kv) {
+void set_mask(Attributes& attributes, const SdpaGraphSpec& spec, const TensorPtr& seq_q,
+              const TensorPtr& seq_kv) {
   // The padding mask carries each entry's true lengths (the dims hold the largest ones).
   attributes.set_padding_mask(true).set_seq_len_q(seq_q).set_seq_len_kv(seq_kv);
   if (spec.kind == SdpaEntryKind::bottom_right_causal)
@@ -76,8 +78,8 @@ void set_mask(Attributes& attributes, const SdpaGraphSpec& spec, const TensorPtr
 
 }  // namespace
 
-Status build_sdpa_graph(cudnnHandle_t handle, const SdpaGraphSpec& spec, std::shared_ptr<fe::graph::Graph>& out,
-                        std::int64_t& workspace) {
+Status build_sdpa_graph(cudnnHandle_t handle, const SdpaGraphSpec& spec,
+                        std::shared_ptr<fe::graph::Graph>& out, std::int64_t& workspace) {
   const std::int64_t b = spec.batch, sq = spec.max_q, skv = spec.max_kv;
   const std::int64_t h = spec.shape.heads, hk = spec.shape.kv_heads, d = spec.shape.head_dim;
   const float scale = 1.0f / std::sqrt(static_cast<float>(d));
@@ -97,8 +99,8 @@ Status build_sdpa_graph(cudnnHandle_t handle, const SdpaGraphSpec& spec, std::sh
   const TensorPtr v = graph->tensor(thd("V", kUidV, b, hk, skv, d, off_kv));
 
   if (!spec.backward) {
-    auto attributes = fe::graph::SDPA_attributes().set_name("sdpa_forward").set_generate_stats(true).set_attn_scale(
-        scale);
+    auto attributes =
+        fe::graph::SDPA_attributes().set_name("sdpa_forward").set_generate_stats(true).set_attn_scale(scale);
     set_mask(attributes, spec, seq_q, seq_kv);
     auto [o, stats] = graph->sdpa(q, k, v, attributes);
     set_thd(o, kUidO, b, h, sq, d, off_o);
@@ -130,13 +132,16 @@ Status build_sdpa_graph(cudnnHandle_t handle, const SdpaGraphSpec& spec, std::sh
   }
 
   if (Status s = frontend_status(graph->validate(), "validate", spec); !s) return s;
-  if (Status s = frontend_status(graph->build_operation_graph(handle), "build_operation_graph", spec); !s) return s;
-  if (Status s = frontend_status(graph->create_execution_plans({fe::HeurMode_t::A}), "create_execution_plans", spec);
+  if (Status s = frontend_status(graph->build_operation_graph(handle), "build_operation_graph", spec); !s)
+    return s;
+  if (Status s =
+          frontend_status(graph->create_execution_plans({fe::HeurMode_t::A}), "create_execution_plans", spec);
       !s)
     return s;
   if (Status s = frontend_status(graph->check_support(handle), "check_support", spec); !s) return s;
   if (Status s = frontend_status(graph->build_plans(handle), "build_plans", spec); !s) return s;
-  if (Status s = frontend_status(graph->get_workspace_size(workspace), "get_workspace_size", spec); !s) return s;
+  if (Status s = frontend_status(graph->get_workspace_size(workspace), "get_workspace_size", spec); !s)
+    return s;
   out = std::move(graph);
   return Status::success();
 }

@@ -10,9 +10,9 @@
 //   Stats (LSE)    dims (b, heads, s, 1), strides (-, 1, heads, 1): exactly our out_rows × heads fp32
 //                  natural-log LSE (cuDNN's Stats is max + ln Σ exp of the scaled scores), ragged offset
 //                  out_row·heads, so no conversion kernel is needed.
+#include <cuda_runtime.h>
 #include <cudnn.h>
 #include <cudnn_frontend.h>
-#include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstddef>
@@ -55,8 +55,23 @@ class DeviceArray {
 
 // Graph tensor uids (one namespace for forward and backward graphs).
 enum SdpaUid : std::int64_t {
-  kUidQ = 1, kUidK, kUidV, kUidO, kUidStats, kUidDO, kUidDQ, kUidDK, kUidDV,
-  kUidSeqQ, kUidSeqKV, kUidOffQ, kUidOffKV, kUidOffO, kUidOffStats, kUidOffDQ, kUidOffDKV
+  kUidQ = 1,
+  kUidK,
+  kUidV,
+  kUidO,
+  kUidStats,
+  kUidDO,
+  kUidDQ,
+  kUidDK,
+  kUidDV,
+  kUidSeqQ,
+  kUidSeqKV,
+  kUidOffQ,
+  kUidOffKV,
+  kUidOffO,
+  kUidOffStats,
+  kUidOffDQ,
+  kUidOffDKV
 };
 
 // One cuDNN graph: every launched entry of one mask kind, as one ragged batch.

@@ -32,8 +32,8 @@ Status upload_int32(DeviceArray& array, const std::vector<std::int64_t>& values,
 }
 
 // Offsets of `count` rows of `row_elements` starting at `rows[i]`, plus the end of the furthest one.
-std::vector<std::int64_t> ragged(const std::vector<std::int64_t>& rows, const std::vector<std::int64_t>& counts,
-                                 std::int64_t row_elements) {
+std::vector<std::int64_t> ragged(const std::vector<std::int64_t>& rows,
+                                 const std::vector<std::int64_t>& counts, std::int64_t row_elements) {
   std::vector<std::int64_t> offsets;
   std::int64_t end = 0;
   for (std::size_t i = 0; i < rows.size(); ++i) {
@@ -68,17 +68,20 @@ Status build_kind(cudnnHandle_t handle, const SdpaPlan::Impl& plan, SdpaEntryKin
   g.batch = static_cast<std::int64_t>(q_rows.size());
   g.max_q = *std::max_element(q_counts.begin(), q_counts.end());
   g.max_kv = *std::max_element(kv_counts.begin(), kv_counts.end());
-  for (Status s : {upload_int32(g.seq_q, q_counts, "seq_len_q"), upload_int32(g.seq_kv, kv_counts, "seq_len_kv"),
-                   upload_int32(g.off_q, ragged(q_rows, q_counts, q_elements), "Q ragged offsets"),
-                   upload_int32(g.off_kv, ragged(kv_rows, kv_counts, kv_elements), "K/V ragged offsets"),
-                   upload_int32(g.off_o, ragged(out_rows, q_counts, q_elements), "O ragged offsets"),
-                   upload_int32(g.off_stats, ragged(out_rows, q_counts, shape.heads), "LSE ragged offsets")}) {
+  for (Status s :
+       {upload_int32(g.seq_q, q_counts, "seq_len_q"), upload_int32(g.seq_kv, kv_counts, "seq_len_kv"),
+        upload_int32(g.off_q, ragged(q_rows, q_counts, q_elements), "Q ragged offsets"),
+        upload_int32(g.off_kv, ragged(kv_rows, kv_counts, kv_elements), "K/V ragged offsets"),
+        upload_int32(g.off_o, ragged(out_rows, q_counts, q_elements), "O ragged offsets"),
+        upload_int32(g.off_stats, ragged(out_rows, q_counts, shape.heads), "LSE ragged offsets")}) {
     if (!s) return s;
   }
   detail::SdpaGraphSpec spec{kind, shape, plan.type, plan.backward, g.batch, g.max_q, g.max_kv, 0, 0};
   if (plan.backward) {
-    if (Status s = upload_int32(g.off_dq, ragged(dq_rows, q_counts, q_elements), "dQ scratch offsets"); !s) return s;
-    if (Status s = upload_int32(g.off_dkv, ragged(dkv_rows, kv_counts, kv_elements), "dK/dV scratch offsets"); !s)
+    if (Status s = upload_int32(g.off_dq, ragged(dq_rows, q_counts, q_elements), "dQ scratch offsets"); !s)
+      return s;
+    if (Status s = upload_int32(g.off_dkv, ragged(dkv_rows, kv_counts, kv_elements), "dK/dV scratch offsets");
+        !s)
       return s;
     spec.total_q = std::max({shape.q_tokens, shape.out_rows, plan.scratch_q_rows});
     spec.total_kv = std::max(shape.kv_tokens, plan.scratch_kv_rows);
@@ -117,7 +120,9 @@ SdpaPlan::SdpaPlan() : impl_(std::make_unique<Impl>()) {}
 SdpaPlan::~SdpaPlan() = default;
 SdpaPlan::SdpaPlan(SdpaPlan&&) noexcept = default;
 SdpaPlan& SdpaPlan::operator=(SdpaPlan&&) noexcept = default;
-std::size_t SdpaPlan::workspace_bytes() const noexcept { return impl_ ? impl_->workspace_bytes : 0; }
+std::size_t SdpaPlan::workspace_bytes() const noexcept {
+  return impl_ ? impl_->workspace_bytes : 0;
+}
 const AttentionShape& SdpaPlan::shape() const noexcept {
   static const AttentionShape moved_from{};
   return impl_ ? impl_->shape : moved_from;
@@ -126,7 +131,8 @@ const AttentionShape& SdpaPlan::shape() const noexcept {
 Status SdpaPlan::build(const AttentionShape& shape, std::span<const AttentionBlockDesc> blocks,
                        ElementType input_type, bool backward) {
   if (input_type != ElementType::bf16 && input_type != ElementType::f16)
-    return Status::failure(std::string(kEntry) + ": input_type must be bf16 or f16 (cuDNN SDPA has no f32 path)");
+    return Status::failure(std::string(kEntry) +
+                           ": input_type must be bf16 or f16 (cuDNN SDPA has no f32 path)");
   std::vector<SdpaEntry> entries;
   if (Status s = split_sdpa_blocks(kEntry, shape, blocks, backward, entries); !s) return s;
 
@@ -167,13 +173,19 @@ Status SdpaPlan::build(const AttentionShape& shape, std::span<const AttentionBlo
   for (SdpaEntryKind kind : {SdpaEntryKind::bottom_right_causal, SdpaEntryKind::full}) {
     if (!has_kind[kind == SdpaEntryKind::full ? 1 : 0]) continue;
     fresh->graphs.emplace_back();
-    if (Status s = build_kind(fresh->handle, *fresh, kind, entries, scratch_q, scratch_kv, fresh->graphs.back()); !s)
+    if (Status s =
+            build_kind(fresh->handle, *fresh, kind, entries, scratch_q, scratch_kv, fresh->graphs.back());
+        !s)
       return s;
-    fresh->cudnn_workspace = std::max(fresh->cudnn_workspace, static_cast<std::size_t>(fresh->graphs.back().workspace));
+    fresh->cudnn_workspace =
+        std::max(fresh->cudnn_workspace, static_cast<std::size_t>(fresh->graphs.back().workspace));
   }
   if (backward) {
-    if (Status s = upload_gather(fresh->dq_map, build_gather_map(dq_dest, dq_count, dq_source), "dQ map"); !s) return s;
-    if (Status s = upload_gather(fresh->dkv_map, build_gather_map(dkv_dest, dkv_count, dkv_source), "dK/dV map"); !s)
+    if (Status s = upload_gather(fresh->dq_map, build_gather_map(dq_dest, dq_count, dq_source), "dQ map"); !s)
+      return s;
+    if (Status s =
+            upload_gather(fresh->dkv_map, build_gather_map(dkv_dest, dkv_count, dkv_source), "dK/dV map");
+        !s)
       return s;
   }
   // Workspace: [cuDNN's | dQ scratch | dK scratch | dV scratch], each part 256-byte aligned.
@@ -181,13 +193,14 @@ Status SdpaPlan::build(const AttentionShape& shape, std::span<const AttentionBlo
   const std::size_t q_row_bytes = static_cast<std::size_t>(shape.heads) * shape.head_dim * element;
   const std::size_t kv_row_bytes = static_cast<std::size_t>(shape.kv_heads) * shape.head_dim * element;
   fresh->dq_scratch_offset = detail::align_up(fresh->cudnn_workspace);
-  fresh->dk_scratch_offset =
-      fresh->dq_scratch_offset + detail::align_up(static_cast<std::size_t>(fresh->scratch_q_rows) * q_row_bytes);
+  fresh->dk_scratch_offset = fresh->dq_scratch_offset +
+                             detail::align_up(static_cast<std::size_t>(fresh->scratch_q_rows) * q_row_bytes);
   fresh->dv_scratch_offset =
-      fresh->dk_scratch_offset + detail::align_up(static_cast<std::size_t>(fresh->scratch_kv_rows) * kv_row_bytes);
+      fresh->dk_scratch_offset +
+      detail::align_up(static_cast<std::size_t>(fresh->scratch_kv_rows) * kv_row_bytes);
   fresh->workspace_bytes =
-      backward ? fresh->dv_scratch_offset + detail::align_up(static_cast<std::size_t>(fresh->scratch_kv_rows) *
-                                                             kv_row_bytes)
+      backward ? fresh->dv_scratch_offset +
+                     detail::align_up(static_cast<std::size_t>(fresh->scratch_kv_rows) * kv_row_bytes)
                : fresh->cudnn_workspace;
   impl_ = std::move(fresh);
   return Status::success();

@@ -17,19 +17,22 @@ namespace {
 using VariantPack = std::unordered_map<std::int64_t, void*>;
 
 // cuDNN reads with 16-byte vector accesses; cudaMalloc gives 256.
-Status check_pointers(std::string_view entry, std::initializer_list<std::pair<const char*, const void*>> pointers) {
+Status check_pointers(std::string_view entry,
+                      std::initializer_list<std::pair<const char*, const void*>> pointers) {
   for (const auto& [name, pointer] : pointers) {
     if (Status s = detail::check_aligned(entry, name, pointer, 16); !s) return s;
   }
   return Status::success();
 }
 
-const SdpaPlan::Impl* usable_plan(const SdpaPlan& plan, std::string_view entry, bool backward, Status& error) {
+const SdpaPlan::Impl* usable_plan(const SdpaPlan& plan, std::string_view entry, bool backward,
+                                  Status& error) {
   const SdpaPlan::Impl* p = plan.impl();
   if (p == nullptr) {
     error = Status::failure(std::string(entry) + ": the plan was moved from");
   } else if (p->handle == nullptr) {
-    error = Status::failure(std::string(entry) + ": the plan was not built (SdpaPlan::build did not succeed)");
+    error =
+        Status::failure(std::string(entry) + ": the plan was not built (SdpaPlan::build did not succeed)");
   } else if (p->backward != backward) {
     error = Status::failure(std::string(entry) + ": the plan was built for the " +
                             (p->backward ? "backward" : "forward") + " (SdpaPlan::build's `backward`)");
@@ -81,8 +84,10 @@ Status sdpa_forward(const SdpaPlan& plan, const SdpaForwardTensors& t, Stream st
     if (Status s = set_stream(*p, stream, entry); !s) return s;
   }
   for (const SdpaGraph& g : p->graphs) {
-    VariantPack pack{{detail::kUidQ, const_cast<void*>(t.q)}, {detail::kUidK, const_cast<void*>(t.k)},
-                     {detail::kUidV, const_cast<void*>(t.v)}, {detail::kUidO, t.o},
+    VariantPack pack{{detail::kUidQ, const_cast<void*>(t.q)},
+                     {detail::kUidK, const_cast<void*>(t.k)},
+                     {detail::kUidV, const_cast<void*>(t.v)},
+                     {detail::kUidO, t.o},
                      {detail::kUidStats, t.lse}};
     bind_tables(g, pack);
     if (Status s = execute(*p, g, pack, t.workspace, entry); !s) return s;
@@ -97,8 +102,15 @@ Status sdpa_backward(const SdpaPlan& plan, const SdpaBackwardTensors& t, Stream 
   const SdpaPlan::Impl* p = usable_plan(plan, entry, true, error);
   if (p == nullptr) return error;
   if (p->graphs.empty()) return Status::success();  // every row saw no key: nothing to add
-  if (Status s = check_pointers(entry, {{"q", t.q}, {"k", t.k}, {"v", t.v}, {"o", t.o}, {"d_o", t.d_o},
-                                        {"lse", t.lse}, {"dq", t.dq}, {"dk", t.dk}, {"dv", t.dv}});
+  if (Status s = check_pointers(entry, {{"q", t.q},
+                                        {"k", t.k},
+                                        {"v", t.v},
+                                        {"o", t.o},
+                                        {"d_o", t.d_o},
+                                        {"lse", t.lse},
+                                        {"dq", t.dq},
+                                        {"dk", t.dk},
+                                        {"dv", t.dv}});
       !s)
     return s;
   if (Status s = check_workspace(entry, *p, t.workspace); !s) return s;
@@ -110,11 +122,16 @@ Status sdpa_backward(const SdpaPlan& plan, const SdpaBackwardTensors& t, Stream 
   // cuDNN writes every launched entry's gradients into its own scratch rows, then the gather adds them
   // into dQ/dK/dV in list order (exact accumulation, nothing to zero in the scratch).
   for (const SdpaGraph& g : p->graphs) {
-    VariantPack pack{{detail::kUidQ, const_cast<void*>(t.q)},     {detail::kUidK, const_cast<void*>(t.k)},
-                     {detail::kUidV, const_cast<void*>(t.v)},     {detail::kUidO, const_cast<void*>(t.o)},
-                     {detail::kUidDO, const_cast<void*>(t.d_o)},  {detail::kUidStats, const_cast<float*>(t.lse)},
-                     {detail::kUidDQ, dq_scratch},                {detail::kUidDK, dk_scratch},
-                     {detail::kUidDV, dv_scratch},                {detail::kUidOffDQ, g.off_dq.as<void>()},
+    VariantPack pack{{detail::kUidQ, const_cast<void*>(t.q)},
+                     {detail::kUidK, const_cast<void*>(t.k)},
+                     {detail::kUidV, const_cast<void*>(t.v)},
+                     {detail::kUidO, const_cast<void*>(t.o)},
+                     {detail::kUidDO, const_cast<void*>(t.d_o)},
+                     {detail::kUidStats, const_cast<float*>(t.lse)},
+                     {detail::kUidDQ, dq_scratch},
+                     {detail::kUidDK, dk_scratch},
+                     {detail::kUidDV, dv_scratch},
+                     {detail::kUidOffDQ, g.off_dq.as<void>()},
                      {detail::kUidOffDKV, g.off_dkv.as<void>()}};
     bind_tables(g, pack);
     if (Status s = execute(*p, g, pack, t.workspace, entry); !s) return s;
@@ -124,8 +141,8 @@ Status sdpa_backward(const SdpaPlan& plan, const SdpaBackwardTensors& t, Stream 
   const auto gather = [&](const detail::DeviceGatherMap& map, std::int64_t row_elements, const void* scratch,
                           void* dest) {
     return detail::gather_add_rows(map.dest_rows.as<const std::int64_t>(), map.first.as<const std::int64_t>(),
-                                   map.sources.as<const std::int64_t>(), map.dest_count, row_elements, p->type,
-                                   scratch, dest, stream);
+                                   map.sources.as<const std::int64_t>(), map.dest_count, row_elements,
+                                   p->type, scratch, dest, stream);
   };
   if (Status s = gather(p->dq_map, q_elements, dq_scratch, t.dq); !s) return s;
   if (Status s = gather(p->dkv_map, kv_elements, dk_scratch, t.dk); !s) return s;

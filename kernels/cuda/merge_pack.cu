@@ -50,8 +50,8 @@ __global__ void merge_partials_kernel(std::int64_t row_heads, int head_dim, floa
 // bytes). Contiguous row r belongs to range i with starts[i] ≤ r < starts[i+1] (binary search).
 template <typename Word>
 __global__ void copy_rows_kernel(const std::int64_t* packed_rows, const std::int64_t* starts, int range_count,
-                                 std::int64_t total_rows, std::int64_t row_words, const Word* source, Word* dest,
-                                 bool to_contiguous) {
+                                 std::int64_t total_rows, std::int64_t row_words, const Word* source,
+                                 Word* dest, bool to_contiguous) {
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * kWarpsPerBlock;
   for (std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32;
@@ -59,13 +59,16 @@ __global__ void copy_rows_kernel(const std::int64_t* packed_rows, const std::int
     int low = 0, high = range_count - 1;  // last range whose start ≤ row
     while (low < high) {
       const int mid = (low + high + 1) / 2;
-      if (starts[mid] <= row) low = mid;
-      else high = mid - 1;
+      if (starts[mid] <= row)
+        low = mid;
+      else
+        high = mid - 1;
     }
     const std::int64_t packed_row = packed_rows[low] + (row - starts[low]);
     const std::int64_t src_row = to_contiguous ? packed_row : row;
     const std::int64_t dst_row = to_contiguous ? row : packed_row;
-    for (std::int64_t w = lane; w < row_words; w += 32) dest[dst_row * row_words + w] = source[src_row * row_words + w];
+    for (std::int64_t w = lane; w < row_words; w += 32)
+      dest[dst_row * row_words + w] = source[src_row * row_words + w];
   }
 }
 
@@ -75,11 +78,13 @@ Status merge_partials(std::int64_t rows, int heads, int head_dim, float* o_a, fl
                       const float* lse_b, Stream stream) {
   constexpr std::string_view entry = "merge_partials";
   if (rows < 0 || heads <= 0 || head_dim <= 0)
-    return Status::failure(std::string(entry) + ": rows = " + std::to_string(rows) + ", heads = " +
-                           std::to_string(heads) + ", head_dim = " + std::to_string(head_dim) + " are not valid");
+    return Status::failure(std::string(entry) + ": rows = " + std::to_string(rows) +
+                           ", heads = " + std::to_string(heads) + ", head_dim = " + std::to_string(head_dim) +
+                           " are not valid");
   if (rows == 0) return Status::success();
-  for (Status s : {detail::check_aligned(entry, "o_a", o_a, 4), detail::check_aligned(entry, "lse_a", lse_a, 4),
-                   detail::check_aligned(entry, "o_b", o_b, 4), detail::check_aligned(entry, "lse_b", lse_b, 4)}) {
+  for (Status s :
+       {detail::check_aligned(entry, "o_a", o_a, 4), detail::check_aligned(entry, "lse_a", lse_a, 4),
+        detail::check_aligned(entry, "o_b", o_b, 4), detail::check_aligned(entry, "lse_b", lse_b, 4)}) {
     if (!s) return s;
   }
   const std::int64_t row_heads = rows * heads;
@@ -106,10 +111,12 @@ RowCopySchedule::RowCopySchedule() : impl_(std::make_unique<Impl>()) {}
 RowCopySchedule::~RowCopySchedule() = default;
 RowCopySchedule::RowCopySchedule(RowCopySchedule&&) noexcept = default;
 RowCopySchedule& RowCopySchedule::operator=(RowCopySchedule&&) noexcept = default;
-std::int64_t RowCopySchedule::total_rows() const noexcept { return impl_ ? impl_->total_rows : 0; }
+std::int64_t RowCopySchedule::total_rows() const noexcept {
+  return impl_ ? impl_->total_rows : 0;
+}
 
-Status RowCopySchedule::build(std::span<const RowRange> ranges, std::size_t row_bytes, std::int64_t packed_rows,
-                              bool for_unpack) {
+Status RowCopySchedule::build(std::span<const RowRange> ranges, std::size_t row_bytes,
+                              std::int64_t packed_rows, bool for_unpack) {
   constexpr std::string_view entry = "RowCopySchedule::build";
   const std::int64_t rows = kernels::total_rows(ranges);
   if (Status s = validate_row_ranges(entry, ranges, row_bytes, packed_rows, rows, for_unpack); !s) return s;
@@ -128,10 +135,11 @@ Status RowCopySchedule::build(std::span<const RowRange> ranges, std::size_t row_
   fresh->range_count = static_cast<int>(firsts.size());
   if (!firsts.empty()) {
     const std::size_t bytes = firsts.size() * sizeof(std::int64_t);
-    if (Status s = check_cuda(cudaMalloc(&fresh->packed_rows, bytes), entry, "cudaMalloc(packed_rows)"); !s) return s;
+    if (Status s = check_cuda(cudaMalloc(&fresh->packed_rows, bytes), entry, "cudaMalloc(packed_rows)"); !s)
+      return s;
     if (Status s = check_cuda(cudaMalloc(&fresh->starts, bytes), entry, "cudaMalloc(starts)"); !s) return s;
-    if (Status s = check_cuda(cudaMemcpy(fresh->packed_rows, firsts.data(), bytes, cudaMemcpyHostToDevice), entry,
-                              "cudaMemcpy(packed_rows)");
+    if (Status s = check_cuda(cudaMemcpy(fresh->packed_rows, firsts.data(), bytes, cudaMemcpyHostToDevice),
+                              entry, "cudaMemcpy(packed_rows)");
         !s)
       return s;
     if (Status s = check_cuda(cudaMemcpy(fresh->starts, starts.data(), bytes, cudaMemcpyHostToDevice), entry,
@@ -152,13 +160,14 @@ Status launch_copy(const RowCopySchedule::Impl& s, const void* source, void* des
   const std::int64_t blocks_needed = (s.total_rows + kWarpsPerBlock - 1) / kWarpsPerBlock;
   const dim3 grid(static_cast<unsigned>(std::min<std::int64_t>(blocks_needed, 65535)));
   const dim3 block(kWarpsPerBlock * 32);
-  copy_rows_kernel<Word><<<grid, block, 0, stream>>>(s.packed_rows, s.starts, s.range_count, s.total_rows, row_words,
-                                                      static_cast<const Word*>(source), static_cast<Word*>(dest),
-                                                      to_contiguous);
-  return check_cuda(cudaGetLastError(), entry,
-                    "cudaGetLastError after " +
-                        detail::launch_text("copy_rows_kernel<" + std::to_string(sizeof(Word)) + "-byte words>", grid,
-                                            block, 0));
+  copy_rows_kernel<Word><<<grid, block, 0, stream>>>(s.packed_rows, s.starts, s.range_count, s.total_rows,
+                                                     row_words, static_cast<const Word*>(source),
+                                                     static_cast<Word*>(dest), to_contiguous);
+  return check_cuda(
+      cudaGetLastError(), entry,
+      "cudaGetLastError after " +
+          detail::launch_text("copy_rows_kernel<" + std::to_string(sizeof(Word)) + "-byte words>", grid,
+                              block, 0));
 }
 
 Status copy_rows(const RowCopySchedule& schedule, const void* source, void* dest, bool to_contiguous,

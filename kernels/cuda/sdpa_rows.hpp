@@ -11,14 +11,14 @@ namespace zb::kernels::cuda::detail {
 
 // For each of `row_count` rows listed in `rows` (device int64): O's heads × head_dim elements = 0 (in
 // `type`, bf16 or f16) and LSE's heads elements = −inf. The forward's rows that see no key.
-Status fill_empty_rows(const std::int64_t* rows, std::int64_t row_count, int heads, int head_dim, ElementType type,
-                       void* o, float* lse, Stream stream);
+Status fill_empty_rows(const std::int64_t* rows, std::int64_t row_count, int heads, int head_dim,
+                       ElementType type, void* o, float* lse, Stream stream);
 
 // dest[dest_rows[r]] += Σ scratch[sources[first[r] .. first[r+1])], summed in fp32 in list order with the old
 // destination value first and written once (rows of `row_elements` elements of `type`). The backward's
 // accumulation of cuDNN's written dQ/dK/dV (kernels/sdpa_blocks.hpp, SdpaGatherMap).
 Status gather_add_rows(const std::int64_t* dest_rows, const std::int64_t* first, const std::int64_t* sources,
-                       std::int64_t dest_count, std::int64_t row_elements, ElementType type, const void* scratch,
-                       void* dest, Stream stream);
+                       std::int64_t dest_count, std::int64_t row_elements, ElementType type,
+                       const void* scratch, void* dest, Stream stream);
 
 }  // namespace zb::kernels::cuda::detail

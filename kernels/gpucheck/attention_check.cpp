@@ -16,8 +16,9 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // Compares with the oracle element by element; NaN in the oracle marks rows no block writes (they must
 // stay poisoned).
-CheckResult compare(const std::vector<double>& o, const std::vector<double>& o_ref, const std::vector<double>& lse,
-                    const std::vector<double>& lse_ref, std::int64_t o_row_elements, std::int64_t heads) {
+CheckResult compare(const std::vector<double>& o, const std::vector<double>& o_ref,
+                    const std::vector<double>& lse, const std::vector<double>& lse_ref,
+                    std::int64_t o_row_elements, std::int64_t heads) {
   const ElementwiseResult out = compare_elementwise("O", o, o_ref, kOutputTolerance, o_row_elements);
   const ElementwiseResult l = compare_elementwise("LSE", lse, lse_ref, kLseTolerance, heads);
   CheckResult result{out.passed && l.passed, out.worst_ratio, l.worst_ratio, out.detail};
@@ -25,7 +26,9 @@ CheckResult compare(const std::vector<double>& o, const std::vector<double>& o_r
   return result;
 }
 
-CheckResult failed(const Status& status) { return {false, 0, 0, status.message()}; }
+CheckResult failed(const Status& status) {
+  return {false, 0, 0, status.message()};
+}
 
 }  // namespace
 
@@ -37,9 +40,11 @@ CheckResult check_attention(const AttentionCase& c, std::uint64_t seed) {
   const auto k_bits = random_device_values(rng, c.input_type, s.kv_tokens * s.kv_heads * s.head_dim, k);
   const auto v_bits = random_device_values(rng, c.input_type, s.kv_tokens * s.kv_heads * s.head_dim, v);
   const std::int64_t o_count = s.out_rows * s.heads * s.head_dim;
-  std::vector<double> o_ref(static_cast<std::size_t>(o_count), kNaN), lse_ref(static_cast<std::size_t>(s.out_rows * s.heads), kNaN);
-  if (Status st = attention_forward(s, c.blocks, std::span<const double>(q), std::span<const double>(k),
-                                    std::span<const double>(v), std::span<double>(o_ref), std::span<double>(lse_ref));
+  std::vector<double> o_ref(static_cast<std::size_t>(o_count), kNaN),
+      lse_ref(static_cast<std::size_t>(s.out_rows * s.heads), kNaN);
+  if (Status st =
+          attention_forward(s, c.blocks, std::span<const double>(q), std::span<const double>(k),
+                            std::span<const double>(v), std::span<double>(o_ref), std::span<double>(lse_ref));
       !st)
     return failed(st);
 
@@ -51,14 +56,14 @@ CheckResult check_attention(const AttentionCase& c, std::uint64_t seed) {
                     dlse.allocate(lse_ref.size() * 4, "lse")}) {
     if (!st) return failed(st);
   }
-  for (Status st : {dq.upload(q_bits.data(), "q"), dk.upload(k_bits.data(), "k"), dv.upload(v_bits.data(), "v"),
-                    d_o.poison("o"), dlse.poison("lse")}) {
+  for (Status st : {dq.upload(q_bits.data(), "q"), dk.upload(k_bits.data(), "k"),
+                    dv.upload(v_bits.data(), "v"), d_o.poison("o"), dlse.poison("lse")}) {
     if (!st) return failed(st);
   }
   cuda::AttentionSchedule schedule;
   if (Status st = schedule.build(s, c.blocks); !st) return failed(st);
-  const cuda::AttentionTensors tensors{c.input_type, dq.get(), dk.get(), dv.get(), c.output_type, d_o.get(),
-                                       static_cast<float*>(dlse.get())};
+  const cuda::AttentionTensors tensors{
+      c.input_type, dq.get(), dk.get(), dv.get(), c.output_type, d_o.get(), static_cast<float*>(dlse.get())};
   if (Status st = cuda::attention_forward(schedule, tensors, nullptr); !st) return failed(st);
   if (Status st = cuda::synchronize(nullptr, "check_attention"); !st) return failed(st);
 

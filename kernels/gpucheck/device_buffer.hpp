@@ -14,7 +14,8 @@ class DeviceBuffer {
  public:
   DeviceBuffer() = default;
   ~DeviceBuffer() { static_cast<void>(cudaFree(data_)); }
-  DeviceBuffer(DeviceBuffer&& other) noexcept : data_(std::exchange(other.data_, nullptr)), bytes_(other.bytes_) {}
+  DeviceBuffer(DeviceBuffer&& other) noexcept
+      : data_(std::exchange(other.data_, nullptr)), bytes_(other.bytes_) {}
   DeviceBuffer& operator=(DeviceBuffer&& other) noexcept {
     std::swap(data_, other.data_);
     std::swap(bytes_, other.bytes_);
@@ -27,19 +28,21 @@ class DeviceBuffer {
     bytes_ = bytes;
     const cudaError_t error = cudaMalloc(&data_, bytes == 0 ? 16 : bytes);
     if (error != cudaSuccess)
-      return Status::failure("cudaMalloc(" + name + ", " + std::to_string(bytes) + " bytes): " +
-                             cudaGetErrorString(error));
+      return Status::failure("cudaMalloc(" + name + ", " + std::to_string(bytes) +
+                             " bytes): " + cudaGetErrorString(error));
     return Status::success();
   }
   Status upload(const void* host, const std::string& name) {
     const cudaError_t error = cudaMemcpy(data_, host, bytes_, cudaMemcpyHostToDevice);
-    return error == cudaSuccess ? Status::success()
-                                : Status::failure("cudaMemcpy(" + name + " to device): " + cudaGetErrorString(error));
+    return error == cudaSuccess
+               ? Status::success()
+               : Status::failure("cudaMemcpy(" + name + " to device): " + cudaGetErrorString(error));
   }
   Status download(void* host, const std::string& name) const {
     const cudaError_t error = cudaMemcpy(host, data_, bytes_, cudaMemcpyDeviceToHost);
-    return error == cudaSuccess ? Status::success()
-                                : Status::failure("cudaMemcpy(" + name + " to host): " + cudaGetErrorString(error));
+    return error == cudaSuccess
+               ? Status::success()
+               : Status::failure("cudaMemcpy(" + name + " to host): " + cudaGetErrorString(error));
   }
   // All bytes 0xFF: NaN in f32, bf16 and fp16, so unwritten outputs cannot pass a comparison.
   Status poison(const std::string& name) {

@@ -31,8 +31,9 @@ std::string describe(const Tolerance& t) {
   return text + ", rtol " + number(t.rtol);
 }
 
-ElementwiseResult compare_elementwise(std::string_view name, std::span<const double> gpu, std::span<const double> ref,
-                                      const Tolerance& tolerance, std::int64_t row_elements) {
+ElementwiseResult compare_elementwise(std::string_view name, std::span<const double> gpu,
+                                      std::span<const double> ref, const Tolerance& tolerance,
+                                      std::int64_t row_elements) {
   ElementwiseResult result;
   row_elements = std::max<std::int64_t>(row_elements, 1);
   if (gpu.size() != ref.size()) {
@@ -71,10 +72,10 @@ ElementwiseResult compare_elementwise(std::string_view name, std::span<const dou
   }
   result.passed = result.worst_ratio <= 1.0;
   if (!result.passed)
-    result.detail = "worst " + where(name, result.worst_index, row_elements) + ": GPU " + number(result.worst_gpu) +
-                    ", reference " + number(result.worst_ref) + ", |error| " +
-                    number(std::abs(result.worst_gpu - result.worst_ref)) + " > bound " + number(result.bound) +
-                    " (" + describe(tolerance) + ")";
+    result.detail = "worst " + where(name, result.worst_index, row_elements) + ": GPU " +
+                    number(result.worst_gpu) + ", reference " + number(result.worst_ref) + ", |error| " +
+                    number(std::abs(result.worst_gpu - result.worst_ref)) + " > bound " +
+                    number(result.bound) + " (" + describe(tolerance) + ")";
   return result;
 }
 

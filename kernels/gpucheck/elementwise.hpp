@@ -22,17 +22,18 @@ struct Tolerance {
 
 struct ElementwiseResult {
   bool passed = false;
-  double worst_ratio = 0;       // max over elements of |gpu − ref| / bound (≤ 1 passes)
+  double worst_ratio = 0;  // max over elements of |gpu − ref| / bound (≤ 1 passes)
   std::int64_t worst_index = -1;
   double worst_gpu = 0, worst_ref = 0;
-  double bound = 0;             // the bound at the worst element
-  std::string detail;           // the failure, naming the tensor and element; empty on success
+  double bound = 0;    // the bound at the worst element
+  std::string detail;  // the failure, naming the tensor and element; empty on success
 };
 
 // `name` names the tensor in the detail ("O", "dK"...); `row_elements` turns the flat index into
 // "row r, element c" in the message (heads·head_dim for O, heads for LSE).
-ElementwiseResult compare_elementwise(std::string_view name, std::span<const double> gpu, std::span<const double> ref,
-                                      const Tolerance& tolerance, std::int64_t row_elements);
+ElementwiseResult compare_elementwise(std::string_view name, std::span<const double> gpu,
+                                      std::span<const double> ref, const Tolerance& tolerance,
+                                      std::int64_t row_elements);
 
 std::string describe(const Tolerance& tolerance);
 

@@ -17,12 +17,14 @@ namespace {
 
 constexpr std::size_t kGemmWorkspace = std::size_t{32} << 20;  // the budget the executor gives too
 
-CheckResult failed(const Status& status) { return {false, 0, 0, status.message()}; }
+CheckResult failed(const Status& status) {
+  return {false, 0, 0, status.message()};
+}
 
 }  // namespace
 
-CheckResult check_gemm(std::int64_t m, std::int64_t n, std::int64_t k, cuda::ElementType type, bool transpose_a,
-                       bool transpose_b, bool accumulate, std::uint64_t seed) {
+CheckResult check_gemm(std::int64_t m, std::int64_t n, std::int64_t k, cuda::ElementType type,
+                       bool transpose_a, bool transpose_b, bool accumulate, std::uint64_t seed) {
   Rng rng(seed);
   std::vector<double> a, b, c0;
   const auto a_bits = random_device_values(rng, type, m * k, a);
@@ -41,9 +43,10 @@ CheckResult check_gemm(std::int64_t m, std::int64_t n, std::int64_t k, cuda::Ele
   cuda::GemmPlan plan;
   if (Status st = plan.build(m, n, k, type, transpose_a, transpose_b, kGemmWorkspace); !st) return failed(st);
   DeviceBuffer da, db, dc, workspace;
-  for (Status st : {da.allocate(a_bits.size() * 2, "a"), db.allocate(b_bits.size() * 2, "b"),
-                    dc.allocate(c_bits.size() * 2, "c"), workspace.allocate(plan.workspace_bytes(), "workspace"),
-                    da.upload(a_bits.data(), "a"), db.upload(b_bits.data(), "b"), dc.upload(c_bits.data(), "c")}) {
+  for (Status st :
+       {da.allocate(a_bits.size() * 2, "a"), db.allocate(b_bits.size() * 2, "b"),
+        dc.allocate(c_bits.size() * 2, "c"), workspace.allocate(plan.workspace_bytes(), "workspace"),
+        da.upload(a_bits.data(), "a"), db.upload(b_bits.data(), "b"), dc.upload(c_bits.data(), "c")}) {
     if (!st) return failed(st);
   }
   if (!accumulate) {
@@ -66,7 +69,8 @@ Timing time_gemm(std::int64_t m, std::int64_t n, std::int64_t k) {
   if (Status st = plan.build(m, n, k, cuda::ElementType::bf16, false, false, kGemmWorkspace); !st)
     return {0, 0, st.message()};
   DeviceBuffer a, b, c, workspace;
-  for (Status st : {a.allocate(static_cast<std::size_t>(m * k) * 2, "a"), b.allocate(static_cast<std::size_t>(k * n) * 2, "b"),
+  for (Status st : {a.allocate(static_cast<std::size_t>(m * k) * 2, "a"),
+                    b.allocate(static_cast<std::size_t>(k * n) * 2, "b"),
                     c.allocate(static_cast<std::size_t>(m * n) * 2, "c"),
                     workspace.allocate(plan.workspace_bytes(), "workspace")}) {
     if (!st) return {0, 0, st.message()};
@@ -137,8 +141,9 @@ CheckResult check_merge_empty_sides(std::uint64_t seed) {
   }
   // Rows where a stays a (b empty) keep their NaN in both; everywhere else NaN is a failure.
   const Tolerance tolerance{1e-6, 1e-5, 0};
-  const ElementwiseResult o = compare_elementwise("merged O", std::vector<double>(fa.begin(), fa.end()), o_ref,
-                                                  tolerance, static_cast<std::int64_t>(heads) * head_dim);
+  const ElementwiseResult o =
+      compare_elementwise("merged O", std::vector<double>(fa.begin(), fa.end()), o_ref, tolerance,
+                          static_cast<std::int64_t>(heads) * head_dim);
   const ElementwiseResult l =
       compare_elementwise("merged LSE", std::vector<double>(la.begin(), la.end()), lse_ref, tolerance, heads);
   CheckResult r{o.passed && l.passed, o.worst_ratio, l.worst_ratio, o.detail};

@@ -1,7 +1,7 @@
 // Standalone GPU check driver for scripts/gpu-check.sh: no GoogleTest, no project dependencies.
-//   zb_gpucheck check [seed]               every correctness case; PASS/FAIL/SKIP per case, exit 1 on any failure
-//   zb_gpucheck time HEADS DIM LEN...      own causal bf16 forward; one "TIMING len ms tflops" line each
-//   zb_gpucheck time-cudnn HEADS DIM LEN...  cuDNN SDPA causal bf16; "TIMING_CUDNN len fwd_ms fwd_tflops
+//   zb_gpucheck check [seed]               every correctness case; PASS/FAIL/SKIP per case, exit 1 on any
+//   failure zb_gpucheck time HEADS DIM LEN...      own causal bf16 forward; one "TIMING len ms tflops" line
+//   each zb_gpucheck time-cudnn HEADS DIM LEN...  cuDNN SDPA causal bf16; "TIMING_CUDNN len fwd_ms fwd_tflops
 //                                          bwd_ms bwd_tflops" each
 //   zb_gpucheck time-gemm M N K            cuBLASLt bf16 GEMM; "TIMING_GEMM m n k ms tflops"
 //   zb_gpucheck sanitize                   one small case of each kernel, for compute-sanitizer
@@ -41,8 +41,8 @@ void check_gemms(Reporter& report, std::uint64_t seed) {
     bool ta, tb, accumulate;
   };
   const Shape shapes[] = {{256, 384, 512, ElementType::bf16, false, false, false},
-                          {129, 77, 200, ElementType::bf16, false, true, false},   // dX = dY·Wᵀ
-                          {192, 256, 300, ElementType::bf16, true, false, true},   // dW += Xᵀ·dY
+                          {129, 77, 200, ElementType::bf16, false, true, false},  // dX = dY·Wᵀ
+                          {192, 256, 300, ElementType::bf16, true, false, true},  // dW += Xᵀ·dY
                           {128, 128, 1024, ElementType::f16, true, true, false}};
   for (const Shape& s : shapes)
     report("gemm " + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k) +
@@ -60,14 +60,16 @@ void check_cudnn(Reporter& report, std::uint64_t seed) {
   }
   for (ElementType type : {ElementType::bf16, ElementType::f16}) {
     const gc::SdpaTolerances t = gc::sdpa_tolerances(type);
-    std::printf("  cuDNN %s tolerances: O %s; LSE %s; dQ/dK/dV %s\n", type == ElementType::bf16 ? "bf16" : "f16",
-                gc::describe(t.o).c_str(), gc::describe(t.lse).c_str(), gc::describe(t.gradient).c_str());
+    std::printf("  cuDNN %s tolerances: O %s; LSE %s; dQ/dK/dV %s\n",
+                type == ElementType::bf16 ? "bf16" : "f16", gc::describe(t.o).c_str(),
+                gc::describe(t.lse).c_str(), gc::describe(t.gradient).c_str());
   }
   for (const gc::SdpaCase& c : gc::sdpa_standard_cases()) {
     report("cudnn fwd " + c.name, gc::check_sdpa_forward(c, seed));
     report("cudnn bwd " + c.name, gc::check_sdpa_backward(c, seed + 1));
   }
-  report("cudnn fwd long causal 32k gqa4 (48 sampled rows)", gc::check_sdpa_long_causal(32768, 8, 2, 128, 48, seed));
+  report("cudnn fwd long causal 32k gqa4 (48 sampled rows)",
+         gc::check_sdpa_long_causal(32768, 8, 2, 128, 48, seed));
 #else
   static_cast<void>(report);
   static_cast<void>(seed);
@@ -81,7 +83,8 @@ int run_checks(std::uint64_t seed) {
               gc::describe(gc::kLseTolerance).c_str());
   Reporter report;
   for (const auto& c : gc::standard_cases()) report(c.name, gc::check_attention(c, seed));
-  for (int head_dim : {64, 128}) report("merge split keys d" + std::to_string(head_dim), gc::check_merge(head_dim, seed + 1));
+  for (int head_dim : {64, 128})
+    report("merge split keys d" + std::to_string(head_dim), gc::check_merge(head_dim, seed + 1));
   report("merge with empty (-inf) sides", gc::check_merge_empty_sides(seed + 3));
   report("pack/unpack round trip", gc::check_pack_round_trip(seed + 2));
   check_gemms(report, seed + 4);
@@ -113,16 +116,19 @@ int run_timing(int heads, int head_dim, const std::vector<long long>& lengths, b
   for (long long length : lengths) {
     if (!cudnn) {
       const auto t = gc::time_causal_forward(length, heads, head_dim);
-      if (t.error.empty()) std::printf("TIMING %lld %.4f %.2f\n", length, t.milliseconds, t.tflops);
-      else std::printf("TIMING %lld error %s\n", length, t.error.c_str());
+      if (t.error.empty())
+        std::printf("TIMING %lld %.4f %.2f\n", length, t.milliseconds, t.tflops);
+      else
+        std::printf("TIMING %lld error %s\n", length, t.error.c_str());
       errors += t.error.empty() ? 0 : 1;
     } else {
 #ifdef ZB_GPUCHECK_HAVE_CUDNN
       const auto t = gc::time_sdpa_causal(length, heads, head_dim);
       if (t.error.empty())
-        std::printf("TIMING_CUDNN %lld %.4f %.2f %.4f %.2f\n", length, t.forward_ms, t.forward_tflops, t.backward_ms,
-                    t.backward_tflops);
-      else std::printf("TIMING_CUDNN %lld error %s\n", length, t.error.c_str());
+        std::printf("TIMING_CUDNN %lld %.4f %.2f %.4f %.2f\n", length, t.forward_ms, t.forward_tflops,
+                    t.backward_ms, t.backward_tflops);
+      else
+        std::printf("TIMING_CUDNN %lld error %s\n", length, t.error.c_str());
       errors += t.error.empty() ? 0 : 1;
 #else
       std::printf("TIMING_CUDNN %lld skipped (built without cudnn-frontend)\n", length);

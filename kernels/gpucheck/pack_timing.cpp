@@ -18,8 +18,8 @@ CheckResult check_pack_round_trip(std::uint64_t seed) {
   for (std::size_t row_bytes : {std::size_t{512}, std::size_t{24}, std::size_t{12}, std::size_t{7}}) {
     std::vector<RowRange> ranges;
     for (std::int64_t row = 0; row < packed_rows;) {
-      const auto rows = static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(std::min<std::int64_t>(
-          90, packed_rows - row)) + 1));
+      const auto rows = static_cast<std::int64_t>(
+          rng.below(static_cast<std::uint64_t>(std::min<std::int64_t>(90, packed_rows - row)) + 1));
       if (rng.below(3) != 0) ranges.push_back({row, rows});
       row += rows == 0 ? 1 : rows;
     }
@@ -42,15 +42,17 @@ CheckResult check_pack_round_trip(std::uint64_t seed) {
     }
     std::vector<unsigned char> back(packed.size()), gathered(static_cast<std::size_t>(rows) * row_bytes);
     if (Status st = restored.download(back.data(), "restored"); !st) return {false, 0, 0, st.message()};
-    if (Status st = contiguous.download(gathered.data(), "contiguous"); !st) return {false, 0, 0, st.message()};
+    if (Status st = contiguous.download(gathered.data(), "contiguous"); !st)
+      return {false, 0, 0, st.message()};
     std::size_t offset = 0;
     for (std::size_t i = 0; i < ranges.size(); ++i) {
       const std::size_t begin = static_cast<std::size_t>(ranges[i].packed_row) * row_bytes;
       const std::size_t bytes = static_cast<std::size_t>(ranges[i].rows) * row_bytes;
       if (std::memcmp(back.data() + begin, packed.data() + begin, bytes) != 0 ||
           std::memcmp(gathered.data() + offset, packed.data() + begin, bytes) != 0)
-        return {false, 0, 0, "row_bytes " + std::to_string(row_bytes) + ": range " + std::to_string(i) +
-                                 " did not round-trip bit for bit"};
+        return {false, 0, 0,
+                "row_bytes " + std::to_string(row_bytes) + ": range " + std::to_string(i) +
+                    " did not round-trip bit for bit"};
       offset += bytes;
     }
   }
@@ -62,15 +64,17 @@ Timing time_causal_forward(std::int64_t sequence_length, int heads, int head_dim
   const AttentionShape shape{heads, heads, head_dim, sequence_length, sequence_length, sequence_length};
   const std::vector<AttentionBlockDesc> blocks{
       {0, sequence_length, 0, sequence_length, 0, 0, AttentionMask::causal, 0}};
-  const std::size_t elements = static_cast<std::size_t>(sequence_length) * static_cast<std::size_t>(heads * head_dim);
+  const std::size_t elements =
+      static_cast<std::size_t>(sequence_length) * static_cast<std::size_t>(heads * head_dim);
   // A 1 Mi-element random pattern, repeated: the values do not change the timing, drawing 64k·32·128
   // values per tensor on the host would.
   Rng rng(42);
   std::vector<std::uint16_t> pattern(std::size_t{1} << 20);
   for (auto& p : pattern) p = float_to_bf16_bits(static_cast<float>(rng.normal()));
   DeviceBuffer q, k, v, o, lse;
-  for (Status st : {q.allocate(elements * 2, "q"), k.allocate(elements * 2, "k"), v.allocate(elements * 2, "v"),
-                    o.allocate(elements * 2, "o"), lse.allocate(static_cast<std::size_t>(sequence_length) * heads * 4, "lse")}) {
+  for (Status st : {q.allocate(elements * 2, "q"), k.allocate(elements * 2, "k"),
+                    v.allocate(elements * 2, "v"), o.allocate(elements * 2, "o"),
+                    lse.allocate(static_cast<std::size_t>(sequence_length) * heads * 4, "lse")}) {
     if (!st) return {0, 0, st.message()};
   }
   for (DeviceBuffer* buffer : {&q, &k, &v}) {
@@ -83,13 +87,14 @@ Timing time_causal_forward(std::int64_t sequence_length, int heads, int head_dim
   }
   cuda::AttentionSchedule schedule;
   if (Status st = schedule.build(shape, blocks); !st) return {0, 0, st.message()};
-  const cuda::AttentionTensors tensors{cuda::ElementType::bf16, q.get(), k.get(), v.get(), cuda::ElementType::bf16,
-                                       o.get(), static_cast<float*>(lse.get())};
+  const cuda::AttentionTensors tensors{
+      cuda::ElementType::bf16,       q.get(), k.get(), v.get(), cuda::ElementType::bf16, o.get(),
+      static_cast<float*>(lse.get())};
   cudaEvent_t start = nullptr, stop = nullptr;
   if (cudaEventCreate(&start) != cudaSuccess || cudaEventCreate(&stop) != cudaSuccess)
     return {0, 0, "cudaEventCreate failed"};
-  const double flops = 4.0 * static_cast<double>(sequence_length) * static_cast<double>(sequence_length) * heads *
-                       head_dim / 2.0;
+  const double flops = 4.0 * static_cast<double>(sequence_length) * static_cast<double>(sequence_length) *
+                       heads * head_dim / 2.0;
   std::vector<double> runs;
   // Two warm-up runs, then up to 20 timed runs or about one second, whichever comes first.
   double spent_ms = 0;

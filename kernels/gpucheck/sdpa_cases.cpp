@@ -12,8 +12,8 @@ using cuda::ElementType;
 constexpr AttentionMask kCausal = AttentionMask::causal;
 constexpr AttentionMask kFull = AttentionMask::full;
 
-SdpaCase packed_causal(std::string name, int heads, int kv_heads, int head_dim, const std::vector<std::int64_t>& lengths,
-                       ElementType type) {
+SdpaCase packed_causal(std::string name, int heads, int kv_heads, int head_dim,
+                       const std::vector<std::int64_t>& lengths, ElementType type) {
   SdpaCase c{std::move(name), {heads, kv_heads, head_dim, 0, 0, 0}, {}, {}, type};
   std::int64_t row = 0;
   for (std::int64_t length : lengths) {
@@ -38,8 +38,8 @@ std::vector<SdpaCase> sdpa_standard_cases() {
   std::vector<SdpaCase> cases;
   const std::vector<std::int64_t> lengths{1, 77, 300, 129, 64, 200};  // odd lengths, one token
   for (int ratio : {1, 4})
-    cases.push_back(packed_causal("packed causal bf16 d128 gqa" + std::to_string(ratio), 8, 8 / ratio, 128, lengths,
-                                  ElementType::bf16));
+    cases.push_back(packed_causal("packed causal bf16 d128 gqa" + std::to_string(ratio), 8, 8 / ratio, 128,
+                                  lengths, ElementType::bf16));
   cases.push_back(packed_causal("packed causal f16 d64 gqa8", 8, 1, 64, {513, 1000}, ElementType::f16));
   cases.push_back(packed_causal("packed causal bf16 d64 4k", 2, 1, 64, {4096}, ElementType::bf16));
 

@@ -16,7 +16,9 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-CheckResult failed(const Status& status) { return {false, 0, 0, status.message()}; }
+CheckResult failed(const Status& status) {
+  return {false, 0, 0, status.message()};
+}
 
 using Bits = std::vector<std::uint16_t>;
 
@@ -35,12 +37,13 @@ Status run_forward(const SdpaCase& c, const DeviceBuffer& q, const DeviceBuffer&
   DeviceBuffer d_o, d_lse, workspace;
   const std::size_t o_count = static_cast<std::size_t>(s.out_rows * s.heads * s.head_dim);
   const std::size_t lse_count = static_cast<std::size_t>(s.out_rows * s.heads);
-  for (Status st : {d_o.allocate(o_count * 2, "o"), d_lse.allocate(lse_count * 4, "lse"),
-                    workspace.allocate(plan.workspace_bytes(), "workspace"), d_o.poison("o"), d_lse.poison("lse")}) {
+  for (Status st :
+       {d_o.allocate(o_count * 2, "o"), d_lse.allocate(lse_count * 4, "lse"),
+        workspace.allocate(plan.workspace_bytes(), "workspace"), d_o.poison("o"), d_lse.poison("lse")}) {
     if (!st) return st;
   }
-  const cuda::SdpaForwardTensors tensors{q.get(), k.get(), v.get(), d_o.get(), static_cast<float*>(d_lse.get()),
-                                         workspace.get()};
+  const cuda::SdpaForwardTensors tensors{
+      q.get(), k.get(), v.get(), d_o.get(), static_cast<float*>(d_lse.get()), workspace.get()};
   if (Status st = cuda::sdpa_forward(plan, tensors, nullptr); !st) return st;
   if (Status st = cuda::synchronize(nullptr, "check_sdpa_forward"); !st) return st;
   Bits o_bits(o_count);
@@ -70,8 +73,9 @@ CheckResult check_sdpa_forward(const SdpaCase& c, std::uint64_t seed) {
   const Bits v_bits = random_device_values(rng, c.type, s.kv_tokens * s.kv_heads * s.head_dim, v);
   std::vector<double> o_ref(static_cast<std::size_t>(s.out_rows * s.heads * s.head_dim), kNaN);
   std::vector<double> lse_ref(static_cast<std::size_t>(s.out_rows * s.heads), kNaN);
-  if (Status st = attention_forward(s, c.blocks, std::span<const double>(q), std::span<const double>(k),
-                                    std::span<const double>(v), std::span<double>(o_ref), std::span<double>(lse_ref));
+  if (Status st =
+          attention_forward(s, c.blocks, std::span<const double>(q), std::span<const double>(k),
+                            std::span<const double>(v), std::span<double>(o_ref), std::span<double>(lse_ref));
       !st)
     return failed(st);
   DeviceBuffer dq, dk, dv;
@@ -88,7 +92,8 @@ CheckResult check_sdpa_forward(const SdpaCase& c, std::uint64_t seed) {
 CheckResult check_sdpa_backward(const SdpaCase& c, std::uint64_t seed) {
   const AttentionShape& s = c.shape;
   const std::vector<AttentionBlockDesc>& backward = c.backward_blocks.empty() ? c.blocks : c.backward_blocks;
-  const std::int64_t q_count = s.q_tokens * s.heads * s.head_dim, kv_count = s.kv_tokens * s.kv_heads * s.head_dim;
+  const std::int64_t q_count = s.q_tokens * s.heads * s.head_dim,
+                     kv_count = s.kv_tokens * s.kv_heads * s.head_dim;
   const std::int64_t o_count = s.out_rows * s.heads * s.head_dim;
   Rng rng(seed);
   std::vector<double> q, k, v, d_o, dq0, dk0, dv0;
@@ -102,8 +107,8 @@ CheckResult check_sdpa_backward(const SdpaCase& c, std::uint64_t seed) {
   const Bits dv_bits = random_device_values(rng, c.type, kv_count, dv0, 0.1);
   // Final O/LSE from the float64 forward, rounded as the GPU sees them (O in the input type, LSE f32);
   // rows no block writes are 0 / −inf, which no backward block reads.
-  std::vector<double> o(static_cast<std::size_t>(o_count), 0.0), lse(static_cast<std::size_t>(s.out_rows * s.heads),
-                                                                     -std::numeric_limits<double>::infinity());
+  std::vector<double> o(static_cast<std::size_t>(o_count), 0.0),
+      lse(static_cast<std::size_t>(s.out_rows * s.heads), -std::numeric_limits<double>::infinity());
   if (Status st = attention_forward(s, c.blocks, std::span<const double>(q), std::span<const double>(k),
                                     std::span<const double>(v), std::span<double>(o), std::span<double>(lse));
       !st)
@@ -115,10 +120,10 @@ CheckResult check_sdpa_backward(const SdpaCase& c, std::uint64_t seed) {
   o = halves_to_double(c.type, o_bits);
   lse.assign(lse_f.begin(), lse_f.end());
   std::vector<double> dq_ref = dq0, dk_ref = dk0, dv_ref = dv0;
-  if (Status st = attention_backward(s, backward, std::span<const double>(q), std::span<const double>(k),
-                                     std::span<const double>(v), std::span<const double>(o),
-                                     std::span<const double>(d_o), std::span<const double>(lse),
-                                     std::span<double>(dq_ref), std::span<double>(dk_ref), std::span<double>(dv_ref));
+  if (Status st = attention_backward(
+          s, backward, std::span<const double>(q), std::span<const double>(k), std::span<const double>(v),
+          std::span<const double>(o), std::span<const double>(d_o), std::span<const double>(lse),
+          std::span<double>(dq_ref), std::span<double>(dk_ref), std::span<double>(dv_ref));
       !st)
     return failed(st);
 
@@ -127,14 +132,14 @@ CheckResult check_sdpa_backward(const SdpaCase& c, std::uint64_t seed) {
   DeviceBuffer bq, bk, bv, bo, bdo, blse, bdq, bdk, bdv, workspace;
   for (Status st : {to_device(bq, q_bits, "q"), to_device(bk, k_bits, "k"), to_device(bv, v_bits, "v"),
                     to_device(bo, o_bits, "o"), to_device(bdo, do_bits, "d_o"), to_device(bdq, dq_bits, "dq"),
-                    to_device(bdk, dk_bits, "dk"), to_device(bdv, dv_bits, "dv"), blse.allocate(lse_f.size() * 4, "lse"),
-                    blse.upload(lse_f.data(), "lse"), workspace.allocate(plan.workspace_bytes(), "workspace"),
-                    workspace.poison("workspace")}) {
+                    to_device(bdk, dk_bits, "dk"), to_device(bdv, dv_bits, "dv"),
+                    blse.allocate(lse_f.size() * 4, "lse"), blse.upload(lse_f.data(), "lse"),
+                    workspace.allocate(plan.workspace_bytes(), "workspace"), workspace.poison("workspace")}) {
     if (!st) return failed(st);
   }
-  const cuda::SdpaBackwardTensors tensors{bq.get(),  bk.get(), bv.get(), bo.get(),
-                                          bdo.get(), static_cast<const float*>(blse.get()),
-                                          bdq.get(), bdk.get(), bdv.get(), workspace.get()};
+  const cuda::SdpaBackwardTensors tensors{
+      bq.get(),  bk.get(),  bv.get(),  bo.get(),       bdo.get(), static_cast<const float*>(blse.get()),
+      bdq.get(), bdk.get(), bdv.get(), workspace.get()};
   if (Status st = cuda::sdpa_backward(plan, tensors, nullptr); !st) return failed(st);
   if (Status st = cuda::synchronize(nullptr, "check_sdpa_backward"); !st) return failed(st);
   Bits dq_out(dq_bits.size()), dk_out(dk_bits.size()), dv_out(dv_bits.size());
@@ -145,9 +150,10 @@ CheckResult check_sdpa_backward(const SdpaCase& c, std::uint64_t seed) {
   const Tolerance t = sdpa_tolerances(c.type).gradient;
   const std::int64_t q_row = static_cast<std::int64_t>(s.heads) * s.head_dim;
   const std::int64_t kv_row = static_cast<std::int64_t>(s.kv_heads) * s.head_dim;
-  const ElementwiseResult results[] = {compare_elementwise("dQ", halves_to_double(c.type, dq_out), dq_ref, t, q_row),
-                                       compare_elementwise("dK", halves_to_double(c.type, dk_out), dk_ref, t, kv_row),
-                                       compare_elementwise("dV", halves_to_double(c.type, dv_out), dv_ref, t, kv_row)};
+  const ElementwiseResult results[] = {
+      compare_elementwise("dQ", halves_to_double(c.type, dq_out), dq_ref, t, q_row),
+      compare_elementwise("dK", halves_to_double(c.type, dk_out), dk_ref, t, kv_row),
+      compare_elementwise("dV", halves_to_double(c.type, dv_out), dv_ref, t, kv_row)};
   CheckResult r{true, 0, 0, {}};
   for (const ElementwiseResult& e : results) {
     r.output_error = std::max(r.output_error, e.worst_ratio);
@@ -161,7 +167,8 @@ CheckResult check_sdpa_backward(const SdpaCase& c, std::uint64_t seed) {
 
 CheckResult check_sdpa_long_causal(std::int64_t length, int heads, int kv_heads, int head_dim,
                                    std::int64_t sample_rows, std::uint64_t seed) {
-  SdpaCase c{"long causal", {heads, kv_heads, head_dim, length, length, length}, {}, {}, cuda::ElementType::bf16};
+  SdpaCase c{
+      "long causal", {heads, kv_heads, head_dim, length, length, length}, {}, {}, cuda::ElementType::bf16};
   c.blocks = {{0, length, 0, length, 0, 0, AttentionMask::causal, 0}};
   Rng rng(seed);
   std::vector<double> q, k, v;

@@ -55,8 +55,8 @@ struct SdpaTiming {
 SdpaTiming time_sdpa_causal(std::int64_t sequence_length, int heads, int head_dim);
 
 // cuBLASLt GEMM against a float64 loop: C = op(A)·op(B) (+ C when `accumulate`).
-CheckResult check_gemm(std::int64_t m, std::int64_t n, std::int64_t k, cuda::ElementType type, bool transpose_a,
-                       bool transpose_b, bool accumulate, std::uint64_t seed);
+CheckResult check_gemm(std::int64_t m, std::int64_t n, std::int64_t k, cuda::ElementType type,
+                       bool transpose_a, bool transpose_b, bool accumulate, std::uint64_t seed);
 Timing time_gemm(std::int64_t m, std::int64_t n, std::int64_t k);
 
 // cuda::merge_partials against kernels::merge_partials (float64) on rows where either LSE or both are

@@ -23,8 +23,8 @@ void expect_round_trip(const zb::plan::Plan& plan) {
   const auto printed = zb::plan::to_json(plan);
   const auto reprinted = zb::plan::to_json(zb::plan::from_json(nlohmann::json::parse(printed.dump()), kFile));
   if (printed != reprinted) {
-    std::fprintf(stderr, "fuzz: the plan does not read back as printed:\n%s\n---\n%s\n", printed.dump().c_str(),
-                 reprinted.dump().c_str());
+    std::fprintf(stderr, "fuzz: the plan does not read back as printed:\n%s\n---\n%s\n",
+                 printed.dump().c_str(), reprinted.dump().c_str());
     std::abort();
   }
   (void)zb::plan::to_text(plan);
@@ -40,8 +40,9 @@ void expect_verdict(const zb::plan::Plan& plan) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   std::optional<zb::plan::Plan> plan;
-  zb::fuzz::accept_input_errors(
-      [&] { plan = zb::plan::from_json(zb::parse_jsonc(text, kFile, zb::plan::max_plan_file_bytes), kFile); });
+  zb::fuzz::accept_input_errors([&] {
+    plan = zb::plan::from_json(zb::parse_jsonc(text, kFile, zb::plan::max_plan_file_bytes), kFile);
+  });
   if (plan) {
     expect_round_trip(*plan);
     expect_verdict(*plan);

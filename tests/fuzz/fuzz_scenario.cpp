@@ -16,7 +16,7 @@
 namespace {
 
 std::vector<zb::OptionProblem> degree_divides_world(const nlohmann::json& options,
-                                                     const zb::SystemCheckContext& context) {
+                                                    const zb::SystemCheckContext& context) {
   const nlohmann::json& degree = options.at("degree");
   if (!context.world_size || !degree.is_number_integer()) return {};
   if (*context.world_size % degree.get<std::int64_t>() == 0) return {};
@@ -30,10 +30,16 @@ void register_stand_in_systems() {
       .description = "stand-in with boolean and choice options",
       .order = 0,
       .baseline = false,
-      .options = {{.name = "routing", .type = OptionType::boolean, .default_value = true, .choices = {},
+      .options = {{.name = "routing",
+                   .type = OptionType::boolean,
+                   .default_value = true,
+                   .choices = {},
                    .description = ""},
-                  {.name = "partitioning", .type = OptionType::choice, .default_value = "hierarchical",
-                   .choices = {"hierarchical", "flat"}, .description = ""}},
+                  {.name = "partitioning",
+                   .type = OptionType::choice,
+                   .default_value = "hierarchical",
+                   .choices = {"hierarchical", "flat"},
+                   .description = ""}},
       .validate = {},
   });
   zb::register_system(zb::SystemInfo{
@@ -41,8 +47,11 @@ void register_stand_in_systems() {
       .description = "stand-in baseline with a degree",
       .order = 10,
       .baseline = true,
-      .options = {{.name = "degree", .type = OptionType::positive_int_or_auto, .default_value = "auto",
-                   .choices = {}, .description = ""}},
+      .options = {{.name = "degree",
+                   .type = OptionType::positive_int_or_auto,
+                   .default_value = "auto",
+                   .choices = {},
+                   .description = ""}},
       .validate = degree_divides_world,
   });
 }

@@ -24,7 +24,8 @@ std::int64_t tokens(const std::vector<std::int64_t>& lengths) {
 class BackwardRandomScenarios : public ::testing::TestWithParam<int> {};
 
 TEST_P(BackwardRandomScenarios, EveryStrategyVerifiesEveryGradient) {
-  test::RandomCase c = test::random_case(5000 + static_cast<std::uint64_t>(GetParam()), kSquaredLengthBudget, kMaxLength);
+  test::RandomCase c =
+      test::random_case(5000 + static_cast<std::uint64_t>(GetParam()), kSquaredLengthBudget, kMaxLength);
   c.scenario.passes = Passes::fwd_bwd;
   // GQA on a third of the scenarios: dK/dV add over the query heads of a group.
   const reference::ReferenceOptions options = test::in_process_options(GetParam() % 3 == 0);
@@ -39,7 +40,8 @@ TEST_P(BackwardRandomScenarios, EveryStrategyVerifiesEveryGradient) {
       for (const auto& r : run.results) {
         ASSERT_TRUE(r.gradients.ran);
         EXPECT_EQ(r.gradients.failure, "");
-        for (const auto* check : {&r.gradients.dq, &r.gradients.dk, &r.gradients.dv}) EXPECT_LE(check->worst_ratio, 1.0);
+        for (const auto* check : {&r.gradients.dq, &r.gradients.dk, &r.gradients.dv})
+          EXPECT_LE(check->worst_ratio, 1.0);
         EXPECT_EQ(r.gradients.dq.rows, r.gradients.dk.rows);
         rows += r.gradients.dq.rows;
       }
@@ -58,9 +60,11 @@ TEST(BackwardNamedCases, RoutedAccumulatorsAreRelayedThroughProxies) {
   // and dK/dV accumulators take the same routes, so proxies relay backward pieces too.
   Scenario s = test::small_cluster(2, 8, false);
   s.passes = Passes::fwd_bwd;
-  const auto run = test::run_reference(s, test::system("zeppelin", {{"baseline_shapes", false}}), {2048}, test::in_process_options());
-  const auto relays = std::count_if(run.trace.events.begin(), run.trace.events.end(),
-                                    [](const TraceEvent& e) { return e.stream == Stream::nic && e.pass == Pass::bwd; });
+  const auto run = test::run_reference(s, test::system("zeppelin", {{"baseline_shapes", false}}), {2048},
+                                       test::in_process_options());
+  const auto relays =
+      std::count_if(run.trace.events.begin(), run.trace.events.end(),
+                    [](const TraceEvent& e) { return e.stream == Stream::nic && e.pass == Pass::bwd; });
   EXPECT_GT(relays, 0) << "no backward relay leg ran; the case no longer tests routed accumulators";
   EXPECT_NE(run.trace.model_note.find("backward verified"), std::string::npos) << run.trace.model_note;
   EXPECT_GT(run.trace.layer.backward, 0);
@@ -77,7 +81,8 @@ TEST(BackwardNamedCases, SameInputsGiveTheSameGradientBits) {
   for (const char* system : {"ring-cp", "zeppelin"}) {
     SCOPED_TRACE(system);
     const auto first = test::run_reference(s, test::system(system), {700, 33, 5}, test::in_process_options());
-    const auto second = test::run_reference(s, test::system(system), {700, 33, 5}, test::in_process_options());
+    const auto second =
+        test::run_reference(s, test::system(system), {700, 33, 5}, test::in_process_options());
     ASSERT_EQ(first.results.size(), second.results.size());
     for (std::size_t r = 0; r < first.results.size(); ++r)
       EXPECT_EQ(first.results[r].gradients.checksum, second.results[r].gradients.checksum) << "rank " << r;

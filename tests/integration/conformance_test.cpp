@@ -43,10 +43,12 @@ TEST(ExecutorConformance, ReferenceRunsEveryRanksComputeInTheSimulatorsOrder) {
   for (std::uint64_t seed = 0; seed < 6; ++seed) {
     Rng rng(seed, 41);
     const int gpus[] = {1, 2, 4};
-    Scenario s = test::small_cluster(1 + static_cast<int>(rng.below(2)), gpus[rng.below(3)], rng.below(2) == 0, seed);
+    Scenario s =
+        test::small_cluster(1 + static_cast<int>(rng.below(2)), gpus[rng.below(3)], rng.below(2) == 0, seed);
     if (seed % 2 == 1) s.passes = Passes::fwd_bwd;  // the backward pass follows the same order rules
     std::vector<std::int64_t> lengths;
-    for (int i = 0, n = 1 + static_cast<int>(rng.below(6)); i < n; ++i) lengths.push_back(1 + static_cast<std::int64_t>(rng.below(600)));
+    for (int i = 0, n = 1 + static_cast<int>(rng.below(6)); i < n; ++i)
+      lengths.push_back(1 + static_cast<std::int64_t>(rng.below(600)));
     const CostModel cost(s.cluster, s.model);
     for (const SystemSpec& system : test::reference_systems(s.cluster)) {
       SCOPED_TRACE("seed " + std::to_string(seed) + ", " + system.label);

@@ -12,8 +12,12 @@ namespace {
 
 using Prepared = test::PreparedPlan;
 
-Prepared ring_plan() { return test::ring_plan(Passes::fwd_bwd); }
-Prepared remapping_plan() { return test::remapping_plan(Passes::fwd_bwd); }
+Prepared ring_plan() {
+  return test::ring_plan(Passes::fwd_bwd);
+}
+Prepared remapping_plan() {
+  return test::remapping_plan(Passes::fwd_bwd);
+}
 
 // Runs `program` on the reference backend; the error text, empty when it passed.
 std::string run_program(const Prepared& p, const lower::Program& program) {
@@ -30,13 +34,16 @@ std::string run_program(const Prepared& p, const lower::Program& program) {
   return {};
 }
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 // The accumulator message that brings rank `owner`'s finished dK/dV home (the end of its chain).
 int home_accumulator(const lower::Program& program, int owner) {
   for (std::size_t m = 0; m < program.messages.size(); ++m) {
     const lower::Message& msg = program.messages[m];
-    if (msg.purpose == lower::Purpose::dkv && msg.dst == owner && msg.kv_owner == owner) return static_cast<int>(m);
+    if (msg.purpose == lower::Purpose::dkv && msg.dst == owner && msg.kv_owner == owner)
+      return static_cast<int>(m);
   }
   return -1;
 }
@@ -67,7 +74,8 @@ TEST(CorruptedBackward, DroppedAccumulatorTransferIsCaughtOnTheOwnerNamingDK) {
   lower::Program program = p.program();
   const int m = home_accumulator(program, 0);
   ASSERT_GE(m, 0) << "rank 0's dK/dV never comes home; the case no longer tests dropped accumulators";
-  for (const auto& [rank, id] : legs_of(program, m)) make_wait(program.ranks[static_cast<std::size_t>(rank)].instrs[static_cast<std::size_t>(id)]);
+  for (const auto& [rank, id] : legs_of(program, m))
+    make_wait(program.ranks[static_cast<std::size_t>(rank)].instrs[static_cast<std::size_t>(id)]);
   const std::string message = run_program(p, program);
   EXPECT_TRUE(contains(message, "rank 0: sequence")) << message;
   EXPECT_TRUE(contains(message, "has no dK on this rank")) << message;
@@ -151,7 +159,9 @@ TEST(CorruptedBackward, AccumulatorWhoseSlicesLeaveOutWhatItForwardsIsCaughtBySe
   msg.slices = program.messages[static_cast<std::size_t>(home)].slices;
   const std::string message = run_program(p, program);
   EXPECT_TRUE(contains(message, "rank " + std::to_string(rank) + " instr")) << message;
-  EXPECT_TRUE(contains(message, "rows of dK, but message " + std::to_string(m) + " carries only 0 of them on")) << message;
+  EXPECT_TRUE(
+      contains(message, "rows of dK, but message " + std::to_string(m) + " carries only 0 of them on"))
+      << message;
 }
 
 TEST(CorruptedBackward, SkippedInverseRemapIsCaughtNamingTheGradient) {
@@ -166,13 +176,16 @@ TEST(CorruptedBackward, SkippedInverseRemapIsCaughtNamingTheGradient) {
     for (const lower::Collective& col : program.collectives) {
       if (col.pass != Pass::bwd || col.direction != direction || skipped > 0) continue;
       for (std::size_t i = 0; i < col.ranks.size(); ++i)
-        make_wait(program.ranks[static_cast<std::size_t>(col.ranks[i])].instrs[static_cast<std::size_t>(col.instrs[i])]);
+        make_wait(program.ranks[static_cast<std::size_t>(col.ranks[i])]
+                      .instrs[static_cast<std::size_t>(col.instrs[i])]);
       ++skipped;
     }
     ASSERT_EQ(skipped, 1) << "the plan has no backward remap; the case no longer tests inverse remaps";
     const std::string message = run_program(p, program);
     EXPECT_TRUE(contains(message, "rank ")) << message;
-    EXPECT_TRUE(contains(message, tensor == "dO" ? "output gradient dO row of sequence" : "has no dQ on this rank")) << message;
+    EXPECT_TRUE(
+        contains(message, tensor == "dO" ? "output gradient dO row of sequence" : "has no dQ on this rank"))
+        << message;
   }
 }
 

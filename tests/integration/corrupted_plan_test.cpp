@@ -20,11 +20,18 @@ namespace {
 
 using Prepared = test::PreparedPlan;
 
-Prepared ring_plan() { return test::ring_plan(); }
+Prepared ring_plan() {
+  return test::ring_plan();
+}
 // Zeppelin over two nodes of 8 GPUs: one long sequence is routed over every NIC (relays on proxies).
-Prepared routed_plan() { return Prepared(test::small_cluster(2, 8, false), test::system("zeppelin", {{"baseline_shapes", false}}), {4096}); }
+Prepared routed_plan() {
+  return Prepared(test::small_cluster(2, 8, false), test::system("zeppelin", {{"baseline_shapes", false}}),
+                  {4096});
+}
 // Zeppelin remapping between the linear and the attention layout.
-Prepared remapping_plan() { return test::remapping_plan(); }
+Prepared remapping_plan() {
+  return test::remapping_plan();
+}
 
 reference::ReferenceOptions quick_options() {
   reference::ReferenceOptions options;
@@ -53,7 +60,9 @@ Outcome run_program(const Prepared& p, const lower::Program& program) {
   return outcome;
 }
 
-Outcome run_plan(const Prepared& p) { return run_program(p, p.program()); }
+Outcome run_plan(const Prepared& p) {
+  return run_program(p, p.program());
+}
 
 // What lower() says about the plan; empty when it lowers.
 std::string lowering_error(const Prepared& p) {
@@ -72,7 +81,9 @@ std::string joined(const std::vector<std::string>& problems) {
   return text;
 }
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 plan::Op* find_op(plan::Plan& p, int rank, plan::OpKind kind, int nth = 0) {
   for (auto& op : p.ranks[static_cast<std::size_t>(rank)].ops)
@@ -176,7 +187,8 @@ TEST(CorruptedPlans, MissingSendLegEndsInATimeoutNamingTheRecvAndKey) {
   EXPECT_NE(joined(lower::verify(program)), "");
   const Outcome outcome = run_program(p, program);
   EXPECT_TRUE(contains(outcome.message, "rank " + std::to_string(receiver) + ": waited")) << outcome.message;
-  EXPECT_TRUE(contains(outcome.message, "transfer key " + std::to_string(key) + " from rank 0")) << outcome.message;
+  EXPECT_TRUE(contains(outcome.message, "transfer key " + std::to_string(key) + " from rank 0"))
+      << outcome.message;
   EXPECT_TRUE(contains(outcome.message, "recv kv")) << outcome.message;  // lower::describe of the recv
   EXPECT_LT(outcome.seconds, 10.0);
 }
@@ -205,14 +217,20 @@ TEST(CorruptedPlans, MessageMissingRowsIsCaughtWhereTheRowsAreNeeded) {
     return is_kv_send(in) && !program.messages[static_cast<std::size_t>(in.message)].slices.empty();
   });
   ASSERT_GE(id, 0);
-  lower::Message& m = program.messages[static_cast<std::size_t>(program.ranks[0].instrs[static_cast<std::size_t>(id)].message)];
+  lower::Message& m =
+      program
+          .messages[static_cast<std::size_t>(program.ranks[0].instrs[static_cast<std::size_t>(id)].message)];
   std::vector<lower::Slice> slices = m.slices.copy();
-  const auto k = std::find_if(slices.begin(), slices.end(), [](const lower::Slice& s) { return s.tensor == lower::Tensor::K && s.rows() > 0; });
+  const auto k = std::find_if(slices.begin(), slices.end(), [](const lower::Slice& s) {
+    return s.tensor == lower::Tensor::K && s.rows() > 0;
+  });
   ASSERT_NE(k, slices.end());
   slices.erase(k);
   m.slices = lower::SliceList(std::move(slices));
   const std::string message = run_program(p, program).message;
-  EXPECT_TRUE(contains(message, "is neither on this rank nor in a buffer of the messages this instruction reads")) << message;
+  EXPECT_TRUE(
+      contains(message, "is neither on this rank nor in a buffer of the messages this instruction reads"))
+      << message;
 }
 
 // A malformed route cannot be lowered.
@@ -221,7 +239,8 @@ TEST(CorruptedPlans, RoutedSendThroughAMissingProxyIsRefusedByTheLowering) {
   plan::Op* routed = nullptr;
   for (auto& r : p.plan.ranks)
     for (auto& op : r.ops)
-      if (routed == nullptr && op.kind == plan::OpKind::send && op.route.kind == plan::RouteKind::routed) routed = &op;
+      if (routed == nullptr && op.kind == plan::OpKind::send && op.route.kind == plan::RouteKind::routed)
+        routed = &op;
   ASSERT_NE(routed, nullptr) << "the plan routes nothing; the case no longer tests routes";
   routed->route.proxies.pop_back();  // part sizes and proxies no longer agree
   const std::string message = lowering_error(p);
@@ -237,7 +256,8 @@ TEST(CorruptedPlans, RelayLegWithTheWrongFragmentIsRefusedByTheProxy) {
   int src = -1, id = -1;
   for (int r = 0; r < program.world_size && id < 0; ++r) {
     id = find_instr(program, r, [&](const lower::Instr& in) {
-      return is_kv_send(in) && in.peer != program.messages[static_cast<std::size_t>(in.message)].dst && in.bytes > 1;
+      return is_kv_send(in) && in.peer != program.messages[static_cast<std::size_t>(in.message)].dst &&
+             in.bytes > 1;
     });
     src = r;
   }
@@ -259,7 +279,8 @@ TEST(CorruptedPlans, RemapMovesTheEndsDisagreeOnAreRefusedByTheLowering) {
   bool dropped = false;
   for (int r = 0; r < p.plan.world_size && !dropped; ++r) {
     for (plan::Op& op : p.plan.ranks[static_cast<std::size_t>(r)].ops) {
-      if (dropped || op.kind != plan::OpKind::remap || op.direction != plan::RemapDirection::to_linear) continue;
+      if (dropped || op.kind != plan::OpKind::remap || op.direction != plan::RemapDirection::to_linear)
+        continue;
       const auto moved = std::find_if(op.moves.begin(), op.moves.end(), [&](const plan::RemapMove& m) {
         return m.src == r && m.dst != r && m.range.size() > 0;  // rows this rank sends in the to_linear remap
       });

@@ -22,7 +22,8 @@ reference::ReferenceOptions options_with(int heads, int kv_heads) {
 }
 
 // Runs `program` of p's plan; the error message, empty when it verified.
-std::string failure_of(const Prepared& p, const lower::Program& program, const reference::ReferenceOptions& options) {
+std::string failure_of(const Prepared& p, const lower::Program& program,
+                       const reference::ReferenceOptions& options) {
   reference::ReferenceExecutor executor(options);
   try {
     const Trace trace = executor.run(program, RunContext{p.scenario, p.cost});
@@ -51,7 +52,9 @@ std::vector<int> head_messages(const lower::Program& program, Pass pass, lower::
 
 // Removes message `m` from its collective: its sender never sends it and its receiver never waits for it.
 lower::Program without_message(lower::Program program, int m) {
-  auto& list = program.collectives[static_cast<std::size_t>(program.messages[static_cast<std::size_t>(m)].collective)].messages;
+  auto& list =
+      program.collectives[static_cast<std::size_t>(program.messages[static_cast<std::size_t>(m)].collective)]
+          .messages;
   list.erase(std::find(list.begin(), list.end(), m));
   return program;
 }
@@ -77,19 +80,22 @@ const std::pair<int, int> kDims[] = {{4, 4}, {8, 4}, {4, 1}};
 TEST(HeadParallel, EveryShapeVerifiesForwardAndBackwardPerHead) {
   for (const Shape& shape : kShapes) {
     for (const auto& [heads, kv_heads] : kDims) {
-      SCOPED_TRACE(std::string(shape.name) + ", reference heads " + std::to_string(heads) + " kv " + std::to_string(kv_heads));
-      const Prepared p(test::small_cluster(shape.nodes, shape.gpus_per_node, false, 11), test::system("ulysses", shape.options),
-                       shape.lengths, Passes::fwd_bwd);
+      SCOPED_TRACE(std::string(shape.name) + ", reference heads " + std::to_string(heads) + " kv " +
+                   std::to_string(kv_heads));
+      const Prepared p(test::small_cluster(shape.nodes, shape.gpus_per_node, false, 11),
+                       test::system("ulysses", shape.options), shape.lengths, Passes::fwd_bwd);
       ASSERT_TRUE(p.plan.feasible());
       const lower::Program program = p.program();
-      ASSERT_FALSE(head_messages(program, Pass::fwd, lower::Tensor::Q).empty()) << "the lowering names the head slices";
+      ASSERT_FALSE(head_messages(program, Pass::fwd, lower::Tensor::Q).empty())
+          << "the lowering names the head slices";
       EXPECT_EQ(failure_of(p, program, options_with(heads, kv_heads)), "");
     }
   }
 }
 
 TEST(HeadParallel, SameInputsGiveTheSameOutputBits) {
-  const Prepared p(test::small_cluster(1, 4, false, 5), test::system("ulysses", {{"degree", 4}}), {800, 41}, Passes::fwd_bwd);
+  const Prepared p(test::small_cluster(1, 4, false, 5), test::system("ulysses", {{"degree", 4}}), {800, 41},
+                   Passes::fwd_bwd);
   std::vector<std::uint64_t> checksums[2];
   for (auto& sums : checksums) {
     reference::ReferenceExecutor executor(options_with(4, 1));
@@ -108,14 +114,16 @@ TEST(HeadParallel, ADroppedOutputHeadSliceIsCaughtNumerically) {
   ASSERT_FALSE(outputs.empty());
   for (const int m : outputs) {
     const std::string error = failure_of(p, without_message(program, m), options_with(2, 2));
-    EXPECT_NE(error.find("differs from the float64 reference"), std::string::npos) << "message " << m << ": " << error;
+    EXPECT_NE(error.find("differs from the float64 reference"), std::string::npos)
+        << "message " << m << ": " << error;
   }
 }
 
 // A Q/K/V message left out: its receiver never gets those tokens' rows for its heads, so its attention
 // has no query row for them (USP: the ring's K/V of them are missing too).
 TEST(HeadParallel, ADroppedInputHeadSliceIsCaught) {
-  const Prepared p(test::small_cluster(1, 4, false, 7), test::system("ulysses", {{"degree", 2}, {"ring", 2}}), {600, 20});
+  const Prepared p(test::small_cluster(1, 4, false, 7), test::system("ulysses", {{"degree", 2}, {"ring", 2}}),
+                   {600, 20});
   const lower::Program program = p.program();
   const std::vector<int> inputs = head_messages(program, Pass::fwd, lower::Tensor::Q);
   ASSERT_FALSE(inputs.empty());
@@ -126,17 +134,20 @@ TEST(HeadParallel, ADroppedInputHeadSliceIsCaught) {
 // Backward: a dQ/dK/dV message left out leaves the owner without its gradients for the sender's heads
 // (caught element by element); a dO message left out leaves the heads' owner without dO rows.
 TEST(HeadParallel, ADroppedGradientHeadSliceIsCaught) {
-  const Prepared p(test::small_cluster(1, 4, false, 7), test::system("ulysses", {{"degree", 2}}), {600, 20}, Passes::fwd_bwd);
+  const Prepared p(test::small_cluster(1, 4, false, 7), test::system("ulysses", {{"degree", 2}}), {600, 20},
+                   Passes::fwd_bwd);
   const lower::Program program = p.program();
   const std::vector<int> gradients = head_messages(program, Pass::bwd, lower::Tensor::dQ);
   ASSERT_FALSE(gradients.empty());
   for (const int m : gradients) {
     const std::string error = failure_of(p, without_message(program, m), options_with(4, 2));
-    EXPECT_NE(error.find("differs from the float64 reference"), std::string::npos) << "message " << m << ": " << error;
+    EXPECT_NE(error.find("differs from the float64 reference"), std::string::npos)
+        << "message " << m << ": " << error;
   }
   const std::vector<int> output_gradients = head_messages(program, Pass::bwd, lower::Tensor::dO);
   ASSERT_FALSE(output_gradients.empty());
-  const std::string error = failure_of(p, without_message(program, output_gradients.front()), options_with(4, 2));
+  const std::string error =
+      failure_of(p, without_message(program, output_gradients.front()), options_with(4, 2));
   EXPECT_NE(error.find("output gradient dO row"), std::string::npos) << error;
 }
 
@@ -150,7 +161,8 @@ TEST(HeadParallel, ReferenceHeadsThatCannotCarryTheSlicesAreExit2) {
     ADD_FAILURE() << "ran head slices the reference's heads cannot carry";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ExitCode::bad_input);
-    EXPECT_NE(std::string(e.what()).find("system 'ulysses{\"degree\":4}' (ulysses)"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("system 'ulysses{\"degree\":4}' (ulysses)"), std::string::npos)
+        << e.what();
     EXPECT_NE(std::string(e.what()).find("ZB_REF_HEADS"), std::string::npos) << e.what();
   }
 }

@@ -31,11 +31,13 @@ std::string run_program(const Prepared& p, const lower::Program& program, std::s
   return {};
 }
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 Prepared llama3(int nodes, int gpus_per_node, int degree, std::vector<std::int64_t> lengths) {
-  return Prepared(test::small_cluster(nodes, gpus_per_node, false, 5), test::system("llama3-cp", {{"degree", degree}}),
-                  std::move(lengths), Passes::fwd_bwd);
+  return Prepared(test::small_cluster(nodes, gpus_per_node, false, 5),
+                  test::system("llama3-cp", {{"degree", degree}}), std::move(lengths), Passes::fwd_bwd);
 }
 
 TEST(KvCollectives, Llama3CpVerifiesForwardAndBackwardOnRealRows) {
@@ -45,15 +47,20 @@ TEST(KvCollectives, Llama3CpVerifiesForwardAndBackwardOnRealRows) {
     bool gqa;
   };
   const Case cases[] = {
-      {1, 4, 4, {517, 64, 3, 1}, false},        // one group; documents shorter than 2C leave chunks empty
-      {2, 4, 8, {900, 333, 2}, true},           // a group across two nodes, GQA
-      {2, 2, 2, {400, 401, 7, 90, 1, 1}, false},  // two data-parallel groups, several packs' worth of documents
+      {1, 4, 4, {517, 64, 3, 1}, false},  // one group; documents shorter than 2C leave chunks empty
+      {2, 4, 8, {900, 333, 2}, true},     // a group across two nodes, GQA
+      {2,
+       2,
+       2,
+       {400, 401, 7, 90, 1, 1},
+       false},  // two data-parallel groups, several packs' worth of documents
   };
   for (const Case& c : cases) {
     const Prepared p = llama3(c.nodes, c.gpus_per_node, c.degree, c.lengths);
     ASSERT_TRUE(p.plan.feasible());
     std::string note;
-    EXPECT_EQ(run_program(p, p.program(), &note, c.gqa), "") << c.nodes << "x" << c.gpus_per_node << " degree " << c.degree;
+    EXPECT_EQ(run_program(p, p.program(), &note, c.gqa), "")
+        << c.nodes << "x" << c.gpus_per_node << " degree " << c.degree;
     EXPECT_TRUE(contains(note, "forward verified") && contains(note, "backward verified")) << note;
   }
 }
@@ -108,7 +115,8 @@ TEST(KvCollectives, AnOpaqueCollectiveMovesNothingAndCompletesWhenPosted) {
   ASSERT_TRUE(problems.empty()) << problems.front();
   const lower::Program program = p.program();
   int opaque = 0;
-  for (const lower::Collective& col : program.collectives) opaque += col.group < 0 && col.messages.empty() ? 1 : 0;
+  for (const lower::Collective& col : program.collectives)
+    opaque += col.group < 0 && col.messages.empty() ? 1 : 0;
   EXPECT_EQ(opaque, 2) << "the all-gather and its reduce-scatter";
   std::string note;
   EXPECT_EQ(run_program(p, program, &note), "");
@@ -119,9 +127,10 @@ TEST(KvCollectives, AnOpaqueCollectiveMovesNothingAndCompletesWhenPosted) {
 TEST(KvCollectives, AGatherMessageLeftOutOfItsCollectiveIsCaught) {
   const Prepared p = llama3(1, 4, 4, {300, 5});
   lower::Program program = p.program();
-  auto gather = std::find_if(program.collectives.begin(), program.collectives.end(), [](const lower::Collective& c) {
-    return c.kind == lower::CollectiveKind::all_gather && c.pass == Pass::fwd && !c.messages.empty();
-  });
+  auto gather =
+      std::find_if(program.collectives.begin(), program.collectives.end(), [](const lower::Collective& c) {
+        return c.kind == lower::CollectiveKind::all_gather && c.pass == Pass::fwd && !c.messages.empty();
+      });
   ASSERT_NE(gather, program.collectives.end());
   gather->messages.pop_back();
   const std::string message = run_program(p, program);
@@ -133,13 +142,15 @@ TEST(KvCollectives, AGatherMessageLeftOutOfItsCollectiveIsCaught) {
 TEST(KvCollectives, APartialLeftOutOfTheReduceScatterIsCaught) {
   const Prepared p = llama3(1, 4, 4, {300, 5});
   lower::Program program = p.program();
-  auto scatter = std::find_if(program.collectives.begin(), program.collectives.end(), [](const lower::Collective& c) {
-    return c.kind == lower::CollectiveKind::reduce_scatter && !c.messages.empty();
-  });
+  auto scatter =
+      std::find_if(program.collectives.begin(), program.collectives.end(), [](const lower::Collective& c) {
+        return c.kind == lower::CollectiveKind::reduce_scatter && !c.messages.empty();
+      });
   ASSERT_NE(scatter, program.collectives.end());
   scatter->messages.erase(scatter->messages.begin());
   const std::string message = run_program(p, program);
-  EXPECT_TRUE(contains(message, "outside its linear layout") || contains(message, "differs from the float64 reference"))
+  EXPECT_TRUE(contains(message, "outside its linear layout") ||
+              contains(message, "differs from the float64 reference"))
       << message;
 }
 

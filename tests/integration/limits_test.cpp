@@ -25,7 +25,9 @@ Error refusal(const std::vector<std::int64_t>& lengths, const reference::Referen
   return Error(ExitCode::ok, Location{}, "");
 }
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 TEST(ReferenceLimits, TooManyTokensIsBadInputNamingScenarioAndFigures) {
   // 2^20 tokens, the quickstart's batch: it ran out of memory before the limit existed.
@@ -34,7 +36,8 @@ TEST(ReferenceLimits, TooManyTokensIsBadInputNamingScenarioAndFigures) {
   EXPECT_EQ(e.code(), ExitCode::bad_input);
   const std::string text = e.what();
   EXPECT_TRUE(contains(text, "scenario 'too-big' has 1048576 tokens per iteration")) << text;
-  EXPECT_TRUE(contains(text, "limit of " + std::to_string(reference::ReferenceOptions::kDefaultMaxTokens))) << text;
+  EXPECT_TRUE(contains(text, "limit of " + std::to_string(reference::ReferenceOptions::kDefaultMaxTokens)))
+      << text;
   EXPECT_TRUE(contains(text, "--backend sim")) << text;
 }
 
@@ -50,7 +53,8 @@ TEST(ReferenceLimits, LongSequencesAreBadInputThroughTheSumOfSquares) {
 TEST(ReferenceLimits, DefaultsAcceptTheIntegrationBatches) {
   reference::ReferenceOptions options;
   options.transport = reference::TransportChoice::in_process;
-  const auto run = test::run_reference(test::small_cluster(1, 4, false, 5), test::system("ring-cp"), {4096, 517, 3}, options);
+  const auto run = test::run_reference(test::small_cluster(1, 4, false, 5), test::system("ring-cp"),
+                                       {4096, 517, 3}, options);
   EXPECT_TRUE(contains(run.trace.model_note, "verified")) << run.trace.model_note;
 }
 

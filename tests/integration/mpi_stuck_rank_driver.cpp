@@ -36,8 +36,12 @@ class StopsAfterFirstSend final : public Transport {
     for (;;) std::this_thread::sleep_for(std::chrono::hours(1));  // never polls MPI again
   }
   [[nodiscard]] std::optional<Bytes> try_recv(int src, Tag tag) override { return real_.try_recv(src, tag); }
-  [[nodiscard]] std::optional<Message> try_recv_kind(MessageKind kind) override { return real_.try_recv_kind(kind); }
-  bool wait_for_message(std::chrono::milliseconds timeout) override { return real_.wait_for_message(timeout); }
+  [[nodiscard]] std::optional<Message> try_recv_kind(MessageKind kind) override {
+    return real_.try_recv_kind(kind);
+  }
+  bool wait_for_message(std::chrono::milliseconds timeout) override {
+    return real_.wait_for_message(timeout);
+  }
 
  private:
   Transport& real_;
@@ -55,13 +59,17 @@ int run(int stuck) {
     plan = make_strategy(system, scenario, cost)->make_plan(test::batch_of({100, 517, 1000}));
     program = lower::lower(plan, cost, {.backward = false});
     const auto& instrs = program.ranks.at(static_cast<std::size_t>(stuck)).instrs;
-    if (std::count_if(instrs.begin(), instrs.end(), [](const lower::Instr& in) { return in.kind == lower::InstrKind::send; }) >= 2)
+    if (std::count_if(instrs.begin(), instrs.end(),
+                      [](const lower::Instr& in) { return in.kind == lower::InstrKind::send; }) >= 2)
       break;
   }
   ReferenceOptions options;
   options.receive_timeout = std::chrono::milliseconds(1000);  // the test waits seconds, not the default 10 s
-  RunInputs inputs{program, plan, options, QkvGenerator(scenario.seed, {options.heads, options.kv_heads, options.head_dim}),
-                   Clock::now(), nullptr, false};
+  RunInputs inputs{
+      program,      plan,
+      options,      QkvGenerator(scenario.seed, {options.heads, options.kv_heads, options.head_dim}),
+      Clock::now(), nullptr,
+      false};
   const std::unique_ptr<Transport> mpi = make_mpi_transport();
   if (mpi->size() != scenario.cluster.world_size()) {
     std::fprintf(stderr, "run with mpirun -np %d\n", scenario.cluster.world_size());

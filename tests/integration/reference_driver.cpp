@@ -1,7 +1,8 @@
 // zb_reference_driver: runs one fixed scenario (2 nodes × 2 GPUs, one NIC per GPU, odd and short
 // sequences, forward and backward) on the reference backend with every strategy and writes each rank's
-// output and gradient rows (dQ, dK, dV) as hex into DUMP_DIR/<system>/rank-<r>.hex. Run once in-process and once under `mpirun -np 4`, the two dump
-// trees must be identical byte for byte (compare_mpi_dumps.cmake does that for CTest).
+// output and gradient rows (dQ, dK, dV) as hex into DUMP_DIR/<system>/rank-<r>.hex. Run once in-process and
+// once under `mpirun -np 4`, the two dump trees must be identical byte for byte (compare_mpi_dumps.cmake does
+// that for CTest).
 //
 //   zb_reference_driver DUMP_DIR [threads|mpi|auto]   exit 0 verified, 2 bad input, 3 failed
 //   zb_reference_driver --skip REASON                 prints REASON, exits 77 (CTest's skip code)
@@ -36,9 +37,11 @@ int run(const std::filesystem::path& dump_dir, const std::string& transport) {
     const test::ReferenceRun result = test::run_reference(executor, scenario, system, lengths);
     int routed = 0;
     for (const auto& rank : result.plan.ranks)
-      for (const auto& op : rank.ops) routed += op.kind == plan::OpKind::send && op.route.kind == plan::RouteKind::routed;
+      for (const auto& op : rank.ops)
+        routed += op.kind == plan::OpKind::send && op.route.kind == plan::RouteKind::routed;
     if (first_process())
-      std::printf("%s (%d routed sends): %s\n", system.label.c_str(), routed, result.trace.model_note.c_str());
+      std::printf("%s (%d routed sends): %s\n", system.label.c_str(), routed,
+                  result.trace.model_note.c_str());
   }
   return 0;
 }

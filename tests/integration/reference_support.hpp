@@ -31,8 +31,8 @@ inline Scenario small_cluster(int nodes, int gpus_per_node, bool shared_nics, st
 
 // Lowers `plan` as the scenario runs it (forward only unless its passes are fwd_bwd) and runs it on the
 // reference executor: what zb::execute does, without linking the simulator into the tests.
-inline Trace run_plan(reference::ReferenceExecutor& executor, const plan::Plan& plan, const Scenario& scenario,
-                      const CostModel& cost) {
+inline Trace run_plan(reference::ReferenceExecutor& executor, const plan::Plan& plan,
+                      const Scenario& scenario, const CostModel& cost) {
   const lower::Program program = lower::lower(plan, cost, {.backward = scenario.passes == Passes::fwd_bwd});
   return executor.run(program, RunContext{scenario, cost});
 }
@@ -57,7 +57,8 @@ inline ReferenceRun run_reference(reference::ReferenceExecutor& executor, const 
 }
 
 inline ReferenceRun run_reference(const Scenario& scenario, const SystemSpec& system,
-                                  const std::vector<std::int64_t>& lengths, const reference::ReferenceOptions& options) {
+                                  const std::vector<std::int64_t>& lengths,
+                                  const reference::ReferenceOptions& options) {
   reference::ReferenceExecutor executor(options);
   return run_reference(executor, scenario, system, lengths);
 }
@@ -83,10 +84,18 @@ inline RandomCase random_case(std::uint64_t seed, double squared_budget, std::in
   for (int i = 0; i < documents; ++i) {
     std::int64_t length = 1;
     switch (rng.below(5)) {
-      case 0: length = 1; break;                                                                      // single token
-      case 1: length = 1 + static_cast<std::int64_t>(rng.below(2ULL * world)); break;                 // below 2P
-      case 2: length = 2 * static_cast<std::int64_t>(rng.below(half)) + 1; break;                     // odd
-      default: length = 1 + static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(max_length))); break;
+      case 0:
+        length = 1;
+        break;  // single token
+      case 1:
+        length = 1 + static_cast<std::int64_t>(rng.below(2ULL * world));
+        break;  // below 2P
+      case 2:
+        length = 2 * static_cast<std::int64_t>(rng.below(half)) + 1;
+        break;  // odd
+      default:
+        length = 1 + static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(max_length)));
+        break;
     }
     if (squared + static_cast<double>(length * length) > squared_budget) length = 1 + length % 97;
     squared += static_cast<double>(length * length);
@@ -96,8 +105,9 @@ inline RandomCase random_case(std::uint64_t seed, double squared_budget, std::in
 }
 
 inline std::string describe(const RandomCase& c) {
-  std::string text = std::to_string(c.scenario.cluster.nodes) + "x" + std::to_string(c.scenario.cluster.gpus_per_node) +
-                     " GPUs, " + std::to_string(c.scenario.cluster.nics_per_node) + " NICs/node, lengths";
+  std::string text = std::to_string(c.scenario.cluster.nodes) + "x" +
+                     std::to_string(c.scenario.cluster.gpus_per_node) + " GPUs, " +
+                     std::to_string(c.scenario.cluster.nics_per_node) + " NICs/node, lengths";
   for (const auto l : c.lengths) text += " " + std::to_string(l);
   return text;
 }
@@ -105,7 +115,8 @@ inline std::string describe(const RandomCase& c) {
 // A scenario, its cost model and one plan of it, lowered as the scenario's passes say (returned as a
 // prvalue: the cost model refers to the scenario's cluster, so the three stay together).
 struct PreparedPlan {
-  PreparedPlan(Scenario s, const SystemSpec& system, std::vector<std::int64_t> lengths, Passes passes = Passes::fwd)
+  PreparedPlan(Scenario s, const SystemSpec& system, std::vector<std::int64_t> lengths,
+               Passes passes = Passes::fwd)
       : scenario(std::move(s)), cost(scenario.cluster, scenario.model) {
     scenario.passes = passes;
     plan = make_strategy(system, scenario, cost)->make_plan(batch_of(std::move(lengths)));
@@ -124,7 +135,8 @@ inline PreparedPlan ring_plan(Passes passes = Passes::fwd) {
 }
 // Zeppelin over two nodes of 8 GPUs, remapping between the linear and the attention layout.
 inline PreparedPlan remapping_plan(Passes passes = Passes::fwd) {
-  return PreparedPlan(small_cluster(2, 8, false), system("zeppelin", {{"baseline_shapes", false}}), {1638, 714, 9, 1}, passes);
+  return PreparedPlan(small_cluster(2, 8, false), system("zeppelin", {{"baseline_shapes", false}}),
+                      {1638, 714, 9, 1}, passes);
 }
 
 // In-process options; with `gqa`, 4 query heads share 2 kv heads.
@@ -146,9 +158,11 @@ inline std::vector<SystemSpec> reference_systems(const ClusterSpec& cluster) {
   std::vector<SystemSpec> systems = registered_variants(cluster.world_size(), {2});
   const bool pairs_in_a_node = cluster.gpus_per_node % 2 == 0;
   std::erase_if(systems, [&](const SystemSpec& s) {
-    return s.name == "ulysses" && s.options.contains("degree") && s.options.at("degree") == 2 && !pairs_in_a_node;
+    return s.name == "ulysses" && s.options.contains("degree") && s.options.at("degree") == 2 &&
+           !pairs_in_a_node;
   });
-  if (pairs_in_a_node && cluster.world_size() % 4 == 0) systems.push_back(system("ulysses", {{"degree", 2}, {"ring", 2}}));
+  if (pairs_in_a_node && cluster.world_size() % 4 == 0)
+    systems.push_back(system("ulysses", {{"degree", 2}, {"ring", 2}}));
   return systems;
 }
 

@@ -20,7 +20,8 @@ class RandomScenarios : public ::testing::TestWithParam<int> {};
 
 TEST_P(RandomScenarios, EveryStrategyVerifies) {
   const RandomCase c = test::random_case(1000 + static_cast<std::uint64_t>(GetParam()), kSquaredLengthBudget);
-  const reference::ReferenceOptions options = test::in_process_options(GetParam() % 3 == 0);  // GQA on a third
+  const reference::ReferenceOptions options =
+      test::in_process_options(GetParam() % 3 == 0);  // GQA on a third
   for (const SystemSpec& system : test::reference_systems(c.scenario.cluster)) {
     SCOPED_TRACE(system.label + " on " + test::describe(c));
     try {
@@ -45,10 +46,12 @@ TEST(ReferenceNamedCases, RoutedTransfersAreRelayedThroughProxies) {
   const Scenario s = test::small_cluster(2, 8, false);
   reference::ReferenceOptions options;
   options.transport = reference::TransportChoice::in_process;
-  const auto run = test::run_reference(s, test::system("zeppelin", {{"baseline_shapes", false}}), {4096}, options);
+  const auto run =
+      test::run_reference(s, test::system("zeppelin", {{"baseline_shapes", false}}), {4096}, options);
   std::size_t routed = 0;
   for (const auto& r : run.plan.ranks)
-    for (const auto& op : r.ops) routed += op.kind == plan::OpKind::send && op.route.kind == plan::RouteKind::routed;
+    for (const auto& op : r.ops)
+      routed += op.kind == plan::OpKind::send && op.route.kind == plan::RouteKind::routed;
   ASSERT_GT(routed, 0u) << "the plan has no routed send; the case no longer tests relaying";
   const auto relays = std::count_if(run.trace.events.begin(), run.trace.events.end(),
                                     [](const TraceEvent& e) { return e.stream == Stream::nic; });
@@ -74,7 +77,8 @@ TEST(ReferenceNamedCases, SameInputsGiveTheSameOutputBits) {
   const auto second = test::run_reference(s, test::system("ring-cp"), {1000, 33, 5}, options);
   ASSERT_EQ(first.results.size(), second.results.size());
   for (std::size_t r = 0; r < first.results.size(); ++r)
-    EXPECT_EQ(first.results[r].verification.checksum, second.results[r].verification.checksum) << "rank " << r;
+    EXPECT_EQ(first.results[r].verification.checksum, second.results[r].verification.checksum)
+        << "rank " << r;
 }
 
 }  // namespace

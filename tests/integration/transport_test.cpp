@@ -9,8 +9,8 @@
 #include <thread>
 
 #include "core/common/rng.hpp"
-#include "core/exec/reference/in_process_transport.hpp"
 #include "core/exec/reference/all_to_all_v.hpp"
+#include "core/exec/reference/in_process_transport.hpp"
 #include "tests/integration/reference_support.hpp"
 
 namespace zb {
@@ -38,10 +38,12 @@ TEST(InProcessTransport, RingWhereEveryRankSendsFirstDoesNotDeadlock) {
   std::vector<int> got(ranks, -1);
   on_ranks(ranks, [&](int r, reference::Transport& t) {
     for (int step = 0; step < 3; ++step) {
-      t.send((r + 1) % ranks, Tag::make(MessageKind::transfer, static_cast<std::uint64_t>(step)), Bytes(1000, std::byte{static_cast<unsigned char>(r)}));
+      t.send((r + 1) % ranks, Tag::make(MessageKind::transfer, static_cast<std::uint64_t>(step)),
+             Bytes(1000, std::byte{static_cast<unsigned char>(r)}));
     }
     for (int step = 0; step < 3; ++step) {
-      const Bytes b = t.recv((r + ranks - 1) % ranks, Tag::make(MessageKind::transfer, static_cast<std::uint64_t>(step)), 5s);
+      const Bytes b = t.recv((r + ranks - 1) % ranks,
+                             Tag::make(MessageKind::transfer, static_cast<std::uint64_t>(step)), 5s);
       got[static_cast<std::size_t>(r)] = static_cast<int>(b.front());
     }
   });
@@ -73,7 +75,8 @@ TEST(Launcher, MultiProcessLaunchWithoutMpiTransportIsRefused) {
     EXPECT_NE(std::string(e.what()).find("one of 4"), std::string::npos) << e.what();
   }
   ::unsetenv("OMPI_COMM_WORLD_SIZE");
-  EXPECT_EQ(reference::resolve_transport(reference::TransportChoice::automatic, 4), reference::TransportChoice::in_process);
+  EXPECT_EQ(reference::resolve_transport(reference::TransportChoice::automatic, 4),
+            reference::TransportChoice::in_process);
 }
 
 // Arbitrary bit patterns, NaNs and infinities included: the exchange must not touch a bit. `tensor`
@@ -95,27 +98,32 @@ void fill(reference::RowStore& store, const plan::Shard& shard, lower::Tensor pa
 }
 
 // Every row of `shard` holds `pattern`'s bits.
-void expect_bits(const reference::RowStore& store, const plan::Shard& shard, lower::Tensor pattern, int rank) {
+void expect_bits(const reference::RowStore& store, const plan::Shard& shard, lower::Tensor pattern,
+                 int rank) {
   ASSERT_TRUE(store.has(shard.seq, shard.begin, shard.end)) << "rank " << rank << " seq " << shard.seq;
   const auto got = store.rows(shard.seq, shard.begin, shard.end);
   for (std::int64_t tok = shard.begin; tok < shard.end; ++tok) {
     for (int i = 0; i < store.width(); ++i) {
       const float want = row_bits(pattern, shard.seq, tok, i);
-      ASSERT_EQ(std::memcmp(&got[static_cast<std::size_t>((tok - shard.begin) * store.width() + i)], &want, sizeof want), 0)
-          << "rank " << rank << " seq " << shard.seq << " token " << tok << " of " << lower::to_string(pattern);
+      ASSERT_EQ(std::memcmp(&got[static_cast<std::size_t>((tok - shard.begin) * store.width() + i)], &want,
+                            sizeof want),
+                0)
+          << "rank " << rank << " seq " << shard.seq << " token " << tok << " of "
+          << lower::to_string(pattern);
     }
   }
 }
 
 // Runs collective `c` on this rank: sends its messages, stores every message for it.
-void exchange(reference::Transport& t, const lower::Program& program, int c, int r, reference::TensorRows& rows,
-              const reference::AttentionDims& dims) {
+void exchange(reference::Transport& t, const lower::Program& program, int c, int r,
+              reference::TensorRows& rows, const reference::AttentionDims& dims) {
   const std::string context = "rank " + std::to_string(r) + " collective " + std::to_string(c);
   (void)reference::send_collective(t, program, c, r, rows, dims, context);
   std::vector<int> waiting = reference::incoming_messages(program, c, r);
   while (!waiting.empty()) {
     for (auto m = waiting.begin(); m != waiting.end();) {
-      const std::optional<Bytes> payload = t.try_recv(program.messages[static_cast<std::size_t>(*m)].src, reference::collective_tag(c));
+      const std::optional<Bytes> payload =
+          t.try_recv(program.messages[static_cast<std::size_t>(*m)].src, reference::collective_tag(c));
       if (!payload) {
         ++m;
         continue;
@@ -133,16 +141,20 @@ TEST(AllToAllV, LinearToAttentionAndBackMovesEveryTokenBitForBit) {
   // A Zeppelin plan that rebalances: 2 × 8 GPUs, two long documents and two short ones.
   const Scenario s = test::small_cluster(2, 8, false);
   const CostModel cost(s.cluster, s.model);
-  const plan::Plan p = make_strategy(test::system("zeppelin", {{"baseline_shapes", false}}), s, cost)->make_plan(test::batch_of({1638, 714, 9, 1}));
-  ASSERT_FALSE(p.remap.empty()) << "the plan no longer remaps this batch: pick one it does, or the test proves nothing";
+  const plan::Plan p = make_strategy(test::system("zeppelin", {{"baseline_shapes", false}}), s, cost)
+                           ->make_plan(test::batch_of({1638, 714, 9, 1}));
+  ASSERT_FALSE(p.remap.empty())
+      << "the plan no longer remaps this batch: pick one it does, or the test proves nothing";
   const lower::Program program = lower::lower(p, cost, {.backward = false});
   std::vector<int> to_attention, to_linear;
   std::size_t moved_slices = 0;
   for (std::size_t c = 0; c < program.collectives.size(); ++c) {
     const lower::Collective& col = program.collectives[c];
     if (col.kind != lower::CollectiveKind::all_to_all_v || col.pass != Pass::fwd) continue;
-    (col.direction == plan::RemapDirection::to_attention ? to_attention : to_linear).push_back(static_cast<int>(c));
-    for (const int m : col.messages) moved_slices += program.messages[static_cast<std::size_t>(m)].slices.size();
+    (col.direction == plan::RemapDirection::to_attention ? to_attention : to_linear)
+        .push_back(static_cast<int>(c));
+    for (const int m : col.messages)
+      moved_slices += program.messages[static_cast<std::size_t>(m)].slices.size();
   }
   ASSERT_FALSE(to_attention.empty());
   ASSERT_FALSE(to_linear.empty());
@@ -152,20 +164,24 @@ TEST(AllToAllV, LinearToAttentionAndBackMovesEveryTokenBitForBit) {
   on_ranks(p.world_size, [&](int r, reference::Transport& t) {
     reference::TensorRows rows(dims);
     for (const auto& shard : p.linear_layout[static_cast<std::size_t>(r)].shards)
-      for (const lower::Tensor x : {lower::Tensor::Q, lower::Tensor::K, lower::Tensor::V}) fill(rows.of(x), shard, x);
+      for (const lower::Tensor x : {lower::Tensor::Q, lower::Tensor::K, lower::Tensor::V})
+        fill(rows.of(x), shard, x);
     for (const int c : to_attention) exchange(t, program, c, r, rows, dims);
     // The attention layout's Q, K, V are here bit for bit; each moved slice is on its receiver only.
     for (const auto& shard : p.attention_layout[static_cast<std::size_t>(r)].shards)
-      for (const lower::Tensor x : {lower::Tensor::Q, lower::Tensor::K, lower::Tensor::V}) expect_bits(rows.of(x), shard, x, r);
+      for (const lower::Tensor x : {lower::Tensor::Q, lower::Tensor::K, lower::Tensor::V})
+        expect_bits(rows.of(x), shard, x, r);
     for (const int c : to_attention) {
       for (const int m : program.collectives[static_cast<std::size_t>(c)].messages) {
         const lower::Message& msg = program.messages[static_cast<std::size_t>(m)];
         for (const lower::Slice& sl : msg.slices) {
           if (msg.src == r) {
-            EXPECT_FALSE(rows.of(sl.tensor).has(sl.seq, sl.begin, sl.end)) << "rank " << r << " kept what it sent";
+            EXPECT_FALSE(rows.of(sl.tensor).has(sl.seq, sl.begin, sl.end))
+                << "rank " << r << " kept what it sent";
           }
           if (msg.dst == r) {
-            EXPECT_TRUE(rows.of(sl.tensor).has(sl.seq, sl.begin, sl.end)) << "rank " << r << " lacks what it got";
+            EXPECT_TRUE(rows.of(sl.tensor).has(sl.seq, sl.begin, sl.end))
+                << "rank " << r << " lacks what it got";
           }
         }
       }

@@ -16,7 +16,8 @@ void check_cuda(cudaError_t code, int rank, const char* call, const std::string&
 void check_nccl(ncclResult_t code, int rank, const char* call, const std::string& context) {
   if (code == ncclSuccess) return;
   std::string detail = ncclGetErrorString(code);
-  if (const char* last = ncclGetLastError(nullptr); last != nullptr && *last != '\0') detail += " (" + std::string(last) + ")";
+  if (const char* last = ncclGetLastError(nullptr); last != nullptr && *last != '\0')
+    detail += " (" + std::string(last) + ")";
   fail(rank, context + ": " + call + " failed: " + detail,
        "NCCL_DEBUG=WARN (or INFO) says more; every rank must run the same scenario");
 }

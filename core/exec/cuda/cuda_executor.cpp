@@ -34,7 +34,8 @@ struct RankSetup {
 std::size_t median_repetition(const std::vector<double>& seconds) {
   std::vector<std::size_t> index(seconds.size());
   std::iota(index.begin(), index.end(), 0);
-  std::stable_sort(index.begin(), index.end(), [&](std::size_t a, std::size_t b) { return seconds[a] < seconds[b]; });
+  std::stable_sort(index.begin(), index.end(),
+                   [&](std::size_t a, std::size_t b) { return seconds[a] < seconds[b]; });
   return index[(index.size() - 1) / 2];
 }
 
@@ -44,7 +45,8 @@ CudaExecutor::CudaExecutor(CudaOptions options) : options_(options) {}
 
 Trace CudaExecutor::run(const lower::Program& program, const RunContext& context) {
   options_.validate();
-  if (program.plan == nullptr) throw Error(ExitCode::runtime, Location{}, "the program names no plan (lower::Program::plan)");
+  if (program.plan == nullptr)
+    throw Error(ExitCode::runtime, Location{}, "the program names no plan (lower::Program::plan)");
   const plan::Plan& plan = *program.plan;
   CudaWorld& world = CudaWorld::get(program.world_size);  // device first (exit 3), then the launch (exit 2)
   const int rank = world.rank();
@@ -62,7 +64,8 @@ Trace CudaExecutor::run(const lower::Program& program, const RunContext& context
   }
 
   // The NCCL order follows the planner's nominal schedule: each transfer where the estimate expects it.
-  const GlobalOrder order = derive_order(program, lower::schedule(program, lower::nominal_transfers(program, context.cost)));
+  const GlobalOrder order =
+      derive_order(program, lower::schedule(program, lower::nominal_transfers(program, context.cost)));
   AttentionKernel kernel = AttentionKernel::own;
   std::optional<Error> failure;
   try {
@@ -81,7 +84,8 @@ Trace CudaExecutor::run(const lower::Program& program, const RunContext& context
     setup.compute = std::make_unique<RankCompute>(program, rank, context.scenario.model, kernel, setup.arena);
     setup.arena.allocate();
     setup.arena.fill_random(context.scenario.seed * 1000003ULL + static_cast<std::uint64_t>(rank));
-    setup.runner = std::make_unique<PassRunner>(program, order, rank, *setup.compute, *setup.comm, world.world());
+    setup.runner =
+        std::make_unique<PassRunner>(program, order, rank, *setup.compute, *setup.comm, world.world());
   } catch (const Error& e) {
     failure = e;
   }
@@ -121,13 +125,15 @@ Trace CudaExecutor::run(const lower::Program& program, const RunContext& context
 
   RankRecord mine;
   add_pass_events(program, order, rank, Pass::fwd, forward[fwd_rep], 0.0, mine);
-  if (program.backward) add_pass_events(program, order, rank, Pass::bwd, backward[bwd_rep], trace.layer.forward, mine);
+  if (program.backward)
+    add_pass_events(program, order, rank, Pass::bwd, backward[bwd_rep], trace.layer.forward, mine);
   std::vector<RankRecord> all;
   for (const std::vector<char>& bytes : world.all_gather(encode(mine))) all.push_back(decode(bytes));
   assemble_trace(program, all, trace);
   trace.ring_step_stats = ring_step_statistics(trace.ring_steps);
-  trace.model_note = "measured on " + world.gpu_name() + " (cuda backend, " + std::to_string(options_.warmup) + " warm-up, " +
-                     std::to_string(options_.repetitions) + " timed repetitions, median); attention: " +
+  trace.model_note = "measured on " + world.gpu_name() + " (cuda backend, " +
+                     std::to_string(options_.warmup) + " warm-up, " + std::to_string(options_.repetitions) +
+                     " timed repetitions, median); attention: " +
                      (kernel == AttentionKernel::cudnn ? "cuDNN SDPA" : "own kernels") + ", NCCL over " +
                      std::to_string(world.size()) + " processes; " + verified;
   return trace;

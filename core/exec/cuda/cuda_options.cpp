@@ -30,18 +30,24 @@ void read_count(const char* name, int& into) {
 
 const char* to_string(AttentionKernel k) {
   switch (k) {
-    case AttentionKernel::automatic: return "auto";
-    case AttentionKernel::cudnn: return "cudnn";
-    case AttentionKernel::own: return "zb";
+    case AttentionKernel::automatic:
+      return "auto";
+    case AttentionKernel::cudnn:
+      return "cudnn";
+    case AttentionKernel::own:
+      return "zb";
   }
   return "?";
 }
 
 const char* to_string(VerifyMode m) {
   switch (m) {
-    case VerifyMode::automatic: return "auto";
-    case VerifyMode::on: return "on";
-    case VerifyMode::off: return "off";
+    case VerifyMode::automatic:
+      return "auto";
+    case VerifyMode::on:
+      return "on";
+    case VerifyMode::off:
+      return "off";
   }
   return "?";
 }
@@ -52,17 +58,26 @@ CudaOptions CudaOptions::from_environment() {
   read_count("ZB_CUDA_REPETITIONS", o.repetitions);
   if (const char* kernel = std::getenv("ZB_CUDA_ATTENTION_KERNEL")) {
     const std::string k = kernel;
-    if (k == "auto") o.attention = AttentionKernel::automatic;
-    else if (k == "cudnn") o.attention = AttentionKernel::cudnn;
-    else if (k == "zb") o.attention = AttentionKernel::own;
-    else throw_input_error(env_location("ZB_CUDA_ATTENTION_KERNEL"), "'" + k + "' is not one of auto, cudnn, zb");
+    if (k == "auto")
+      o.attention = AttentionKernel::automatic;
+    else if (k == "cudnn")
+      o.attention = AttentionKernel::cudnn;
+    else if (k == "zb")
+      o.attention = AttentionKernel::own;
+    else
+      throw_input_error(env_location("ZB_CUDA_ATTENTION_KERNEL"),
+                        "'" + k + "' is not one of auto, cudnn, zb");
   }
   if (const char* verify = std::getenv("ZB_CUDA_VERIFY")) {
     const std::string v = verify;
-    if (v == "auto") o.verify = VerifyMode::automatic;
-    else if (v == "on") o.verify = VerifyMode::on;
-    else if (v == "off") o.verify = VerifyMode::off;
-    else throw_input_error(env_location("ZB_CUDA_VERIFY"), "'" + v + "' is not one of auto, on, off");
+    if (v == "auto")
+      o.verify = VerifyMode::automatic;
+    else if (v == "on")
+      o.verify = VerifyMode::on;
+    else if (v == "off")
+      o.verify = VerifyMode::off;
+    else
+      throw_input_error(env_location("ZB_CUDA_VERIFY"), "'" + v + "' is not one of auto, on, off");
   }
   o.validate();
   return o;
@@ -71,9 +86,11 @@ CudaOptions CudaOptions::from_environment() {
 void CudaOptions::validate() const {
   ProblemList problems;
   if (warmup < 0 || warmup > 10000)
-    problems.add(env_location("ZB_CUDA_WARMUP"), "must be between 0 and 10000, got " + std::to_string(warmup));
+    problems.add(env_location("ZB_CUDA_WARMUP"),
+                 "must be between 0 and 10000, got " + std::to_string(warmup));
   if (repetitions < 1 || repetitions > 10000)
-    problems.add(env_location("ZB_CUDA_REPETITIONS"), "must be between 1 and 10000, got " + std::to_string(repetitions));
+    problems.add(env_location("ZB_CUDA_REPETITIONS"),
+                 "must be between 1 and 10000, got " + std::to_string(repetitions));
   problems.throw_if_any();
 }
 

@@ -32,7 +32,8 @@ struct CudaOptions {
   VerifyMode verify = VerifyMode::automatic;
 
   // The defaults overridden by ZB_CUDA_WARMUP, ZB_CUDA_REPETITIONS, ZB_CUDA_ATTENTION_KERNEL
-  // (auto|cudnn|zb) and ZB_CUDA_VERIFY (auto|on|off). A malformed value is bad input (exit 2) naming the variable.
+  // (auto|cudnn|zb) and ZB_CUDA_VERIFY (auto|on|off). A malformed value is bad input (exit 2) naming the
+  // variable.
   [[nodiscard]] static CudaOptions from_environment();
   // Exit 2 when a count is out of range (warm-up ≥ 0, repetitions ≥ 1, both at most 10000).
   void validate() const;

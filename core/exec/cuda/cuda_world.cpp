@@ -13,7 +13,8 @@
 namespace zb::cuda {
 namespace {
 
-const char* const kLaunchHint = "start one process per GPU: mpirun -np N zeppelin-bench run … --backend cuda (or srun -n N)";
+const char* const kLaunchHint =
+    "start one process per GPU: mpirun -np N zeppelin-bench run … --backend cuda (or srun -n N)";
 
 #ifdef ZEPPELIN_HAVE_MPI
 void check_mpi(int code, int rank, const char* call) {
@@ -21,7 +22,8 @@ void check_mpi(int code, int rank, const char* call) {
   char text[MPI_MAX_ERROR_STRING];
   int length = 0;
   MPI_Error_string(code, text, &length);
-  fail(rank, std::string("backend cuda: ") + call + " failed: " + std::string(text, static_cast<std::size_t>(length)));
+  fail(rank, std::string("backend cuda: ") + call +
+                 " failed: " + std::string(text, static_cast<std::size_t>(length)));
 }
 #endif
 
@@ -45,27 +47,31 @@ CudaWorld& CudaWorld::get(int program_world_size) {
   const Launch& launch = process_launch();
   const int processes = launch.multi_process() ? launch.world_size : 1;
   if (processes != program_world_size) {
-    const std::string started = launch.multi_process()
-                                    ? std::to_string(processes) + " processes were started (" + launch.launcher + ")"
-                                    : std::string("this process was started alone (no launcher)");
+    const std::string started =
+        launch.multi_process()
+            ? std::to_string(processes) + " processes were started (" + launch.launcher + ")"
+            : std::string("this process was started alone (no launcher)");
     throw Error(ExitCode::bad_input, Location{},
                 "backend cuda runs one process per GPU: " + started + " but the scenario's cluster has " +
                     std::to_string(program_world_size) + " GPUs",
                 "run mpirun -np " + std::to_string(program_world_size) + " (or srun -n " +
-                    std::to_string(program_world_size) + "), or change cluster.nodes / cluster.gpus_per_node");
+                    std::to_string(program_world_size) +
+                    "), or change cluster.nodes / cluster.gpus_per_node");
   }
   if (launch.local_size > devices) {
     throw Error(ExitCode::bad_input, Location{},
                 "backend cuda: " + std::to_string(launch.local_size) + " processes on this node but only " +
                     std::to_string(devices) + " visible CUDA devices; two ranks on one GPU are not supported",
-                "start at most one process per GPU on each node (check CUDA_VISIBLE_DEVICES and the launcher's mapping)");
+                "start at most one process per GPU on each node (check CUDA_VISIBLE_DEVICES and the "
+                "launcher's mapping)");
   }
   if (!world) world.reset(new CudaWorld(launch.rank, processes, launch.local_rank));
   return *world;
 }
 
 CudaWorld::CudaWorld(int rank, int size, int device) : rank_(rank), size_(size), device_(device) {
-  check_cuda(cudaSetDevice(device_), rank_, "cudaSetDevice", "backend cuda: choosing GPU " + std::to_string(device_));
+  check_cuda(cudaSetDevice(device_), rank_, "cudaSetDevice",
+             "backend cuda: choosing GPU " + std::to_string(device_));
   cudaDeviceProp props{};
   check_cuda(cudaGetDeviceProperties(&props, device_), rank_, "cudaGetDeviceProperties", "backend cuda");
   gpu_name_ = props.name;
@@ -85,14 +91,16 @@ CudaWorld::CudaWorld(int rank, int size, int device) : rank_(rank), size_(size),
     MPI_Comm_size(MPI_COMM_WORLD, &mpi_size);
     if (mpi_size != size_)
       throw Error(ExitCode::bad_input, Location{},
-                  "backend cuda: the launcher started " + std::to_string(size_) + " processes but MPI sees a world of " +
-                      std::to_string(mpi_size) + ": this binary's MPI is not the launcher's",
+                  "backend cuda: the launcher started " + std::to_string(size_) +
+                      " processes but MPI sees a world of " + std::to_string(mpi_size) +
+                      ": this binary's MPI is not the launcher's",
                   "use the mpirun of the MPI this build was linked against");
     check_mpi(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD), rank_, "MPI_Bcast (NCCL unique id)");
 #else
     throw Error(ExitCode::bad_input, Location{},
-                "backend cuda: " + std::to_string(size_) + " processes were started but this build has no MPI to "
-                "bootstrap NCCL across them",
+                "backend cuda: " + std::to_string(size_) +
+                    " processes were started but this build has no MPI to "
+                    "bootstrap NCCL across them",
                 "install MPI (libopenmpi-dev) and reconfigure");
 #endif
   }
@@ -117,8 +125,9 @@ ncclComm_t CudaWorld::group(const std::vector<int>& members) {
   for (std::size_t i = 0; i < members.size(); ++i)
     if (members[i] == rank_) key = static_cast<int>(i);
   ncclComm_t comm = nullptr;
-  check_nccl(ncclCommSplit(world_, key >= 0 ? 0 : NCCL_SPLIT_NOCOLOR, key, &comm, nullptr), rank_, "ncclCommSplit",
-             "backend cuda: the communicator of a collective over " + std::to_string(members.size()) + " ranks");
+  check_nccl(
+      ncclCommSplit(world_, key >= 0 ? 0 : NCCL_SPLIT_NOCOLOR, key, &comm, nullptr), rank_, "ncclCommSplit",
+      "backend cuda: the communicator of a collective over " + std::to_string(members.size()) + " ranks");
   groups_.emplace(members, comm);
   return comm;
 }
@@ -135,7 +144,8 @@ void CudaWorld::agree(const std::optional<Error>& failure, const std::string& du
 std::vector<double> CudaWorld::max_over_ranks(std::vector<double> values) const {
 #ifdef ZEPPELIN_HAVE_MPI
   if (size_ > 1)
-    check_mpi(MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD),
+    check_mpi(MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_DOUBLE, MPI_MAX,
+                            MPI_COMM_WORLD),
               rank_, "MPI_Allreduce (pass times)");
 #endif
   return values;
@@ -150,14 +160,16 @@ std::vector<std::vector<char>> CudaWorld::all_gather(const std::vector<char>& mi
 #ifdef ZEPPELIN_HAVE_MPI
   int length = static_cast<int>(mine.size());
   std::vector<int> lengths(static_cast<std::size_t>(size_)), offsets(static_cast<std::size_t>(size_));
-  check_mpi(MPI_Allgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, MPI_COMM_WORLD), rank_, "MPI_Allgather (trace sizes)");
+  check_mpi(MPI_Allgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, MPI_COMM_WORLD), rank_,
+            "MPI_Allgather (trace sizes)");
   int total = 0;
   for (int r = 0; r < size_; ++r) {
     offsets[static_cast<std::size_t>(r)] = total;
     total += lengths[static_cast<std::size_t>(r)];
   }
   std::vector<char> joined(static_cast<std::size_t>(total));
-  check_mpi(MPI_Allgatherv(mine.data(), length, MPI_BYTE, joined.data(), lengths.data(), offsets.data(), MPI_BYTE, MPI_COMM_WORLD),
+  check_mpi(MPI_Allgatherv(mine.data(), length, MPI_BYTE, joined.data(), lengths.data(), offsets.data(),
+                           MPI_BYTE, MPI_COMM_WORLD),
             rank_, "MPI_Allgatherv (trace events)");
   for (int r = 0; r < size_; ++r) {
     const auto begin = joined.begin() + offsets[static_cast<std::size_t>(r)];

@@ -15,7 +15,8 @@ DeviceArena::~DeviceArena() {
 }
 
 std::size_t DeviceArena::reserve(std::size_t bytes) {
-  if (base_ != nullptr) fail(rank_, "backend cuda: a buffer was reserved after the arena was allocated (a bug)");
+  if (base_ != nullptr)
+    fail(rank_, "backend cuda: a buffer was reserved after the arena was allocated (a bug)");
   const std::size_t offset = size_;
   size_ += (std::max<std::size_t>(bytes, 1) + 255) / 256 * 256;
   return offset;
@@ -30,12 +31,14 @@ void DeviceArena::allocate() {
   cudaMemGetInfo(&free_bytes, &total);
   fail(rank_,
        "backend cuda: the rank's buffers need " + std::to_string(size_ >> 20) + " MiB of GPU memory, " +
-           std::to_string(free_bytes >> 20) + " MiB of " + std::to_string(total >> 20) + " MiB are free (cudaMalloc: " +
-           cudaGetErrorString(code) + ")",
+           std::to_string(free_bytes >> 20) + " MiB of " + std::to_string(total >> 20) +
+           " MiB are free (cudaMalloc: " + cudaGetErrorString(code) + ")",
        "every message gets its own receive buffer; run a smaller batch (workload.tokens_per_iteration)");
 }
 
-void* DeviceArena::at(std::size_t offset) const { return base_ + offset; }
+void* DeviceArena::at(std::size_t offset) const {
+  return base_ + offset;
+}
 
 void DeviceArena::fill_random(std::uint64_t seed) {
   constexpr std::size_t kPiece = 16u << 20;

@@ -22,7 +22,7 @@ struct Node {
   enum class Kind : std::uint8_t { local, transfer, collective } kind = Kind::local;
   int rank = -1, instr = -1;  // local: the instruction; transfer: the send
   int collective = -1;
-  int pending = 0;            // predecessors not yet placed
+  int pending = 0;  // predecessors not yet placed
   std::vector<int> successors;
 };
 
@@ -43,7 +43,8 @@ class OrderBuilder {
     place_pass(Pass::fwd);
     order_.first_backward_step = static_cast<int>(order_.steps.size());
     for (int r = 0; r < p_.world_size; ++r)
-      order_.first_backward_item[static_cast<std::size_t>(r)] = static_cast<int>(order_.issue[static_cast<std::size_t>(r)].size());
+      order_.first_backward_item[static_cast<std::size_t>(r)] =
+          static_cast<int>(order_.issue[static_cast<std::size_t>(r)].size());
     place_pass(Pass::bwd);
     return std::move(order_);
   }
@@ -58,7 +59,8 @@ class OrderBuilder {
     nodes_.clear();
     node_of_.assign(p_.ranks.size(), {});
     for (std::size_t c = 0; c < p_.collectives.size(); ++c) collective_node_[static_cast<int>(c)] = -1;
-    for (int r = 0; r < p_.world_size; ++r) node_of_[static_cast<std::size_t>(r)].assign(p_.ranks[static_cast<std::size_t>(r)].instrs.size(), -1);
+    for (int r = 0; r < p_.world_size; ++r)
+      node_of_[static_cast<std::size_t>(r)].assign(p_.ranks[static_cast<std::size_t>(r)].instrs.size(), -1);
     for (int r = 0; r < p_.world_size; ++r) {
       const auto& list = p_.ranks[static_cast<std::size_t>(r)].instrs;
       for (std::size_t i = 0; i < list.size(); ++i) {
@@ -76,14 +78,20 @@ class OrderBuilder {
           continue;
         }
         slot = static_cast<int>(nodes_.size());
-        nodes_.push_back({in.kind == InstrKind::send ? Node::Kind::transfer : Node::Kind::local, r, static_cast<int>(i), -1, 0, {}});
+        nodes_.push_back({in.kind == InstrKind::send ? Node::Kind::transfer : Node::Kind::local,
+                          r,
+                          static_cast<int>(i),
+                          -1,
+                          0,
+                          {}});
       }
     }
     for (int r = 0; r < p_.world_size; ++r) {
       const auto& list = p_.ranks[static_cast<std::size_t>(r)].instrs;
       for (std::size_t i = 0; i < list.size(); ++i)
         if (list[i].pass == pass && list[i].kind == InstrKind::recv)
-          node_of_[static_cast<std::size_t>(r)][i] = node_of_.at(static_cast<std::size_t>(list[i].peer)).at(static_cast<std::size_t>(list[i].match));
+          node_of_[static_cast<std::size_t>(r)][i] =
+              node_of_.at(static_cast<std::size_t>(list[i].peer)).at(static_cast<std::size_t>(list[i].match));
     }
     // Edges: deps and the compute stream's chain within the pass.
     for (int r = 0; r < p_.world_size; ++r) {
@@ -187,7 +195,8 @@ class OrderBuilder {
     const Node& head = nodes_[static_cast<std::size_t>(group.front())];
     if (head.kind == Node::Kind::local) {
       const Instr& in = p_.instr(head.rank, head.instr);
-      if (lower::is_compute(in)) order_.issue[static_cast<std::size_t>(head.rank)].push_back({true, head.instr, -1, {}});
+      if (lower::is_compute(in))
+        order_.issue[static_cast<std::size_t>(head.rank)].push_back({true, head.instr, -1, {}});
       return;
     }
     CommStep step;
@@ -200,7 +209,9 @@ class OrderBuilder {
       for (std::size_t m = 0; m < c.ranks.size(); ++m)
         calls[c.ranks[m]].push_back({CallKind::collective, c.instrs[m], -1, head.collective});
     } else {
-      for (const int n : group) step.sends.emplace_back(nodes_[static_cast<std::size_t>(n)].rank, nodes_[static_cast<std::size_t>(n)].instr);
+      for (const int n : group)
+        step.sends.emplace_back(nodes_[static_cast<std::size_t>(n)].rank,
+                                nodes_[static_cast<std::size_t>(n)].instr);
       std::sort(step.sends.begin(), step.sends.end(), [&](const auto& a, const auto& b) {
         const Instr& x = p_.instr(a.first, a.second);
         const Instr& y = p_.instr(b.first, b.second);
@@ -235,7 +246,9 @@ GlobalOrder derive_order(const Program& program, const lower::Schedule& schedule
   return OrderBuilder(program, schedule).build();
 }
 
-GlobalOrder derive_order(const Program& program) { return derive_order(program, lower::schedule(program, lower::free_transfers())); }
+GlobalOrder derive_order(const Program& program) {
+  return derive_order(program, lower::schedule(program, lower::free_transfers()));
+}
 
 std::vector<int> resolved_deps(const Program& program, int rank, int id) {
   std::vector<int> out, stack(program.instr(rank, id).deps.begin(), program.instr(rank, id).deps.end());
@@ -245,8 +258,10 @@ std::vector<int> resolved_deps(const Program& program, int rank, int id) {
     stack.pop_back();
     if (!seen.insert(d).second) continue;
     const Instr& in = program.instr(rank, d);
-    if (in.kind == InstrKind::wait) stack.insert(stack.end(), in.deps.begin(), in.deps.end());
-    else out.push_back(d);
+    if (in.kind == InstrKind::wait)
+      stack.insert(stack.end(), in.deps.begin(), in.deps.end());
+    else
+      out.push_back(d);
   }
   std::sort(out.begin(), out.end());
   return out;

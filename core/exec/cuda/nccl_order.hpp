@@ -47,9 +47,9 @@ struct NcclCall {
 // the order both ends issue them in) or one collective.
 struct CommStep {
   Pass pass = Pass::fwd;
-  int collective = -1;                        // ≥ 0: this step is that collective alone
-  std::vector<std::pair<int, int>> sends;     // (src rank, send instr) of each transfer
-  std::vector<int> ranks;                     // every rank with a call in it, ascending
+  int collective = -1;                     // ≥ 0: this step is that collective alone
+  std::vector<std::pair<int, int>> sends;  // (src rank, send instr) of each transfer
+  std::vector<int> ranks;                  // every rank with a call in it, ascending
 };
 
 // What a rank's host enqueues, in this order: a compute instruction on the compute stream, or its share
@@ -62,8 +62,8 @@ struct IssueItem {
 };
 
 struct GlobalOrder {
-  std::vector<CommStep> steps;          // forward steps first, then backward ones
-  int first_backward_step = 0;          // = steps.size() when there is no backward pass
+  std::vector<CommStep> steps;                // forward steps first, then backward ones
+  int first_backward_step = 0;                // = steps.size() when there is no backward pass
   std::vector<std::vector<IssueItem>> issue;  // [rank]: forward items first, then backward ones
   std::vector<int> first_backward_item;       // [rank]: index of the first backward item
 };

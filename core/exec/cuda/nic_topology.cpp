@@ -15,13 +15,16 @@ namespace {
 fs::path resolved(const fs::path& link, const std::string& what, const std::string& hint) {
   std::error_code ec;
   fs::path path = fs::canonical(link, ec);
-  if (ec) throw Error(ExitCode::bad_input, Location{}, what + ": " + link.string() + " does not resolve (" + ec.message() + ")", hint);
+  if (ec)
+    throw Error(ExitCode::bad_input, Location{},
+                what + ": " + link.string() + " does not resolve (" + ec.message() + ")", hint);
   return path;
 }
 
 // sysfs spells bus ids in lower case with a 4-digit domain; CUDA may give "00000000:1B:00.0".
 std::string sysfs_bus_id(std::string id) {
-  std::transform(id.begin(), id.end(), id.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(id.begin(), id.end(), id.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   const std::size_t colon = id.find(':');
   if (colon != std::string::npos && colon > 4) id.erase(0, colon - 4);
   return id;
@@ -30,7 +33,8 @@ std::string sysfs_bus_id(std::string id) {
 std::vector<std::string> ib_devices(const fs::path& sysfs) {
   std::vector<std::string> names;
   std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(sysfs / "class/infiniband", ec)) names.push_back(entry.path().filename().string());
+  for (const auto& entry : fs::directory_iterator(sysfs / "class/infiniband", ec))
+    names.push_back(entry.path().filename().string());
   std::sort(names.begin(), names.end());
   return names;
 }
@@ -38,8 +42,9 @@ std::vector<std::string> ib_devices(const fs::path& sysfs) {
 }  // namespace
 
 fs::path gpu_pci_path(const std::string& bus_id, const fs::path& sysfs) {
-  return resolved(sysfs / "bus/pci/devices" / sysfs_bus_id(bus_id), "GPU " + bus_id,
-                  "the GPU's PCI device is not in sysfs (a container without /sys/bus/pci?): name the NICs in ZB_NICS");
+  return resolved(
+      sysfs / "bus/pci/devices" / sysfs_bus_id(bus_id), "GPU " + bus_id,
+      "the GPU's PCI device is not in sysfs (a container without /sys/bus/pci?): name the NICs in ZB_NICS");
 }
 
 fs::path nic_pci_path(const std::string& ib_device, const fs::path& sysfs) {
@@ -53,15 +58,18 @@ int pci_distance(const fs::path& a, const fs::path& b) {
   return static_cast<int>(std::distance(ia, a.end()) + std::distance(ib, b.end()));
 }
 
-std::vector<std::string> rail_nics(const std::vector<std::string>& gpu_bus_ids, int nics_per_node, const fs::path& sysfs) {
+std::vector<std::string> rail_nics(const std::vector<std::string>& gpu_bus_ids, int nics_per_node,
+                                   const fs::path& sysfs) {
   const std::vector<std::string> devices = ib_devices(sysfs);
-  const std::string hint = "the cuda backend maps the cluster's NICs onto this node's InfiniBand devices by PCI distance; "
-                           "name them in rail order in ZB_NICS (e.g. ZB_NICS=mlx5_0,mlx5_1,…) instead";
+  const std::string hint =
+      "the cuda backend maps the cluster's NICs onto this node's InfiniBand devices by PCI distance; "
+      "name them in rail order in ZB_NICS (e.g. ZB_NICS=mlx5_0,mlx5_1,…) instead";
   if (nics_per_node <= 0 || gpu_bus_ids.empty()) return {};
   if (static_cast<int>(devices.size()) < nics_per_node)
     throw Error(ExitCode::bad_input, Location{},
-                "the cluster has " + std::to_string(nics_per_node) + " NICs per node but " + (sysfs / "class/infiniband").string() +
-                    " lists " + std::to_string(devices.size()) + " InfiniBand devices",
+                "the cluster has " + std::to_string(nics_per_node) + " NICs per node but " +
+                    (sysfs / "class/infiniband").string() + " lists " + std::to_string(devices.size()) +
+                    " InfiniBand devices",
                 hint);
   std::vector<fs::path> nic_paths;
   for (const std::string& d : devices) nic_paths.push_back(nic_pci_path(d, sysfs));
@@ -78,8 +86,9 @@ std::vector<std::string> rail_nics(const std::vector<std::string>& gpu_bus_ids, 
     }
     if (std::find(rails.begin(), rails.end(), devices[best]) != rails.end())
       throw Error(ExitCode::bad_input, Location{},
-                  "NIC " + std::to_string(i) + " of the cluster (closest to GPU " + gpu_bus_ids[static_cast<std::size_t>(gpu)] +
-                      ") is " + devices[best] + ", which an earlier rail already has",
+                  "NIC " + std::to_string(i) + " of the cluster (closest to GPU " +
+                      gpu_bus_ids[static_cast<std::size_t>(gpu)] + ") is " + devices[best] +
+                      ", which an earlier rail already has",
                   hint);
     rails.push_back(devices[best]);
   }

@@ -16,8 +16,10 @@ namespace zb::cuda {
 
 // The resolved /sys/devices/... path of a PCI device given by bus id ("0000:1B:00.0"; any case), or of an
 // InfiniBand device ("mlx5_0"). Exit 2 naming the path when it does not exist.
-[[nodiscard]] std::filesystem::path gpu_pci_path(const std::string& bus_id, const std::filesystem::path& sysfs = "/sys");
-[[nodiscard]] std::filesystem::path nic_pci_path(const std::string& ib_device, const std::filesystem::path& sysfs = "/sys");
+[[nodiscard]] std::filesystem::path gpu_pci_path(const std::string& bus_id,
+                                                 const std::filesystem::path& sysfs = "/sys");
+[[nodiscard]] std::filesystem::path nic_pci_path(const std::string& ib_device,
+                                                 const std::filesystem::path& sysfs = "/sys");
 
 // Hops between two devices through their deepest common ancestor on the PCI tree.
 [[nodiscard]] int pci_distance(const std::filesystem::path& a, const std::filesystem::path& b);
@@ -27,7 +29,8 @@ namespace zb::cuda {
 // nics_per_node of `gpu_bus_ids`, the node's GPUs in local order), ties to the lower device name.
 // Exit 2 when the node has fewer InfiniBand devices than nics_per_node or two rails meet at one device
 // (the machine does not have the cluster's NIC layout: name the NICs in ZB_NICS instead).
-[[nodiscard]] std::vector<std::string> rail_nics(const std::vector<std::string>& gpu_bus_ids, int nics_per_node,
+[[nodiscard]] std::vector<std::string> rail_nics(const std::vector<std::string>& gpu_bus_ids,
+                                                 int nics_per_node,
                                                  const std::filesystem::path& sysfs = "/sys");
 
 }  // namespace zb::cuda

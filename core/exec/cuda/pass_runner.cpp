@@ -31,8 +31,8 @@ class NvtxRange {
 
 }  // namespace
 
-PassRunner::PassRunner(const lower::Program& program, const GlobalOrder& order, int rank, const ComputeLauncher& compute,
-                       const RankComm& comm, ncclComm_t world)
+PassRunner::PassRunner(const lower::Program& program, const GlobalOrder& order, int rank,
+                       const ComputeLauncher& compute, const RankComm& comm, ncclComm_t world)
     : program_(program),
       items_(order.issue.at(static_cast<std::size_t>(rank))),
       first_backward_(static_cast<std::size_t>(order.first_backward_item.at(static_cast<std::size_t>(rank)))),
@@ -41,9 +41,12 @@ PassRunner::PassRunner(const lower::Program& program, const GlobalOrder& order, 
       comm_(comm),
       world_(world) {
   const std::string setup = "backend cuda: setting up rank " + std::to_string(rank) + "'s streams and events";
-  check_cuda(cudaStreamCreateWithFlags(&compute_stream_, cudaStreamNonBlocking), rank, "cudaStreamCreateWithFlags", setup);
-  check_cuda(cudaStreamCreateWithFlags(&comm_stream_, cudaStreamNonBlocking), rank, "cudaStreamCreateWithFlags", setup);
-  for (cudaEvent_t* e : {&pass_start_, &comm_done_, &pass_end_}) check_cuda(cudaEventCreate(e), rank, "cudaEventCreate", setup);
+  check_cuda(cudaStreamCreateWithFlags(&compute_stream_, cudaStreamNonBlocking), rank,
+             "cudaStreamCreateWithFlags", setup);
+  check_cuda(cudaStreamCreateWithFlags(&comm_stream_, cudaStreamNonBlocking), rank,
+             "cudaStreamCreateWithFlags", setup);
+  for (cudaEvent_t* e : {&pass_start_, &comm_done_, &pass_end_})
+    check_cuda(cudaEventCreate(e), rank, "cudaEventCreate", setup);
   start_.assign(items_.size(), nullptr);
   end_.assign(items_.size(), nullptr);
   for (std::size_t k = 0; k < items_.size(); ++k) {
@@ -56,7 +59,8 @@ PassRunner::PassRunner(const lower::Program& program, const GlobalOrder& order, 
   std::vector<int> item_of(program.ranks.at(static_cast<std::size_t>(rank)).instrs.size(), -1);
   for (std::size_t k = 0; k < items_.size(); ++k) {
     if (items_[k].compute) item_of[static_cast<std::size_t>(items_[k].instr)] = static_cast<int>(k);
-    for (const NcclCall& c : items_[k].calls) item_of[static_cast<std::size_t>(c.instr)] = static_cast<int>(k);
+    for (const NcclCall& c : items_[k].calls)
+      item_of[static_cast<std::size_t>(c.instr)] = static_cast<int>(k);
   }
   waits_.resize(items_.size());
   for (std::size_t k = 0; k < items_.size(); ++k) {
@@ -66,8 +70,10 @@ PassRunner::PassRunner(const lower::Program& program, const GlobalOrder& order, 
     for (const int id : ids) {
       for (const int d : resolved_deps(program, rank, id)) {
         const int from = item_of[static_cast<std::size_t>(d)];
-        if (from < 0 || items_[static_cast<std::size_t>(from)].compute == items_[k].compute) continue;  // same stream
-        if (program.instr(rank, d).pass != program.instr(rank, id).pass) continue;  // the barrier orders the passes
+        if (from < 0 || items_[static_cast<std::size_t>(from)].compute == items_[k].compute)
+          continue;  // same stream
+        if (program.instr(rank, d).pass != program.instr(rank, id).pass)
+          continue;  // the barrier orders the passes
         waits_[k].push_back(from);
       }
     }
@@ -86,13 +92,18 @@ PassRunner::~PassRunner() {
   if (barrier_word_ != nullptr) cudaFree(barrier_word_);
 }
 
-std::size_t PassRunner::first_item(Pass pass) const { return pass == Pass::fwd ? 0 : first_backward_; }
-std::size_t PassRunner::end_item(Pass pass) const { return pass == Pass::fwd ? first_backward_ : items_.size(); }
+std::size_t PassRunner::first_item(Pass pass) const {
+  return pass == Pass::fwd ? 0 : first_backward_;
+}
+std::size_t PassRunner::end_item(Pass pass) const {
+  return pass == Pass::fwd ? first_backward_ : items_.size();
+}
 
 void PassRunner::barrier() {
   const std::string context = "backend cuda: the barrier between passes";
   check_cuda(cudaDeviceSynchronize(), rank_, "cudaDeviceSynchronize", context);
-  check_nccl(ncclAllReduce(barrier_word_, barrier_word_, 1, ncclInt32, ncclSum, world_, comm_stream_), rank_, "ncclAllReduce", context);
+  check_nccl(ncclAllReduce(barrier_word_, barrier_word_, 1, ncclInt32, ncclSum, world_, comm_stream_), rank_,
+             "ncclAllReduce", context);
   check_cuda(cudaStreamSynchronize(comm_stream_), rank_, "cudaStreamSynchronize", context);
 }
 
@@ -103,15 +114,19 @@ void PassRunner::enqueue(std::size_t k) {
   const std::string context = "backend cuda: " + lower::describe(program_, rank_, first_instr);
   NvtxRange range(program_.instr(rank_, first_instr).name);
   for (const int from : waits_[k])
-    check_cuda(cudaStreamWaitEvent(stream, end_[static_cast<std::size_t>(from)], 0), rank_, "cudaStreamWaitEvent", context);
+    check_cuda(cudaStreamWaitEvent(stream, end_[static_cast<std::size_t>(from)], 0), rank_,
+               "cudaStreamWaitEvent", context);
   check_cuda(cudaEventRecord(start_[k], stream), rank_, "cudaEventRecord", context);
-  if (item.compute) compute_.launch(item.instr, stream);
-  else comm_.issue(item, stream);
+  if (item.compute)
+    compute_.launch(item.instr, stream);
+  else
+    comm_.issue(item, stream);
   check_cuda(cudaEventRecord(end_[k], stream), rank_, "cudaEventRecord", context);
 }
 
 PassTimes PassRunner::run(Pass pass) {
-  const std::string context = std::string("backend cuda: rank ") + std::to_string(rank_) + "'s " + to_string(pass) + " pass";
+  const std::string context =
+      std::string("backend cuda: rank ") + std::to_string(rank_) + "'s " + to_string(pass) + " pass";
   check_cuda(cudaEventRecord(pass_start_, compute_stream_), rank_, "cudaEventRecord", context);
   check_cuda(cudaStreamWaitEvent(comm_stream_, pass_start_, 0), rank_, "cudaStreamWaitEvent", context);
   const std::size_t begin = first_item(pass), end = end_item(pass);

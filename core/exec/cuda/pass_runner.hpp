@@ -20,8 +20,8 @@ namespace zb::cuda {
 
 class PassRunner {
  public:
-  PassRunner(const lower::Program& program, const GlobalOrder& order, int rank, const ComputeLauncher& compute,
-             const RankComm& comm, ncclComm_t world);
+  PassRunner(const lower::Program& program, const GlobalOrder& order, int rank,
+             const ComputeLauncher& compute, const RankComm& comm, ncclComm_t world);
   ~PassRunner();
   PassRunner(const PassRunner&) = delete;
   PassRunner& operator=(const PassRunner&) = delete;
@@ -47,9 +47,9 @@ class PassRunner {
   ncclComm_t world_;
   cudaStream_t compute_stream_ = nullptr, comm_stream_ = nullptr;
   cudaEvent_t pass_start_ = nullptr, comm_done_ = nullptr, pass_end_ = nullptr;
-  std::vector<cudaEvent_t> start_, end_;        // [item]
-  std::vector<std::vector<int>> waits_;         // [item] → items of the other stream it waits for
-  int* barrier_word_ = nullptr;                 // one int on the device for the barrier's all-reduce
+  std::vector<cudaEvent_t> start_, end_;  // [item]
+  std::vector<std::vector<int>> waits_;   // [item] → items of the other stream it waits for
+  int* barrier_word_ = nullptr;           // one int on the device for the barrier's all-reduce
 };
 
 }  // namespace zb::cuda

@@ -60,10 +60,10 @@ class RankComm {
   const VerifyLayout* verify_;
   AttentionDims dims_;
   std::size_t staging_ = 0;
-  std::vector<std::size_t> generated_;      // [message] → offset of the payload written here (correctness pass)
-  std::vector<std::size_t> received_;       // [message] → offset, or npos when not received here
-  std::vector<std::size_t> collective_out_; // [collective] → offset of this member's receive buffer
-  std::vector<ncclComm_t> communicators_;   // [collective] → its members' communicator (NCCL collectives)
+  std::vector<std::size_t> generated_;  // [message] → offset of the payload written here (correctness pass)
+  std::vector<std::size_t> received_;   // [message] → offset, or npos when not received here
+  std::vector<std::size_t> collective_out_;  // [collective] → offset of this member's receive buffer
+  std::vector<ncclComm_t> communicators_;    // [collective] → its members' communicator (NCCL collectives)
 };
 
 }  // namespace zb::cuda

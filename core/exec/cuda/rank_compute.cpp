@@ -31,13 +31,16 @@ AttentionKernel resolve_attention_kernel(AttentionKernel wanted) {
   const kernels::Status available = kc::cudnn_sdpa_available();
   if (available.ok()) return AttentionKernel::cudnn;
   if (wanted == AttentionKernel::cudnn)
-    throw Error(ExitCode::runtime, Location{}, "backend cuda: cuDNN's SDPA does not load: " + available.message(),
+    throw Error(ExitCode::runtime, Location{},
+                "backend cuda: cuDNN's SDPA does not load: " + available.message(),
                 "install cuDNN 9, or set ZB_CUDA_ATTENTION_KERNEL=zb (forward only)");
   return AttentionKernel::own;
 #else
   if (wanted == AttentionKernel::cudnn)
-    throw Error(ExitCode::bad_input, Location{}, "backend cuda: ZB_CUDA_ATTENTION_KERNEL=cudnn but this build has no cuDNN SDPA",
-                "configure with cuDNN 9 and cudnn-frontend found (ZEPPELIN_HAVE_CUDNN), or use ZB_CUDA_ATTENTION_KERNEL=zb");
+    throw Error(ExitCode::bad_input, Location{},
+                "backend cuda: ZB_CUDA_ATTENTION_KERNEL=cudnn but this build has no cuDNN SDPA",
+                "configure with cuDNN 9 and cudnn-frontend found (ZEPPELIN_HAVE_CUDNN), or use "
+                "ZB_CUDA_ATTENTION_KERNEL=zb");
   return AttentionKernel::own;
 #endif
 }
@@ -63,8 +66,8 @@ struct RankCompute::Plans {
   std::size_t a = 0, b = 0, c = 0, gemm_workspace = 0;
 };
 
-RankCompute::RankCompute(const lower::Program& program, int rank, const ModelSpec& model, AttentionKernel kernel,
-                         DeviceArena& arena)
+RankCompute::RankCompute(const lower::Program& program, int rank, const ModelSpec& model,
+                         AttentionKernel kernel, DeviceArena& arena)
     : program_(program), rank_(rank), kernel_(kernel), arena_(arena), plans_(std::make_unique<Plans>()) {
   const auto& list = program.ranks.at(static_cast<std::size_t>(rank)).instrs;
   plans_->attention.resize(list.size());
@@ -74,13 +77,15 @@ RankCompute::RankCompute(const lower::Program& program, int rank, const ModelSpe
     const Instr& in = list[i];
     const std::string where = "backend cuda: " + lower::describe(program, rank, static_cast<int>(i));
     if (in.kind == InstrKind::attention) {
-      const PackedBlocks p = pack_blocks(program, rank, static_cast<int>(i), {model.heads, model.kv_heads, model.head_dim()});
+      const PackedBlocks p =
+          pack_blocks(program, rank, static_cast<int>(i), {model.heads, model.kv_heads, model.head_dim()});
       if (p.shape.q_tokens == 0 || p.shape.kv_tokens == 0) continue;  // nothing to compute
       const bool backward = in.pass == Pass::bwd;
       if (backward && kernel_ == AttentionKernel::own)
         throw Error(ExitCode::bad_input, Location{},
                     where + ": the project's own attention kernels have no backward pass",
-                    "run with cuDNN's SDPA (a build with ZEPPELIN_HAVE_CUDNN, ZB_CUDA_ATTENTION_KERNEL=auto or cudnn) "
+                    "run with cuDNN's SDPA (a build with ZEPPELIN_HAVE_CUDNN, ZB_CUDA_ATTENTION_KERNEL=auto "
+                    "or cudnn) "
                     "or a forward-only scenario (\"passes\": \"fwd\")");
       auto plan = std::make_unique<Plans::Attention>();
       plan->backward = backward;
@@ -91,27 +96,33 @@ RankCompute::RankCompute(const lower::Program& program, int rank, const ModelSpe
       }
 #endif
       if (kernel_ == AttentionKernel::own) check_status(plan->own.build(p.shape, p.descs), rank, where);
-      const auto q_width = static_cast<std::size_t>(p.shape.heads) * static_cast<std::size_t>(p.shape.head_dim);
-      const auto kv_width = static_cast<std::size_t>(p.shape.kv_heads) * static_cast<std::size_t>(p.shape.head_dim);
+      const auto q_width =
+          static_cast<std::size_t>(p.shape.heads) * static_cast<std::size_t>(p.shape.head_dim);
+      const auto kv_width =
+          static_cast<std::size_t>(p.shape.kv_heads) * static_cast<std::size_t>(p.shape.head_dim);
       q_bytes = std::max(q_bytes, static_cast<std::size_t>(p.shape.q_tokens) * q_width * kBf16);
       kv_bytes = std::max(kv_bytes, static_cast<std::size_t>(p.shape.kv_tokens) * kv_width * kBf16);
-      lse_bytes = std::max(lse_bytes, static_cast<std::size_t>(p.shape.out_rows) * static_cast<std::size_t>(p.shape.heads) * 4);
+      lse_bytes = std::max(lse_bytes, static_cast<std::size_t>(p.shape.out_rows) *
+                                          static_cast<std::size_t>(p.shape.heads) * 4);
       plans_->attention[i] = std::move(plan);
     } else if (in.kind == InstrKind::gemm) {
       if (in.m <= 0 || in.n <= 0 || in.k <= 0) continue;
 #ifdef ZB_CUDA_EXEC_HAVE_GEMM
       auto plan = std::make_unique<Plans::Gemm>();
       plan->accumulate = in.gemm_part == lower::GemmPart::weight_grad;
-      check_status(plan->plan.build(in.m, in.n, in.k, kc::ElementType::bf16, in.gemm_part == lower::GemmPart::weight_grad,
+      check_status(plan->plan.build(in.m, in.n, in.k, kc::ElementType::bf16,
+                                    in.gemm_part == lower::GemmPart::weight_grad,
                                     in.gemm_part == lower::GemmPart::data_grad, kGemmWorkspace),
                    rank, where);
-      const auto m = static_cast<std::size_t>(in.m), n = static_cast<std::size_t>(in.n), k = static_cast<std::size_t>(in.k);
+      const auto m = static_cast<std::size_t>(in.m), n = static_cast<std::size_t>(in.n),
+                 k = static_cast<std::size_t>(in.k);
       a_bytes = std::max(a_bytes, m * k * kBf16);
       b_bytes = std::max(b_bytes, k * n * kBf16);
       c_bytes = std::max(c_bytes, m * n * kBf16);
       plans_->gemm[i] = std::move(plan);
 #else
-      throw Error(ExitCode::bad_input, Location{}, where + ": this build's zb_kernels_cuda has no cuBLASLt GEMM",
+      throw Error(ExitCode::bad_input, Location{},
+                  where + ": this build's zb_kernels_cuda has no cuBLASLt GEMM",
                   "build with kernels/cuda/cublaslt_gemm.cpp (kernels/cuda_gemm.hpp)");
 #endif
     }
@@ -144,25 +155,31 @@ void RankCompute::launch(int id, cudaStream_t stream) const {
 #ifdef ZB_CUDA_EXEC_HAVE_SDPA
     if (kernel_ == AttentionKernel::cudnn) {
       if (plan->backward) {
-        const kc::SdpaBackwardTensors t{at(s.q), at(s.k), at(s.v), at(s.o), at(s.d_o), static_cast<const float*>(at(s.lse)),
-                                        at(s.dq), at(s.dk), at(s.dv), at(s.attention_workspace)};
+        const kc::SdpaBackwardTensors t{at(s.q),   at(s.k),
+                                        at(s.v),   at(s.o),
+                                        at(s.d_o), static_cast<const float*>(at(s.lse)),
+                                        at(s.dq),  at(s.dk),
+                                        at(s.dv),  at(s.attention_workspace)};
         check_status(kc::sdpa_backward(plan->sdpa, t, stream), rank_, where);
       } else {
-        const kc::SdpaForwardTensors t{at(s.q), at(s.k), at(s.v), at(s.o), static_cast<float*>(at(s.lse)), at(s.attention_workspace)};
+        const kc::SdpaForwardTensors t{
+            at(s.q), at(s.k), at(s.v), at(s.o), static_cast<float*>(at(s.lse)), at(s.attention_workspace)};
         check_status(kc::sdpa_forward(plan->sdpa, t, stream), rank_, where);
       }
       return;
     }
 #endif
-    const kc::AttentionTensors t{kc::ElementType::bf16, at(s.q), at(s.k), at(s.v), kc::ElementType::bf16, at(s.o),
-                                 static_cast<float*>(at(s.lse))};
+    const kc::AttentionTensors t{
+        kc::ElementType::bf16,         at(s.q), at(s.k), at(s.v), kc::ElementType::bf16, at(s.o),
+        static_cast<float*>(at(s.lse))};
     check_status(kc::attention_forward(plan->own, t, stream), rank_, where);
     return;
   }
 #ifdef ZB_CUDA_EXEC_HAVE_GEMM
   if (const auto& plan = s.gemm.at(i)) {
-    check_status(kc::gemm(plan->plan, at(s.a), at(s.b), at(s.c), at(s.gemm_workspace), plan->accumulate, stream), rank_,
-                 "backend cuda: " + lower::describe(program_, rank_, id));
+    check_status(
+        kc::gemm(plan->plan, at(s.a), at(s.b), at(s.c), at(s.gemm_workspace), plan->accumulate, stream),
+        rank_, "backend cuda: " + lower::describe(program_, rank_, id));
   }
 #endif
 }

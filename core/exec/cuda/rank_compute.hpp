@@ -28,7 +28,8 @@ class RankCompute final : public ComputeLauncher {
  public:
   // Builds every plan and reserves the scratch. Exit 2 when the program has a backward attention and
   // the kernel is the own one (it has no backward) or when a GEMM needs cuBLASLt and this build lacks it.
-  RankCompute(const lower::Program& program, int rank, const ModelSpec& model, AttentionKernel kernel, DeviceArena& arena);
+  RankCompute(const lower::Program& program, int rank, const ModelSpec& model, AttentionKernel kernel,
+              DeviceArena& arena);
   ~RankCompute() override;
   RankCompute(const RankCompute&) = delete;
   RankCompute& operator=(const RankCompute&) = delete;

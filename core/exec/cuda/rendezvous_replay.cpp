@@ -49,9 +49,11 @@ class Replay {
         result.complete = false;
         result.stuck.emplace_back(r, at);
         if (result.explanation.empty())
-          result.explanation = lower::describe(p_, r, at) + " never completes (" +
-                               (launched_[static_cast<std::size_t>(r)] ? "posted, its peer never posts the counterpart"
-                                                                        : "its dependencies never finish") + ")";
+          result.explanation =
+              lower::describe(p_, r, at) + " never completes (" +
+              (launched_[static_cast<std::size_t>(r)] ? "posted, its peer never posts the counterpart"
+                                                      : "its dependencies never finish") +
+              ")";
         break;
       }
     }
@@ -79,7 +81,8 @@ class Replay {
     if (in.kind == InstrKind::collective) {
       const lower::Collective& c = p_.collectives[static_cast<std::size_t>(in.collective)];
       for (std::size_t m = 0; m < c.ranks.size(); ++m)
-        if (!posted_[static_cast<std::size_t>(c.ranks[m])][static_cast<std::size_t>(c.instrs[m])]) return false;
+        if (!posted_[static_cast<std::size_t>(c.ranks[m])][static_cast<std::size_t>(c.instrs[m])])
+          return false;
       return true;
     }
     return posted_.at(static_cast<std::size_t>(in.peer)).at(static_cast<std::size_t>(in.match));
@@ -138,7 +141,9 @@ class Replay {
 
 }  // namespace
 
-ReplayResult rendezvous_replay(const lower::Program& program, const RankPosts& posts) { return Replay(program, posts).run(); }
+ReplayResult rendezvous_replay(const lower::Program& program, const RankPosts& posts) {
+  return Replay(program, posts).run();
+}
 
 RankPosts posts_of(const GlobalOrder& order) {
   RankPosts posts(order.issue.size());
@@ -159,7 +164,8 @@ RankPosts naive_list_posts(const lower::Program& program) {
     const auto& list = program.ranks[r].instrs;
     for (std::size_t i = 0; i < list.size(); ++i) {
       const InstrKind k = list[i].kind;
-      if (k == InstrKind::send || k == InstrKind::recv || k == InstrKind::collective) posts[r].push_back({static_cast<int>(i)});
+      if (k == InstrKind::send || k == InstrKind::recv || k == InstrKind::collective)
+        posts[r].push_back({static_cast<int>(i)});
     }
   }
   return posts;

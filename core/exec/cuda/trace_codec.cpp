@@ -111,7 +111,9 @@ RankRecord decode(const std::vector<char>& bytes) {
     s.end = r.get<double>();
     record.spans.push_back(s);
   }
-  if (!r.done()) throw Error(ExitCode::runtime, Location{}, "backend cuda: a rank's gathered trace record has trailing bytes");
+  if (!r.done())
+    throw Error(ExitCode::runtime, Location{},
+                "backend cuda: a rank's gathered trace record has trailing bytes");
   return record;
 }
 

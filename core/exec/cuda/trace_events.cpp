@@ -15,7 +15,8 @@ using lower::InstrKind;
 namespace {
 
 // The shared event of the instruction (core/exec/instr_events.hpp), at the times the GPU measured.
-TraceEvent timed_event(int rank, const Instr& in, Stream stream, EventCategory category, double start, double end) {
+TraceEvent timed_event(int rank, const Instr& in, Stream stream, EventCategory category, double start,
+                       double end) {
   TraceEvent e = event_of(rank, in, stream, category);
   e.start = start;
   e.end = end;
@@ -24,12 +25,15 @@ TraceEvent timed_event(int rank, const Instr& in, Stream stream, EventCategory c
 
 }  // namespace
 
-void add_pass_events(const lower::Program& program, const GlobalOrder& order, int rank, Pass pass, const PassTimes& times,
-                     double offset, RankRecord& record) {
+void add_pass_events(const lower::Program& program, const GlobalOrder& order, int rank, Pass pass,
+                     const PassTimes& times, double offset, RankRecord& record) {
   const auto& items = order.issue.at(static_cast<std::size_t>(rank));
-  const auto first = static_cast<std::size_t>(pass == Pass::fwd ? 0 : order.first_backward_item.at(static_cast<std::size_t>(rank)));
-  const std::size_t last = pass == Pass::fwd ? static_cast<std::size_t>(order.first_backward_item.at(static_cast<std::size_t>(rank)))
-                                             : items.size();
+  const auto first = static_cast<std::size_t>(
+      pass == Pass::fwd ? 0 : order.first_backward_item.at(static_cast<std::size_t>(rank)));
+  const std::size_t last =
+      pass == Pass::fwd
+          ? static_cast<std::size_t>(order.first_backward_item.at(static_cast<std::size_t>(rank)))
+          : items.size();
   std::map<std::pair<int, bool>, std::size_t> message_event;  // (message, is send) → index in record.events
   std::map<int, MessageSpan> spans;
   for (std::size_t k = first; k < last; ++k) {
@@ -37,8 +41,9 @@ void add_pass_events(const lower::Program& program, const GlobalOrder& order, in
     const double start = offset + times.start.at(k - first), end = offset + times.end.at(k - first);
     if (item.compute) {
       const Instr& in = program.instr(rank, item.instr);
-      TraceEvent e = timed_event(rank, in, Stream::compute,
-                              in.kind == InstrKind::attention ? EventCategory::attention : EventCategory::gemm, start, end);
+      TraceEvent e = timed_event(
+          rank, in, Stream::compute,
+          in.kind == InstrKind::attention ? EventCategory::attention : EventCategory::gemm, start, end);
       e.flops = in.flops;
       record.events.push_back(std::move(e));
       continue;
@@ -46,8 +51,9 @@ void add_pass_events(const lower::Program& program, const GlobalOrder& order, in
     for (const NcclCall& call : item.calls) {
       const Instr& in = program.instr(rank, call.instr);
       if (call.kind == CallKind::collective) {
-        TraceEvent e = timed_event(rank, in, Stream::comm,
-                                collective_category(program.collectives[static_cast<std::size_t>(call.collective)]), start, end);
+        TraceEvent e = timed_event(
+            rank, in, Stream::comm,
+            collective_category(program.collectives[static_cast<std::size_t>(call.collective)]), start, end);
         e.bytes = static_cast<double>(in.bytes);
         record.events.push_back(std::move(e));
         continue;
@@ -79,7 +85,8 @@ void add_pass_events(const lower::Program& program, const GlobalOrder& order, in
         e.end = std::max(e.end, end);
         continue;
       }
-      TraceEvent e = timed_event(rank, in, Stream::comm, is_send ? EventCategory::send : EventCategory::recv, start, end);
+      TraceEvent e = timed_event(rank, in, Stream::comm, is_send ? EventCategory::send : EventCategory::recv,
+                                 start, end);
       e.bytes = static_cast<double>(m.bytes);
       e.peer = is_send ? m.dst : m.src;
       record.events.push_back(std::move(e));
@@ -99,18 +106,22 @@ void assemble_trace(const lower::Program& program, const std::vector<RankRecord>
     }
   }
   std::stable_sort(trace.events.begin(), trace.events.end(), [](const TraceEvent& a, const TraceEvent& b) {
-    return std::tie(a.pass, a.rank, a.stream, a.start, a.op) < std::tie(b.pass, b.rank, b.stream, b.start, b.op);
+    return std::tie(a.pass, a.rank, a.stream, a.start, a.op) <
+           std::tie(b.pass, b.rank, b.stream, b.start, b.op);
   });
   trace.ring_steps.clear();
   for (const auto& [mi, span] : spans) {
     const lower::Message& m = program.messages[static_cast<std::size_t>(mi)];
-    if ((m.purpose != lower::Purpose::kv && m.purpose != lower::Purpose::dkv) || m.group < 0 || m.step < 0) continue;
+    if ((m.purpose != lower::Purpose::kv && m.purpose != lower::Purpose::dkv) || m.group < 0 || m.step < 0)
+      continue;
     if (span.start < 0 || span.end < 0) continue;
     RingStepTransfer r;
     r.group = m.group;
     r.step = m.step;
-    r.group_level = program.plan != nullptr ? program.plan->groups.at(static_cast<std::size_t>(m.group)).level : plan::Level::intra_node;
-    r.level = m.src / program.gpus_per_node == m.dst / program.gpus_per_node ? plan::Level::intra_node : plan::Level::inter_node;
+    r.group_level = program.plan != nullptr ? program.plan->groups.at(static_cast<std::size_t>(m.group)).level
+                                            : plan::Level::intra_node;
+    r.level = m.src / program.gpus_per_node == m.dst / program.gpus_per_node ? plan::Level::intra_node
+                                                                             : plan::Level::inter_node;
     r.pass = m.pass;
     r.micro_batch = m.micro_batch;
     r.src = m.src;

@@ -22,8 +22,8 @@ struct PassTimes {
 
 // Appends the events of `rank`'s items of `pass` to `record`, `offset` seconds later on the trace axis
 // (the backward layer follows the forward one), and the spans of the messages it starts or ends.
-void add_pass_events(const lower::Program& program, const GlobalOrder& order, int rank, Pass pass, const PassTimes& times,
-                     double offset, RankRecord& record);
+void add_pass_events(const lower::Program& program, const GlobalOrder& order, int rank, Pass pass,
+                     const PassTimes& times, double offset, RankRecord& record);
 
 // Every rank's record into `trace`: events sorted by (pass, rank, stream, start, op), ring steps and
 // their statistics. The layer times and the notes are the caller's.

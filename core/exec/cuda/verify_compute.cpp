@@ -29,15 +29,16 @@ struct VerifyCompute::Instruction {
   HostOperands written;  // kept for the oracle: the backward's saved activations are part of its input
 };
 
-VerifyCompute::VerifyCompute(const lower::Program& program, int rank, AttentionKernel kernel, const VerifyLayout& layout,
-                             const RankComm& comm, DeviceArena& arena)
+VerifyCompute::VerifyCompute(const lower::Program& program, int rank, AttentionKernel kernel,
+                             const VerifyLayout& layout, const RankComm& comm, DeviceArena& arena)
     : program_(program), rank_(rank), kernel_(kernel), comm_(comm), arena_(arena) {
   index_of_.assign(program.ranks.at(static_cast<std::size_t>(rank)).instrs.size(), -1);
   std::size_t workspace = 0;
   for (const AttentionOperands& a : layout.attention) {
     const std::string where = "backend cuda: correctness pass, " + lower::describe(program, rank, a.instr);
     if (a.backward && kernel_ == AttentionKernel::own)
-      throw Error(ExitCode::bad_input, Location{}, where + ": the project's own attention kernels have no backward pass",
+      throw Error(ExitCode::bad_input, Location{},
+                  where + ": the project's own attention kernels have no backward pass",
                   "run with cuDNN's SDPA or a forward-only scenario (\"passes\": \"fwd\")");
     auto in = std::make_unique<Instruction>();
     in->operands = &a;
@@ -74,7 +75,9 @@ VerifyCompute::~VerifyCompute() = default;
 void VerifyCompute::write_inputs(const QkvGenerator& generator) {
   const std::string context = "backend cuda: writing the correctness pass's inputs";
   auto upload = [&](std::size_t offset, const void* data, std::size_t bytes) {
-    if (bytes > 0) check_cuda(cudaMemcpy(arena_.at(offset), data, bytes, cudaMemcpyHostToDevice), rank_, "cudaMemcpy", context);
+    if (bytes > 0)
+      check_cuda(cudaMemcpy(arena_.at(offset), data, bytes, cudaMemcpyHostToDevice), rank_, "cudaMemcpy",
+                 context);
   };
   for (const auto& in : instructions_) {
     in->written = host_operands(*in->operands, generator);
@@ -99,32 +102,40 @@ void VerifyCompute::launch(int id, cudaStream_t stream) const {
   for (const auto& [runs, operand] : {std::pair{&a.k, in.k}, std::pair{&a.v, in.v}}) {
     for (const OperandRun& run : *runs) {
       if (run.message < 0) continue;  // the rank's own rows, written before the pass
-      char* into = static_cast<char*>(arena_.at(operand)) + static_cast<std::size_t>(run.packed_row) * row_bytes;
+      char* into =
+          static_cast<char*>(arena_.at(operand)) + static_cast<std::size_t>(run.packed_row) * row_bytes;
       const char* from = static_cast<const char*>(comm_.received(run.message)) + run.source_byte;
-      check_cuda(cudaMemcpyAsync(into, from, static_cast<std::size_t>(run.rows) * row_bytes, cudaMemcpyDeviceToDevice, stream),
-                 rank_, "cudaMemcpyAsync", where + ": copying the K/V rows of message " + std::to_string(run.message));
+      check_cuda(cudaMemcpyAsync(into, from, static_cast<std::size_t>(run.rows) * row_bytes,
+                                 cudaMemcpyDeviceToDevice, stream),
+                 rank_, "cudaMemcpyAsync",
+                 where + ": copying the K/V rows of message " + std::to_string(run.message));
     }
   }
   auto at = [&](std::size_t offset) { return arena_.at(offset); };
   if (a.backward) {
-    for (const auto& [offset, bytes] : {std::pair{in.dq, in.q_bytes}, std::pair{in.dk, in.kv_bytes}, std::pair{in.dv, in.kv_bytes}})
-      check_cuda(cudaMemsetAsync(at(offset), 0, bytes, stream), rank_, "cudaMemsetAsync", where);  // the kernels accumulate
+    for (const auto& [offset, bytes] :
+         {std::pair{in.dq, in.q_bytes}, std::pair{in.dk, in.kv_bytes}, std::pair{in.dv, in.kv_bytes}})
+      check_cuda(cudaMemsetAsync(at(offset), 0, bytes, stream), rank_, "cudaMemsetAsync",
+                 where);  // the kernels accumulate
   }
 #ifdef ZB_CUDA_EXEC_HAVE_SDPA
   if (kernel_ == AttentionKernel::cudnn) {
     if (a.backward) {
-      const kc::SdpaBackwardTensors t{at(in.q),  at(in.k),  at(in.v),  at(in.o), at(in.d_o), static_cast<const float*>(at(in.lse)),
-                                      at(in.dq), at(in.dk), at(in.dv), at(workspace_)};
+      const kc::SdpaBackwardTensors t{
+          at(in.q),  at(in.k),  at(in.v),  at(in.o),      at(in.d_o), static_cast<const float*>(at(in.lse)),
+          at(in.dq), at(in.dk), at(in.dv), at(workspace_)};
       check_status(kc::sdpa_backward(in.sdpa, t, stream), rank_, where);
     } else {
-      const kc::SdpaForwardTensors t{at(in.q), at(in.k), at(in.v), at(in.o), static_cast<float*>(at(in.lse)), at(workspace_)};
+      const kc::SdpaForwardTensors t{
+          at(in.q), at(in.k), at(in.v), at(in.o), static_cast<float*>(at(in.lse)), at(workspace_)};
       check_status(kc::sdpa_forward(in.sdpa, t, stream), rank_, where);
     }
     return;
   }
 #endif
-  const kc::AttentionTensors t{kc::ElementType::bf16, at(in.q), at(in.k), at(in.v), kc::ElementType::bf16, at(in.o),
-                               static_cast<float*>(at(in.lse))};
+  const kc::AttentionTensors t{
+      kc::ElementType::bf16,          at(in.q), at(in.k), at(in.v), kc::ElementType::bf16, at(in.o),
+      static_cast<float*>(at(in.lse))};
   check_status(kc::attention_forward(in.own, t, stream), rank_, where);
 }
 
@@ -132,7 +143,9 @@ std::vector<InstrCheck> VerifyCompute::check(const QkvGenerator& generator) cons
   const std::string context = "backend cuda: reading back the correctness pass's outputs";
   auto download = [&](auto& into, std::size_t offset, std::size_t bytes) {
     into.resize(bytes / sizeof(into[0]));
-    if (bytes > 0) check_cuda(cudaMemcpy(into.data(), arena_.at(offset), bytes, cudaMemcpyDeviceToHost), rank_, "cudaMemcpy", context);
+    if (bytes > 0)
+      check_cuda(cudaMemcpy(into.data(), arena_.at(offset), bytes, cudaMemcpyDeviceToHost), rank_,
+                 "cudaMemcpy", context);
   };
   std::vector<InstrCheck> checks;
   for (const auto& in : instructions_) {
@@ -145,7 +158,8 @@ std::vector<InstrCheck> VerifyCompute::check(const QkvGenerator& generator) cons
       download(r.o, in->o, in->q_bytes);
       download(r.lse, in->lse, in->lse_bytes);
     }
-    checks.push_back(check_attention(*in->operands, in->written, r, generator, kernel_ == AttentionKernel::cudnn,
+    checks.push_back(check_attention(*in->operands, in->written, r, generator,
+                                     kernel_ == AttentionKernel::cudnn,
                                      lower::describe(program_, rank_, in->operands->instr)));
   }
   return checks;

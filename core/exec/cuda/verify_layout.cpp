@@ -27,15 +27,16 @@ bool same_slices(const Message& a, const Message& b) {
 }
 
 bool is_remap_exchange(const lower::Program& program, const Message& m) {
-  return m.collective >= 0 &&
-         program.collectives[static_cast<std::size_t>(m.collective)].kind == lower::CollectiveKind::all_to_all_v;
+  return m.collective >= 0 && program.collectives[static_cast<std::size_t>(m.collective)].kind ==
+                                  lower::CollectiveKind::all_to_all_v;
 }
 
 // Each source message's payload and its slices by (tensor, sequence), built once per message: a message
 // of a packed batch carries thousands of slices and an instruction thousands of blocks.
 class SliceIndex {
  public:
-  SliceIndex(const lower::Program& program, const AttentionDims& dims) : program_(program), dims_(dims), entries_(program.messages.size()) {}
+  SliceIndex(const lower::Program& program, const AttentionDims& dims)
+      : program_(program), dims_(dims), entries_(program.messages.size()) {}
 
   struct Hit {
     const lower::Slice* slice;
@@ -48,7 +49,8 @@ class SliceIndex {
     if (it == e.by_rows.end()) return std::nullopt;
     const lower::Message& m = program_.messages[static_cast<std::size_t>(id)];
     for (const std::size_t i : it->second)
-      if (m.slices[i].begin <= token && token < m.slices[i].end) return Hit{&m.slices[i], e.payload.slice_offset[i]};
+      if (m.slices[i].begin <= token && token < m.slices[i].end)
+        return Hit{&m.slices[i], e.payload.slice_offset[i]};
     return std::nullopt;
   }
 
@@ -63,7 +65,8 @@ class SliceIndex {
     if (e.built) return e;
     const lower::Message& m = program_.messages[static_cast<std::size_t>(id)];
     e.payload = payload_of(m, dims_);
-    for (std::size_t i = 0; i < m.slices.size(); ++i) e.by_rows[{static_cast<int>(m.slices[i].tensor), m.slices[i].seq}].push_back(i);
+    for (std::size_t i = 0; i < m.slices.size(); ++i)
+      e.by_rows[{static_cast<int>(m.slices[i].tensor), m.slices[i].seq}].push_back(i);
     e.built = true;
     return e;
   }
@@ -80,14 +83,16 @@ struct Sources {
 };
 
 // The longest run of `tensor` rows from `token` on (up to `end`) that one source holds, first source first.
-std::optional<OperandRun> find_run(SliceIndex& index, const AttentionDims& dims, const Sources& sources, Tensor tensor, int seq,
-                                   std::int64_t token, std::int64_t end) {
+std::optional<OperandRun> find_run(SliceIndex& index, const AttentionDims& dims, const Sources& sources,
+                                   Tensor tensor, int seq, std::int64_t token, std::int64_t end) {
   for (const plan::Shard& s : sources.own) {
-    if (s.seq == seq && s.begin <= token && token < s.end) return OperandRun{-1, seq, token, std::min(end, s.end) - token, 0, 0};
+    if (s.seq == seq && s.begin <= token && token < s.end)
+      return OperandRun{-1, seq, token, std::min(end, s.end) - token, 0, 0};
   }
   for (const int id : sources.messages) {
     if (const auto hit = index.find(id, tensor, seq, token)) {
-      const std::int64_t byte = hit->offset + (token - hit->slice->begin) * row_elements(dims, tensor) * kBf16;
+      const std::int64_t byte =
+          hit->offset + (token - hit->slice->begin) * row_elements(dims, tensor) * kBf16;
       return OperandRun{id, seq, token, std::min(end, hit->slice->end) - token, 0, byte};
     }
   }
@@ -103,8 +108,8 @@ PackedBlocks pack_blocks(const lower::Program& program, int rank, int id, const 
   if (in.plan_op < 0 || static_cast<std::size_t>(in.plan_op) >= ops.size() ||
       ops[static_cast<std::size_t>(in.plan_op)].kind != plan::OpKind::attention)
     throw Error(ExitCode::runtime, Location{},
-                "backend cuda: " + lower::describe(program, rank, id) + ": its plan op " + std::to_string(in.plan_op) +
-                    " is not an attention op of this rank");
+                "backend cuda: " + lower::describe(program, rank, id) + ": its plan op " +
+                    std::to_string(in.plan_op) + " is not an attention op of this rank");
   PackedBlocks p;
   p.blocks = plan::expand_blocks(plan, rank, ops[static_cast<std::size_t>(in.plan_op)]);
   int heads = 0;
@@ -135,9 +140,19 @@ PackedBlocks pack_blocks(const lower::Program& program, int rank, int id, const 
 
 std::int64_t row_elements(const AttentionDims& dims, Tensor tensor) {
   switch (tensor) {
-    case Tensor::Q: case Tensor::O: case Tensor::dQ: case Tensor::dO: return static_cast<std::int64_t>(dims.q_width());
-    case Tensor::K: case Tensor::V: case Tensor::dK: case Tensor::dV: return static_cast<std::int64_t>(dims.kv_width());
-    case Tensor::hidden: case Tensor::grad: return 0;
+    case Tensor::Q:
+    case Tensor::O:
+    case Tensor::dQ:
+    case Tensor::dO:
+      return static_cast<std::int64_t>(dims.q_width());
+    case Tensor::K:
+    case Tensor::V:
+    case Tensor::dK:
+    case Tensor::dV:
+      return static_cast<std::int64_t>(dims.kv_width());
+    case Tensor::hidden:
+    case Tensor::grad:
+      return 0;
   }
   return 0;
 }
@@ -155,11 +170,14 @@ Payload payload_of(const Message& message, const AttentionDims& dims) {
   return p;
 }
 
-ByteRange payload_fragment(const Message& message, const Payload& payload, std::int64_t offset, std::int64_t bytes) {
+ByteRange payload_fragment(const Message& message, const Payload& payload, std::int64_t offset,
+                           std::int64_t bytes) {
   if (message.bytes <= 0) return {0, payload.bytes};
   // 128-bit products: a payload of gigabytes times an offset of gigabytes overflows 64 bits.
   __extension__ using Wide = __int128;
-  const auto scale = [&](std::int64_t at) { return static_cast<std::int64_t>(static_cast<Wide>(payload.bytes) * at / message.bytes); };
+  const auto scale = [&](std::int64_t at) {
+    return static_cast<std::int64_t>(static_cast<Wide>(payload.bytes) * at / message.bytes);
+  };
   return {scale(offset), scale(offset + bytes)};
 }
 
@@ -169,12 +187,14 @@ std::string verification_blocker(const lower::Program& program, const AttentionD
     for (std::size_t i = 0; i < list.size(); ++i) {
       if (list[i].kind != InstrKind::attention) continue;
       if (!pack_blocks(program, r, static_cast<int>(i), dims).all_heads)
-        return "attention over a subset of the heads (tensor or head parallelism), " + lower::describe(program, r, static_cast<int>(i));
+        return "attention over a subset of the heads (tensor or head parallelism), " +
+               lower::describe(program, r, static_cast<int>(i));
       for (const int m : list[i].reads) {
         const Message& msg = program.messages[static_cast<std::size_t>(m)];
         if (msg.collective >= 0 && !is_remap_exchange(program, msg))
           return "K/V arrive inside an NCCL collective (" +
-                 std::string(lower::to_string(program.collectives[static_cast<std::size_t>(msg.collective)].kind)) +
+                 std::string(
+                     lower::to_string(program.collectives[static_cast<std::size_t>(msg.collective)].kind)) +
                  "), " + lower::describe(program, r, static_cast<int>(i));
       }
     }
@@ -193,7 +213,8 @@ double oracle_work(const lower::Program& program, const AttentionDims& dims) {
       for (const plan::AttentionBlock& b : pack_blocks(program, r, static_cast<int>(i), dims).blocks) {
         const auto q = static_cast<double>(b.q1 - b.q0), kv = static_cast<double>(b.k1 - b.k0);
         // forward: Q·Kᵀ and P·V; backward: the rows' full-prefix forward, then five products per pair
-        work += list[i].pass == Pass::fwd ? 2 * q * kv * width : (2 * q * static_cast<double>(b.q1) + 5 * q * kv) * width;
+        work += list[i].pass == Pass::fwd ? 2 * q * kv * width
+                                          : (2 * q * static_cast<double>(b.q1) + 5 * q * kv) * width;
       }
     }
     busiest = std::max(busiest, work);
@@ -252,7 +273,8 @@ VerifyLayout derive_verify_layout(const lower::Program& program, int rank, const
           if (!run) {
             if (layout.problem.empty())
               layout.problem = lower::describe(program, rank, a.instr) + ": the " + lower::to_string(tensor) +
-                               " row of sequence " + std::to_string(block.seq) + " token " + std::to_string(t) +
+                               " row of sequence " + std::to_string(block.seq) + " token " +
+                               std::to_string(t) +
                                " is neither this rank's own nor in a message it receives and reads";
             break;
           }

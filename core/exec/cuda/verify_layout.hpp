@@ -35,7 +35,8 @@ struct PackedBlocks {
   bool all_heads = true;                     // every block computes every head (no tensor or head split)
 };
 // Exit 3 naming the instruction when its plan op is not an attention op of the rank.
-[[nodiscard]] PackedBlocks pack_blocks(const lower::Program& program, int rank, int id, const AttentionDims& model);
+[[nodiscard]] PackedBlocks pack_blocks(const lower::Program& program, int rank, int id,
+                                       const AttentionDims& model);
 
 // Elements per row of `tensor`: Q, O, dQ, dO heads · head_dim; K, V, dK, dV kv_heads · head_dim; 0 for
 // hidden and grad rows (GEMM-side rows this pass has no values for).
@@ -56,14 +57,14 @@ struct ByteRange {
 };
 // The payload bytes a leg moving [offset, offset + bytes) of the message's modelled size carries: the
 // same fraction, floored at both ends. A message of modelled size 0 has one leg: the whole payload.
-[[nodiscard]] ByteRange payload_fragment(const lower::Message& message, const Payload& payload, std::int64_t offset,
-                                         std::int64_t bytes);
+[[nodiscard]] ByteRange payload_fragment(const lower::Message& message, const Payload& payload,
+                                         std::int64_t offset, std::int64_t bytes);
 
 // A run of consecutive K or V rows of a packed operand and where they come from.
 struct OperandRun {
   int message = -1;  // −1: the rank's own rows, written before the pass; else that message's received buffer
   int seq = 0;
-  std::int64_t token = 0;        // first token (position in the sequence)
+  std::int64_t token = 0;  // first token (position in the sequence)
   std::int64_t rows = 0;
   std::int64_t packed_row = 0;   // first row in the packed operand
   std::int64_t source_byte = 0;  // message: where the first row starts in its payload
@@ -94,6 +95,7 @@ struct VerifyLayout {
 // The multiply-adds of the float64 oracle on the busiest rank: what decides "small enough to verify".
 [[nodiscard]] double oracle_work(const lower::Program& program, const AttentionDims& dims);
 
-[[nodiscard]] VerifyLayout derive_verify_layout(const lower::Program& program, int rank, const AttentionDims& dims);
+[[nodiscard]] VerifyLayout derive_verify_layout(const lower::Program& program, int rank,
+                                                const AttentionDims& dims);
 
 }  // namespace zb::cuda

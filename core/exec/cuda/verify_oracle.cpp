@@ -29,16 +29,22 @@ constexpr Tolerance kGradient{0, 3e-2, 1.5e-2};
 
 std::optional<QkvTensor> generated_tensor(Tensor t) {
   switch (t) {
-    case Tensor::Q: return QkvTensor::q;
-    case Tensor::K: return QkvTensor::k;
-    case Tensor::V: return QkvTensor::v;
-    case Tensor::dO: return QkvTensor::d_o;
-    default: return std::nullopt;
+    case Tensor::Q:
+      return QkvTensor::q;
+    case Tensor::K:
+      return QkvTensor::k;
+    case Tensor::V:
+      return QkvTensor::v;
+    case Tensor::dO:
+      return QkvTensor::d_o;
+    default:
+      return std::nullopt;
   }
 }
 
 // Rows [begin, end) of a generated tensor as the GPU holds them: bf16, and as float64 of those bits.
-std::vector<double> rounded_rows(const QkvGenerator& g, QkvTensor t, int seq, std::int64_t begin, std::int64_t end) {
+std::vector<double> rounded_rows(const QkvGenerator& g, QkvTensor t, int seq, std::int64_t begin,
+                                 std::int64_t end) {
   const int heads = t == QkvTensor::k || t == QkvTensor::v ? g.dims().kv_heads : g.dims().heads;
   std::vector<float> rows(static_cast<std::size_t>((end - begin) * heads * g.dims().head_dim));
   g.fill(t, seq, begin, end, rows);
@@ -50,7 +56,8 @@ std::vector<double> rounded_rows(const QkvGenerator& g, QkvTensor t, int seq, st
 
 std::vector<std::uint16_t> to_bf16(const std::vector<double>& values) {
   std::vector<std::uint16_t> bits(values.size());
-  for (std::size_t i = 0; i < values.size(); ++i) bits[i] = kernels::float_to_bf16_bits(static_cast<float>(values[i]));
+  for (std::size_t i = 0; i < values.size(); ++i)
+    bits[i] = kernels::float_to_bf16_bits(static_cast<float>(values[i]));
   return bits;
 }
 
@@ -58,8 +65,10 @@ template <typename T>
 std::vector<double> widen(const std::vector<T>& values) {
   std::vector<double> out(values.size());
   for (std::size_t i = 0; i < values.size(); ++i) {
-    if constexpr (std::is_same_v<T, std::uint16_t>) out[i] = kernels::bf16_bits_to_float(values[i]);
-    else out[i] = static_cast<double>(values[i]);
+    if constexpr (std::is_same_v<T, std::uint16_t>)
+      out[i] = kernels::bf16_bits_to_float(values[i]);
+    else
+      out[i] = static_cast<double>(values[i]);
   }
   return out;
 }
@@ -70,7 +79,8 @@ struct PackedValues {
 };
 PackedValues expected_inputs(const AttentionOperands& a, const QkvGenerator& g) {
   const auto& s = a.packed.shape;
-  const auto qw = static_cast<std::size_t>(s.heads * s.head_dim), kw = static_cast<std::size_t>(s.kv_heads * s.head_dim);
+  const auto qw = static_cast<std::size_t>(s.heads * s.head_dim),
+             kw = static_cast<std::size_t>(s.kv_heads * s.head_dim);
   PackedValues p{std::vector<double>(static_cast<std::size_t>(s.q_tokens) * qw),
                  std::vector<double>(static_cast<std::size_t>(s.kv_tokens) * kw),
                  std::vector<double>(static_cast<std::size_t>(s.kv_tokens) * kw)};
@@ -78,17 +88,21 @@ PackedValues expected_inputs(const AttentionOperands& a, const QkvGenerator& g) 
     const plan::AttentionBlock& b = a.packed.blocks[i];
     const kernels::AttentionBlockDesc& d = a.packed.descs[i];
     const auto q = rounded_rows(g, QkvTensor::q, b.seq, b.q0, b.q1);
-    std::copy(q.begin(), q.end(), p.q.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(d.q_row) * qw));
+    std::copy(q.begin(), q.end(),
+              p.q.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(d.q_row) * qw));
     for (const auto& [t, into] : {std::pair{QkvTensor::k, &p.k}, std::pair{QkvTensor::v, &p.v}}) {
       const auto rows = rounded_rows(g, t, b.seq, b.k0, b.k1);
-      std::copy(rows.begin(), rows.end(), into->begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(d.kv_row) * kw));
+      std::copy(rows.begin(), rows.end(),
+                into->begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(d.kv_row) * kw));
     }
   }
   return p;
 }
 
 void throw_if(const kernels::Status& status, const char* what) {
-  if (!status.ok()) throw Error(ExitCode::runtime, Location{}, std::string("backend cuda: the float64 oracle (") + what + "): " + status.message());
+  if (!status.ok())
+    throw Error(ExitCode::runtime, Location{},
+                std::string("backend cuda: the float64 oracle (") + what + "): " + status.message());
 }
 
 }  // namespace
@@ -119,7 +133,8 @@ HostOperands host_operands(const AttentionOperands& a, const QkvGenerator& g) {
     for (const OperandRun& r : *runs) {
       if (r.message >= 0) continue;  // copied in by the pass
       const auto first = static_cast<std::ptrdiff_t>(static_cast<std::size_t>(r.packed_row) * kw);
-      std::copy(from->begin() + first, from->begin() + first + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(r.rows) * kw),
+      std::copy(from->begin() + first,
+                from->begin() + first + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(r.rows) * kw),
                 into->begin() + first);
     }
   }
@@ -135,12 +150,15 @@ HostOperands host_operands(const AttentionOperands& a, const QkvGenerator& g) {
     const kernels::AttentionBlockDesc& d = a.packed.descs[i];
     if (b.q1 <= b.q0) continue;
     const kernels::AttentionShape row_shape{s.heads, s.kv_heads, s.head_dim, b.q1 - b.q0, b.q1, b.q1 - b.q0};
-    const kernels::AttentionBlockDesc prefix{0, b.q1 - b.q0, 0, b.q1, b.q0, 0, kernels::AttentionMask::causal, 0};
+    const kernels::AttentionBlockDesc prefix{0, b.q1 - b.q0, 0, b.q1, b.q0, 0, kernels::AttentionMask::causal,
+                                             0};
     const auto q = rounded_rows(g, QkvTensor::q, b.seq, b.q0, b.q1);
-    const auto kp = rounded_rows(g, QkvTensor::k, b.seq, 0, b.q1), vp = rounded_rows(g, QkvTensor::v, b.seq, 0, b.q1);
+    const auto kp = rounded_rows(g, QkvTensor::k, b.seq, 0, b.q1),
+               vp = rounded_rows(g, QkvTensor::v, b.seq, 0, b.q1);
     std::vector<double> ob(q.size()), lb(static_cast<std::size_t>(b.q1 - b.q0) * heads);
-    throw_if(kernels::attention_forward(row_shape, std::span(&prefix, 1), std::span<const double>(q), std::span<const double>(kp),
-                                        std::span<const double>(vp), std::span<double>(ob), std::span<double>(lb)),
+    throw_if(kernels::attention_forward(row_shape, std::span(&prefix, 1), std::span<const double>(q),
+                                        std::span<const double>(kp), std::span<const double>(vp),
+                                        std::span<double>(ob), std::span<double>(lb)),
              "the rows' full-prefix forward");
     const auto dob = rounded_rows(g, QkvTensor::d_o, b.seq, b.q0, b.q1);
     const auto row0 = static_cast<std::size_t>(d.out_row);
@@ -153,11 +171,13 @@ HostOperands host_operands(const AttentionOperands& a, const QkvGenerator& g) {
   return h;
 }
 
-InstrCheck check_attention(const AttentionOperands& a, const HostOperands& written, const DeviceResults& results,
-                           const QkvGenerator& g, bool cudnn, const std::string& where) {
+InstrCheck check_attention(const AttentionOperands& a, const HostOperands& written,
+                           const DeviceResults& results, const QkvGenerator& g, bool cudnn,
+                           const std::string& where) {
   const auto& s = a.packed.shape;
   const PackedValues in = expected_inputs(a, g);
-  const std::int64_t q_row = static_cast<std::int64_t>(s.heads) * s.head_dim, kv_row = static_cast<std::int64_t>(s.kv_heads) * s.head_dim;
+  const std::int64_t q_row = static_cast<std::int64_t>(s.heads) * s.head_dim,
+                     kv_row = static_cast<std::int64_t>(s.kv_heads) * s.head_dim;
   struct Compared {
     const char* name;
     std::vector<double> gpu, ref;
@@ -166,19 +186,22 @@ InstrCheck check_attention(const AttentionOperands& a, const HostOperands& writt
   };
   std::vector<Compared> compared;
   if (!a.backward) {
-    std::vector<double> o(in.q.size(), 0.0), lse(static_cast<std::size_t>(s.out_rows * s.heads), -std::numeric_limits<double>::infinity());
-    throw_if(kernels::attention_forward(s, a.packed.descs, std::span<const double>(in.q), std::span<const double>(in.k),
-                                        std::span<const double>(in.v), std::span<double>(o), std::span<double>(lse)),
+    std::vector<double> o(in.q.size(), 0.0),
+        lse(static_cast<std::size_t>(s.out_rows * s.heads), -std::numeric_limits<double>::infinity());
+    throw_if(kernels::attention_forward(s, a.packed.descs, std::span<const double>(in.q),
+                                        std::span<const double>(in.k), std::span<const double>(in.v),
+                                        std::span<double>(o), std::span<double>(lse)),
              "forward");
     compared.push_back({"O", widen(results.o), std::move(o), kOutput, q_row});
     compared.push_back({"LSE", widen(results.lse), std::move(lse), cudnn ? kCudnnLse : kOwnLse, s.heads});
   } else {
     std::vector<double> dq(in.q.size(), 0.0), dk(in.k.size(), 0.0), dv(in.v.size(), 0.0);
     const auto o = widen(written.o), d_o = widen(written.d_o), lse = widen(written.lse);
-    throw_if(kernels::attention_backward(s, a.packed.descs, std::span<const double>(in.q), std::span<const double>(in.k),
-                                         std::span<const double>(in.v), std::span<const double>(o), std::span<const double>(d_o),
-                                         std::span<const double>(lse), std::span<double>(dq), std::span<double>(dk),
-                                         std::span<double>(dv)),
+    throw_if(kernels::attention_backward(s, a.packed.descs, std::span<const double>(in.q),
+                                         std::span<const double>(in.k), std::span<const double>(in.v),
+                                         std::span<const double>(o), std::span<const double>(d_o),
+                                         std::span<const double>(lse), std::span<double>(dq),
+                                         std::span<double>(dk), std::span<double>(dv)),
              "backward");
     compared.push_back({"dQ", widen(results.dq), std::move(dq), kGradient, q_row});
     compared.push_back({"dK", widen(results.dk), std::move(dk), kGradient, kv_row});
@@ -190,7 +213,8 @@ InstrCheck check_attention(const AttentionOperands& a, const HostOperands& writt
     check.elements += static_cast<std::int64_t>(c.ref.size());
     check.worst_ratio = std::max(check.worst_ratio, r.worst_ratio);
     if (!r.passed && check.failure.empty())
-      check.failure = where + ": " + r.detail + " (tolerance " + kernels::gpucheck::describe(c.tolerance) + ")";
+      check.failure =
+          where + ": " + r.detail + " (tolerance " + kernels::gpucheck::describe(c.tolerance) + ")";
   }
   return check;
 }
@@ -201,7 +225,8 @@ namespace zb::cuda {
 
 std::vector<char> RankChecks::encode() const {
   char head[96];
-  const int n = std::snprintf(head, sizeof head, "%d %lld %.17g\n", instructions, static_cast<long long>(elements), worst_ratio);
+  const int n = std::snprintf(head, sizeof head, "%d %lld %.17g\n", instructions,
+                              static_cast<long long>(elements), worst_ratio);
   std::vector<char> bytes(head, head + n);
   bytes.insert(bytes.end(), failure.begin(), failure.end());
   return bytes;
@@ -212,9 +237,10 @@ RankChecks RankChecks::decode(const std::vector<char>& bytes) {
   const std::size_t newline = text.find('\n');
   RankChecks r;
   long long elements = 0;
-  if (newline == std::string::npos ||
-      std::sscanf(text.substr(0, newline).c_str(), "%d %lld %lg", &r.instructions, &elements, &r.worst_ratio) != 3)
-    throw Error(ExitCode::runtime, Location{}, "backend cuda: a rank's correctness-pass summary is malformed: '" + text + "'");
+  if (newline == std::string::npos || std::sscanf(text.substr(0, newline).c_str(), "%d %lld %lg",
+                                                  &r.instructions, &elements, &r.worst_ratio) != 3)
+    throw Error(ExitCode::runtime, Location{},
+                "backend cuda: a rank's correctness-pass summary is malformed: '" + text + "'");
   r.elements = elements;
   r.failure = text.substr(newline + 1);
   return r;
@@ -235,22 +261,25 @@ std::string verdict(const std::vector<RankChecks>& ranks, bool backward) {
   std::vector<Problem> failures;
   RankChecks all;
   for (std::size_t r = 0; r < ranks.size(); ++r) {
-    if (!ranks[r].failure.empty()) failures.push_back({Location{}, "rank " + std::to_string(r) + ": " + ranks[r].failure, ""});
+    if (!ranks[r].failure.empty())
+      failures.push_back({Location{}, "rank " + std::to_string(r) + ": " + ranks[r].failure, ""});
     all.instructions += ranks[r].instructions;
     all.elements += ranks[r].elements;
     all.worst_ratio = std::max(all.worst_ratio, ranks[r].worst_ratio);
   }
   if (!failures.empty()) {
     failures.front().hint =
-        "the GPU computed attention outputs the float64 oracle does not give for the rows the plan sends: a kernel, a "
+        "the GPU computed attention outputs the float64 oracle does not give for the rows the plan sends: a "
+        "kernel, a "
         "receive buffer or a transfer is wrong (ZB_CUDA_VERIFY=off runs the timing without this check)";
     throw Error(ExitCode::runtime, std::move(failures));
   }
   char ratio[32];
   std::snprintf(ratio, sizeof ratio, "%.3g", all.worst_ratio);
-  return std::string("verified on the GPU: ") + std::to_string(all.instructions) + " attention instructions (" +
-         (backward ? "O, LSE, dQ, dK, dV" : "O, LSE") + ") against the float64 oracle, " + std::to_string(all.elements) +
-         " elements, worst error " + ratio + " of its bf16 tolerance";
+  return std::string("verified on the GPU: ") + std::to_string(all.instructions) +
+         " attention instructions (" + (backward ? "O, LSE, dQ, dK, dV" : "O, LSE") +
+         ") against the float64 oracle, " + std::to_string(all.elements) + " elements, worst error " + ratio +
+         " of its bf16 tolerance";
 }
 
 }  // namespace zb::cuda

@@ -27,7 +27,8 @@ using reference::QkvGenerator;
 
 // A message's payload as the sender writes it (bf16 bits): Q, K, V and dO rows from the generator, other
 // rows zero (no check reads them).
-[[nodiscard]] std::vector<std::uint16_t> generated_payload(const lower::Message& message, const AttentionDims& dims,
+[[nodiscard]] std::vector<std::uint16_t> generated_payload(const lower::Message& message,
+                                                           const AttentionDims& dims,
                                                            const QkvGenerator& generator);
 
 // What is written into an instruction's operands before the pass (bf16 bits, LSE float). K and V rows
@@ -55,8 +56,8 @@ struct InstrCheck {
 // `cudnn`: the tolerances of cuDNN's SDPA (else those of the own kernels). `where` names the
 // instruction in the failure.
 [[nodiscard]] InstrCheck check_attention(const AttentionOperands& operands, const HostOperands& written,
-                                         const DeviceResults& results, const QkvGenerator& generator, bool cudnn,
-                                         const std::string& where);
+                                         const DeviceResults& results, const QkvGenerator& generator,
+                                         bool cudnn, const std::string& where);
 
 }  // namespace zb::cuda
 

@@ -24,8 +24,10 @@ std::string reason_to_skip(const lower::Program& program, const AttentionDims& d
   const double work = oracle_work(program, dims);
   if (mode == VerifyMode::automatic && work > kAutomaticVerifyWork) {
     char text[160];
-    std::snprintf(text, sizeof text, "not verified: the float64 oracle would take %.3g multiply-adds on the busiest rank, "
-                  "above the automatic limit of %.3g (ZB_CUDA_VERIFY=on verifies anyway)", work, kAutomaticVerifyWork);
+    std::snprintf(text, sizeof text,
+                  "not verified: the float64 oracle would take %.3g multiply-adds on the busiest rank, "
+                  "above the automatic limit of %.3g (ZB_CUDA_VERIFY=on verifies anyway)",
+                  work, kAutomaticVerifyWork);
     return text;
   }
   return {};
@@ -44,7 +46,8 @@ struct VerifySetup {
 }  // namespace
 
 std::string run_correctness_pass(const lower::Program& program, const GlobalOrder& order, CudaWorld& world,
-                                 const ModelSpec& model, AttentionKernel kernel, std::uint64_t seed, VerifyMode mode) {
+                                 const ModelSpec& model, AttentionKernel kernel, std::uint64_t seed,
+                                 VerifyMode mode) {
   const AttentionDims dims{model.heads, model.kv_heads, model.head_dim()};
   if (std::string skip = reason_to_skip(program, dims, mode); !skip.empty()) return skip;
   const int rank = world.rank();
@@ -57,14 +60,17 @@ std::string run_correctness_pass(const lower::Program& program, const GlobalOrde
     setup.comm = std::make_unique<RankComm>(program, rank, world, setup.arena, &setup.layout, dims);
     if (!setup.layout.problem.empty())
       throw Error(ExitCode::runtime, Location{}, "backend cuda: correctness pass: " + setup.layout.problem,
-                  "the plan gives this rank attention over K/V rows that no transfer brings (the reference backend names the "
+                  "the plan gives this rank attention over K/V rows that no transfer brings (the reference "
+                  "backend names the "
                   "same gap: --backend reference)");
-    setup.compute = std::make_unique<VerifyCompute>(program, rank, kernel, setup.layout, *setup.comm, setup.arena);
+    setup.compute =
+        std::make_unique<VerifyCompute>(program, rank, kernel, setup.layout, *setup.comm, setup.arena);
     setup.arena.allocate();
     setup.arena.fill_random(seed ^ 0xC0FFEEULL);  // unwritten bytes are noise, never a lucky zero
     setup.comm->write_payloads(generator);
     setup.compute->write_inputs(generator);
-    setup.runner = std::make_unique<PassRunner>(program, order, rank, *setup.compute, *setup.comm, world.world());
+    setup.runner =
+        std::make_unique<PassRunner>(program, order, rank, *setup.compute, *setup.comm, world.world());
   } catch (const Error& e) {
     failure = e;
   }
@@ -78,7 +84,8 @@ std::string run_correctness_pass(const lower::Program& program, const GlobalOrde
     (void)runner.run(Pass::bwd);
   }
   runner.barrier();
-  check_cuda(cudaDeviceSynchronize(), rank, "cudaDeviceSynchronize", "backend cuda: after the correctness pass");
+  check_cuda(cudaDeviceSynchronize(), rank, "cudaDeviceSynchronize",
+             "backend cuda: after the correctness pass");
 
   std::optional<Error> check_failure;
   RankChecks mine;
@@ -89,7 +96,8 @@ std::string run_correctness_pass(const lower::Program& program, const GlobalOrde
   }
   world.agree(check_failure, "while checking the correctness pass");
   std::vector<RankChecks> all;
-  for (const std::vector<char>& bytes : world.all_gather(mine.encode())) all.push_back(RankChecks::decode(bytes));
+  for (const std::vector<char>& bytes : world.all_gather(mine.encode()))
+    all.push_back(RankChecks::decode(bytes));
   return verdict(all, program.backward);
 }
 

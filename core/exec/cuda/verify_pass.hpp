@@ -19,8 +19,8 @@ namespace zb::cuda {
 // the size (VerifyMode::automatic above kAutomaticVerifyWork) or the Program's shape (verification_blocker)
 // leaves it out. Throws zb::Error (runtime, exit 3) naming the element when an output is out of
 // tolerance, or the row when a rank's plan gives it K/V rows nothing delivers. Every rank calls it.
-[[nodiscard]] std::string run_correctness_pass(const lower::Program& program, const GlobalOrder& order, CudaWorld& world,
-                                               const ModelSpec& model, AttentionKernel kernel, std::uint64_t seed,
-                                               VerifyMode mode);
+[[nodiscard]] std::string run_correctness_pass(const lower::Program& program, const GlobalOrder& order,
+                                               CudaWorld& world, const ModelSpec& model,
+                                               AttentionKernel kernel, std::uint64_t seed, VerifyMode mode);
 
 }  // namespace zb::cuda

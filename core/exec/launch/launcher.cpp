@@ -16,8 +16,8 @@ const char* const kHint =
     "from another job)";
 
 Error bad_variable(const char* name, const std::string& value, const std::string& why) {
-  return Error(ExitCode::bad_input, Location{}, std::string("launcher variable ") + name + "=\"" + value + "\" " + why,
-               kHint);
+  return Error(ExitCode::bad_input, Location{},
+               std::string("launcher variable ") + name + "=\"" + value + "\" " + why, kHint);
 }
 
 // The variable as a non-negative integer; nullopt when it is not set.
@@ -27,7 +27,8 @@ std::optional<int> integer(const EnvLookup& env, const char* name) {
   int value = 0;
   const char* end = text + std::strlen(text);
   const auto [ptr, ec] = std::from_chars(text, end, value);
-  if (ec != std::errc{} || ptr != end || value < 0) throw bad_variable(name, text, "is not a non-negative integer");
+  if (ec != std::errc{} || ptr != end || value < 0)
+    throw bad_variable(name, text, "is not a non-negative integer");
   return value;
 }
 
@@ -59,7 +60,8 @@ std::vector<int> tasks_per_node(const char* name, const std::string& text) {
 
 void check(const Launch& l, const char* rank_var, const char* size_var) {
   if (l.world_size <= 0)
-    throw Error(ExitCode::bad_input, Location{}, std::string(size_var) + " says the world has 0 processes", kHint);
+    throw Error(ExitCode::bad_input, Location{}, std::string(size_var) + " says the world has 0 processes",
+                kHint);
   if (l.rank >= l.world_size)
     throw Error(ExitCode::bad_input, Location{},
                 std::string(rank_var) + "=" + std::to_string(l.rank) + " is outside a world of " +
@@ -67,8 +69,9 @@ void check(const Launch& l, const char* rank_var, const char* size_var) {
                 kHint);
   if (l.local_size <= 0 || l.local_rank >= l.local_size || l.local_size > l.world_size)
     throw Error(ExitCode::bad_input, Location{},
-                "the launcher's local rank " + std::to_string(l.local_rank) + " of " + std::to_string(l.local_size) +
-                    " processes on this node does not fit a world of " + std::to_string(l.world_size),
+                "the launcher's local rank " + std::to_string(l.local_rank) + " of " +
+                    std::to_string(l.local_size) + " processes on this node does not fit a world of " +
+                    std::to_string(l.world_size),
                 kHint);
 }
 

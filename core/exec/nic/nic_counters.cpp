@@ -28,7 +28,8 @@ std::uint64_t read_number(const fs::path& file, const std::string& nic) {
     throw Error(ExitCode::runtime, Location{}, "NIC " + nic + ": cannot read " + file.string(),
                 "the interface went away during the run");
   if (ec != std::errc{})
-    throw Error(ExitCode::runtime, Location{}, "NIC " + nic + ": " + file.string() + " holds \"" + text + "\", not a count");
+    throw Error(ExitCode::runtime, Location{},
+                "NIC " + nic + ": " + file.string() + " holds \"" + text + "\", not a count");
   return value;
 }
 
@@ -68,11 +69,12 @@ std::vector<NicCounters> resolve_nics(const std::vector<std::string>& names, con
       nic.tx = net / "tx_bytes";
       nic.rx = net / "rx_bytes";
     } else {
-      throw Error(ExitCode::bad_input, Location{},
-                  "NIC \"" + name + "\" has no byte counters: neither " + (ib / "port_xmit_data").string() + " nor " +
-                      (net / "tx_bytes").string() + " can be read",
-                  "name InfiniBand ports as <device>[:<port>] (ls /sys/class/infiniband) or network interfaces "
-                  "by name (ls /sys/class/net) in ZB_NICS");
+      throw Error(
+          ExitCode::bad_input, Location{},
+          "NIC \"" + name + "\" has no byte counters: neither " + (ib / "port_xmit_data").string() + " nor " +
+              (net / "tx_bytes").string() + " can be read",
+          "name InfiniBand ports as <device>[:<port>] (ls /sys/class/infiniband) or network interfaces "
+          "by name (ls /sys/class/net) in ZB_NICS");
     }
     nics.push_back(std::move(nic));
   }

@@ -4,7 +4,8 @@
 
 namespace zb::nic {
 
-NicSampler::NicSampler(std::vector<NicCounters> nics, std::chrono::microseconds interval, Clock::time_point origin)
+NicSampler::NicSampler(std::vector<NicCounters> nics, std::chrono::microseconds interval,
+                       Clock::time_point origin)
     : nics_(std::move(nics)), interval_(interval), origin_(origin) {
   (void)take();
 }
@@ -61,7 +62,9 @@ std::vector<LinkLoad> link_loads(const std::vector<Sample>& samples, int node, d
       load.index = static_cast<int>(k);
       load.bandwidth = bandwidth;
       load.measured = true;
-      const auto value = [&](const Sample& s) { return static_cast<double>(tx ? s.nics[k].tx : s.nics[k].rx); };
+      const auto value = [&](const Sample& s) {
+        return static_cast<double>(tx ? s.nics[k].tx : s.nics[k].rx);
+      };
       for (std::size_t i = 0; i + 1 < samples.size(); ++i) {
         const double dt = samples[i + 1].t - samples[i].t;
         const double moved = value(samples[i + 1]) - value(samples[i]);

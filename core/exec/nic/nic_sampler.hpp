@@ -49,6 +49,7 @@ class NicSampler {
 // ("n<node>-nic<i>-tx"), rate piecewise constant between samples, `bytes` the counter difference over
 // the whole sampling, measured = true. `bandwidth` is the nominal rate (bytes/s) the scenario's preset
 // gives the NIC. Fewer than two samples give zero loads.
-[[nodiscard]] std::vector<LinkLoad> link_loads(const std::vector<Sample>& samples, int node, double bandwidth);
+[[nodiscard]] std::vector<LinkLoad> link_loads(const std::vector<Sample>& samples, int node,
+                                               double bandwidth);
 
 }  // namespace zb::nic

@@ -5,7 +5,9 @@
 
 namespace zb::reference {
 
-Tag collective_tag(int collective) { return Tag::make(MessageKind::collective, static_cast<std::uint64_t>(collective)); }
+Tag collective_tag(int collective) {
+  return Tag::make(MessageKind::collective, static_cast<std::uint64_t>(collective));
+}
 
 Bytes collective_payload_header(int message) {
   Bytes payload(sizeof(std::int32_t));
@@ -18,12 +20,14 @@ std::span<const std::byte> collective_rows(const lower::Program& program, int me
                                            std::span<const std::byte> payload, const std::string& context) {
   const lower::Message& m = program.messages.at(static_cast<std::size_t>(message));
   const auto fail = [&](const std::string& what) {
-    throw Error(ExitCode::runtime, rank_location(rank), context + ": the rows from rank " + std::to_string(m.src) + " " + what);
+    throw Error(ExitCode::runtime, rank_location(rank),
+                context + ": the rows from rank " + std::to_string(m.src) + " " + what);
   };
   std::int32_t id = -1;
   if (payload.size() < sizeof id) fail("are shorter than their header");
   std::memcpy(&id, payload.data(), sizeof id);
-  if (id != message) fail("are message " + std::to_string(id) + ", expected message " + std::to_string(message));
+  if (id != message)
+    fail("are message " + std::to_string(id) + ", expected message " + std::to_string(message));
   return payload.subspan(sizeof id);
 }
 
@@ -35,7 +39,8 @@ std::vector<int> incoming_messages(const lower::Program& program, int collective
 }
 
 std::int64_t send_collective(Transport& transport, const lower::Program& program, int collective, int rank,
-                             TensorRows& own, const AttentionDims& dims, const std::string& context, SentRows sent) {
+                             TensorRows& own, const AttentionDims& dims, const std::string& context,
+                             SentRows sent) {
   std::int64_t total = 0;
   const TensorRows* const sources[] = {&own};
   for (const int m : program.collectives.at(static_cast<std::size_t>(collective)).messages) {
@@ -45,7 +50,8 @@ std::int64_t send_collective(Transport& transport, const lower::Program& program
     if (const auto missing = pack_payload(message, dims, sources, payload)) {
       throw Error(ExitCode::runtime, rank_location(rank),
                   context + ": cannot send " + slice_text(message.slices[missing->slice]) + " to rank " +
-                      std::to_string(message.dst) + ": token " + std::to_string(missing->token) + " is not on this rank");
+                      std::to_string(message.dst) + ": token " + std::to_string(missing->token) +
+                      " is not on this rank");
     }
     for (const lower::Slice& s : message.slices) {
       const bool keep = sent == SentRows::kept || (sent == SentRows::o_kept && s.tensor == lower::Tensor::O);
@@ -57,13 +63,15 @@ std::int64_t send_collective(Transport& transport, const lower::Program& program
   return total;
 }
 
-void accept_collective_message(const lower::Program& program, int message, int rank, std::span<const std::byte> payload,
-                               TensorRows& own, const AttentionDims& dims, const std::string& context) {
+void accept_collective_message(const lower::Program& program, int message, int rank,
+                               std::span<const std::byte> payload, TensorRows& own, const AttentionDims& dims,
+                               const std::string& context) {
   const lower::Message& m = program.messages.at(static_cast<std::size_t>(message));
   const std::span<const std::byte> rows = collective_rows(program, message, rank, payload, context);
   if (const std::string problem = unpack_payload(m, dims, rows, *program.plan, own); !problem.empty()) {
-    throw Error(ExitCode::runtime, rank_location(rank), context + ": the rows from rank " + std::to_string(m.src) +
-                                                            " do not fit message " + std::to_string(message) + ": " + problem);
+    throw Error(ExitCode::runtime, rank_location(rank),
+                context + ": the rows from rank " + std::to_string(m.src) + " do not fit message " +
+                    std::to_string(message) + ": " + problem);
   }
 }
 

@@ -24,7 +24,8 @@ namespace zb::reference {
 // The rows of a received collective payload, after checking that it is message `message`. Throws
 // zb::Error (runtime) naming `context`, `rank` and the sender otherwise.
 [[nodiscard]] std::span<const std::byte> collective_rows(const lower::Program& program, int message, int rank,
-                                                         std::span<const std::byte> payload, const std::string& context);
+                                                         std::span<const std::byte> payload,
+                                                         const std::string& context);
 
 // The messages of `collective` that `rank` receives, in the collective's order.
 [[nodiscard]] std::vector<int> incoming_messages(const lower::Program& program, int collective, int rank);
@@ -43,7 +44,8 @@ std::int64_t send_collective(Transport& transport, const lower::Program& program
 
 // Stores message `message` of a collective, received as `payload`, into `own`. Throws zb::Error
 // (runtime) naming `context` when the payload is not that message's.
-void accept_collective_message(const lower::Program& program, int message, int rank, std::span<const std::byte> payload,
-                               TensorRows& own, const AttentionDims& dims, const std::string& context);
+void accept_collective_message(const lower::Program& program, int message, int rank,
+                               std::span<const std::byte> payload, TensorRows& own, const AttentionDims& dims,
+                               const std::string& context);
 
 }  // namespace zb::reference

@@ -17,7 +17,8 @@ double run_attention_backward(RankState& state, int id) {
   const auto kv_width = static_cast<std::size_t>(p.shape.kv_heads) * static_cast<std::size_t>(d.head_dim);
   const auto [q_first, q_last] = column_span(p.heads, lower::Tensor::Q, d.head_dim);
   const auto [kv_first, kv_last] = column_span(p.heads, lower::Tensor::K, d.head_dim);
-  const auto lse_first = static_cast<std::size_t>(p.heads.q_begin), lse_last = static_cast<std::size_t>(p.heads.q_end);
+  const auto lse_first = static_cast<std::size_t>(p.heads.q_begin),
+             lse_last = static_cast<std::size_t>(p.heads.q_end);
   std::vector<float> o(p.q.size()), d_o(p.q.size()), lse(static_cast<std::size_t>(p.shape.out_rows) * heads);
   // The saved activations of the forward (O merged over every key block of the row, and its LSE) and the
   // gradient that came back to the attention layout; out rows are the packed query rows.
@@ -35,18 +36,22 @@ double run_attention_backward(RankState& state, int id) {
                   {state.own.of(lower::Tensor::dO), d_o, q_width, q_first, q_last, "output gradient dO"}};
     for (const auto& in : inputs) {
       if (const auto missing = in.store.first_missing(b.seq, b.q0, b.q1)) {
-        fail_instr(state, id, std::string("the ") + in.what + " row of sequence " + std::to_string(b.seq) + " token " +
-                                  std::to_string(*missing) +
-                                  " is not on this rank (its forward did not compute it here, or the inverse remap did not "
-                                  "bring its gradient)");
+        fail_instr(
+            state, id,
+            std::string("the ") + in.what + " row of sequence " + std::to_string(b.seq) + " token " +
+                std::to_string(*missing) +
+                " is not on this rank (its forward did not compute it here, or the inverse remap did not "
+                "bring its gradient)");
       }
-      take_columns(in.store.rows(b.seq, b.q0, b.q1), static_cast<std::size_t>(in.store.width()), in.first, in.last,
-                   std::span<float>(in.into).subspan(first * in.width, static_cast<std::size_t>(b.q1 - b.q0) * in.width));
+      take_columns(in.store.rows(b.seq, b.q0, b.q1), static_cast<std::size_t>(in.store.width()), in.first,
+                   in.last,
+                   std::span<float>(in.into).subspan(first * in.width,
+                                                     static_cast<std::size_t>(b.q1 - b.q0) * in.width));
     }
   }
   std::vector<float> dq(p.q.size(), 0.0F), dk(p.k.size(), 0.0F), dv(p.v.size(), 0.0F);
-  kernels::throw_if_error(kernels::attention_backward(p.shape, p.descs, p.q, p.k, p.v, o, d_o, lse, dq, dk, dv),
-                          state.where(id));
+  kernels::throw_if_error(
+      kernels::attention_backward(p.shape, p.descs, p.q, p.k, p.v, o, d_o, lse, dq, dk, dv), state.where(id));
   for (std::size_t i = 0; i < p.blocks.size(); ++i) {
     const plan::AttentionBlock& b = p.blocks[i];
     const kernels::AttentionBlockDesc& desc = p.descs[i];
@@ -54,7 +59,8 @@ double run_attention_backward(RankState& state, int id) {
                 std::span<const float>(dq).subspan(static_cast<std::size_t>(desc.q_row) * q_width,
                                                    static_cast<std::size_t>(desc.q_count) * q_width),
                 true);
-    for (const auto& [tensor, from] : {std::pair{lower::Tensor::dK, &dk}, std::pair{lower::Tensor::dV, &dv}}) {
+    for (const auto& [tensor, from] :
+         {std::pair{lower::Tensor::dK, &dk}, std::pair{lower::Tensor::dV, &dv}}) {
       put_columns(state.own.of(tensor), b.seq, b.k0, b.k1, kv_first, kv_last,
                   std::span<const float>(*from).subspan(static_cast<std::size_t>(desc.kv_row) * kv_width,
                                                         static_cast<std::size_t>(desc.kv_count) * kv_width),

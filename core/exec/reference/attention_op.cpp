@@ -12,24 +12,31 @@ namespace {
 // Causal pairs of a block: queries [q0, q1) against keys [k0, k1) with k ≤ q.
 double causal_pairs(const plan::AttentionBlock& b) {
   double pairs = 0;
-  for (std::int64_t q = b.q0; q < b.q1; ++q) pairs += static_cast<double>(std::clamp<std::int64_t>(q + 1 - b.k0, 0, b.k1 - b.k0));
+  for (std::int64_t q = b.q0; q < b.q1; ++q)
+    pairs += static_cast<double>(std::clamp<std::int64_t>(q + 1 - b.k0, 0, b.k1 - b.k0));
   return pairs;
 }
 
 // The heads instruction `id` computes: its blocks' head range (a block without one has its op's, as the
 // zigzag form and USP's ring steps carry it), the same for every block, as the reference's heads.
-HeadColumns instruction_heads(const RankState& state, int id, const plan::Op& op, const std::vector<plan::AttentionBlock>& blocks) {
+HeadColumns instruction_heads(const RankState& state, int id, const plan::Op& op,
+                              const std::vector<plan::AttentionBlock>& blocks) {
   std::optional<plan::HeadRange> range;
   for (const plan::AttentionBlock& b : blocks) {
     const plan::HeadRange r = b.heads.all() ? op.heads : b.heads;
     if (range && (range->begin != r.begin || range->end != r.end)) {
-      fail_instr(state, id, "its blocks compute different head ranges (" + state.in.heads.describe(*range) + " and " +
-                                state.in.heads.describe(r) + "); the reference runs one head range per attention instruction");
+      fail_instr(state, id,
+                 "its blocks compute different head ranges (" + state.in.heads.describe(*range) + " and " +
+                     state.in.heads.describe(r) +
+                     "); the reference runs one head range per attention instruction");
     }
     range = r;
   }
   const std::optional<HeadColumns> cols = state.in.heads.columns(range.value_or(op.heads));
-  if (!cols) fail_instr(state, id, "computes " + state.in.heads.describe(range.value_or(op.heads)) + ", which are no whole heads of the reference's");
+  if (!cols)
+    fail_instr(state, id,
+               "computes " + state.in.heads.describe(range.value_or(op.heads)) +
+                   ", which are no whole heads of the reference's");
   return *cols;
 }
 
@@ -44,7 +51,8 @@ PackedAttention pack_attention(const RankState& state, int id) {
   const auto& ops = state.in.plan.ranks.at(static_cast<std::size_t>(state.rank)).ops;
   if (instr.plan_op < 0 || static_cast<std::size_t>(instr.plan_op) >= ops.size() ||
       ops[static_cast<std::size_t>(instr.plan_op)].kind != plan::OpKind::attention) {
-    fail_instr(state, id, "its plan op " + std::to_string(instr.plan_op) + " is not an attention op of this rank");
+    fail_instr(state, id,
+               "its plan op " + std::to_string(instr.plan_op) + " is not an attention op of this rank");
   }
   const plan::Op& op = ops[static_cast<std::size_t>(instr.plan_op)];
   PackedAttention p;
@@ -73,7 +81,8 @@ PackedAttention pack_attention(const RankState& state, int id) {
     descs.push_back(desc);
     shape.q_tokens += desc.q_count;
     shape.kv_tokens += desc.kv_count;
-    pairs += b.mask == plan::Mask::causal ? causal_pairs(b) : static_cast<double>(desc.q_count * desc.kv_count);
+    pairs +=
+        b.mask == plan::Mask::causal ? causal_pairs(b) : static_cast<double>(desc.q_count * desc.kv_count);
   }
   shape.out_rows = shape.q_tokens;
 
@@ -94,11 +103,13 @@ PackedAttention pack_attention(const RankState& state, int id) {
     const auto& b = blocks[i];
     const auto& desc = descs[i];
     if (const auto missing = own_q.first_missing(b.seq, b.q0, b.q1)) {
-      fail_instr(state, id, "the query row of sequence " + std::to_string(b.seq) + " token " + std::to_string(*missing) +
-                          " is not on this rank (the attention layout does not give it this token)");
+      fail_instr(state, id,
+                 "the query row of sequence " + std::to_string(b.seq) + " token " + std::to_string(*missing) +
+                     " is not on this rank (the attention layout does not give it this token)");
     }
     take_columns(own_q.rows(b.seq, b.q0, b.q1), static_cast<std::size_t>(d.q_width()), q_first, q_last,
-                 std::span<float>(q).subspan(static_cast<std::size_t>(desc.q_row) * q_width, static_cast<std::size_t>(desc.q_count) * q_width));
+                 std::span<float>(q).subspan(static_cast<std::size_t>(desc.q_row) * q_width,
+                                             static_cast<std::size_t>(desc.q_count) * q_width));
     for (const auto& [tensor, into] : {std::pair{lower::Tensor::K, &k}, std::pair{lower::Tensor::V, &v}}) {
       const auto rows = std::span<float>(*into).subspan(static_cast<std::size_t>(desc.kv_row) * kv_width,
                                                         static_cast<std::size_t>(desc.kv_count) * kv_width);
@@ -106,9 +117,10 @@ PackedAttention pack_attention(const RankState& state, int id) {
       const auto missing = gather_rows(sources, tensor, b.seq, b.k0, b.k1, full);
       if (!missing) take_columns(full, static_cast<std::size_t>(d.kv_width()), kv_first, kv_last, rows);
       if (missing) {
-        fail_instr(state, id, std::string("the ") + lower::to_string(tensor) + " row of sequence " + std::to_string(b.seq) +
-                            " token " + std::to_string(*missing) +
-                            " is neither on this rank nor in a buffer of the messages this instruction reads");
+        fail_instr(state, id,
+                   std::string("the ") + lower::to_string(tensor) + " row of sequence " +
+                       std::to_string(b.seq) + " token " + std::to_string(*missing) +
+                       " is neither on this rank nor in a buffer of the messages this instruction reads");
       }
     }
   }
@@ -127,7 +139,8 @@ double run_attention(RankState& state, int id) {
   std::vector<float> o(p.q.size()), lse(static_cast<std::size_t>(shape.out_rows) * heads);
   kernels::throw_if_error(kernels::attention_forward(shape, descs, p.q, p.k, p.v, o, lse), state.where(id));
   const auto [o_first, o_last] = column_span(p.heads, lower::Tensor::O, d.head_dim);
-  const auto lse_first = static_cast<std::size_t>(p.heads.q_begin), lse_last = static_cast<std::size_t>(p.heads.q_end);
+  const auto lse_first = static_cast<std::size_t>(p.heads.q_begin),
+             lse_last = static_cast<std::size_t>(p.heads.q_end);
   std::vector<float> merged_o, merged_lse;  // the rows' running results for these heads
   for (std::size_t i = 0; i < blocks.size(); ++i) {
     const auto& b = blocks[i];
@@ -140,8 +153,10 @@ double run_attention(RankState& state, int id) {
     const auto first = static_cast<std::size_t>(desc.out_row);
     merged_o.resize(rows * q_width);
     merged_lse.resize(rows * heads);
-    take_columns(out.rows(b.seq, b.q0, b.q1), static_cast<std::size_t>(d.q_width()), o_first, o_last, merged_o);
-    take_columns(state.lse.rows(b.seq, b.q0, b.q1), static_cast<std::size_t>(d.heads), lse_first, lse_last, merged_lse);
+    take_columns(out.rows(b.seq, b.q0, b.q1), static_cast<std::size_t>(d.q_width()), o_first, o_last,
+                 merged_o);
+    take_columns(state.lse.rows(b.seq, b.q0, b.q1), static_cast<std::size_t>(d.heads), lse_first, lse_last,
+                 merged_lse);
     kernels::throw_if_error(
         kernels::merge_partials(shape.heads, d.head_dim, merged_o, merged_lse,
                                 std::span<const float>(o).subspan(first * q_width, rows * q_width),

@@ -5,11 +5,14 @@
 namespace zb::reference {
 namespace {
 
-bool is_kv_gradient(lower::Tensor t) { return t == lower::Tensor::dK || t == lower::Tensor::dV; }
+bool is_kv_gradient(lower::Tensor t) {
+  return t == lower::Tensor::dK || t == lower::Tensor::dV;
+}
 
 }  // namespace
 
-std::int64_t add_present(const RowStore& from, int seq, std::int64_t begin, std::int64_t end, std::span<float> rows) {
+std::int64_t add_present(const RowStore& from, int seq, std::int64_t begin, std::int64_t end,
+                         std::span<float> rows) {
   const auto width = static_cast<std::size_t>(from.width());
   std::int64_t added = 0;
   for (std::int64_t t = begin; t < end;) {
@@ -37,10 +40,12 @@ void add_rows(RowStore& into, int seq, std::int64_t begin, std::int64_t end, std
 
 void seed_output_gradients(RankState& state) {
   RowStore& d_o = state.own.of(lower::Tensor::dO);
-  for (const plan::Shard& shard : state.in.plan.linear_layout.at(static_cast<std::size_t>(state.rank)).shards) {
+  for (const plan::Shard& shard :
+       state.in.plan.linear_layout.at(static_cast<std::size_t>(state.rank)).shards) {
     if (shard.size() <= 0) continue;
     d_o.allocate(shard.seq, shard.begin, shard.end);
-    state.in.generator.fill(QkvTensor::d_o, shard.seq, shard.begin, shard.end, d_o.rows(shard.seq, shard.begin, shard.end));
+    state.in.generator.fill(QkvTensor::d_o, shard.seq, shard.begin, shard.end,
+                            d_o.rows(shard.seq, shard.begin, shard.end));
     d_o.mark_present(shard.seq, shard.begin, shard.end);
   }
 }
@@ -49,14 +54,16 @@ std::string pack_accumulator(RankState& state, int id, Bytes& out) {
   const lower::Instr& in = state.instr(id);
   const lower::Message& m = state.message(in.message);
   const std::vector<const TensorRows*> sources = state.sources(id);  // own rows first, then what it reads
-  std::vector<std::int64_t> taken(sources.size() * 2, 0);             // [source][dK, dV] rows taken
+  std::vector<std::int64_t> taken(sources.size() * 2, 0);            // [source][dK, dV] rows taken
   std::vector<float> rows;
   for (const lower::Slice& s : m.slices) {
     if (!is_kv_gradient(s.tensor))
-      return "accumulator message " + std::to_string(in.message) + " lists " + slice_text(s) + "; it carries dK and dV only";
+      return "accumulator message " + std::to_string(in.message) + " lists " + slice_text(s) +
+             "; it carries dK and dV only";
     if (s.rows() <= 0) continue;
     const std::size_t t = s.tensor == lower::Tensor::dK ? 0 : 1;
-    rows.assign(static_cast<std::size_t>(s.rows()) * static_cast<std::size_t>(row_width(state.dims, s.tensor)), 0.0F);
+    rows.assign(
+        static_cast<std::size_t>(s.rows()) * static_cast<std::size_t>(row_width(state.dims, s.tensor)), 0.0F);
     for (std::size_t src = 1; src < sources.size(); ++src)  // what came before, then this rank's partial
       taken[src * 2 + t] += add_present(sources[src]->of(s.tensor), s.seq, s.begin, s.end, rows);
     RowStore& partial = state.own.of(s.tensor);
@@ -86,7 +93,8 @@ void accumulate_delivery(RankState& state, const TensorRows& rows, const lower::
   std::vector<float> values;
   for (const lower::Slice& s : message.slices) {
     if (s.rows() <= 0 || !is_kv_gradient(s.tensor)) continue;
-    values.assign(static_cast<std::size_t>(s.rows()) * static_cast<std::size_t>(row_width(state.dims, s.tensor)), 0.0F);
+    values.assign(
+        static_cast<std::size_t>(s.rows()) * static_cast<std::size_t>(row_width(state.dims, s.tensor)), 0.0F);
     (void)add_present(rows.of(s.tensor), s.seq, s.begin, s.end, values);
     add_rows(state.own.of(s.tensor), s.seq, s.begin, s.end, values);
   }

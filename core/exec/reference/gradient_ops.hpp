@@ -26,7 +26,8 @@ void add_rows(RowStore& into, int seq, std::int64_t begin, std::int64_t end, std
 
 // rows += the present rows of `from` in [begin, end) (row-major, rows[0] is token `begin`); absent rows add
 // nothing. Returns how many rows it added.
-std::int64_t add_present(const RowStore& from, int seq, std::int64_t begin, std::int64_t end, std::span<float> rows);
+std::int64_t add_present(const RowStore& from, int seq, std::int64_t begin, std::int64_t end,
+                         std::span<float> rows);
 
 // dO of every row of the rank's linear layout, from the generator (QkvTensor::d_o).
 void seed_output_gradients(RankState& state);

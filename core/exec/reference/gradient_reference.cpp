@@ -2,15 +2,15 @@
 
 #include <algorithm>
 #include <cmath>
-#include <utility>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace zb::reference {
 namespace {
 
 constexpr double kUnitRoundoff = 0x1.0p-24;  // float32, the storage and accumulation type of the run
-constexpr std::int64_t kTile = 256;           // rows of the other side generated at a time
+constexpr std::int64_t kTile = 256;          // rows of the other side generated at a time
 
 struct Dims {
   std::size_t heads, kv_heads, head_dim, q_width, kv_width, group;
@@ -20,12 +20,17 @@ struct Dims {
 Dims dims_of(const AttentionDims& d) {
   const auto heads = static_cast<std::size_t>(d.heads), kv_heads = static_cast<std::size_t>(d.kv_heads);
   const auto head_dim = static_cast<std::size_t>(d.head_dim);
-  return {heads, kv_heads, head_dim, heads * head_dim, kv_heads * head_dim, heads / kv_heads,
+  return {heads,
+          kv_heads,
+          head_dim,
+          heads * head_dim,
+          kv_heads * head_dim,
+          heads / kv_heads,
           1.0 / std::sqrt(static_cast<double>(d.head_dim))};
 }
 
-std::vector<double> generate(const QkvGenerator& gen, QkvTensor t, int seq, std::int64_t begin, std::int64_t end,
-                             std::size_t width) {
+std::vector<double> generate(const QkvGenerator& gen, QkvTensor t, int seq, std::int64_t begin,
+                             std::int64_t end, std::size_t width) {
   std::vector<double> rows(static_cast<std::size_t>(end - begin) * width);
   gen.fill(t, seq, begin, end, std::span<double>(rows));
   return rows;
@@ -37,8 +42,8 @@ struct Pair {
   double p, ds, m;
 };
 
-inline Pair pair_terms(const double* q, const double* k, const double* v, const double* d_o, std::size_t d, double scale,
-                double lse, double big_d, double e) {
+inline Pair pair_terms(const double* q, const double* k, const double* v, const double* d_o, std::size_t d,
+                       double scale, double lse, double big_d, double e) {
   double dot = 0, dp = 0, b = 0;
   for (std::size_t c = 0; c < d; ++c) {
     dot += q[c] * k[c];
@@ -52,7 +57,8 @@ inline Pair pair_terms(const double* q, const double* k, const double* v, const 
 // Calls fn(t, h, k_j, v_j) for every query row begin + t of [begin, end), query head h and key j of its
 // causal prefix [0, begin + t], K and V generated one tile at a time (k_j, v_j: the kv head h reads).
 template <typename Fn>
-void for_each_prefix_key(const QkvGenerator& gen, const Dims& g, int seq, std::int64_t begin, std::int64_t end, Fn&& fn) {
+void for_each_prefix_key(const QkvGenerator& gen, const Dims& g, int seq, std::int64_t begin,
+                         std::int64_t end, Fn&& fn) {
   for (std::int64_t k0 = 0; k0 < end; k0 += kTile) {
     const std::int64_t k1 = std::min(end, k0 + kTile);
     const std::vector<double> k = generate(gen, QkvTensor::k, seq, k0, k1, g.kv_width);
@@ -70,8 +76,8 @@ void for_each_prefix_key(const QkvGenerator& gen, const Dims& g, int seq, std::i
 
 // One query row's terms into one key row's dK and dV and their bounds (separate arrays, never aliased).
 void accumulate(std::size_t d, double* __restrict dk, double* __restrict dk_bound, double* __restrict dv,
-                double* __restrict dv_bound, const double* __restrict q, const double* __restrict d_o, double dk_weight,
-                double dk_bound_weight, double dv_weight, double dv_bound_weight) {
+                double* __restrict dv_bound, const double* __restrict q, const double* __restrict d_o,
+                double dk_weight, double dk_bound_weight, double dv_weight, double dv_bound_weight) {
   for (std::size_t c = 0; c < d; ++c) {
     dk[c] += dk_weight * q[c];
     dk_bound[c] += dk_bound_weight * std::abs(q[c]);
@@ -92,7 +98,8 @@ GradientReference::GradientReference(const plan::Plan& plan, const QkvGenerator&
       for (const plan::AttentionBlock& b : plan::expand_blocks(plan, static_cast<int>(r), op)) {
         const auto it = blocks_per_row_.find(b.seq);
         if (it == blocks_per_row_.end()) continue;
-        for (std::int64_t i = std::max<std::int64_t>(0, b.q0); i < std::min<std::int64_t>(b.q1, static_cast<std::int64_t>(it->second.size())); ++i)
+        for (std::int64_t i = std::max<std::int64_t>(0, b.q0);
+             i < std::min<std::int64_t>(b.q1, static_cast<std::int64_t>(it->second.size())); ++i)
           ++it->second[static_cast<std::size_t>(i)];
       }
     }
@@ -106,16 +113,22 @@ void GradientReference::insert(int seq, std::int64_t begin, const RowStatistics&
   const std::lock_guard lock(mutex_);
   Entry& entry = entries_[seq];
   if (entry.stats.lse.empty()) {
-    const auto size = static_cast<std::size_t>(plan_.sequences.at(static_cast<std::size_t>(seq)).length) * heads;
-    for (auto* v : {&entry.stats.lse, &entry.stats.d, &entry.stats.e, &entry.stats.eps_p, &entry.stats.eps_s}) v->assign(size, 0.0);
+    const auto size =
+        static_cast<std::size_t>(plan_.sequences.at(static_cast<std::size_t>(seq)).length) * heads;
+    for (auto* v : {&entry.stats.lse, &entry.stats.d, &entry.stats.e, &entry.stats.eps_p, &entry.stats.eps_s})
+      v->assign(size, 0.0);
   }
   const auto at = static_cast<std::size_t>(begin) * heads;
   if (at + rows.lse.size() > entry.stats.lse.size())
     throw std::logic_error("row statistics of sequence " + std::to_string(seq) + " beyond its length");
   const std::pair<std::vector<double>*, const std::vector<double>*> parts[] = {
-      {&entry.stats.lse, &rows.lse}, {&entry.stats.d, &rows.d}, {&entry.stats.e, &rows.e},
-      {&entry.stats.eps_p, &rows.eps_p}, {&entry.stats.eps_s, &rows.eps_s}};
-  for (const auto& [into, from] : parts) std::copy(from->begin(), from->end(), into->begin() + static_cast<std::ptrdiff_t>(at));
+      {&entry.stats.lse, &rows.lse},
+      {&entry.stats.d, &rows.d},
+      {&entry.stats.e, &rows.e},
+      {&entry.stats.eps_p, &rows.eps_p},
+      {&entry.stats.eps_s, &rows.eps_s}};
+  for (const auto& [into, from] : parts)
+    std::copy(from->begin(), from->end(), into->begin() + static_cast<std::ptrdiff_t>(at));
   entry.inserted += static_cast<std::int64_t>(rows.lse.size() / heads);
 }
 
@@ -143,31 +156,32 @@ RowStatistics GradientReference::compute(int seq, std::int64_t begin, std::int64
     const auto rows = static_cast<std::size_t>(i1 - i0);
     const std::vector<double> q = generate(generator_, QkvTensor::q, seq, i0, i1, g.q_width);
     const std::vector<double> d_o = generate(generator_, QkvTensor::d_o, seq, i0, i1, g.q_width);
-    std::vector<double> o(rows * g.q_width, 0.0), o_abs(o.size(), 0.0), sum(rows * g.heads, 0.0), shift(sum.size(), 0.0),
-        logit(sum.size(), 0.0);
+    std::vector<double> o(rows * g.q_width, 0.0), o_abs(o.size(), 0.0), sum(rows * g.heads, 0.0),
+        shift(sum.size(), 0.0), logit(sum.size(), 0.0);
     // The fixed shift of verification.cpp: scale·Σ|q| bounds every logit (|k| < 1), one pass suffices.
     for (std::size_t rh = 0; rh < rows * g.heads; ++rh)
       for (std::size_t c = 0; c < g.head_dim; ++c) shift[rh] += g.scale * std::abs(q[rh * g.head_dim + c]);
-    for_each_prefix_key(generator_, g, seq, i0, i1, [&](std::size_t t, std::size_t h, const double* kj, const double* vj) {
-      const std::size_t rh = t * g.heads + h;
-      const double* qi = &q[rh * g.head_dim];
-      double dot = 0, mag = 0;
-      for (std::size_t c = 0; c < g.head_dim; ++c) {
-        dot += qi[c] * kj[c];
-        mag += std::abs(qi[c] * kj[c]);
-      }
-      logit[rh] = std::max(logit[rh], g.scale * mag);
-      const double w = std::exp(dot * g.scale - shift[rh]);
-      sum[rh] += w;
-      for (std::size_t c = 0; c < g.head_dim; ++c) {
-        o[rh * g.head_dim + c] += w * vj[c];
-        o_abs[rh * g.head_dim + c] += w * std::abs(vj[c]);
-      }
-    });
+    for_each_prefix_key(generator_, g, seq, i0, i1,
+                        [&](std::size_t t, std::size_t h, const double* kj, const double* vj) {
+                          const std::size_t rh = t * g.heads + h;
+                          const double* qi = &q[rh * g.head_dim];
+                          double dot = 0, mag = 0;
+                          for (std::size_t c = 0; c < g.head_dim; ++c) {
+                            dot += qi[c] * kj[c];
+                            mag += std::abs(qi[c] * kj[c]);
+                          }
+                          logit[rh] = std::max(logit[rh], g.scale * mag);
+                          const double w = std::exp(dot * g.scale - shift[rh]);
+                          sum[rh] += w;
+                          for (std::size_t c = 0; c < g.head_dim; ++c) {
+                            o[rh * g.head_dim + c] += w * vj[c];
+                            o_abs[rh * g.head_dim + c] += w * std::abs(vj[c]);
+                          }
+                        });
     for (std::size_t rh = 0; rh < rows * g.heads; ++rh) {
       if (!(sum[rh] > 0) || !std::isfinite(sum[rh]))
-        throw std::logic_error("the float64 backward reference's softmax sum of sequence " + std::to_string(seq) +
-                               " left the double range; the fixed shift needs |K| < 1");
+        throw std::logic_error("the float64 backward reference's softmax sum of sequence " +
+                               std::to_string(seq) + " left the double range; the fixed shift needs |K| < 1");
       const std::size_t row = static_cast<std::size_t>(i0 - begin) * g.heads + rh;
       const double lse = shift[rh] + std::log(sum[rh]);
       double big_d = 0, e = 0;
@@ -205,15 +219,16 @@ ReferenceGradient GradientReference::dq(int seq, std::int64_t begin, std::int64_
   ReferenceGradient out;
   out.value.assign(rows * g.q_width, 0.0);
   std::vector<double> mag(out.value.size(), 0.0);  // Σ_j M_ij |k_jc|
-  for_each_prefix_key(generator_, g, seq, begin, end, [&](std::size_t t, std::size_t h, const double* kj, const double* vj) {
-    const std::size_t rh = t * g.heads + h, row = (static_cast<std::size_t>(begin) + t) * g.heads + h;
-    const Pair pr = pair_terms(&q[rh * g.head_dim], kj, vj, &d_o[rh * g.head_dim], g.head_dim, g.scale, st.lse[row],
-                               st.d[row], st.e[row]);
-    for (std::size_t c = 0; c < g.head_dim; ++c) {
-      out.value[rh * g.head_dim + c] += g.scale * pr.ds * kj[c];
-      mag[rh * g.head_dim + c] += pr.m * std::abs(kj[c]);
-    }
-  });
+  for_each_prefix_key(
+      generator_, g, seq, begin, end, [&](std::size_t t, std::size_t h, const double* kj, const double* vj) {
+        const std::size_t rh = t * g.heads + h, row = (static_cast<std::size_t>(begin) + t) * g.heads + h;
+        const Pair pr = pair_terms(&q[rh * g.head_dim], kj, vj, &d_o[rh * g.head_dim], g.head_dim, g.scale,
+                                   st.lse[row], st.d[row], st.e[row]);
+        for (std::size_t c = 0; c < g.head_dim; ++c) {
+          out.value[rh * g.head_dim + c] += g.scale * pr.ds * kj[c];
+          mag[rh * g.head_dim + c] += pr.m * std::abs(kj[c]);
+        }
+      });
   out.bound.resize(out.value.size());
   for (std::size_t t = 0; t < rows; ++t) {
     for (std::size_t h = 0; h < g.heads; ++h) {
@@ -226,7 +241,8 @@ ReferenceGradient GradientReference::dq(int seq, std::int64_t begin, std::int64_
   return out;
 }
 
-std::pair<ReferenceGradient, ReferenceGradient> GradientReference::dkv(int seq, std::int64_t begin, std::int64_t end) const {
+std::pair<ReferenceGradient, ReferenceGradient> GradientReference::dkv(int seq, std::int64_t begin,
+                                                                       std::int64_t end) const {
   const Dims g = dims_of(generator_.dims());
   const RowStatistics& st = statistics(seq);
   const double u = kUnitRoundoff;
@@ -250,13 +266,16 @@ std::pair<ReferenceGradient, ReferenceGradient> GradientReference::dkv(int seq, 
         const double* qi = &q[rh * g.head_dim];
         const double* doi = &d_o[rh * g.head_dim];
         for (std::int64_t j = begin; j < std::min(end, i + 1); ++j) {
-          const std::size_t at = static_cast<std::size_t>(j - begin) * g.kv_width + (h / g.group) * g.head_dim;
-          const Pair pr = pair_terms(qi, &k[at], &v[at], doi, g.head_dim, g.scale, st.lse[row], st.d[row], st.e[row]);
-          // The bounds of docs/REFERENCE.md: dK Σ ε_S,i·M_ij|q_ic| + (m_j + 1)·u·Σ M_ij|q_ic|, dV the same with
-          // ε_P,i + u and P_ij|dO_ic|; m_j (the terms of key j's sum) is fixed per key, so one sum each.
+          const std::size_t at =
+              static_cast<std::size_t>(j - begin) * g.kv_width + (h / g.group) * g.head_dim;
+          const Pair pr =
+              pair_terms(qi, &k[at], &v[at], doi, g.head_dim, g.scale, st.lse[row], st.d[row], st.e[row]);
+          // The bounds of docs/REFERENCE.md: dK Σ ε_S,i·M_ij|q_ic| + (m_j + 1)·u·Σ M_ij|q_ic|, dV the same
+          // with ε_P,i + u and P_ij|dO_ic|; m_j (the terms of key j's sum) is fixed per key, so one sum each.
           const double m = static_cast<double>(length - j) * static_cast<double>(g.group);
-          accumulate(g.head_dim, &dk.value[at], &dk.bound[at], &dv.value[at], &dv.bound[at], qi, doi, g.scale * pr.ds,
-                     (st.eps_s[row] + (m + 1) * u) * pr.m, pr.p, (st.eps_p[row] + u + (m + 1) * u) * pr.p);
+          accumulate(g.head_dim, &dk.value[at], &dk.bound[at], &dv.value[at], &dv.bound[at], qi, doi,
+                     g.scale * pr.ds, (st.eps_s[row] + (m + 1) * u) * pr.m, pr.p,
+                     (st.eps_p[row] + u + (m + 1) * u) * pr.p);
         }
       }
     }

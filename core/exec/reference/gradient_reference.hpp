@@ -52,7 +52,8 @@ class GradientReference {
   // dQ of query rows [begin, end) of `seq` (row, head, dim).
   [[nodiscard]] ReferenceGradient dq(int seq, std::int64_t begin, std::int64_t end) const;
   // dK and dV of key rows [begin, end) of `seq` (row, kv head, dim).
-  [[nodiscard]] std::pair<ReferenceGradient, ReferenceGradient> dkv(int seq, std::int64_t begin, std::int64_t end) const;
+  [[nodiscard]] std::pair<ReferenceGradient, ReferenceGradient> dkv(int seq, std::int64_t begin,
+                                                                    std::int64_t end) const;
 
  private:
   struct Entry {

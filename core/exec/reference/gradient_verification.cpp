@@ -24,8 +24,9 @@ void fnv1a(std::uint64_t& hash, std::span<const float> values) {
 
 // Compares one shard's rows of `tensor` with the reference; the first element beyond its bound becomes
 // `failure` (tensor, sequence, token, head, dim, the figures).
-void compare(lower::Tensor tensor, const plan::Shard& shard, std::span<const float> got, const ReferenceGradient& want,
-             int heads, int head_dim, TensorCheck& check, std::string& failure) {
+void compare(lower::Tensor tensor, const plan::Shard& shard, std::span<const float> got,
+             const ReferenceGradient& want, int heads, int head_dim, TensorCheck& check,
+             std::string& failure) {
   const auto width = static_cast<std::size_t>(heads * head_dim);
   for (std::size_t i = 0; i < got.size(); ++i) {
     const double error = std::abs(static_cast<double>(got[i]) - want.value[i]);
@@ -34,21 +35,23 @@ void compare(lower::Tensor tensor, const plan::Shard& shard, std::span<const flo
     check.max_reference = std::max(check.max_reference, std::abs(want.value[i]));
     check.worst_ratio = std::max(check.worst_ratio, std::isnan(ratio) ? INFINITY : ratio);
     if (!(ratio <= 1) && failure.empty()) {
-      const std::size_t row = i / width, h = (i % width) / static_cast<std::size_t>(head_dim), c = i % static_cast<std::size_t>(head_dim);
+      const std::size_t row = i / width, h = (i % width) / static_cast<std::size_t>(head_dim),
+                        c = i % static_cast<std::size_t>(head_dim);
       char figures[160];
-      std::snprintf(figures, sizeof figures, "%.9g vs %.9g: error %.3g > its rounding bound %.3g", static_cast<double>(got[i]),
-                    want.value[i], error, want.bound[i]);
-      failure = std::string(lower::to_string(tensor)) + " of sequence " + std::to_string(shard.seq) + " token " +
-                std::to_string(shard.begin + static_cast<std::int64_t>(row)) + " head " + std::to_string(h) + " dim " +
-                std::to_string(c) + " differs from the float64 reference (" + figures +
-                "; a dropped or doubled partial gradient, or one added on the wrong rank)";
+      std::snprintf(figures, sizeof figures, "%.9g vs %.9g: error %.3g > its rounding bound %.3g",
+                    static_cast<double>(got[i]), want.value[i], error, want.bound[i]);
+      failure = std::string(lower::to_string(tensor)) + " of sequence " + std::to_string(shard.seq) +
+                " token " + std::to_string(shard.begin + static_cast<std::int64_t>(row)) + " head " +
+                std::to_string(h) + " dim " + std::to_string(c) + " differs from the float64 reference (" +
+                figures + "; a dropped or doubled partial gradient, or one added on the wrong rank)";
     }
   }
   check.rows += shard.size();
 }
 
 // Rows [begin, end) of the store that no shard of the rank's linear layout covers, first range only.
-std::optional<std::pair<std::int64_t, std::int64_t>> outside(const RowStore::Range& range, const std::vector<plan::Shard>& shards) {
+std::optional<std::pair<std::int64_t, std::int64_t>> outside(const RowStore::Range& range,
+                                                             const std::vector<plan::Shard>& shards) {
   std::int64_t t = range.begin;
   while (t < range.end) {
     const auto covering = std::find_if(shards.begin(), shards.end(), [&](const plan::Shard& s) {
@@ -71,7 +74,8 @@ void share_row_statistics(const RankState& state, Transport& transport) {
   if (state.in.gradients == nullptr) return;  // verify_gradients reports it
   GradientReference& reference = *state.in.gradients;
   ByteWriter w;
-  for (const plan::Shard& shard : state.in.plan.linear_layout.at(static_cast<std::size_t>(state.rank)).shards) {
+  for (const plan::Shard& shard :
+       state.in.plan.linear_layout.at(static_cast<std::size_t>(state.rank)).shards) {
     if (shard.size() <= 0) continue;
     const RowStatistics rows = reference.compute(shard.seq, shard.begin, shard.end);
     reference.insert(shard.seq, shard.begin, rows);
@@ -99,9 +103,11 @@ void share_row_statistics(const RankState& state, Transport& transport) {
       for (auto* v : {&rows.lse, &rows.d, &rows.e, &rows.eps_p, &rows.eps_s}) {
         const auto bytes = in.get_span_bytes<double>();
         v->resize(bytes.size() / sizeof(double));
-        if (!bytes.empty()) std::memcpy(v->data(), bytes.data(), bytes.size());  // an empty vector's data() may be null
+        if (!bytes.empty())
+          std::memcpy(v->data(), bytes.data(), bytes.size());  // an empty vector's data() may be null
       }
-      if (rows.lse.size() % heads != 0) throw std::runtime_error("malformed row statistics from rank " + std::to_string(r));
+      if (rows.lse.size() % heads != 0)
+        throw std::runtime_error("malformed row statistics from rank " + std::to_string(r));
       reference.insert(seq, begin, rows);
     }
   }
@@ -124,7 +130,8 @@ GradientVerification verify_gradients(const RankState& state) {
   }
   const GradientReference& reference = *state.in.gradients;
   const AttentionDims& d = state.dims;
-  const std::vector<plan::Shard>& shards = state.in.plan.linear_layout.at(static_cast<std::size_t>(state.rank)).shards;
+  const std::vector<plan::Shard>& shards =
+      state.in.plan.linear_layout.at(static_cast<std::size_t>(state.rank)).shards;
   for (const plan::Shard& shard : shards) {
     if (shard.size() <= 0) continue;
     bool complete = true;
@@ -132,10 +139,11 @@ GradientVerification verify_gradients(const RankState& state) {
       if (const auto missing = state.own.of(t).first_missing(shard.seq, shard.begin, shard.end)) {
         complete = false;
         if (result.failure.empty()) {
-          result.failure = std::string("sequence ") + std::to_string(shard.seq) + " token " + std::to_string(*missing) +
-                           " has no " + lower::to_string(t) +
-                           " on this rank, which holds it in the linear layout (no backward block computed it, its "
-                           "accumulator never came home, or an inverse remap did not bring it)";
+          result.failure =
+              std::string("sequence ") + std::to_string(shard.seq) + " token " + std::to_string(*missing) +
+              " has no " + lower::to_string(t) +
+              " on this rank, which holds it in the linear layout (no backward block computed it, its "
+              "accumulator never came home, or an inverse remap did not bring it)";
         }
       }
     }
@@ -144,8 +152,8 @@ GradientVerification verify_gradients(const RankState& state) {
     const auto dk = state.own.of(lower::Tensor::dK).rows(shard.seq, shard.begin, shard.end);
     const auto dv = state.own.of(lower::Tensor::dV).rows(shard.seq, shard.begin, shard.end);
     for (const auto rows : {dq, dk, dv}) fnv1a(result.checksum, rows);
-    compare(lower::Tensor::dQ, shard, dq, reference.dq(shard.seq, shard.begin, shard.end), d.heads, d.head_dim, result.dq,
-            result.failure);
+    compare(lower::Tensor::dQ, shard, dq, reference.dq(shard.seq, shard.begin, shard.end), d.heads,
+            d.head_dim, result.dq, result.failure);
     const auto [want_dk, want_dv] = reference.dkv(shard.seq, shard.begin, shard.end);
     compare(lower::Tensor::dK, shard, dk, want_dk, d.kv_heads, d.head_dim, result.dk, result.failure);
     compare(lower::Tensor::dV, shard, dv, want_dv, d.kv_heads, d.head_dim, result.dv, result.failure);
@@ -153,10 +161,11 @@ GradientVerification verify_gradients(const RankState& state) {
   for (const lower::Tensor t : {lower::Tensor::dQ, lower::Tensor::dK, lower::Tensor::dV}) {
     for (const RowStore::Range& range : state.own.of(t).ranges()) {
       if (const auto extra = outside(range, shards); extra && result.failure.empty()) {
-        result.failure = std::string("holds ") + lower::to_string(t) + " rows of sequence " + std::to_string(range.seq) +
-                         " tokens [" + std::to_string(extra->first) + ", " + std::to_string(extra->second) +
-                         ") outside its linear layout: a partial gradient left on (or accumulated on) a rank that "
-                         "does not own those rows";
+        result.failure =
+            std::string("holds ") + lower::to_string(t) + " rows of sequence " + std::to_string(range.seq) +
+            " tokens [" + std::to_string(extra->first) + ", " + std::to_string(extra->second) +
+            ") outside its linear layout: a partial gradient left on (or accumulated on) a rank that "
+            "does not own those rows";
       }
     }
   }

@@ -10,7 +10,9 @@ namespace {
 
 using lower::Tensor;
 
-bool is_gradient(Tensor t) { return t == Tensor::dQ || t == Tensor::dK || t == Tensor::dV; }
+bool is_gradient(Tensor t) {
+  return t == Tensor::dQ || t == Tensor::dK || t == Tensor::dV;
+}
 
 // The head columns of a slice, or a runtime error naming `context` (checked before running; this is
 // the backstop for a Program built around that check).
@@ -19,8 +21,8 @@ std::pair<std::size_t, std::size_t> columns_of(const lower::Slice& s, const Head
   const std::optional<HeadColumns> cols = heads.columns(s.heads);
   if (!cols) {
     throw Error(ExitCode::runtime, rank_location(rank),
-                context + ": " + slice_text(s) + " carries " + heads.describe(s.heads) + ", which are no whole heads of the reference's " +
-                    std::to_string(heads.dims().heads));
+                context + ": " + slice_text(s) + " carries " + heads.describe(s.heads) +
+                    ", which are no whole heads of the reference's " + std::to_string(heads.dims().heads));
   }
   return column_span(*cols, s.tensor, heads.dims().head_dim);
 }
@@ -32,7 +34,8 @@ bool carries_partial_gradients(const lower::Message& message) {
 }
 
 std::int64_t send_head_slices(Transport& transport, const lower::Program& program, int collective, int rank,
-                              TensorRows& own, const HeadMap& heads, bool keep_output, const std::string& context) {
+                              TensorRows& own, const HeadMap& heads, bool keep_output,
+                              const std::string& context) {
   std::int64_t total = 0;
   std::vector<float> rows;
   for (const int m : program.collectives.at(static_cast<std::size_t>(collective)).messages) {
@@ -45,11 +48,13 @@ std::int64_t send_head_slices(Transport& transport, const lower::Program& progra
       RowStore& store = own.of(s.tensor);
       if (const auto missing = store.first_missing(s.seq, s.begin, s.end)) {
         throw Error(ExitCode::runtime, rank_location(rank),
-                    context + ": cannot send " + slice_text(s) + " (" + heads.describe(s.heads) + ") to rank " +
-                        std::to_string(message.dst) + ": token " + std::to_string(*missing) + " is not on this rank");
+                    context + ": cannot send " + slice_text(s) + " (" + heads.describe(s.heads) +
+                        ") to rank " + std::to_string(message.dst) + ": token " + std::to_string(*missing) +
+                        " is not on this rank");
       }
       rows.resize(static_cast<std::size_t>(s.rows()) * (last - first));
-      take_columns(store.rows(s.seq, s.begin, s.end), static_cast<std::size_t>(store.width()), first, last, rows);
+      take_columns(store.rows(s.seq, s.begin, s.end), static_cast<std::size_t>(store.width()), first, last,
+                   rows);
       const auto at = payload.size();
       payload.resize(at + rows.size() * sizeof(float));
       std::memcpy(payload.data() + at, rows.data(), rows.size() * sizeof(float));
@@ -64,8 +69,9 @@ std::int64_t send_head_slices(Transport& transport, const lower::Program& progra
   return total;
 }
 
-void store_head_slices(const lower::Program& program, int message, int rank, std::span<const std::byte> payload,
-                       TensorRows& own, const HeadMap& heads, const std::string& context) {
+void store_head_slices(const lower::Program& program, int message, int rank,
+                       std::span<const std::byte> payload, TensorRows& own, const HeadMap& heads,
+                       const std::string& context) {
   const lower::Message& m = program.messages.at(static_cast<std::size_t>(message));
   const std::span<const std::byte> bytes = collective_rows(program, message, rank, payload, context);
   std::uint64_t expected = 0;
@@ -76,8 +82,9 @@ void store_head_slices(const lower::Program& program, int message, int rank, std
   }
   if (bytes.size() != expected) {
     throw Error(ExitCode::runtime, rank_location(rank),
-                context + ": the rows from rank " + std::to_string(m.src) + " do not fit message " + std::to_string(message) +
-                    ": its payload holds " + std::to_string(bytes.size()) + " bytes, its slices' heads " + std::to_string(expected));
+                context + ": the rows from rank " + std::to_string(m.src) + " do not fit message " +
+                    std::to_string(message) + ": its payload holds " + std::to_string(bytes.size()) +
+                    " bytes, its slices' heads " + std::to_string(expected));
   }
   std::size_t at = 0;
   std::vector<float> rows;
@@ -91,8 +98,9 @@ void store_head_slices(const lower::Program& program, int message, int rank, std
   }
 }
 
-void add_head_partials(const lower::Program& program, int collective, int rank, const std::map<int, Bytes>& received,
-                       TensorRows& own, const HeadMap& heads, const std::string& context) {
+void add_head_partials(const lower::Program& program, int collective, int rank,
+                       const std::map<int, Bytes>& received, TensorRows& own, const HeadMap& heads,
+                       const std::string& context) {
   for (const int m : program.collectives.at(static_cast<std::size_t>(collective)).messages) {
     const auto payload = received.find(m);
     if (payload != received.end()) store_head_slices(program, m, rank, payload->second, own, heads, context);

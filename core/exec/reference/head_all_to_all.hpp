@@ -32,16 +32,19 @@ namespace zb::reference {
 // columns, and drops what leaves (see above; `keep_output`: a backward pass follows). Throws zb::Error
 // (runtime) naming `context` and the first row `own` lacks. Returns the payload bytes sent.
 std::int64_t send_head_slices(Transport& transport, const lower::Program& program, int collective, int rank,
-                              TensorRows& own, const HeadMap& heads, bool keep_output, const std::string& context);
+                              TensorRows& own, const HeadMap& heads, bool keep_output,
+                              const std::string& context);
 
 // Writes (or, for gradients, adds) the head columns of message `message`, received as `payload`, into
 // `own`. Throws zb::Error (runtime) naming `context` when the payload is not that message's.
-void store_head_slices(const lower::Program& program, int message, int rank, std::span<const std::byte> payload,
-                       TensorRows& own, const HeadMap& heads, const std::string& context);
+void store_head_slices(const lower::Program& program, int message, int rank,
+                       std::span<const std::byte> payload, TensorRows& own, const HeadMap& heads,
+                       const std::string& context);
 
 // Adds the received gradient messages (message id → payload, every one of `collective` for `rank`) into
 // `own`, in the collective's message order.
-void add_head_partials(const lower::Program& program, int collective, int rank, const std::map<int, Bytes>& received,
-                       TensorRows& own, const HeadMap& heads, const std::string& context);
+void add_head_partials(const lower::Program& program, int collective, int rank,
+                       const std::map<int, Bytes>& received, TensorRows& own, const HeadMap& heads,
+                       const std::string& context);
 
 }  // namespace zb::reference

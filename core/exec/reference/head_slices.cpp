@@ -25,7 +25,8 @@ std::optional<HeadColumns> HeadMap::columns(const plan::HeadRange& range) const 
 
 std::string HeadMap::describe(const plan::HeadRange& range) const {
   if (range.all()) return "every head";
-  return "model heads [" + std::to_string(range.begin) + ", " + std::to_string(range.end) + ") of " + std::to_string(model_heads_);
+  return "model heads [" + std::to_string(range.begin) + ", " + std::to_string(range.end) + ") of " +
+         std::to_string(model_heads_);
 }
 
 bool kv_wide_tensor(lower::Tensor tensor) {
@@ -35,18 +36,21 @@ bool kv_wide_tensor(lower::Tensor tensor) {
 
 std::pair<std::size_t, std::size_t> column_span(const HeadColumns& cols, lower::Tensor tensor, int head_dim) {
   const auto d = static_cast<std::size_t>(head_dim);
-  if (kv_wide_tensor(tensor)) return {static_cast<std::size_t>(cols.kv_begin) * d, static_cast<std::size_t>(cols.kv_end) * d};
+  if (kv_wide_tensor(tensor))
+    return {static_cast<std::size_t>(cols.kv_begin) * d, static_cast<std::size_t>(cols.kv_end) * d};
   return {static_cast<std::size_t>(cols.q_begin) * d, static_cast<std::size_t>(cols.q_end) * d};
 }
 
-void take_columns(std::span<const float> rows, std::size_t width, std::size_t first, std::size_t last, std::span<float> out) {
+void take_columns(std::span<const float> rows, std::size_t width, std::size_t first, std::size_t last,
+                  std::span<float> out) {
   const std::size_t n = last - first, count = width == 0 ? 0 : rows.size() / width;
   for (std::size_t r = 0; r < count; ++r)
-    std::copy_n(rows.begin() + static_cast<std::ptrdiff_t>(r * width + first), n, out.begin() + static_cast<std::ptrdiff_t>(r * n));
+    std::copy_n(rows.begin() + static_cast<std::ptrdiff_t>(r * width + first), n,
+                out.begin() + static_cast<std::ptrdiff_t>(r * n));
 }
 
-void put_columns(RowStore& store, int seq, std::int64_t begin, std::int64_t end, std::size_t first, std::size_t last,
-                 std::span<const float> values, bool add) {
+void put_columns(RowStore& store, int seq, std::int64_t begin, std::int64_t end, std::size_t first,
+                 std::size_t last, std::span<const float> values, bool add) {
   if (end <= begin) return;
   store.allocate(seq, begin, end);  // absent rows start at zero; stored ones keep their values
   const std::span<float> rows = store.rows(seq, begin, end);

@@ -53,14 +53,16 @@ class HeadMap {
 // Whether `tensor`'s rows are K/V-wide (K, V, dK, dV): their columns are K/V heads.
 [[nodiscard]] bool kv_wide_tensor(lower::Tensor tensor);
 // The first and last column (floats) of `cols` in a row of `tensor`.
-[[nodiscard]] std::pair<std::size_t, std::size_t> column_span(const HeadColumns& cols, lower::Tensor tensor, int head_dim);
+[[nodiscard]] std::pair<std::size_t, std::size_t> column_span(const HeadColumns& cols, lower::Tensor tensor,
+                                                              int head_dim);
 
 // Copies columns [first, last) of rows (row-major, `width` floats each) into `out` (rows × (last − first)).
-void take_columns(std::span<const float> rows, std::size_t width, std::size_t first, std::size_t last, std::span<float> out);
+void take_columns(std::span<const float> rows, std::size_t width, std::size_t first, std::size_t last,
+                  std::span<float> out);
 // Writes (add = false) or adds `values` (rows × (last − first)) into columns [first, last) of rows
 // [begin, end) of `seq` in `store`, allocating absent rows (zeros) and marking them present. The other
 // columns keep what they held.
-void put_columns(RowStore& store, int seq, std::int64_t begin, std::int64_t end, std::size_t first, std::size_t last,
-                 std::span<const float> values, bool add);
+void put_columns(RowStore& store, int seq, std::int64_t begin, std::int64_t end, std::size_t first,
+                 std::size_t last, std::span<const float> values, bool add);
 
 }  // namespace zb::reference

@@ -14,8 +14,8 @@ InProcessTransport::InProcessTransport(InProcessFabric& fabric, int rank) : fabr
 void InProcessTransport::send(int dst, Tag tag, Bytes payload) {
   if (dst < 0 || dst >= size()) {
     throw Error(ExitCode::runtime, rank_location(rank_),
-                "send of " + describe(tag) + " to rank " + std::to_string(dst) + ", which is not in the world of " +
-                    std::to_string(size()) + " ranks");
+                "send of " + describe(tag) + " to rank " + std::to_string(dst) +
+                    ", which is not in the world of " + std::to_string(size()) + " ranks");
   }
   InProcessFabric::Inbox& inbox = *fabric_.inboxes_[static_cast<std::size_t>(dst)];
   {
@@ -41,10 +41,10 @@ std::optional<Message> InProcessTransport::try_recv_kind(MessageKind kind) {
 bool InProcessTransport::wait_for_message(std::chrono::milliseconds timeout) {
   InProcessFabric::Inbox& inbox = own_inbox();
   std::unique_lock lock(inbox.mutex);
-  const bool arrived = inbox.arrived.wait_for(lock, timeout, [&] { return inbox.arrivals != seen_arrivals_; });
+  const bool arrived =
+      inbox.arrived.wait_for(lock, timeout, [&] { return inbox.arrivals != seen_arrivals_; });
   seen_arrivals_ = inbox.arrivals;
   return arrived;
 }
-
 
 }  // namespace zb::reference

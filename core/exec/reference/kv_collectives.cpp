@@ -28,11 +28,12 @@ std::int64_t send_partials(Transport& transport, const lower::Program& program, 
     for (const lower::Slice& s : message.slices) {
       if (s.tensor != lower::Tensor::dK && s.tensor != lower::Tensor::dV) {
         throw Error(ExitCode::runtime, rank_location(rank),
-                    context + ": its reduce-scatter message " + std::to_string(m) + " lists " + slice_text(s) +
-                        "; it carries dK and dV only");
+                    context + ": its reduce-scatter message " + std::to_string(m) + " lists " +
+                        slice_text(s) + "; it carries dK and dV only");
       }
       if (s.rows() <= 0) continue;
-      rows.assign(static_cast<std::size_t>(s.rows()) * static_cast<std::size_t>(row_width(dims, s.tensor)), 0.0F);
+      rows.assign(static_cast<std::size_t>(s.rows()) * static_cast<std::size_t>(row_width(dims, s.tensor)),
+                  0.0F);
       RowStore& partial = own.of(s.tensor);
       (void)add_present(partial, s.seq, s.begin, s.end, rows);
       partial.erase(s.seq, s.begin, s.end);  // the partial leaves: counted once, on its owner
@@ -46,18 +47,20 @@ std::int64_t send_partials(Transport& transport, const lower::Program& program, 
   return total;
 }
 
-void add_partials(const lower::Program& program, int collective, int rank, const std::map<int, Bytes>& received,
-                  TensorRows& own, const AttentionDims& dims, const std::string& context) {
+void add_partials(const lower::Program& program, int collective, int rank,
+                  const std::map<int, Bytes>& received, TensorRows& own, const AttentionDims& dims,
+                  const std::string& context) {
   TensorRows arrived(dims);
   for (const int m : program.collectives.at(static_cast<std::size_t>(collective)).messages) {
     const auto payload = received.find(m);
     if (payload == received.end()) continue;  // a message for another rank
     const lower::Message& message = program.messages.at(static_cast<std::size_t>(m));
     const std::span<const std::byte> rows = collective_rows(program, m, rank, payload->second, context);
-    if (const std::string problem = unpack_payload(message, dims, rows, *program.plan, arrived); !problem.empty()) {
+    if (const std::string problem = unpack_payload(message, dims, rows, *program.plan, arrived);
+        !problem.empty()) {
       throw Error(ExitCode::runtime, rank_location(rank),
-                  context + ": the partial gradients from rank " + std::to_string(message.src) + " do not fit message " +
-                      std::to_string(m) + ": " + problem);
+                  context + ": the partial gradients from rank " + std::to_string(message.src) +
+                      " do not fit message " + std::to_string(m) + ": " + problem);
     }
     for (const lower::Slice& s : message.slices) {
       if (s.rows() <= 0) continue;

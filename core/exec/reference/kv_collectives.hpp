@@ -42,7 +42,8 @@ std::int64_t send_partials(Transport& transport, const lower::Program& program, 
 // Adds the received partials (message id → payload, every message of `collective` for `rank`) into
 // `own`, in the collective's message order. Throws zb::Error (runtime) naming `context` when a payload is
 // not its message's.
-void add_partials(const lower::Program& program, int collective, int rank, const std::map<int, Bytes>& received,
-                  TensorRows& own, const AttentionDims& dims, const std::string& context);
+void add_partials(const lower::Program& program, int collective, int rank,
+                  const std::map<int, Bytes>& received, TensorRows& own, const AttentionDims& dims,
+                  const std::string& context);
 
 }  // namespace zb::reference

@@ -13,9 +13,7 @@ namespace zb::reference {
 
 class Mailbox {
  public:
-  void put(Message message) {
-    queues_[{message.tag, message.src}].push_back(std::move(message.payload));
-  }
+  void put(Message message) { queues_[{message.tag, message.src}].push_back(std::move(message.payload)); }
 
   std::optional<Bytes> take(int src, Tag tag) {
     const auto it = queues_.find({tag, src});

@@ -12,15 +12,24 @@ __extension__ using Wide = unsigned __int128;
 
 std::size_t store_index(lower::Tensor tensor) {
   switch (tensor) {
-    case lower::Tensor::Q: return 0;
-    case lower::Tensor::K: return 1;
-    case lower::Tensor::V: return 2;
-    case lower::Tensor::O: return 3;
-    case lower::Tensor::dQ: return 4;
-    case lower::Tensor::dK: return 5;
-    case lower::Tensor::dV: return 6;
-    case lower::Tensor::dO: return 7;
-    default: break;
+    case lower::Tensor::Q:
+      return 0;
+    case lower::Tensor::K:
+      return 1;
+    case lower::Tensor::V:
+      return 2;
+    case lower::Tensor::O:
+      return 3;
+    case lower::Tensor::dQ:
+      return 4;
+    case lower::Tensor::dK:
+      return 5;
+    case lower::Tensor::dV:
+      return 6;
+    case lower::Tensor::dO:
+      return 7;
+    default:
+      break;
   }
   throw Error(ExitCode::runtime, Location{},
               std::string("the reference backend holds no rows of tensor ") + lower::to_string(tensor) +
@@ -34,25 +43,34 @@ bool kv_wide(lower::Tensor tensor) {
 
 }  // namespace
 
-int row_width(const AttentionDims& dims, lower::Tensor tensor) { return kv_wide(tensor) ? dims.kv_width() : dims.q_width(); }
+int row_width(const AttentionDims& dims, lower::Tensor tensor) {
+  return kv_wide(tensor) ? dims.kv_width() : dims.q_width();
+}
 
 TensorRows::TensorRows(const AttentionDims& dims)
-    : stores_{RowStore(dims.q_width()), RowStore(dims.kv_width()), RowStore(dims.kv_width()), RowStore(dims.q_width()),
-              RowStore(dims.q_width()), RowStore(dims.kv_width()), RowStore(dims.kv_width()), RowStore(dims.q_width())} {}
+    : stores_{RowStore(dims.q_width()),  RowStore(dims.kv_width()), RowStore(dims.kv_width()),
+              RowStore(dims.q_width()),  RowStore(dims.q_width()),  RowStore(dims.kv_width()),
+              RowStore(dims.kv_width()), RowStore(dims.q_width())} {}
 
-RowStore& TensorRows::of(lower::Tensor tensor) { return stores_[store_index(tensor)]; }
-const RowStore& TensorRows::of(lower::Tensor tensor) const { return stores_[store_index(tensor)]; }
+RowStore& TensorRows::of(lower::Tensor tensor) {
+  return stores_[store_index(tensor)];
+}
+const RowStore& TensorRows::of(lower::Tensor tensor) const {
+  return stores_[store_index(tensor)];
+}
 
 std::uint64_t payload_bytes(const lower::Message& message, const AttentionDims& dims) {
   std::uint64_t bytes = 0;
   for (const lower::Slice& s : message.slices) {
     if (s.rows() > 0)
-      bytes += static_cast<std::uint64_t>(s.rows()) * static_cast<std::uint64_t>(row_width(dims, s.tensor)) * sizeof(float);
+      bytes += static_cast<std::uint64_t>(s.rows()) * static_cast<std::uint64_t>(row_width(dims, s.tensor)) *
+               sizeof(float);
   }
   return bytes;
 }
 
-ByteRange real_fragment(const lower::Message& message, std::uint64_t real_size, std::int64_t offset, std::int64_t bytes) {
+ByteRange real_fragment(const lower::Message& message, std::uint64_t real_size, std::int64_t offset,
+                        std::int64_t bytes) {
   if (message.bytes <= 0) return {0, real_size};
   // floor(real_size · modelled / total), exact in 128 bits: monotone, 0 at 0 and real_size at total.
   const auto total = static_cast<Wide>(message.bytes);
@@ -63,8 +81,8 @@ ByteRange real_fragment(const lower::Message& message, std::uint64_t real_size, 
   return {at(offset), at(offset + bytes)};
 }
 
-std::optional<std::int64_t> gather_rows(std::span<const TensorRows* const> sources, lower::Tensor tensor, int seq,
-                                        std::int64_t begin, std::int64_t end, std::span<float> out) {
+std::optional<std::int64_t> gather_rows(std::span<const TensorRows* const> sources, lower::Tensor tensor,
+                                        int seq, std::int64_t begin, std::int64_t end, std::span<float> out) {
   if (sources.empty()) return begin < end ? std::optional<std::int64_t>(begin) : std::nullopt;
   const auto width = static_cast<std::size_t>(sources.front()->of(tensor).width());
   std::int64_t t = begin;
@@ -80,7 +98,8 @@ std::optional<std::int64_t> gather_rows(std::span<const TensorRows* const> sourc
     }
     if (from == nullptr) return t;
     const auto rows = from->rows(seq, t, t + run);
-    std::copy(rows.begin(), rows.end(), out.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(t - begin) * width));
+    std::copy(rows.begin(), rows.end(),
+              out.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(t - begin) * width));
     t += run;
   }
   return std::nullopt;
@@ -93,7 +112,8 @@ std::optional<MissingRow> pack_payload(const lower::Message& message, const Atte
     const lower::Slice& s = message.slices[i];
     if (s.rows() <= 0) continue;
     rows.resize(static_cast<std::size_t>(s.rows()) * static_cast<std::size_t>(row_width(dims, s.tensor)));
-    if (const auto missing = gather_rows(sources, s.tensor, s.seq, s.begin, s.end, rows)) return MissingRow{i, *missing};
+    if (const auto missing = gather_rows(sources, s.tensor, s.seq, s.begin, s.end, rows))
+      return MissingRow{i, *missing};
     const auto at = out.size();
     out.resize(at + rows.size() * sizeof(float));
     std::memcpy(out.data() + at, rows.data(), rows.size() * sizeof(float));
@@ -101,11 +121,12 @@ std::optional<MissingRow> pack_payload(const lower::Message& message, const Atte
   return std::nullopt;
 }
 
-std::string unpack_payload(const lower::Message& message, const AttentionDims& dims, std::span<const std::byte> payload,
-                           const plan::Plan& plan, TensorRows& into) {
+std::string unpack_payload(const lower::Message& message, const AttentionDims& dims,
+                           std::span<const std::byte> payload, const plan::Plan& plan, TensorRows& into) {
   const std::uint64_t expected = payload_bytes(message, dims);
   if (payload.size() != expected) {
-    return "its payload holds " + std::to_string(payload.size()) + " bytes, its slices " + std::to_string(expected);
+    return "its payload holds " + std::to_string(payload.size()) + " bytes, its slices " +
+           std::to_string(expected);
   }
   std::size_t at = 0;
   std::vector<float> rows;

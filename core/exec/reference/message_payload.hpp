@@ -52,13 +52,14 @@ struct ByteRange {
 
 // The real bytes that fragment [offset, offset + bytes) of the message's modelled `bytes` carries out
 // of a payload of `real_size` bytes. A message of modelled size 0 has one fragment: the whole payload.
-[[nodiscard]] ByteRange real_fragment(const lower::Message& message, std::uint64_t real_size, std::int64_t offset,
-                                      std::int64_t bytes);
+[[nodiscard]] ByteRange real_fragment(const lower::Message& message, std::uint64_t real_size,
+                                      std::int64_t offset, std::int64_t bytes);
 
 // Copies rows [begin, end) of `tensor` of `seq` into `out` (row-major, (end − begin) · width floats),
 // each run of tokens from the first source that holds it. Returns the first token no source holds.
-[[nodiscard]] std::optional<std::int64_t> gather_rows(std::span<const TensorRows* const> sources, lower::Tensor tensor,
-                                                      int seq, std::int64_t begin, std::int64_t end, std::span<float> out);
+[[nodiscard]] std::optional<std::int64_t> gather_rows(std::span<const TensorRows* const> sources,
+                                                      lower::Tensor tensor, int seq, std::int64_t begin,
+                                                      std::int64_t end, std::span<float> out);
 
 // A row a payload could not be packed with: slice `slice` of the message, token `token`.
 struct MissingRow {
@@ -74,7 +75,8 @@ struct MissingRow {
 // Stores a message's payload (as pack_payload wrote it) into `into`. Returns what is wrong with it
 // (size, a slice outside its sequence), empty when it was stored.
 [[nodiscard]] std::string unpack_payload(const lower::Message& message, const AttentionDims& dims,
-                                         std::span<const std::byte> payload, const plan::Plan& plan, TensorRows& into);
+                                         std::span<const std::byte> payload, const plan::Plan& plan,
+                                         TensorRows& into);
 
 // "sequence 3 tokens [0, 128) of K": how errors name a slice.
 [[nodiscard]] std::string slice_text(const lower::Slice& slice);

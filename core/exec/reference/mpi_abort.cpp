@@ -25,7 +25,8 @@ std::vector<int> silent_ranks(Transport& transport, std::chrono::milliseconds gr
   const auto deadline = std::chrono::steady_clock::now() + grace;
   while (static_cast<int>(answered.size()) < transport.size() - 1) {
     while (std::optional<Message> m = transport.try_recv_kind(MessageKind::pong)) answered.insert(m->src);
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (static_cast<int>(answered.size()) == transport.size() - 1 || left.count() <= 0) break;
     transport.wait_for_message(left);
   }
@@ -35,16 +36,18 @@ std::vector<int> silent_ranks(Transport& transport, std::chrono::milliseconds gr
   return silent;
 }
 
-void end_job_after_timeout(Transport& transport, const WaitTimedOut& timed_out, std::chrono::milliseconds grace) {
+void end_job_after_timeout(Transport& transport, const WaitTimedOut& timed_out,
+                           std::chrono::milliseconds grace) {
   const std::vector<int> silent = silent_ranks(transport, grace);
   std::vector<Problem> problems = timed_out.problems();
   if (!problems.empty()) {
     Problem& first = problems.front();
     if (!silent.empty()) {
       // The wait's own hint would name program faults; with a rank that stopped they are not the cause.
-      first.hint = rank_names(silent) + " did not answer within " + std::to_string(grace.count()) +
-                   " ms: stopped (hung, suspended, or busy longer than ZB_REF_TIMEOUT_S), which is not a fault of "
-                   "the plan; ending the MPI job";
+      first.hint =
+          rank_names(silent) + " did not answer within " + std::to_string(grace.count()) +
+          " ms: stopped (hung, suspended, or busy longer than ZB_REF_TIMEOUT_S), which is not a fault of "
+          "the plan; ending the MPI job";
     } else {
       first.hint += "; every rank still answers, so none has stopped: ending the MPI job";
     }
@@ -52,7 +55,8 @@ void end_job_after_timeout(Transport& transport, const WaitTimedOut& timed_out, 
   for (const Problem& p : problems) std::fprintf(stderr, "error: %s\n", p.str().c_str());
   std::fflush(stderr);
   MPI_Abort(MPI_COMM_WORLD, static_cast<int>(ExitCode::runtime));
-  std::_Exit(static_cast<int>(ExitCode::runtime));  // MPI_Abort does not return; should it, still end this rank
+  std::_Exit(
+      static_cast<int>(ExitCode::runtime));  // MPI_Abort does not return; should it, still end this rank
 }
 
 }  // namespace zb::reference

@@ -9,8 +9,8 @@
 #include "core/exec/reference/mpi_abort.hpp"
 #include "core/exec/reference/mpi_transport.hpp"
 #include "core/exec/reference/rank_location.hpp"
-#include "core/plan/plan_format.hpp"
 #include "core/exec/reference/result_codec.hpp"
+#include "core/plan/plan_format.hpp"
 
 namespace zb::reference {
 namespace {
@@ -122,8 +122,8 @@ void check_same_plan_everywhere(Transport& transport, const RunInputs& inputs) {
     const Bytes theirs = transport.recv(r, tag, inputs.options.receive_timeout);
     if (theirs != payload) {
       throw Error(ExitCode::runtime, rank_location(transport.rank()),
-                  "process " + std::to_string(r) + " planned or lowered a different program of " + inputs.plan.system +
-                      " than this process; the ranks cannot run it together",
+                  "process " + std::to_string(r) + " planned or lowered a different program of " +
+                      inputs.plan.system + " than this process; the ranks cannot run it together",
                   "the planner and the lowering must be deterministic for the same scenario and seed");
     }
   }
@@ -134,18 +134,24 @@ void check_same_plan_everywhere(Transport& transport, const RunInputs& inputs) {
 std::unique_ptr<nic::NicSampler> node_sampler(const RunInputs& inputs, int rank) {
   const int per_node = inputs.program.gpus_per_node;
   if (!inputs.options.samples_nics() || per_node <= 0 || rank % per_node != 0) return nullptr;
-  const std::vector<std::string> names = inputs.options.nics_auto ? nic::default_nic_names() : inputs.options.nics;
+  const std::vector<std::string> names =
+      inputs.options.nics_auto ? nic::default_nic_names() : inputs.options.nics;
   if (names.empty())
-    throw Error(ExitCode::bad_input, rank_location(rank), "ZB_NICS=auto found no network interface to sample on this host",
-                "name the NICs in ZB_NICS");
-  return std::make_unique<nic::NicSampler>(nic::resolve_nics(names), inputs.options.nic_interval, inputs.start);
+    throw Error(ExitCode::bad_input, rank_location(rank),
+                "ZB_NICS=auto found no network interface to sample on this host", "name the NICs in ZB_NICS");
+  return std::make_unique<nic::NicSampler>(nic::resolve_nics(names), inputs.options.nic_interval,
+                                           inputs.start);
 }
 
 }  // namespace
 
-int mpi_world_size() { return MpiWorld::get().size(); }
+int mpi_world_size() {
+  return MpiWorld::get().size();
+}
 
-std::unique_ptr<Transport> make_mpi_transport() { return std::make_unique<MpiTransport>(MpiWorld::get()); }
+std::unique_ptr<Transport> make_mpi_transport() {
+  return std::make_unique<MpiTransport>(MpiWorld::get());
+}
 
 std::vector<RankResult> run_mpi_rank(Transport& transport, const RunInputs& inputs) {
   const int me = transport.rank();
@@ -159,7 +165,8 @@ std::vector<RankResult> run_mpi_rank(Transport& transport, const RunInputs& inpu
     std::vector<nic::Sample> samples;
     if (sampler) runner.on_layer_done([&] { samples = sampler->stop(); });
     RankResult mine = runner.run();
-    if (sampler) mine.nic_loads = nic::link_loads(samples, me / inputs.program.gpus_per_node, inputs.nic_bandwidth);
+    if (sampler)
+      mine.nic_loads = nic::link_loads(samples, me / inputs.program.gpus_per_node, inputs.nic_bandwidth);
     const Bytes encoded = encode_result(mine);
     const Tag tag = Tag::make(MessageKind::result, 0);
     for (int r = 0; r < transport.size(); ++r)
@@ -171,7 +178,8 @@ std::vector<RankResult> run_mpi_rank(Transport& transport, const RunInputs& inpu
     constexpr std::chrono::milliseconds verification_wait = std::chrono::hours(2);
     std::vector<RankResult> all(static_cast<std::size_t>(transport.size()));
     for (int r = 0; r < transport.size(); ++r)
-      all[static_cast<std::size_t>(r)] = r == me ? std::move(mine) : decode_result(transport.recv(r, tag, verification_wait));
+      all[static_cast<std::size_t>(r)] =
+          r == me ? std::move(mine) : decode_result(transport.recv(r, tag, verification_wait));
     return all;
   } catch (const WaitTimedOut& e) {
     // A stall (RankStalled) or a recv of the executor's own records that timed out. Failing here would

@@ -17,7 +17,8 @@ void check(int code, const char* call) {
   char text[MPI_MAX_ERROR_STRING];
   int length = 0;
   MPI_Error_string(code, text, &length);
-  throw Error(ExitCode::runtime, Location{}, std::string(call) + " failed: " + std::string(text, static_cast<std::size_t>(length)));
+  throw Error(ExitCode::runtime, Location{},
+              std::string(call) + " failed: " + std::string(text, static_cast<std::size_t>(length)));
 }
 
 }  // namespace
@@ -82,13 +83,14 @@ void MpiTransport::send(int dst, Tag tag, Bytes payload) {
 void MpiTransport::post(int dst, Tag tag, const Bytes& payload) {
   if (dst < 0 || dst >= size_) {
     throw Error(ExitCode::runtime, rank_location(rank_),
-                "send of " + describe(tag) + " to rank " + std::to_string(dst) + ", which is not in the MPI world of " +
-                    std::to_string(size_) + " processes");
+                "send of " + describe(tag) + " to rank " + std::to_string(dst) +
+                    ", which is not in the MPI world of " + std::to_string(size_) + " processes");
   }
   auto pending = std::make_unique<PendingSend>();
   pending->wire.resize(sizeof(std::uint64_t) + payload.size());
   std::memcpy(pending->wire.data(), &tag.value, sizeof(std::uint64_t));
-  if (!payload.empty()) std::memcpy(pending->wire.data() + sizeof(std::uint64_t), payload.data(), payload.size());
+  if (!payload.empty())
+    std::memcpy(pending->wire.data() + sizeof(std::uint64_t), payload.data(), payload.size());
   check(MPI_Isend(pending->wire.data(), static_cast<int>(pending->wire.size()), MPI_BYTE, dst, kWireTag,
                   MPI_COMM_WORLD, &pending->request),
         "MPI_Isend");
@@ -110,12 +112,13 @@ int MpiTransport::progress() {
     int count = 0;
     MPI_Get_count(&status, MPI_BYTE, &count);
     Bytes wire(static_cast<std::size_t>(count));
-    check(MPI_Recv(wire.data(), count, MPI_BYTE, status.MPI_SOURCE, kWireTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+    check(MPI_Recv(wire.data(), count, MPI_BYTE, status.MPI_SOURCE, kWireTag, MPI_COMM_WORLD,
+                   MPI_STATUS_IGNORE),
           "MPI_Recv");
     if (wire.size() < sizeof(std::uint64_t)) {
       throw Error(ExitCode::runtime, rank_location(rank_),
-                  "a message of " + std::to_string(count) + " bytes from rank " + std::to_string(status.MPI_SOURCE) +
-                      " has no transport header");
+                  "a message of " + std::to_string(count) + " bytes from rank " +
+                      std::to_string(status.MPI_SOURCE) + " has no transport header");
     }
     Message message;
     message.src = status.MPI_SOURCE;
@@ -159,6 +162,5 @@ bool MpiTransport::wait_for_message(std::chrono::milliseconds timeout) {
     nap = std::min(nap * 2, std::chrono::microseconds(1000));
   }
 }
-
 
 }  // namespace zb::reference

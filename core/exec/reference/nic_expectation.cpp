@@ -14,8 +14,8 @@ struct Expected {
   std::map<NicKey, double> tx, rx;
 };
 
-void add_crossing(Expected& e, const ClusterSpec& cluster, ReferenceOptions::NicPairing pairing, int src, int dst,
-                  double bytes) {
+void add_crossing(Expected& e, const ClusterSpec& cluster, ReferenceOptions::NicPairing pairing, int src,
+                  int dst, double bytes) {
   if (cluster.node_of(src) == cluster.node_of(dst) || !(bytes > 0)) return;
   const int out_nic = cluster.nic_of(src);
   const int in_nic = pairing == ReferenceOptions::NicPairing::sender_rail ? out_nic : cluster.nic_of(dst);
@@ -25,8 +25,9 @@ void add_crossing(Expected& e, const ClusterSpec& cluster, ReferenceOptions::Nic
 
 }  // namespace
 
-void set_expected_nic_bytes(std::vector<LinkLoad>& loads, const lower::Program& program, const AttentionDims& dims,
-                            const ClusterSpec& cluster, ReferenceOptions::NicPairing pairing) {
+void set_expected_nic_bytes(std::vector<LinkLoad>& loads, const lower::Program& program,
+                            const AttentionDims& dims, const ClusterSpec& cluster,
+                            ReferenceOptions::NicPairing pairing) {
   Expected e;
   for (const lower::RankProgram& rp : program.ranks) {
     for (const lower::Instr& in : rp.instrs) {

@@ -17,7 +17,8 @@ namespace zb::reference {
 
 // Sets expected_bytes of every measured NIC load in `loads` (tx: bytes leaving the node on that NIC,
 // rx: arriving); loads of NICs no transfer uses get 0.
-void set_expected_nic_bytes(std::vector<LinkLoad>& loads, const lower::Program& program, const AttentionDims& dims,
-                            const ClusterSpec& cluster, ReferenceOptions::NicPairing pairing);
+void set_expected_nic_bytes(std::vector<LinkLoad>& loads, const lower::Program& program,
+                            const AttentionDims& dims, const ClusterSpec& cluster,
+                            ReferenceOptions::NicPairing pairing);
 
 }  // namespace zb::reference

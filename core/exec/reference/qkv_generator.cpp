@@ -43,10 +43,12 @@ void QkvGenerator::fill_rows(QkvTensor tensor, int seq, std::int64_t begin, std:
   std::size_t i = 0;
   for (std::int64_t pos = begin; pos < end; ++pos)
     for (int head = 0; head < heads; ++head)
-      for (int dim = 0; dim < dims_.head_dim; ++dim) out[i++] = static_cast<T>(value(tensor, seq, pos, head, dim));
+      for (int dim = 0; dim < dims_.head_dim; ++dim)
+        out[i++] = static_cast<T>(value(tensor, seq, pos, head, dim));
 }
 
-void QkvGenerator::fill(QkvTensor tensor, int seq, std::int64_t begin, std::int64_t end, std::span<float> out) const {
+void QkvGenerator::fill(QkvTensor tensor, int seq, std::int64_t begin, std::int64_t end,
+                        std::span<float> out) const {
   fill_rows(tensor, seq, begin, end, out);
 }
 

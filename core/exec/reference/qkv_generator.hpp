@@ -2,8 +2,9 @@
 // Deterministic Q, K, V and the output gradient dO: every element is a counter-based hash of (seed,
 // tensor, sequence, position, head, dim) mapped to [-1, 1) (Q: [-4, 4)), so any rank can materialise any
 // rows without a global tensor and without drawing the elements before them. dO stands in for the
-// gradient the layers above would send back: the backward pass starts from it. Values have 24 significant bits, so the float and the double copy of
-// an element are the same number: the float64 reference sees exactly the inputs the float32 run saw.
+// gradient the layers above would send back: the backward pass starts from it. Values have 24 significant
+// bits, so the float and the double copy of an element are the same number: the float64 reference sees
+// exactly the inputs the float32 run saw.
 #include <cstdint>
 #include <span>
 

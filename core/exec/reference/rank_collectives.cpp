@@ -13,21 +13,25 @@ using lower::Instr;
 void RankRunner::start_collective(int id, CollectiveProgress& c) {
   const Instr& in = state_.instr(id);
   const lower::Program& program = state_.in.program;
-  c.rows = *collective_rows_of(program.collectives[static_cast<std::size_t>(in.collective)]);  // checked before running
+  c.rows = *collective_rows_of(
+      program.collectives[static_cast<std::size_t>(in.collective)]);  // checked before running
   switch (c.rows) {
-    case CollectiveRows::none: return;
+    case CollectiveRows::none:
+      return;
     case CollectiveRows::remap: {
       // Forward O rows stay on their attention rank too when a backward pass follows: its saved activation.
       const SentRows sent = program.backward && in.pass == Pass::fwd ? SentRows::o_kept : SentRows::dropped;
-      c.bytes = send_collective(transport_, program, in.collective, state_.rank, state_.own, state_.dims, state_.where(id), sent);
+      c.bytes = send_collective(transport_, program, in.collective, state_.rank, state_.own, state_.dims,
+                                state_.where(id), sent);
       break;
     }
     case CollectiveRows::gather:
-      c.bytes = send_collective(transport_, program, in.collective, state_.rank, state_.own, state_.dims, state_.where(id),
-                                SentRows::kept);
+      c.bytes = send_collective(transport_, program, in.collective, state_.rank, state_.own, state_.dims,
+                                state_.where(id), SentRows::kept);
       break;
     case CollectiveRows::scatter:
-      c.bytes = send_partials(transport_, program, in.collective, state_.rank, state_.own, state_.dims, state_.where(id));
+      c.bytes = send_partials(transport_, program, in.collective, state_.rank, state_.own, state_.dims,
+                              state_.where(id));
       break;
     case CollectiveRows::heads:
       c.bytes = send_head_slices(transport_, program, in.collective, state_.rank, state_.own, state_.in.heads,
@@ -40,13 +44,16 @@ void RankRunner::start_collective(int id, CollectiveProgress& c) {
 void RankRunner::store_collective_message(int id, CollectiveProgress& c, int message, const Bytes& payload) {
   const lower::Program& program = state_.in.program;
   switch (c.rows) {
-    case CollectiveRows::none: break;
+    case CollectiveRows::none:
+      break;
     case CollectiveRows::remap:
-      accept_collective_message(program, message, state_.rank, payload, state_.own, state_.dims, state_.where(id));
+      accept_collective_message(program, message, state_.rank, payload, state_.own, state_.dims,
+                                state_.where(id));
       break;
     case CollectiveRows::gather: {
       Buffer& buffer = state_.buffers.at(message);  // made for every gathered message before running
-      accept_collective_message(program, message, state_.rank, payload, buffer.rows, state_.dims, state_.where(id));
+      accept_collective_message(program, message, state_.rank, payload, buffer.rows, state_.dims,
+                                state_.where(id));
       buffer.complete = true;
       if (buffer.readers_left <= 0) state_.buffers.erase(message);
       break;
@@ -58,7 +65,8 @@ void RankRunner::store_collective_message(int id, CollectiveProgress& c, int mes
       if (carries_partial_gradients(program.messages[static_cast<std::size_t>(message)])) {
         c.partials.emplace(message, payload);
       } else {
-        store_head_slices(program, message, state_.rank, payload, state_.own, state_.in.heads, state_.where(id));
+        store_head_slices(program, message, state_.rank, payload, state_.own, state_.in.heads,
+                          state_.where(id));
       }
       break;
   }
@@ -88,15 +96,19 @@ bool RankRunner::advance_collective(int id) {
   }
   if (!c.waiting.empty()) return progress;
   if (c.rows == CollectiveRows::scatter) {
-    add_partials(state_.in.program, in.collective, state_.rank, c.partials, state_.own, state_.dims, state_.where(id));
+    add_partials(state_.in.program, in.collective, state_.rank, c.partials, state_.own, state_.dims,
+                 state_.where(id));
     c.partials.clear();
   }
   if (c.rows == CollectiveRows::heads && !c.partials.empty()) {
-    add_head_partials(state_.in.program, in.collective, state_.rank, c.partials, state_.own, state_.in.heads, state_.where(id));
+    add_head_partials(state_.in.program, in.collective, state_.rank, c.partials, state_.own, state_.in.heads,
+                      state_.where(id));
     c.partials.clear();
   }
-  const EventCategory category = c.rows == CollectiveRows::remap ? EventCategory::remap : EventCategory::collective;
-  state_.record(id, Stream::comm, category, posted_at_[static_cast<std::size_t>(id)], static_cast<double>(c.bytes));
+  const EventCategory category =
+      c.rows == CollectiveRows::remap ? EventCategory::remap : EventCategory::collective;
+  state_.record(id, Stream::comm, category, posted_at_[static_cast<std::size_t>(id)],
+                static_cast<double>(c.bytes));
   done(id);
   return true;
 }

@@ -21,7 +21,8 @@ std::string rank_list(const std::vector<int>& ranks) {
 }
 }  // namespace
 
-RankRunner::RankRunner(const RunInputs& inputs, int rank, Transport& transport) : state_(inputs, rank), transport_(transport) {
+RankRunner::RankRunner(const RunInputs& inputs, int rank, Transport& transport)
+    : state_(inputs, rank), transport_(transport) {
   const lower::RankProgram& mine = inputs.program.ranks.at(static_cast<std::size_t>(rank));
   const int size = static_cast<int>(mine.instrs.size());
   first_backward_ = std::clamp(mine.first_backward, 0, size);
@@ -32,12 +33,14 @@ RankRunner::RankRunner(const RunInputs& inputs, int rank, Transport& transport) 
 }
 
 void RankRunner::fail(int id, const std::string& what) const {
-  throw Error(ExitCode::runtime, rank_location(state_.rank), (id >= 0 ? state_.where(id) + ": " : std::string()) + what);
+  throw Error(ExitCode::runtime, rank_location(state_.rank),
+              (id >= 0 ? state_.where(id) + ": " : std::string()) + what);
 }
 
 bool RankRunner::deps_done(int id) const {
   const auto& deps = state_.instr(id).deps;
-  return std::all_of(deps.begin(), deps.end(), [&](int d) { return status_[static_cast<std::size_t>(d)] == Status::done; });
+  return std::all_of(deps.begin(), deps.end(),
+                     [&](int d) { return status_[static_cast<std::size_t>(d)] == Status::done; });
 }
 
 void RankRunner::run_instructions(int begin, int end) {
@@ -50,10 +53,11 @@ void RankRunner::run_instructions(int begin, int end) {
     bool progress = collect_arrivals();
     for (std::size_t i = first_open; i < count; ++i) {
       const int id = static_cast<int>(i);
-      if (status_[i] != Status::done && !lower::is_compute(state_.instr(id)) && deps_done(id)) progress |= advance_comm(id);
+      if (status_[i] != Status::done && !lower::is_compute(state_.instr(id)) && deps_done(id))
+        progress |= advance_comm(id);
     }
-    while (next_compute_ < count &&
-           (!lower::is_compute(state_.instr(static_cast<int>(next_compute_))) || status_[next_compute_] == Status::done))
+    while (next_compute_ < count && (!lower::is_compute(state_.instr(static_cast<int>(next_compute_))) ||
+                                     status_[next_compute_] == Status::done))
       ++next_compute_;
     if (next_compute_ < count && deps_done(static_cast<int>(next_compute_))) {
       run_compute(static_cast<int>(next_compute_));
@@ -117,7 +121,8 @@ void RankRunner::done(int id) {
   status_[static_cast<std::size_t>(id)] = Status::done;
   for (const int m : state_.instr(id).reads) {  // free what no instruction will read any more
     const auto it = state_.buffers.find(m);
-    if (it != state_.buffers.end() && --it->second.readers_left <= 0 && it->second.complete) state_.buffers.erase(it);
+    if (it != state_.buffers.end() && --it->second.readers_left <= 0 && it->second.complete)
+      state_.buffers.erase(it);
   }
 }
 
@@ -126,11 +131,13 @@ bool RankRunner::collect_arrivals() {
   while (std::optional<Message> m = transport_.try_recv_kind(MessageKind::transfer)) {
     any = true;
     const auto it = recv_of_.find({m->src, m->tag.id()});
-    const bool expected = it != recv_of_.end() && status_[static_cast<std::size_t>(it->second)] != Status::done &&
+    const bool expected = it != recv_of_.end() &&
+                          status_[static_cast<std::size_t>(it->second)] != Status::done &&
                           !arrived_.contains(it->second);
     if (!expected) {
       throw Error(ExitCode::runtime, rank_location(state_.rank),
-                  "received " + describe(m->tag) + " (" + leg_text(m->payload) + ") from rank " + std::to_string(m->src) +
+                  "received " + describe(m->tag) + " (" + leg_text(m->payload) + ") from rank " +
+                      std::to_string(m->src) +
                       ", but none of its recv instructions expects it (or it came twice)",
                   "a send to the wrong peer, or a key used twice between two ranks");
     }
@@ -142,10 +149,11 @@ bool RankRunner::collect_arrivals() {
     const bool expected = it != collective_in_.end() && !collective_arrived_.contains(it->second) &&
                           !collective_stored_.contains(it->second);
     if (!expected) {
-      throw Error(ExitCode::runtime, rank_location(state_.rank),
-                  "received " + describe(m->tag) + " from rank " + std::to_string(m->src) +
-                      ", but none of its collective instructions expects rows from that rank (or they came twice)",
-                  "remap moves that the two ranks disagree on");
+      throw Error(
+          ExitCode::runtime, rank_location(state_.rank),
+          "received " + describe(m->tag) + " from rank " + std::to_string(m->src) +
+              ", but none of its collective instructions expects rows from that rank (or they came twice)",
+          "remap moves that the two ranks disagree on");
     }
     collective_arrived_.emplace(it->second, std::move(m->payload));
   }
@@ -168,9 +176,11 @@ void RankRunner::barrier(MessageKind kind, const std::string& what) {
     // Legs arriving now: for a recv still to run they are kept; after the last pass, one has no recv
     // left to take it and throws.
     progress |= collect_arrivals();
-    if (!unfinished_peers_.empty() && !progress && !transport_.wait_for_message(state_.in.options.receive_timeout)) {
+    if (!unfinished_peers_.empty() && !progress &&
+        !transport_.wait_for_message(state_.in.options.receive_timeout)) {
       throw RankStalled(state_.rank,
-                        "finished " + what + ", but ranks " + rank_list(unfinished_peers_) + " did not finish theirs within " +
+                        "finished " + what + ", but ranks " + rank_list(unfinished_peers_) +
+                            " did not finish theirs within " +
                             std::to_string(state_.in.options.receive_timeout.count()) + " ms",
                         unfinished_peers_, true);
     }
@@ -180,8 +190,8 @@ void RankRunner::barrier(MessageKind kind, const std::string& what) {
 void RankRunner::check_aborted() {
   if (std::optional<Message> m = transport_.try_recv_kind(MessageKind::abort)) {
     throw PeerFailed(ExitCode::runtime, rank_location(state_.rank),
-                     "stopped because rank " + std::to_string(m->src) +
-                         " failed: " + std::string(reinterpret_cast<const char*>(m->payload.data()), m->payload.size()));
+                     "stopped because rank " + std::to_string(m->src) + " failed: " +
+                         std::string(reinterpret_cast<const char*>(m->payload.data()), m->payload.size()));
   }
 }
 
@@ -193,7 +203,8 @@ void RankRunner::stalled() const {
     if (status_[static_cast<std::size_t>(id)] != Status::posted) continue;
     const Instr& in = state_.instr(id);
     if (in.kind == InstrKind::recv) {
-      add(state_.where(id) + ": " + describe(Tag::make(MessageKind::transfer, in.key)) + " from rank " + std::to_string(in.peer));
+      add(state_.where(id) + ": " + describe(Tag::make(MessageKind::transfer, in.key)) + " from rank " +
+          std::to_string(in.peer));
       awaited.push_back(in.peer);
     } else if (in.kind == InstrKind::collective) {
       std::vector<int> peers;
@@ -205,7 +216,8 @@ void RankRunner::stalled() const {
   }
   if (waits.empty()) {
     waits = "nothing it can name (a dependency that cannot complete";
-    if (next_compute_ < static_cast<std::size_t>(count_)) waits += ": " + state_.where(static_cast<int>(next_compute_)) + " waits for its deps";
+    if (next_compute_ < static_cast<std::size_t>(count_))
+      waits += ": " + state_.where(static_cast<int>(next_compute_)) + " waits for its deps";
     waits += ")";
   }
   throw RankStalled(state_.rank,

@@ -49,8 +49,8 @@ namespace zb::reference {
 struct RankResult {
   int rank = 0;
   std::vector<TraceEvent> events;
-  RankVerification verification;  // the forward's output rows
-  GradientVerification gradients;  // the backward's dQ, dK, dV rows (ran = false for a forward-only Program)
+  RankVerification verification;    // the forward's output rows
+  GradientVerification gradients;   // the backward's dQ, dK, dV rows (ran = false for a forward-only Program)
   std::vector<LinkLoad> nic_loads;  // measured runs: this node's NIC loads, on the node's first rank only
 };
 
@@ -110,7 +110,8 @@ class RankRunner {
   struct CollectiveProgress {
     CollectiveRows rows = CollectiveRows::none;
     std::vector<int> waiting;  // messages for this rank not yet stored
-    std::map<int, Bytes> partials;  // reduce-scatter, head dQ/dK/dV: received, added once all are in (a fixed order)
+    std::map<int, Bytes>
+        partials;  // reduce-scatter, head dQ/dK/dV: received, added once all are in (a fixed order)
     std::int64_t bytes = 0;
   };
 
@@ -119,14 +120,14 @@ class RankRunner {
   // Tells every other rank `kind` and waits until each has told it the same; `what` names the phase.
   void barrier(MessageKind kind, const std::string& what);
   [[nodiscard]] bool deps_done(int id) const;
-  bool collect_arrivals();   // true when anything arrived
-  bool advance_comm(int id);  // true when it made progress
-  void send_leg(int id);       // rank_transfers.cpp
-  bool complete_recv(int id);  // rank_transfers.cpp
+  bool collect_arrivals();          // true when anything arrived
+  bool advance_comm(int id);        // true when it made progress
+  void send_leg(int id);            // rank_transfers.cpp
+  bool complete_recv(int id);       // rank_transfers.cpp
   bool advance_collective(int id);  // rank_collectives.cpp
   void start_collective(int id, CollectiveProgress& c);
   void store_collective_message(int id, CollectiveProgress& c, int message, const Bytes& payload);
-  void run_compute(int id);    // rank_compute.cpp
+  void run_compute(int id);  // rank_compute.cpp
   void done(int id);
   void check_aborted();
   [[noreturn]] void fail(int id, const std::string& what) const;
@@ -135,21 +136,21 @@ class RankRunner {
   RankState state_;
   Transport& transport_;
   int first_backward_ = 0;  // the rank's first backward instruction
-  int count_ = 0;           // instructions it runs: all of them, or [0, first_backward) for a forward-only Program
+  int count_ = 0;  // instructions it runs: all of them, or [0, first_backward) for a forward-only Program
   std::vector<Status> status_;
   std::vector<double> posted_at_;
-  std::size_t next_compute_ = 0;                       // first compute instruction not yet run
+  std::size_t next_compute_ = 0;                          // first compute instruction not yet run
   std::map<std::pair<int, std::uint64_t>, int> recv_of_;  // (peer, key) → this rank's recv instruction
-  std::map<int, Bytes> arrived_;                       // recv → its leg, taken from the transport early
+  std::map<int, Bytes> arrived_;                          // recv → its leg, taken from the transport early
   std::map<int, Relayed> relayed_;
-  std::map<int, Outgoing> outgoing_;                   // message → its packed payload
-  std::map<int, MessageEnd> send_ends_, recv_ends_;    // message → its first legs here / its last legs here
-  std::map<std::pair<int, int>, int> collective_in_;   // (src, collective) → the message this rank receives
-  std::map<int, Bytes> collective_arrived_;            // message → its payload, taken early
-  std::set<int> collective_stored_;                    // messages already stored
-  std::map<int, CollectiveProgress> collectives_;      // collective instruction → its progress
+  std::map<int, Outgoing> outgoing_;                  // message → its packed payload
+  std::map<int, MessageEnd> send_ends_, recv_ends_;   // message → its first legs here / its last legs here
+  std::map<std::pair<int, int>, int> collective_in_;  // (src, collective) → the message this rank receives
+  std::map<int, Bytes> collective_arrived_;           // message → its payload, taken early
+  std::set<int> collective_stored_;                   // messages already stored
+  std::map<int, CollectiveProgress> collectives_;     // collective instruction → its progress
   std::function<void()> on_layer_done_;
-  std::vector<int> unfinished_peers_;                  // in a barrier: the ranks not yet heard from
+  std::vector<int> unfinished_peers_;  // in a barrier: the ranks not yet heard from
 };
 
 }  // namespace zb::reference

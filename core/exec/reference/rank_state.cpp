@@ -18,8 +18,9 @@ RankState::RankState(const RunInputs& inputs, int rank_id)
   const QkvGenerator& gen = in.generator;
   for (const plan::Shard& shard : in.plan.linear_layout.at(static_cast<std::size_t>(rank)).shards) {
     if (shard.size() <= 0) continue;
-    for (const auto& [tensor, which] : {std::pair{lower::Tensor::Q, QkvTensor::q}, std::pair{lower::Tensor::K, QkvTensor::k},
-                                        std::pair{lower::Tensor::V, QkvTensor::v}}) {
+    for (const auto& [tensor, which] :
+         {std::pair{lower::Tensor::Q, QkvTensor::q}, std::pair{lower::Tensor::K, QkvTensor::k},
+          std::pair{lower::Tensor::V, QkvTensor::v}}) {
       RowStore& store = own.of(tensor);
       store.allocate(shard.seq, shard.begin, shard.end);
       gen.fill(which, shard.seq, shard.begin, shard.end, store.rows(shard.seq, shard.begin, shard.end));
@@ -34,15 +35,16 @@ std::vector<const TensorRows*> RankState::sources(int id) const {
     const auto it = buffers.find(m);
     if (it == buffers.end() || !it->second.complete) {
       throw Error(ExitCode::runtime, rank_location(rank),
-                  where(id) + ": reads message " + std::to_string(m) + ", whose buffer is not complete (or already freed)");
+                  where(id) + ": reads message " + std::to_string(m) +
+                      ", whose buffer is not complete (or already freed)");
     }
     from.push_back(&it->second.rows);
   }
   return from;
 }
 
-void RankState::record(int id, Stream stream, EventCategory category, double start, double bytes, double flops,
-                       int peer) {
+void RankState::record(int id, Stream stream, EventCategory category, double start, double bytes,
+                       double flops, int peer) {
   const lower::Instr& instr = this->instr(id);
   TraceEvent e = event_of(rank, instr, stream, category);
   if (e.name.empty()) e.name = lower::to_string(instr.kind);

@@ -1,7 +1,8 @@
 #pragma once
 // RankState: everything one rank holds while it runs its instructions: its own rows (Q, K, V, the
 // attention output O and its LSE, and in the backward pass dO, dQ and the dK/dV it accumulates), the
-// buffers of the messages it received, and the trace events it records. Only the rank's own thread (or process) touches it; other ranks see it only through messages.
+// buffers of the messages it received, and the trace events it records. Only the rank's own thread (or
+// process) touches it; other ranks see it only through messages.
 #include <chrono>
 #include <map>
 #include <string>
@@ -51,8 +52,8 @@ struct Buffer {
   std::uint64_t received = 0;  // payload bytes arrived
   int fragments_left = 0;      // last-leg recvs of this rank not yet done
   bool complete = false;
-  TensorRows rows;             // once complete: the slices' rows
-  int readers_left = 0;        // instructions listing it in `reads` not yet done
+  TensorRows rows;       // once complete: the slices' rows
+  int readers_left = 0;  // instructions listing it in `reads` not yet done
 };
 
 struct RankState {

@@ -7,12 +7,12 @@
 #include <thread>
 #include <tuple>
 
+#include "core/exec/launch/launcher.hpp"
 #include "core/exec/reference/gradient_reference.hpp"
 #include "core/exec/reference/in_process_transport.hpp"
-#include "core/exec/reference/rank_location.hpp"
-#include "core/exec/launch/launcher.hpp"
 #include "core/exec/reference/launcher.hpp"
 #include "core/exec/reference/nic_expectation.hpp"
+#include "core/exec/reference/rank_location.hpp"
 #ifdef ZEPPELIN_HAVE_MPI
 #include "core/exec/reference/mpi_run.hpp"
 #endif
@@ -86,7 +86,8 @@ std::vector<RankResult> run_in_process(const RunInputs& inputs, int ranks) {
     into.insert(into.end(), f.error->problems().begin(), f.error->problems().end());
   }
   if (!root_causes.empty()) throw Error(ExitCode::runtime, std::move(root_causes));
-  if (std::vector<Problem> stalls = explain_stalls(failures); !stalls.empty()) throw Error(ExitCode::runtime, std::move(stalls));
+  if (std::vector<Problem> stalls = explain_stalls(failures); !stalls.empty())
+    throw Error(ExitCode::runtime, std::move(stalls));
   if (!secondary.empty()) throw Error(ExitCode::runtime, std::move(secondary));
   return results;
 }
@@ -96,27 +97,33 @@ std::vector<RankResult> run_in_process(const RunInputs& inputs, int ranks) {
 // kernel's packed order). Checked up front: a scenario whose reference dims cannot carry the plan's
 // slices is bad input (exit 2), not a numerical failure. Under tensor parallelism the reference runs
 // every head on every TP rank (head ranges ignored), which cannot hold a head all-to-all's slices.
-HeadMap check_head_slices(const lower::Program& program, const plan::Plan& plan, const ReferenceOptions& options,
-                          const ModelSpec& model) {
+HeadMap check_head_slices(const lower::Program& program, const plan::Plan& plan,
+                          const ReferenceOptions& options, const ModelSpec& model) {
   const bool tensor_parallel = !plan.tensor_parallel_groups.empty();
   const HeadMap heads(model.heads, {options.heads, options.kv_heads, options.head_dim}, !tensor_parallel);
   const std::string system = "system '" + plan.system + "' (" + plan.strategy + ")";
-  const std::string hint = "set ZB_REF_HEADS (and ZB_REF_KV_HEADS) so that the reference's heads split as the plan's "
-                           "slices do, e.g. to the model's " + std::to_string(model.heads) + " (" + std::to_string(model.kv_heads) + ")";
+  const std::string hint =
+      "set ZB_REF_HEADS (and ZB_REF_KV_HEADS) so that the reference's heads split as the plan's "
+      "slices do, e.g. to the model's " +
+      std::to_string(model.heads) + " (" + std::to_string(model.kv_heads) + ")";
   for (const lower::Collective& c : program.collectives) {
     if (c.kind != lower::CollectiveKind::all_to_all || c.messages.empty()) continue;
     if (tensor_parallel) {
-      throw Error(ExitCode::bad_input, Location{},
-                  system + ": the reference backend does not run head all-to-alls under tensor parallelism (it computes "
-                           "every head on every tensor-parallel rank)",
-                  "run this system on the sim backend, or without \"parallelism\": {\"tensor\": …}");
+      throw Error(
+          ExitCode::bad_input, Location{},
+          system +
+              ": the reference backend does not run head all-to-alls under tensor parallelism (it computes "
+              "every head on every tensor-parallel rank)",
+          "run this system on the sim backend, or without \"parallelism\": {\"tensor\": …}");
     }
     for (const int m : c.messages) {
       for (const lower::Slice& s : program.messages[static_cast<std::size_t>(m)].slices) {
         if (heads.columns(s.heads)) continue;
         throw Error(ExitCode::bad_input, Location{},
-                    system + ": its head all-to-all moves " + heads.describe(s.heads) + ", which are no whole heads of the "
-                             "reference's " + std::to_string(options.heads) + " (" + std::to_string(options.kv_heads) + " K/V)",
+                    system + ": its head all-to-all moves " + heads.describe(s.heads) +
+                        ", which are no whole heads of the "
+                        "reference's " +
+                        std::to_string(options.heads) + " (" + std::to_string(options.kv_heads) + " K/V)",
                     hint);
       }
     }
@@ -130,9 +137,9 @@ HeadMap check_head_slices(const lower::Program& program, const plan::Plan& plan,
       for (const plan::HeadRange& r : ranges) {
         if (heads.columns(r)) continue;
         throw Error(ExitCode::bad_input, Location{},
-                    system + ": rank " + std::to_string(rank.rank) + " plan op " + std::to_string(op.id) + " computes " +
-                        heads.describe(r) + ", which are no whole heads of the reference's " + std::to_string(options.heads) +
-                        " (" + std::to_string(options.kv_heads) + " K/V)",
+                    system + ": rank " + std::to_string(rank.rank) + " plan op " + std::to_string(op.id) +
+                        " computes " + heads.describe(r) + ", which are no whole heads of the reference's " +
+                        std::to_string(options.heads) + " (" + std::to_string(options.kv_heads) + " K/V)",
                     hint);
       }
     }
@@ -162,23 +169,27 @@ Verdict summarise(const std::vector<RankResult>& results, const std::string& sys
   for (const RankResult& r : results) {
     max_error = std::max(max_error, r.verification.max_rel_error);
     rows += r.verification.rows_checked;
-    if (!r.verification.failure.empty()) forward_failures.push_back({rank_location(r.rank), r.verification.failure, ""});
+    if (!r.verification.failure.empty())
+      forward_failures.push_back({rank_location(r.rank), r.verification.failure, ""});
     if (!r.gradients.ran) continue;
     backward = true;
     dq.merge(r.gradients.dq);
     dk.merge(r.gradients.dk);
     dv.merge(r.gradients.dv);
-    if (!r.gradients.failure.empty()) backward_failures.push_back({rank_location(r.rank), r.gradients.failure, ""});
+    if (!r.gradients.failure.empty())
+      backward_failures.push_back({rank_location(r.rank), r.gradients.failure, ""});
   }
   if (!forward_failures.empty()) {
-    forward_failures.front().hint = "the plan of " + system + " computes wrong attention outputs (tolerance " +
+    forward_failures.front().hint = "the plan of " + system +
+                                    " computes wrong attention outputs (tolerance " +
                                     format_error(tolerance) + ")";
     throw Error(ExitCode::runtime, std::move(forward_failures));
   }
   if (!backward_failures.empty()) {
-    backward_failures.front().hint = "the plan of " + system +
-                                     " computes wrong attention gradients; each element is held to its derived float32 "
-                                     "rounding bound, docs/REFERENCE.md";
+    backward_failures.front().hint =
+        "the plan of " + system +
+        " computes wrong attention gradients; each element is held to its derived float32 "
+        "rounding bound, docs/REFERENCE.md";
     throw Error(ExitCode::runtime, std::move(backward_failures));
   }
   Verdict v;
@@ -187,8 +198,10 @@ Verdict summarise(const std::vector<RankResult>& results, const std::string& sys
   if (backward) {
     const double ratio = std::max({dq.worst_ratio, dk.worst_ratio, dv.worst_ratio});
     v.note += "; backward verified: normwise rel error dQ " + format_error(dq.normwise()) + ", dK " +
-              format_error(dk.normwise()) + ", dV " + format_error(dv.normwise()) + " over " + std::to_string(dq.rows) +
-              " token rows (every element within its derived rounding bound, worst error/bound " + format_error(ratio) + ")";
+              format_error(dk.normwise()) + ", dV " + format_error(dv.normwise()) + " over " +
+              std::to_string(dq.rows) +
+              " token rows (every element within its derived rounding bound, worst error/bound " +
+              format_error(ratio) + ")";
   }
   return v;
 }
@@ -202,7 +215,8 @@ void check_batch_size(const plan::Plan& plan, const std::string& scenario, const
     tokens += s.length;
     sum_squares += static_cast<double>(s.length) * static_cast<double>(s.length);
   }
-  const std::string intro = "the reference backend checks numerics on small batches: scenario '" + scenario + "' has ";
+  const std::string intro =
+      "the reference backend checks numerics on small batches: scenario '" + scenario + "' has ";
   Location where;
   where.json_path = "workload.tokens_per_iteration";
   if (tokens > options.max_tokens) {
@@ -213,7 +227,8 @@ void check_batch_size(const plan::Plan& plan, const std::string& scenario, const
   }
   if (sum_squares > options.max_sum_squares) {
     char figures[96];
-    std::snprintf(figures, sizeof figures, "%.3g, above its limit of %.3g", sum_squares, options.max_sum_squares);
+    std::snprintf(figures, sizeof figures, "%.3g, above its limit of %.3g", sum_squares,
+                  options.max_sum_squares);
     where.json_path = "workload.max_seq_len";
     throw Error(ExitCode::bad_input, where,
                 intro + "sequences whose sum of squared lengths is " + figures +
@@ -229,15 +244,17 @@ TransportChoice resolve_transport(TransportChoice wanted, [[maybe_unused]] int p
   if (choice == TransportChoice::automatic)
     choice = launched > 0 && mpi_built() ? TransportChoice::mpi : TransportChoice::in_process;
   if (choice == TransportChoice::mpi && !mpi_built()) {
-    throw Error(ExitCode::bad_input, Location{}, "the reference backend was asked for MPI but this build has no MPI",
+    throw Error(ExitCode::bad_input, Location{},
+                "the reference backend was asked for MPI but this build has no MPI",
                 "install MPI (libopenmpi-dev) and reconfigure, or run without mpirun");
   }
   if (choice == TransportChoice::in_process && launched > 1) {
-    throw Error(ExitCode::bad_input, Location{},
-                "this process is one of " + std::to_string(launched) +
-                    " started by an MPI launcher, but the reference backend would run every rank in each of them (" +
-                    (mpi_built() ? "ZB_REF_TRANSPORT asks for threads" : "this build has no MPI") + ")",
-                "run zeppelin-bench without mpirun, or use a build with MPI");
+    throw Error(
+        ExitCode::bad_input, Location{},
+        "this process is one of " + std::to_string(launched) +
+            " started by an MPI launcher, but the reference backend would run every rank in each of them (" +
+            (mpi_built() ? "ZB_REF_TRANSPORT asks for threads" : "this build has no MPI") + ")",
+        "run zeppelin-bench without mpirun, or use a build with MPI");
   }
   if (choice == TransportChoice::mpi) {
 #ifdef ZEPPELIN_HAVE_MPI
@@ -263,22 +280,26 @@ ReferenceExecutor::ReferenceExecutor(ReferenceOptions options) : options_(std::m
 ReferenceExecutor::~ReferenceExecutor() = default;
 
 Trace ReferenceExecutor::run(const lower::Program& program, const RunContext& context) {
-  if (program.plan == nullptr) throw Error(ExitCode::runtime, Location{}, "the program names no plan (lower::Program::plan)");
+  if (program.plan == nullptr)
+    throw Error(ExitCode::runtime, Location{}, "the program names no plan (lower::Program::plan)");
   const plan::Plan& plan = *program.plan;
   const ReferenceOptions options = options_.resolved_for(context.cost.model());
   options.validate();
   const HeadMap heads = check_head_slices(program, plan, options, context.cost.model());
   check_batch_size(plan, context.scenario.name, options);  // before any row is generated
   const ClusterSpec& cluster = context.scenario.cluster;
-  if (plan.world_size != cluster.world_size() || plan.ranks.size() != static_cast<std::size_t>(plan.world_size)) {
+  if (plan.world_size != cluster.world_size() ||
+      plan.ranks.size() != static_cast<std::size_t>(plan.world_size)) {
     throw Error(ExitCode::runtime, Location{},
                 "the plan is for " + std::to_string(plan.world_size) + " ranks but the cluster has " +
                     std::to_string(cluster.world_size()) + " GPUs");
   }
-  if (program.world_size != plan.world_size || program.ranks.size() != static_cast<std::size_t>(plan.world_size)) {
+  if (program.world_size != plan.world_size ||
+      program.ranks.size() != static_cast<std::size_t>(plan.world_size)) {
     throw Error(ExitCode::runtime, Location{},
                 "the program has " + std::to_string(program.ranks.size()) + " rank programs for a world of " +
-                    std::to_string(program.world_size) + ", but its plan is for " + std::to_string(plan.world_size) + " ranks");
+                    std::to_string(program.world_size) + ", but its plan is for " +
+                    std::to_string(plan.world_size) + " ranks");
   }
   Trace trace;
   trace.backend = "reference";
@@ -290,7 +311,8 @@ Trace ReferenceExecutor::run(const lower::Program& program, const RunContext& co
   std::int64_t largest_gemm_dim = 0;
   for (const lower::RankProgram& rank : program.ranks)
     for (const lower::Instr& in : rank.instrs)
-      if (in.kind == lower::InstrKind::gemm) largest_gemm_dim = std::max({largest_gemm_dim, in.m, in.n, in.k});
+      if (in.kind == lower::InstrKind::gemm)
+        largest_gemm_dim = std::max({largest_gemm_dim, in.m, in.n, in.k});
   trace.stand_in = options.stand_in_for(context.cost.model(), largest_gemm_dim);
   if (!plan.feasible()) {
     trace.model_note = "not run: the plan does not fit in GPU memory";
@@ -298,13 +320,18 @@ Trace ReferenceExecutor::run(const lower::Program& program, const RunContext& co
   }
   const TransportChoice transport = resolve_transport(options.transport, plan.world_size);
   if (options.samples_nics() && transport != TransportChoice::mpi) {
-    throw Error(ExitCode::bad_input, Location{},
-                "ZB_NICS asks for measured NIC loads, but this run has every rank in one process (threads): no byte "
-                "of it crosses a NIC",
-                "run it under mpirun over the nodes (scripts/emulated-cluster.sh run on this machine), or unset ZB_NICS");
+    throw Error(
+        ExitCode::bad_input, Location{},
+        "ZB_NICS asks for measured NIC loads, but this run has every rank in one process (threads): no byte "
+        "of it crosses a NIC",
+        "run it under mpirun over the nodes (scripts/emulated-cluster.sh run on this machine), or unset "
+        "ZB_NICS");
   }
-  RunInputs inputs{program, plan, options, QkvGenerator(context.scenario.seed, {options.heads, options.kv_heads, options.head_dim}),
-                   Clock::now(), nullptr, true};
+  RunInputs inputs{
+      program,      plan,
+      options,      QkvGenerator(context.scenario.seed, {options.heads, options.kv_heads, options.head_dim}),
+      Clock::now(), nullptr,
+      true};
   std::optional<GradientReference> gradients;  // shared by the rank threads; one per process under MPI
   if (program.backward) inputs.gradients = &gradients.emplace(plan, inputs.generator);
   inputs.one_process = transport != TransportChoice::mpi;
@@ -312,8 +339,8 @@ Trace ReferenceExecutor::run(const lower::Program& program, const RunContext& co
   inputs.heads = heads;
 #ifdef ZEPPELIN_HAVE_MPI
   if (transport == TransportChoice::mpi && !mpi_transport_) mpi_transport_ = make_mpi_transport();
-  last_results_ =
-      transport == TransportChoice::mpi ? run_mpi_rank(*mpi_transport_, inputs) : run_in_process(inputs, plan.world_size);
+  last_results_ = transport == TransportChoice::mpi ? run_mpi_rank(*mpi_transport_, inputs)
+                                                    : run_in_process(inputs, plan.world_size);
 #else
   last_results_ = run_in_process(inputs, plan.world_size);
 #endif
@@ -327,7 +354,8 @@ Trace ReferenceExecutor::run(const lower::Program& program, const RunContext& co
     set_expected_nic_bytes(trace.links, program, {options.heads, options.kv_heads, options.head_dim}, cluster,
                            options.nic_pairing);
   std::stable_sort(trace.events.begin(), trace.events.end(), [](const TraceEvent& a, const TraceEvent& b) {
-    return std::tie(a.pass, a.rank, a.stream, a.start, a.op) < std::tie(b.pass, b.rank, b.stream, b.start, b.op);
+    return std::tie(a.pass, a.rank, a.stream, a.start, a.op) <
+           std::tie(b.pass, b.rank, b.stream, b.start, b.op);
   });
   // The layer barrier: every backward event starts after the last forward one ended (the ranks said so
   // to each other), so the backward layer is the time from there to its last event.
@@ -339,11 +367,12 @@ Trace ReferenceExecutor::run(const lower::Program& program, const RunContext& co
   trace.backward = program.backward;
   trace.layer.backward = program.backward ? backward_end - trace.layer.forward : 0;
   trace.iteration_seconds = trace.layers * (trace.layer.forward + trace.layer.backward);
-  trace.model_note = verdict.note + " of " + std::to_string(plan.world_size) + " ranks; CPU reference, " +
-                     (transport == TransportChoice::mpi ? "MPI" : "threads") + ", heads " + std::to_string(options.heads) +
-                     ", kv_heads " + std::to_string(options.kv_heads) + ", head_dim " + std::to_string(options.head_dim) +
-                     (program.backward ? ", one layer forward and backward" : ", one layer forward") + ", wall-clock" +
-                     (trace.links.empty() ? "" : "; NIC bytes measured from the hosts' counters");
+  trace.model_note =
+      verdict.note + " of " + std::to_string(plan.world_size) + " ranks; CPU reference, " +
+      (transport == TransportChoice::mpi ? "MPI" : "threads") + ", heads " + std::to_string(options.heads) +
+      ", kv_heads " + std::to_string(options.kv_heads) + ", head_dim " + std::to_string(options.head_dim) +
+      (program.backward ? ", one layer forward and backward" : ", one layer forward") + ", wall-clock" +
+      (trace.links.empty() ? "" : "; NIC bytes measured from the hosts' counters");
   return trace;
 }
 

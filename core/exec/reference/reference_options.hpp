@@ -67,9 +67,9 @@ struct ReferenceOptions {
   static constexpr double kDefaultMaxSumSquares = 1.0e9;
 
   // The defaults, overridden by ZB_REF_HEADS, ZB_REF_KV_HEADS, ZB_REF_HEAD_DIM, ZB_REF_DIMS (small|model),
-  // ZB_REF_TOLERANCE, ZB_REF_TIMEOUT_S, ZB_REF_TRANSPORT (auto|threads|mpi), ZB_REF_DUMP_DIR, ZB_REF_MAX_TOKENS,
-  // ZB_REF_MAX_SUM_SQ, ZB_NICS, ZB_NIC_INTERVAL_US and ZB_NIC_PAIRING (fabric|sender_rail). A malformed
-  // value is bad input (exit 2) naming the variable.
+  // ZB_REF_TOLERANCE, ZB_REF_TIMEOUT_S, ZB_REF_TRANSPORT (auto|threads|mpi), ZB_REF_DUMP_DIR,
+  // ZB_REF_MAX_TOKENS, ZB_REF_MAX_SUM_SQ, ZB_NICS, ZB_NIC_INTERVAL_US and ZB_NIC_PAIRING
+  // (fabric|sender_rail). A malformed value is bad input (exit 2) naming the variable.
   [[nodiscard]] static ReferenceOptions from_environment();
   // The options a run of `model` uses: with model_dims, the model's attention dims and uncapped GEMMs;
   // otherwise these options unchanged.

@@ -2,15 +2,16 @@
 
 #include <algorithm>
 #include <iterator>
-#include <utility>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace zb::reference {
 namespace {
 
 std::string range_text(int seq, std::int64_t begin, std::int64_t end) {
-  return "rows [" + std::to_string(begin) + ", " + std::to_string(end) + ") of sequence " + std::to_string(seq);
+  return "rows [" + std::to_string(begin) + ", " + std::to_string(end) + ") of sequence " +
+         std::to_string(seq);
 }
 
 }  // namespace
@@ -22,7 +23,8 @@ RowStore::Runs::const_iterator RowStore::run_at(const Runs& runs, std::int64_t t
   return token < it->first + it->second.rows() ? it : runs.end();
 }
 
-std::pair<std::int64_t, const RowStore::Run*> RowStore::containing(int seq, std::int64_t begin, std::int64_t end) const {
+std::pair<std::int64_t, const RowStore::Run*> RowStore::containing(int seq, std::int64_t begin,
+                                                                   std::int64_t end) const {
   const auto s = sequences_.find(seq);
   if (s != sequences_.end()) {
     const auto it = run_at(s->second, begin);
@@ -32,7 +34,8 @@ std::pair<std::int64_t, const RowStore::Run*> RowStore::containing(int seq, std:
 }
 
 void RowStore::allocate(int seq, std::int64_t begin, std::int64_t end, float fill) {
-  if (begin < 0 || end < begin) throw std::logic_error("RowStore::allocate: bad " + range_text(seq, begin, end));
+  if (begin < 0 || end < begin)
+    throw std::logic_error("RowStore::allocate: bad " + range_text(seq, begin, end));
   if (end == begin) return;
   Runs& runs = sequences_[seq];
   // Every run that overlaps or touches [begin, end] is merged with it, so stored ranges stay one span.
@@ -54,7 +57,8 @@ void RowStore::allocate(int seq, std::int64_t begin, std::int64_t end, float fil
   const auto last = std::prev(stop);
   const std::int64_t new_begin = std::min(begin, first->first);
   const std::int64_t new_end = std::max(end, last->first + last->second.rows());
-  if (first == last && first->first == new_begin && first->second.rows() == new_end - new_begin) return;  // covered
+  if (first == last && first->first == new_begin && first->second.rows() == new_end - new_begin)
+    return;  // covered
   // Growing the leftmost run in place keeps appends (remap pieces in token order) amortised linear.
   Run merged;
   auto from = first;
@@ -63,8 +67,10 @@ void RowStore::allocate(int seq, std::int64_t begin, std::int64_t end, float fil
   merged.present.resize(static_cast<std::size_t>(new_end - new_begin), 0);
   for (auto r = from; r != stop; ++r) {
     const auto at = static_cast<std::size_t>(r->first - new_begin);
-    std::copy(r->second.values.begin(), r->second.values.end(), merged.values.begin() + static_cast<std::ptrdiff_t>(at * w));
-    std::copy(r->second.present.begin(), r->second.present.end(), merged.present.begin() + static_cast<std::ptrdiff_t>(at));
+    std::copy(r->second.values.begin(), r->second.values.end(),
+              merged.values.begin() + static_cast<std::ptrdiff_t>(at * w));
+    std::copy(r->second.present.begin(), r->second.present.end(),
+              merged.present.begin() + static_cast<std::ptrdiff_t>(at));
   }
   runs.erase(first, stop);
   runs.emplace(new_begin, std::move(merged));
@@ -98,7 +104,9 @@ void RowStore::erase(int seq, std::int64_t begin, std::int64_t end) {
     const std::int64_t rb = it->first, re = rb + run.rows();
     if (re > end) {
       Run right;
-      right.values.assign(run.values.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(end - rb) * w), run.values.end());
+      right.values.assign(
+          run.values.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(end - rb) * w),
+          run.values.end());
       right.present.assign(run.present.begin() + (end - rb), run.present.end());
       rights.emplace_back(end, std::move(right));
     }
@@ -151,8 +159,8 @@ std::span<const float> RowStore::rows(int seq, std::int64_t begin, std::int64_t 
   if (end == begin) return {};
   const auto [first, run] = containing(seq, begin, end);
   const auto w = static_cast<std::size_t>(width_);
-  return std::span<const float>(run->values).subspan(static_cast<std::size_t>(begin - first) * w,
-                                                     static_cast<std::size_t>(end - begin) * w);
+  return std::span<const float>(run->values)
+      .subspan(static_cast<std::size_t>(begin - first) * w, static_cast<std::size_t>(end - begin) * w);
 }
 
 std::int64_t RowStore::stored_rows() const {

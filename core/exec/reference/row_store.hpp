@@ -34,7 +34,8 @@ class RowStore {
   void erase(int seq, std::int64_t begin, std::int64_t end);
 
   // The first token of [begin, end) that is not present, if any.
-  [[nodiscard]] std::optional<std::int64_t> first_missing(int seq, std::int64_t begin, std::int64_t end) const;
+  [[nodiscard]] std::optional<std::int64_t> first_missing(int seq, std::int64_t begin,
+                                                          std::int64_t end) const;
   // How many rows from `begin` on (up to `end`) are present without a gap.
   [[nodiscard]] std::int64_t present_run(int seq, std::int64_t begin, std::int64_t end) const;
   [[nodiscard]] bool has(int seq, std::int64_t begin, std::int64_t end) const {

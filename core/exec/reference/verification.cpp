@@ -38,10 +38,12 @@ std::vector<double> reference_rows(const RankState& state, int seq, std::int64_t
   const AttentionDims& d = state.dims;
   const QkvGenerator& gen = state.in.generator;
   const auto rows = static_cast<std::size_t>(end - begin), heads = static_cast<std::size_t>(d.heads);
-  const auto head_dim = static_cast<std::size_t>(d.head_dim), kv_width = static_cast<std::size_t>(d.kv_width());
+  const auto head_dim = static_cast<std::size_t>(d.head_dim),
+             kv_width = static_cast<std::size_t>(d.kv_width());
   const std::size_t group = heads / static_cast<std::size_t>(d.kv_heads);  // query heads per kv head (GQA)
   const double scale = 1.0 / std::sqrt(static_cast<double>(d.head_dim));
-  std::vector<double> q(rows * heads * head_dim), acc(q.size(), 0.0), sum(rows * heads, 0.0), shift(rows * heads, 0.0);
+  std::vector<double> q(rows * heads * head_dim), acc(q.size(), 0.0), sum(rows * heads, 0.0),
+      shift(rows * heads, 0.0);
   gen.fill(QkvTensor::q, seq, begin, end, std::span<double>(q));
   for (std::size_t rh = 0; rh < rows * heads; ++rh)
     for (std::size_t i = 0; i < head_dim; ++i) shift[rh] += scale * std::abs(q[rh * head_dim + i]);
@@ -86,12 +88,12 @@ RankVerification verify_outputs(const RankState& state, double tolerance) {
   result.checksum = kFnvOffset;
   const AttentionDims& d = state.dims;
   const auto head_dim = static_cast<std::size_t>(d.head_dim);
-  for (const plan::Shard& shard : state.in.plan.linear_layout.at(static_cast<std::size_t>(state.rank)).shards) {
+  for (const plan::Shard& shard :
+       state.in.plan.linear_layout.at(static_cast<std::size_t>(state.rank)).shards) {
     if (shard.size() <= 0) continue;
     if (const auto missing = state.out().first_missing(shard.seq, shard.begin, shard.end)) {
       if (result.failure.empty()) {
-        result.failure = "sequence " + std::to_string(shard.seq) + " token " +
-                         std::to_string(*missing) +
+        result.failure = "sequence " + std::to_string(shard.seq) + " token " + std::to_string(*missing) +
                          " has no attention output on this rank, which holds it in the linear layout "
                          "(no attention block computed it, or a remap move did not bring it)";
       }
@@ -102,7 +104,9 @@ RankVerification verify_outputs(const RankState& state, double tolerance) {
     const std::vector<double> want = reference_rows(state, shard.seq, shard.begin, shard.end);
     for (std::int64_t t = 0; t < shard.size(); ++t) {
       for (int h = 0; h < d.heads; ++h) {
-        const std::size_t at = (static_cast<std::size_t>(t) * static_cast<std::size_t>(d.heads) + static_cast<std::size_t>(h)) * head_dim;
+        const std::size_t at =
+            (static_cast<std::size_t>(t) * static_cast<std::size_t>(d.heads) + static_cast<std::size_t>(h)) *
+            head_dim;
         double diff = 0, scale = 1e-30;
         for (std::size_t i = at; i < at + head_dim; ++i) {
           diff = std::max(diff, std::abs(static_cast<double>(got[i]) - want[i]));
@@ -114,8 +118,8 @@ RankVerification verify_outputs(const RankState& state, double tolerance) {
         if (!(rel <= tolerance) && result.failure.empty()) {
           char figures[96];
           std::snprintf(figures, sizeof figures, "relative error %.3g > tolerance %.3g", rel, tolerance);
-          result.failure = "sequence " + std::to_string(shard.seq) +
-                           " token " + std::to_string(shard.begin + t) + " head " + std::to_string(h) +
+          result.failure = "sequence " + std::to_string(shard.seq) + " token " +
+                           std::to_string(shard.begin + t) + " head " + std::to_string(h) +
                            ": output differs from the float64 reference (" + figures +
                            "; a missing or doubled attention block, or KV from the wrong rank)";
         }
@@ -127,7 +131,8 @@ RankVerification verify_outputs(const RankState& state, double tolerance) {
 
 void dump_outputs(const RankState& state, const std::filesystem::path& root) {
   std::string system;  // the label as a folder name: {"routing":false} must not become a path
-  for (const char c : state.in.plan.system) system += std::isalnum(static_cast<unsigned char>(c)) || c == '-' ? c : '_';
+  for (const char c : state.in.plan.system)
+    system += std::isalnum(static_cast<unsigned char>(c)) || c == '-' ? c : '_';
   const auto dir = root / (system.empty() ? std::string("plan") : system);
   std::filesystem::create_directories(dir);
   const auto path = dir / ("rank-" + std::to_string(state.rank) + ".hex");
@@ -154,7 +159,8 @@ void dump_outputs(const RankState& state, const std::filesystem::path& root) {
   if (state.in.program.backward) {  // the gradients of the same rows, after the backward pass
     for (const lower::Tensor t : {lower::Tensor::dQ, lower::Tensor::dK, lower::Tensor::dV}) {
       for (const plan::Shard& shard : shards) {
-        out << lower::to_string(t) << " sequence " << shard.seq << " tokens " << shard.begin << " " << shard.end << "\n";
+        out << lower::to_string(t) << " sequence " << shard.seq << " tokens " << shard.begin << " "
+            << shard.end << "\n";
         write_rows(state.own.of(t), shard);
       }
     }

@@ -14,7 +14,7 @@
 namespace zb::reference {
 
 struct RankVerification {
-  double max_rel_error = 0;      // over every (token, head) row checked
+  double max_rel_error = 0;       // over every (token, head) row checked
   std::int64_t rows_checked = 0;  // (token, head) rows
   std::string failure;            // empty when every row is within tolerance
   std::uint64_t checksum = 0;     // FNV-1a of the output rows' bytes, linear layout order
@@ -26,10 +26,10 @@ struct RankVerification {
 [[nodiscard]] RankVerification verify_outputs(const RankState& state, double tolerance);
 
 // Writes <root>/<system label>/rank-<rank>.hex (label characters other than letters, digits and '-'
-// become '_'; a later run of the same system overwrites): per linear-layout shard a header line, then one line per token
-// with the bits of its output row in hex; after a backward pass the same for its dQ, dK and dV rows; the
-// last line is the checksum of them all. Identical runs give identical
-// files, whatever the transport.
+// become '_'; a later run of the same system overwrites): per linear-layout shard a header line, then one
+// line per token with the bits of its output row in hex; after a backward pass the same for its dQ, dK and dV
+// rows; the last line is the checksum of them all. Identical runs give identical files, whatever the
+// transport.
 void dump_outputs(const RankState& state, const std::filesystem::path& root);
 
 }  // namespace zb::reference

@@ -1,7 +1,7 @@
 #pragma once
 // ByteWriter / ByteReader: the payload format of every transport message (message legs, collective rows,
-// fingerprints, result records). Plain memcpy of fixed-size values in this machine's byte order: both ends are
-// the same binary on the same kind of machine, and floats must travel bit for bit.
+// fingerprints, result records). Plain memcpy of fixed-size values in this machine's byte order: both ends
+// are the same binary on the same kind of machine, and floats must travel bit for bit.
 #include <cstdint>
 #include <cstring>
 #include <span>
@@ -16,14 +16,14 @@ namespace zb::reference {
 class ByteWriter {
  public:
   template <typename T>
-    requires std::is_trivially_copyable_v<T>
+  requires std::is_trivially_copyable_v<T>
   void put(const T& value) {
     const auto at = bytes_.size();
     bytes_.resize(at + sizeof(T));
     std::memcpy(bytes_.data() + at, &value, sizeof(T));
   }
   template <typename T>
-    requires std::is_trivially_copyable_v<T>
+  requires std::is_trivially_copyable_v<T>
   void put_span(std::span<const T> values) {
     put<std::uint64_t>(values.size());
     const auto at = bytes_.size();
@@ -43,16 +43,14 @@ class ByteReader {
   explicit ByteReader(std::span<const std::byte> bytes) : bytes_(bytes) {}
 
   template <typename T>
-    requires std::is_trivially_copyable_v<T>
-  T get() {
+  requires std::is_trivially_copyable_v<T> T get() {
     T value;
     std::memcpy(&value, take(sizeof(T)).data(), sizeof(T));
     return value;
   }
   // A length-prefixed array written by put_span, as a view into the payload (no copy).
   template <typename T>
-    requires std::is_trivially_copyable_v<T>
-  std::span<const std::byte> get_span_bytes() {
+  requires std::is_trivially_copyable_v<T> std::span<const std::byte> get_span_bytes() {
     const auto count = get<std::uint64_t>();
     return take(count * sizeof(T));
   }

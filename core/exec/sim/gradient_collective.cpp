@@ -42,7 +42,8 @@ StepProgram step_program(const ClusterSpec& cluster, const WholeIterationSetup& 
   for (int rank = 0; rank < p.world_size; ++rank) {
     const int node = cluster.node_of(rank), local = cluster.local_of(rank);
     // The next member of the rank's data-parallel group on its node: t GPUs on (same tensor index).
-    if (setup.dp.members_per_node > 1) add_message(rank, node * g + (local + setup.tensor) % g, intra_bytes, false);
+    if (setup.dp.members_per_node > 1)
+      add_message(rank, node * g + (local + setup.tensor) % g, intra_bytes, false);
     if (setup.dp.nodes > 1) add_message(rank, ((node + 1) % cluster.nodes) * g + local, inter_bytes, true);
   }
   for (int rank = 0; rank < p.world_size; ++rank) {
@@ -75,17 +76,20 @@ RingStepTimes simulate_ring_steps(const CostModel& cost, const WholeIterationSet
   const TaskGraph graph(s.program);
   const TaskTimes times = simulate_isolated(platform, graph);
   for (const FlowInfo& f : graph.flows()) {
-    const double seconds = times.end[static_cast<std::size_t>(f.task)] - times.start[static_cast<std::size_t>(f.task)];
+    const double seconds =
+        times.end[static_cast<std::size_t>(f.task)] - times.start[static_cast<std::size_t>(f.task)];
     double& level = s.inter_node[static_cast<std::size_t>(f.message)] ? out.inter_node : out.intra_node;
     level = std::max(level, seconds);  // a step is a barrier: it lasts as long as its slowest flow
   }
   return out;
 }
 
-std::vector<BucketCollectiveSeconds> simulate_bucket_seconds(const CostModel& cost, const WholeIterationSetup& setup) {
+std::vector<BucketCollectiveSeconds> simulate_bucket_seconds(const CostModel& cost,
+                                                             const WholeIterationSetup& setup) {
   const int g = setup.dp.members_per_node;
   const int n = setup.dp.nodes;
-  std::map<double, BucketCollectiveSeconds> by_bytes;  // buckets share a handful of sizes (full, and the last)
+  std::map<double, BucketCollectiveSeconds>
+      by_bytes;  // buckets share a handful of sizes (full, and the last)
   std::vector<BucketCollectiveSeconds> out;
   for (const GradientBucket& bucket : setup.buckets) {
     const double bytes = bucket.params * setup.bytes_per_gradient;
@@ -93,7 +97,8 @@ std::vector<BucketCollectiveSeconds> simulate_bucket_seconds(const CostModel& co
     if (it == by_bytes.end()) {
       // The same steps formula_bucket_seconds charges: g−1 of bytes/g inside the node, n−1 of bytes/(g·n)
       // across nodes; the all-gather runs them in reverse, an all-reduce is both.
-      const RingStepTimes step = simulate_ring_steps(cost, setup, bytes / g, bytes / (static_cast<double>(g) * n));
+      const RingStepTimes step =
+          simulate_ring_steps(cost, setup, bytes / g, bytes / (static_cast<double>(g) * n));
       const double one_way = (g - 1) * step.intra_node + (n - 1) * step.inter_node;
       const BucketCollectiveSeconds seconds = setup.sync == GradientSync::all_reduce
                                                   ? BucketCollectiveSeconds{2.0 * one_way, 0.0}

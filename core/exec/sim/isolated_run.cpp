@@ -98,14 +98,16 @@ TaskTimes simulate_isolated(const Platform& platform, const TaskGraph& graph) {
   std::uint64_t n = 0;
   const std::size_t header = sizeof status + sizeof n;
   if (bytes.size() < header) {
-    const std::string how = WIFSIGNALED(wait_status) ? "killed by signal " + std::to_string(WTERMSIG(wait_status))
-                                                     : "exit status " + std::to_string(WEXITSTATUS(wait_status));
+    const std::string how = WIFSIGNALED(wait_status)
+                                ? "killed by signal " + std::to_string(WTERMSIG(wait_status))
+                                : "exit status " + std::to_string(WEXITSTATUS(wait_status));
     throw simulation_error("the SimGrid child process ended without a result (" + how + ")");
   }
   std::memcpy(&status, bytes.data(), sizeof status);
   std::memcpy(&n, bytes.data() + sizeof status, sizeof n);
   if (status != 0) throw simulation_error(bytes.substr(header, n));
-  if (bytes.size() != header + 2 * n * sizeof(double)) throw simulation_error("truncated result from the SimGrid child");
+  if (bytes.size() != header + 2 * n * sizeof(double))
+    throw simulation_error("truncated result from the SimGrid child");
   TaskTimes times;
   times.start.resize(n);
   times.end.resize(n);

@@ -31,18 +31,22 @@ Platform::Platform(const ClusterSpec& cluster, const HardwareProfile& profile)
     for (int local = 0; local < cluster.gpus_per_node; ++local) {
       const auto rank = static_cast<std::size_t>(node * cluster.gpus_per_node + local);
       const std::string gpu = prefix + "-gpu" + std::to_string(local);
-      nvlink_out_[rank] = add_link(gpu + "-nvl-out", LinkKind::nvlink_out, node, local, cluster.nvlink.bandwidth,
-                                   cluster.nvlink.latency + profile.nvlink_transfer_overhead);
-      nvlink_in_[rank] = add_link(gpu + "-nvl-in", LinkKind::nvlink_in, node, local, cluster.nvlink.bandwidth, 0.0);
+      nvlink_out_[rank] =
+          add_link(gpu + "-nvl-out", LinkKind::nvlink_out, node, local, cluster.nvlink.bandwidth,
+                   cluster.nvlink.latency + profile.nvlink_transfer_overhead);
+      nvlink_in_[rank] =
+          add_link(gpu + "-nvl-in", LinkKind::nvlink_in, node, local, cluster.nvlink.bandwidth, 0.0);
       if (cluster.pcie_bandwidth) {
-        pcie_up_[rank] = add_link(gpu + "-pcie-up", LinkKind::pcie, node, local, *cluster.pcie_bandwidth, 0.0);
-        pcie_down_[rank] = add_link(gpu + "-pcie-down", LinkKind::pcie, node, local, *cluster.pcie_bandwidth, 0.0);
+        pcie_up_[rank] =
+            add_link(gpu + "-pcie-up", LinkKind::pcie, node, local, *cluster.pcie_bandwidth, 0.0);
+        pcie_down_[rank] =
+            add_link(gpu + "-pcie-down", LinkKind::pcie, node, local, *cluster.pcie_bandwidth, 0.0);
       }
     }
     for (int nic = 0; nic < cluster.nics_per_node; ++nic) {
       const std::string name = prefix + "-nic" + std::to_string(nic);
       nic_tx_.push_back(add_link(name + "-tx", LinkKind::nic_tx, node, nic, cluster.nic.bandwidth,
-                                  cluster.nic.latency + profile.nic_transfer_overhead));
+                                 cluster.nic.latency + profile.nic_transfer_overhead));
       nic_rx_.push_back(add_link(name + "-rx", LinkKind::nic_rx, node, nic, cluster.nic.bandwidth, 0.0));
     }
   }
@@ -53,11 +57,13 @@ Platform::Platform(const ClusterSpec& cluster, const HardwareProfile& profile)
     }
     pcie_never_binds_ = *cluster.pcie_bandwidth >= cluster.nic.bandwidth;
     for (int nic : cluster.gpu_to_nic) {
-      if (nic < 0 || nic >= cluster.nics_per_node || gpus_on_nic[static_cast<std::size_t>(nic)] != 1) pcie_never_binds_ = false;
+      if (nic < 0 || nic >= cluster.nics_per_node || gpus_on_nic[static_cast<std::size_t>(nic)] != 1)
+        pcie_never_binds_ = false;
     }
   }
   if (cluster.nodes > 1 && cluster.oversubscription > 1.0) {
-    const double capacity = cluster.nodes * cluster.nics_per_node * cluster.nic.bandwidth / cluster.oversubscription;
+    const double capacity =
+        cluster.nodes * cluster.nics_per_node * cluster.nic.bandwidth / cluster.oversubscription;
     core_ = add_link("core", LinkKind::core, -1, -1, capacity, 0.0);
   }
 }

@@ -56,8 +56,9 @@ class Driver {
     engine_->run();
     for (std::size_t t = 0; t < tasks.size(); ++t) {
       if (times_.end[t] < 0) {
-        throw std::runtime_error("the simulation stopped with task " + std::to_string(t) +
-                                 " never run: the program's dependencies cannot all be met (lower::verify names the cycle)");
+        throw std::runtime_error(
+            "the simulation stopped with task " + std::to_string(t) +
+            " never run: the program's dependencies cannot all be met (lower::verify names the cycle)");
       }
     }
   }
@@ -67,7 +68,8 @@ class Driver {
  private:
   void build_platform() {
     auto* zone = sg::create_full_zone("cluster");
-    for (int r = 0; r < graph_.world_size(); ++r) hosts_.push_back(zone->create_host(platform_.host_name(r), kHostSpeed)->seal());
+    for (int r = 0; r < graph_.world_size(); ++r)
+      hosts_.push_back(zone->create_host(platform_.host_name(r), kHostSpeed)->seal());
     for (const auto& l : platform_.links()) {
       links_.push_back(zone->create_link(l.name, l.bandwidth)->set_latency(l.latency)->seal());
     }
@@ -106,7 +108,8 @@ class Driver {
         }
         break;
       case TaskKind::flow: {
-        sg::CommPtr comm = sg::Comm::sendto_init(hosts_[static_cast<std::size_t>(t.rank)], hosts_[static_cast<std::size_t>(t.dst)]);
+        sg::CommPtr comm = sg::Comm::sendto_init(hosts_[static_cast<std::size_t>(t.rank)],
+                                                 hosts_[static_cast<std::size_t>(t.dst)]);
         comm->set_payload_size(static_cast<std::uint64_t>(t.amount + 0.5));
         // The task id rides on the Comm, so its completion finds the task without a lookup table.
         comm->set_data(reinterpret_cast<void*>(static_cast<std::intptr_t>(task)));
@@ -164,8 +167,9 @@ TaskTimes simulate_in_this_process(const Platform& platform, const TaskGraph& gr
   // factors), TCP-gamma 0 removes the window bound and crosstraffic 0 the 5 % reverse-path load, so a
   // lone flow takes exactly latency + bytes / bandwidth and flows on one link share it equally.
   xbt_log_control_set("root.thresh:critical");
-  std::vector<std::string> args = {"zeppelin-bench-sim", "--log=root.thresh:critical", "--cfg=network/model:CM02",
-                                    "--cfg=network/TCP-gamma:0", "--cfg=network/crosstraffic:0"};
+  std::vector<std::string> args = {"zeppelin-bench-sim", "--log=root.thresh:critical",
+                                   "--cfg=network/model:CM02", "--cfg=network/TCP-gamma:0",
+                                   "--cfg=network/crosstraffic:0"};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   int argc = static_cast<int>(argv.size());
@@ -178,8 +182,8 @@ TaskTimes simulate_in_this_process(const Platform& platform, const TaskGraph& gr
 }
 
 std::string simgrid_version() {
-  return "SimGrid " + std::to_string(SIMGRID_VERSION_MAJOR) + "." + std::to_string(SIMGRID_VERSION_MINOR) + "." +
-         std::to_string(SIMGRID_VERSION_PATCH);
+  return "SimGrid " + std::to_string(SIMGRID_VERSION_MAJOR) + "." + std::to_string(SIMGRID_VERSION_MINOR) +
+         "." + std::to_string(SIMGRID_VERSION_PATCH);
 }
 
 }  // namespace zb::sim

@@ -16,8 +16,9 @@
 namespace zb::sim {
 
 struct TaskTimes {
-  std::vector<double> start;  // when the task began (compute: when the stream picked it; flow: first byte out)
-  std::vector<double> end;    // when it completed (flow: last byte in)
+  std::vector<double>
+      start;                // when the task began (compute: when the stream picked it; flow: first byte out)
+  std::vector<double> end;  // when it completed (flow: last byte in)
 };
 
 // In a forked child (see above). Throws zb::Error(runtime) with the child's message when it fails.

@@ -16,7 +16,8 @@ TaskGraph::TaskGraph(const lower::Program& program, const TaskGraphOptions& opti
   for (std::size_t r = 0; r < world; ++r) instrs_[r].resize(program.ranks[r].instrs.size());
   // 1. Tasks: per instruction (a send creates its pair's rendezvous and flow), then per collective.
   for (int r = 0; r < program.world_size; ++r) {
-    for (std::size_t i = 0; i < program.ranks[static_cast<std::size_t>(r)].instrs.size(); ++i) add_instr_tasks(r, static_cast<int>(i));
+    for (std::size_t i = 0; i < program.ranks[static_cast<std::size_t>(r)].instrs.size(); ++i)
+      add_instr_tasks(r, static_cast<int>(i));
   }
   for (std::size_t c = 0; c < program.collectives.size(); ++c) add_collective(static_cast<int>(c));
   // 2. Edges: dependencies, the compute stream's list order, the barrier between passes.
@@ -35,15 +36,20 @@ TaskGraph::TaskGraph(const lower::Program& program, const TaskGraphOptions& opti
         }
         // A streamed relay: posted once the first chunk has arrived; chunk c leaves after chunk c arrived.
         add_edge(dep.flows.front(), t.gate);
-        for (std::size_t c = 1; c < t.flows.size() && c < dep.flows.size(); ++c) add_edge(dep.flows[c], t.flows[c]);
+        for (std::size_t c = 1; c < t.flows.size() && c < dep.flows.size(); ++c)
+          add_edge(dep.flows[c], t.flows[c]);
       }
       if (lower::is_compute(in)) {
-        if (previous_compute >= 0) add_edge(instrs_[static_cast<std::size_t>(r)][static_cast<std::size_t>(previous_compute)].done, t.gate);
+        if (previous_compute >= 0)
+          add_edge(instrs_[static_cast<std::size_t>(r)][static_cast<std::size_t>(previous_compute)].done,
+                   t.gate);
         previous_compute = static_cast<int>(i);
       }
       if (barrier_ >= 0) {
-        if (in.pass == Pass::fwd) add_edge(t.done, barrier_);
-        else add_edge(barrier_, t.gate);
+        if (in.pass == Pass::fwd)
+          add_edge(t.done, barrier_);
+        else
+          add_edge(barrier_, t.gate);
       }
     }
   }
@@ -159,7 +165,8 @@ void TaskGraph::add_collective(int c) {
     for (int k = 0; k < p; ++k) {
       // Ring steps pass to the next member; all-to-all step s sends to the member s + 1 places on.
       const int shift = col.kind == CollectiveKind::all_to_all ? s + 1 : 1;
-      const int src = col.ranks[static_cast<std::size_t>(k)], dst = col.ranks[static_cast<std::size_t>((k + shift) % p)];
+      const int src = col.ranks[static_cast<std::size_t>(k)],
+                dst = col.ranks[static_cast<std::size_t>((k + shift) % p)];
       const int flow = add_flow(src, dst, step_bytes, -1, -1, -1);
       add_edge(previous, flow);
       add_edge(flow, joined);

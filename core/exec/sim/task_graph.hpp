@@ -33,7 +33,7 @@ struct Task {
 // A flow's role, for trace events and link loads.
 struct FlowInfo {
   int task = -1;
-  int message = -1;   // the Program message it moves part of
+  int message = -1;                     // the Program message it moves part of
   int send_rank = -1, send_instr = -1;  // the send leg (−1 for collective ring steps)
 };
 

@@ -32,16 +32,19 @@ std::vector<TimeSpan> message_spans(const TaskGraph& graph, const TaskTimes& tim
       TimeSpan& span = spans[static_cast<std::size_t>(in.message)];
       const Message& m = p.messages[static_cast<std::size_t>(in.message)];
       if (in.kind == InstrKind::send && r == m.src) {
-        const int first = t.flows.empty() ? t.done : t.flows.front();  // a chunked leg starts with its first chunk
+        const int first =
+            t.flows.empty() ? t.done : t.flows.front();  // a chunked leg starts with its first chunk
         span.start = std::min(span.start, times.start[static_cast<std::size_t>(first)]);
       }
-      if (in.kind == InstrKind::recv && in.last_leg) span.end = std::max(span.end, times.end[static_cast<std::size_t>(t.done)]);
+      if (in.kind == InstrKind::recv && in.last_leg)
+        span.end = std::max(span.end, times.end[static_cast<std::size_t>(t.done)]);
     }
   }
   return spans;
 }
 
-void add_instr_events(const TaskGraph& graph, const TaskTimes& times, const std::vector<TimeSpan>& spans, Trace& trace) {
+void add_instr_events(const TaskGraph& graph, const TaskTimes& times, const std::vector<TimeSpan>& spans,
+                      Trace& trace) {
   const lower::Program& p = graph.program();
   std::vector<char> seen(p.messages.size() * 2, 0);  // one send event and one recv event per message
   for (int r = 0; r < p.world_size; ++r) {
@@ -50,20 +53,24 @@ void add_instr_events(const TaskGraph& graph, const TaskTimes& times, const std:
       const Instr& in = list[i];
       const InstrTasks& t = graph.of(r, static_cast<int>(i));
       if (lower::is_compute(in)) {
-        TraceEvent e = event_of(r, in, Stream::compute, in.kind == InstrKind::attention ? EventCategory::attention : EventCategory::gemm);
+        TraceEvent e =
+            event_of(r, in, Stream::compute,
+                     in.kind == InstrKind::attention ? EventCategory::attention : EventCategory::gemm);
         e.start = times.start[static_cast<std::size_t>(t.gate)];
         e.end = times.end[static_cast<std::size_t>(t.done)];
         e.flops = in.flops;
         trace.events.push_back(std::move(e));
       } else if (in.kind == InstrKind::collective) {
-        TraceEvent e = event_of(r, in, Stream::comm, collective_category(p.collectives[static_cast<std::size_t>(in.collective)]));
+        TraceEvent e = event_of(r, in, Stream::comm,
+                                collective_category(p.collectives[static_cast<std::size_t>(in.collective)]));
         double start = std::numeric_limits<double>::infinity();
         for (const int f : t.flows) start = std::min(start, times.start[static_cast<std::size_t>(f)]);
         e.start = t.flows.empty() ? times.end[static_cast<std::size_t>(t.gate)] : start;
         e.end = times.end[static_cast<std::size_t>(t.done)];
         e.bytes = static_cast<double>(in.bytes);
         trace.events.push_back(std::move(e));
-      } else if ((in.kind == InstrKind::send || in.kind == InstrKind::recv) && in.stream == lower::Stream::comm) {
+      } else if ((in.kind == InstrKind::send || in.kind == InstrKind::recv) &&
+                 in.stream == lower::Stream::comm) {
         // The rank's own transfer: one event per message and end, whatever its legs.
         const Message& m = p.messages[static_cast<std::size_t>(in.message)];
         const bool is_send = in.kind == InstrKind::send;
@@ -181,18 +188,21 @@ Trace build_trace(const Platform& platform, const TaskGraph& graph, const TaskTi
   add_instr_events(graph, times, spans, trace);
   add_leg_events(graph, times, trace);
   std::stable_sort(trace.events.begin(), trace.events.end(), [](const TraceEvent& a, const TraceEvent& b) {
-    return std::tie(a.pass, a.rank, a.stream, a.start, a.op) < std::tie(b.pass, b.rank, b.stream, b.start, b.op);
+    return std::tie(a.pass, a.rank, a.stream, a.start, a.op) <
+           std::tie(b.pass, b.rank, b.stream, b.start, b.op);
   });
 
   for (std::size_t mi = 0; mi < p.messages.size(); ++mi) {
     const Message& m = p.messages[mi];
-    if ((m.purpose != lower::Purpose::kv && m.purpose != lower::Purpose::dkv) || m.group < 0 || m.step < 0) continue;
+    if ((m.purpose != lower::Purpose::kv && m.purpose != lower::Purpose::dkv) || m.group < 0 || m.step < 0)
+      continue;
     if (!(spans[mi].start <= spans[mi].end)) continue;
     RingStepTransfer r;
     r.group = m.group;
     r.step = m.step;
     r.group_level = plan.groups.at(static_cast<std::size_t>(m.group)).level;
-    r.level = m.src / p.gpus_per_node == m.dst / p.gpus_per_node ? plan::Level::intra_node : plan::Level::inter_node;
+    r.level = m.src / p.gpus_per_node == m.dst / p.gpus_per_node ? plan::Level::intra_node
+                                                                 : plan::Level::inter_node;
     r.pass = m.pass;
     r.micro_batch = m.micro_batch;
     r.src = m.src;

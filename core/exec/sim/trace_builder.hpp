@@ -10,11 +10,13 @@
 
 namespace zb::sim {
 
-[[nodiscard]] Trace build_trace(const Platform& platform, const TaskGraph& graph, const TaskTimes& times, int layers);
+[[nodiscard]] Trace build_trace(const Platform& platform, const TaskGraph& graph, const TaskTimes& times,
+                                int layers);
 
 // Per-link load from the flows' times. A flow's rate is taken as constant over its bandwidth phase
 // (start + route latency to end): exact for the bytes and the busy time of every link, an average for
 // the shape of the series while max-min sharing changed the flow's rate (docs/SIMULATOR.md).
-[[nodiscard]] std::vector<LinkLoad> link_loads(const Platform& platform, const TaskGraph& graph, const TaskTimes& times);
+[[nodiscard]] std::vector<LinkLoad> link_loads(const Platform& platform, const TaskGraph& graph,
+                                               const TaskTimes& times);
 
 }  // namespace zb::sim

@@ -19,7 +19,8 @@
 namespace zb::qualify {
 namespace {
 
-void measure_kernels(const Scenario& scenario, const GpuCalibrationSweep& sweep, int rank, CalibrationSamples& out) {
+void measure_kernels(const Scenario& scenario, const GpuCalibrationSweep& sweep, int rank,
+                     CalibrationSamples& out) {
   const gpu::Repeats repeats{sweep.warmup, sweep.repetitions};
   const ModelSpec& model = scenario.model;
   if (const std::string why = gpu::attention_unavailable_reason(); !why.empty())
@@ -27,8 +28,10 @@ void measure_kernels(const Scenario& scenario, const GpuCalibrationSweep& sweep,
                "build with cudnn-frontend (scripts/install-deps.sh) on a machine where libcudnn 9 loads");
   for (const int tokens : sweep.attention_tokens) {
     const double pairs = static_cast<double>(tokens) * (tokens + 1) / 2.0;
-    const double flops = 4.0 * model.hidden * pairs;  // CostModel::attention_fwd_flops, as the reference's calibration
-    const gpu::AttentionSeconds t = gpu::time_attention(tokens, model.heads, model.kv_heads, model.head_dim(), true, repeats, rank);
+    const double flops =
+        4.0 * model.hidden * pairs;  // CostModel::attention_fwd_flops, as the reference's calibration
+    const gpu::AttentionSeconds t =
+        gpu::time_attention(tokens, model.heads, model.kv_heads, model.head_dim(), true, repeats, rank);
     out.attention_forward.push_back({flops, static_cast<double>(tokens), t.forward});
     out.attention_backward.push_back({flops, static_cast<double>(tokens), t.backward});
   }
@@ -36,8 +39,10 @@ void measure_kernels(const Scenario& scenario, const GpuCalibrationSweep& sweep,
   for (const auto& g : cost.layer_gemms()) {
     if (g.n <= 0 || g.k <= 0) continue;
     for (const int m : sweep.gemm_rows) {
-      const double seconds = gpu::time_gemm(m, static_cast<std::int64_t>(g.n), static_cast<std::int64_t>(g.k), repeats, rank);
-      out.gemm.push_back({gemm_flops(m, static_cast<std::int64_t>(g.n), static_cast<std::int64_t>(g.k)), static_cast<double>(m), seconds});
+      const double seconds =
+          gpu::time_gemm(m, static_cast<std::int64_t>(g.n), static_cast<std::int64_t>(g.k), repeats, rank);
+      out.gemm.push_back({gemm_flops(m, static_cast<std::int64_t>(g.n), static_cast<std::int64_t>(g.k)),
+                          static_cast<double>(m), seconds});
     }
   }
 }
@@ -79,7 +84,8 @@ CalibrationSamples measure_for_calibration_cuda(const Scenario& scenario, const 
   if (cluster.gpus_per_node > 1)
     out.nvlink = gpu::message_times(*world, 0, 1, sweep.transfer_bytes, sweep.warmup, sweep.repetitions);
   if (cluster.nodes > 1)
-    out.nic = gpu::message_times(*world, 0, cluster.gpus_per_node, sweep.transfer_bytes, sweep.warmup, sweep.repetitions);
+    out.nic = gpu::message_times(*world, 0, cluster.gpus_per_node, sweep.transfer_bytes, sweep.warmup,
+                                 sweep.repetitions);
   gather_points(*world, out.attention_forward);
   gather_points(*world, out.attention_backward);
   gather_points(*world, out.gemm);

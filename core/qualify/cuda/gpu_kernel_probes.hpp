@@ -29,12 +29,13 @@ struct AttentionSeconds {
   double backward = 0;  // 0 unless asked for
 };
 // One causal sequence of `tokens` rows, GQA by kv_heads.
-[[nodiscard]] AttentionSeconds time_attention(std::int64_t tokens, int heads, int kv_heads, int head_dim, bool backward,
-                                              Repeats repeats, int rank);
+[[nodiscard]] AttentionSeconds time_attention(std::int64_t tokens, int heads, int kv_heads, int head_dim,
+                                              bool backward, Repeats repeats, int rank);
 
 // qualify's compute figures of this GPU (named node `node`, GPU `gpu`): every GEMM and attention shape
 // of the sweep that fits in `memory_bytes`; what was left out, and why, goes to `notes`.
 [[nodiscard]] std::vector<Measurement> run_gpu_compute_probes(int node, int gpu, const GpuComputeSweep& sweep,
-                                                              double memory_bytes, int rank, std::vector<std::string>& notes);
+                                                              double memory_bytes, int rank,
+                                                              std::vector<std::string>& notes);
 
 }  // namespace zb::qualify::gpu

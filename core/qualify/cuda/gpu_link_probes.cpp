@@ -24,7 +24,10 @@ struct Links {
   DeviceMemory out, in, small;
 
   Links(cuda::CudaWorld& w, const ClusterSpec& c, const GpuLinkSweep& s)
-      : world(w), cluster(c), sweep(s), stream(w.rank()),
+      : world(w),
+        cluster(c),
+        sweep(s),
+        stream(w.rank()),
         out(static_cast<std::size_t>(s.bytes), w.rank(), "qualify links: send buffer"),
         in(static_cast<std::size_t>(s.bytes), w.rank(), "qualify links: receive buffer"),
         small(2 * kSmall, w.rank(), "qualify links: latency buffer") {
@@ -32,10 +35,12 @@ struct Links {
   }
 
   void send(const void* data, std::size_t bytes, int peer, const std::string& what) {
-    cuda::check_nccl(ncclSend(data, bytes, ncclInt8, peer, world.world(), stream.get()), world.rank(), "ncclSend", what);
+    cuda::check_nccl(ncclSend(data, bytes, ncclInt8, peer, world.world(), stream.get()), world.rank(),
+                     "ncclSend", what);
   }
   void recv(void* data, std::size_t bytes, int peer, const std::string& what) {
-    cuda::check_nccl(ncclRecv(data, bytes, ncclInt8, peer, world.world(), stream.get()), world.rank(), "ncclRecv", what);
+    cuda::check_nccl(ncclRecv(data, bytes, ncclInt8, peer, world.world(), stream.get()), world.rank(),
+                     "ncclRecv", what);
   }
   [[nodiscard]] std::string gpu(int rank) const {
     return fmt::format("node {} GPU {}", cluster.node_of(rank), cluster.local_of(rank));
@@ -49,9 +54,13 @@ std::optional<double> latency(Links& x, int src, int dst) {
   const int rounds = x.sweep.round_trips;
   char* small = static_cast<char*>(x.small.get());
   if (x.world.rank() == src) {
-    const double seconds = median_seconds(x.stream, 1, 1, [&] {
-      for (int i = 0; i < rounds; ++i) x.send(small, kSmall, dst, what), x.recv(small + kSmall, kSmall, dst, what);
-    }, x.world.rank(), what);
+    const double seconds = median_seconds(
+        x.stream, 1, 1,
+        [&] {
+          for (int i = 0; i < rounds; ++i)
+            x.send(small, kSmall, dst, what), x.recv(small + kSmall, kSmall, dst, what);
+        },
+        x.world.rank(), what);
     return seconds / (2.0 * rounds);
   }
   for (int i = 0; i < 2 * rounds; ++i) x.recv(small, kSmall, src, what), x.send(small, kSmall, src, what);
@@ -64,19 +73,28 @@ std::optional<double> transfer(Links& x, int src, int dst, int warmup, const std
   const auto bytes = static_cast<std::size_t>(x.sweep.bytes);
   char* small = static_cast<char*>(x.small.get());
   if (x.world.rank() == src)
-    return median_seconds(x.stream, warmup, x.sweep.repetitions, [&] {
-      x.send(x.out.get(), bytes, dst, what);
-      x.recv(small, kAck, dst, what);
-    }, x.world.rank(), what);
-  for (int i = 0; i < warmup + x.sweep.repetitions; ++i) x.recv(x.in.get(), bytes, src, what), x.send(small, kAck, src, what);
+    return median_seconds(
+        x.stream, warmup, x.sweep.repetitions,
+        [&] {
+          x.send(x.out.get(), bytes, dst, what);
+          x.recv(small, kAck, dst, what);
+        },
+        x.world.rank(), what);
+  for (int i = 0; i < warmup + x.sweep.repetitions; ++i)
+    x.recv(x.in.get(), bytes, src, what), x.send(small, kAck, src, what);
   x.stream.synchronize(x.world.rank(), what);
   return std::nullopt;
 }
 
 Measurement link_figure(const Links& x, Probe probe, int src, int dst, double seconds) {
   const ClusterSpec& c = x.cluster;
-  Measurement m{.probe = probe, .subject = x.link(src, dst), .shape = transfer_shape_label(x.sweep.bytes), .node = c.node_of(src),
-                .gpu = c.local_of(src), .peer_node = c.node_of(dst), .peer_gpu = c.local_of(dst),
+  Measurement m{.probe = probe,
+                .subject = x.link(src, dst),
+                .shape = transfer_shape_label(x.sweep.bytes),
+                .node = c.node_of(src),
+                .gpu = c.local_of(src),
+                .peer_node = c.node_of(dst),
+                .peer_gpu = c.local_of(dst),
                 .value = static_cast<double>(x.sweep.bytes) / seconds};
   if (probe != Probe::p2p_intra) {
     m.nic = c.nic_of(src);
@@ -108,15 +126,16 @@ void all_rails_step(Links& x, int node, std::vector<Measurement>& out) {
   if (sender || receiver) static_cast<void>(transfer(x, src, dst, 0, what + " (warm-up)"));
   device_barrier(x.world);
   if (sender || receiver)
-    if (const std::optional<double> seconds = transfer(x, src, dst, 0, what)) out.push_back(link_figure(x, Probe::all_rails, src, dst, *seconds));
+    if (const std::optional<double> seconds = transfer(x, src, dst, 0, what))
+      out.push_back(link_figure(x, Probe::all_rails, src, dst, *seconds));
   device_barrier(x.world);
 }
 
 // One routed transfer: chunk k of a path crosses hop h (path[h] → path[h+1]) in round k + h, so a proxy
 // forwards a chunk in the round after it arrived (stream order keeps that safe) while receiving the
 // next; every rank groups its calls of a round, and matching calls sit in the same round on both ends.
-void routed_rounds(Links& x, const std::vector<std::vector<int>>& paths, std::int64_t chunks, std::int64_t chunk,
-                   const std::string& what) {
+void routed_rounds(Links& x, const std::vector<std::vector<int>>& paths, std::int64_t chunks,
+                   std::int64_t chunk, const std::string& what) {
   const int me = x.world.rank();
   std::size_t longest = 0;
   for (const auto& path : paths) longest = std::max(longest, path.size());
@@ -127,12 +146,18 @@ void routed_rounds(Links& x, const std::vector<std::vector<int>>& paths, std::in
       const auto at = std::find(paths[p].begin(), paths[p].end(), me);
       if (at == paths[p].end()) continue;
       const auto i = static_cast<std::int64_t>(at - paths[p].begin());
-      const auto offset = [&](std::int64_t k) { return static_cast<std::size_t>((static_cast<std::int64_t>(p) * chunks + k) * chunk); };
+      const auto offset = [&](std::int64_t k) {
+        return static_cast<std::size_t>((static_cast<std::int64_t>(p) * chunks + k) * chunk);
+      };
       const std::int64_t incoming = r - (i - 1), outgoing = r - i;
       const bool receives = i > 0 && incoming >= 0 && incoming < chunks;
-      const bool sends = i + 1 < static_cast<std::int64_t>(paths[p].size()) && outgoing >= 0 && outgoing < chunks;
-      if ((receives || sends) && !grouped) grouped = true, cuda::check_nccl(ncclGroupStart(), me, "ncclGroupStart", what);
-      if (receives) x.recv(static_cast<char*>(x.in.get()) + offset(incoming), static_cast<std::size_t>(chunk), paths[p][i - 1], what);
+      const bool sends =
+          i + 1 < static_cast<std::int64_t>(paths[p].size()) && outgoing >= 0 && outgoing < chunks;
+      if ((receives || sends) && !grouped)
+        grouped = true, cuda::check_nccl(ncclGroupStart(), me, "ncclGroupStart", what);
+      if (receives)
+        x.recv(static_cast<char*>(x.in.get()) + offset(incoming), static_cast<std::size_t>(chunk),
+               paths[p][i - 1], what);
       if (sends) {
         const char* from = static_cast<const char*>(i == 0 ? x.out.get() : x.in.get());
         x.send(from + offset(outgoing), static_cast<std::size_t>(chunk), paths[p][i + 1], what);
@@ -156,9 +181,15 @@ void routed_step(Links& x, std::vector<Measurement>& out) {
     if (me == src) x.recv(ack, kAck, dst, what);
   };
   if (me == src) {
-    const double seconds = median_seconds(x.stream, x.sweep.warmup, x.sweep.repetitions, one_transfer, me, what);
-    out.push_back({.probe = Probe::routed, .subject = fmt::format("{} over {} NICs", x.link(src, dst), parts),
-                   .shape = transfer_shape_label(x.sweep.bytes), .node = 0, .gpu = 0, .peer_node = 1, .peer_gpu = 0,
+    const double seconds =
+        median_seconds(x.stream, x.sweep.warmup, x.sweep.repetitions, one_transfer, me, what);
+    out.push_back({.probe = Probe::routed,
+                   .subject = fmt::format("{} over {} NICs", x.link(src, dst), parts),
+                   .shape = transfer_shape_label(x.sweep.bytes),
+                   .node = 0,
+                   .gpu = 0,
+                   .peer_node = 1,
+                   .peer_gpu = 0,
                    .value = static_cast<double>(chunks * parts * chunk) / seconds});
   } else {
     for (int i = 0; i < x.sweep.warmup + x.sweep.repetitions; ++i) one_transfer();
@@ -174,12 +205,14 @@ void device_barrier(cuda::CudaWorld& world) {
   cuda::check_cuda(cudaDeviceSynchronize(), rank, "cudaDeviceSynchronize", "qualify: barrier between steps");
   const Stream stream(rank);
   const DeviceMemory token(sizeof(int), rank, "qualify: barrier token");
-  cuda::check_nccl(ncclAllReduce(token.get(), token.get(), 1, ncclInt32, ncclSum, world.world(), stream.get()), rank,
-                   "ncclAllReduce", "qualify: barrier between steps");
+  cuda::check_nccl(
+      ncclAllReduce(token.get(), token.get(), 1, ncclInt32, ncclSum, world.world(), stream.get()), rank,
+      "ncclAllReduce", "qualify: barrier between steps");
   stream.synchronize(rank, "qualify: barrier between steps");
 }
 
-std::vector<Measurement> run_gpu_link_probes(cuda::CudaWorld& world, const ClusterSpec& c, const GpuLinkSweep& sweep) {
+std::vector<Measurement> run_gpu_link_probes(cuda::CudaWorld& world, const ClusterSpec& c,
+                                             const GpuLinkSweep& sweep) {
   validate(sweep);
   Links x(world, c, sweep);
   std::vector<Measurement> out;
@@ -187,9 +220,11 @@ std::vector<Measurement> run_gpu_link_probes(cuda::CudaWorld& world, const Clust
   device_barrier(world);
   if (g > 1)
     for (int n = 0; n < c.nodes; ++n)
-      for (int local = 0; local < g; ++local) pair_step(x, Probe::p2p_intra, n * g + local, n * g + (local + 1) % g, out);
+      for (int local = 0; local < g; ++local)
+        pair_step(x, Probe::p2p_intra, n * g + local, n * g + (local + 1) % g, out);
   for (int n = 0; n + 1 < c.nodes; ++n)
-    for (int local = 0; local < g; ++local) pair_step(x, Probe::p2p_rail, n * g + local, (n + 1) * g + local, out);
+    for (int local = 0; local < g; ++local)
+      pair_step(x, Probe::p2p_rail, n * g + local, (n + 1) * g + local, out);
   for (int n = 0; n + 1 < c.nodes; ++n) all_rails_step(x, n, out);
   if (c.nodes > 1) routed_step(x, out);
   return out;
@@ -199,8 +234,9 @@ std::vector<Measurement> run_gpu_link_probes(cuda::CudaWorld& world, const Clust
 
 namespace zb::qualify::gpu {
 
-std::vector<TransferPoint> message_times(cuda::CudaWorld& world, int a, int b, const std::vector<std::int64_t>& sizes,
-                                         int warmup, int repetitions) {
+std::vector<TransferPoint> message_times(cuda::CudaWorld& world, int a, int b,
+                                         const std::vector<std::int64_t>& sizes, int warmup,
+                                         int repetitions) {
   std::vector<TransferPoint> points;
   const int me = world.rank();
   if (me == a || me == b) {
@@ -211,7 +247,8 @@ std::vector<TransferPoint> message_times(cuda::CudaWorld& world, int a, int b, c
         back(static_cast<std::size_t>(largest), me, "calibrate: reply buffer");
     there.fill_bf16(8, me);
     for (const std::int64_t bytes : sizes) {
-      const std::string what = fmt::format("calibrate: {} message rank {} ↔ rank {}", transfer_shape_label(bytes), a, b);
+      const std::string what =
+          fmt::format("calibrate: {} message rank {} ↔ rank {}", transfer_shape_label(bytes), a, b);
       const auto size = static_cast<std::size_t>(bytes);
       const auto call = [&](bool sending, void* data) {
         const ncclResult_t code = sending ? ncclSend(data, size, ncclInt8, peer, world.world(), stream.get())
@@ -219,8 +256,8 @@ std::vector<TransferPoint> message_times(cuda::CudaWorld& world, int a, int b, c
         cuda::check_nccl(code, me, sending ? "ncclSend" : "ncclRecv", what);
       };
       if (me == a) {
-        const double round_trip = median_seconds(stream, warmup, repetitions, [&] { call(true, there.get()), call(false, back.get()); },
-                                                 me, what);
+        const double round_trip = median_seconds(
+            stream, warmup, repetitions, [&] { call(true, there.get()), call(false, back.get()); }, me, what);
         points.push_back({static_cast<double>(bytes), round_trip / 2});
       } else {
         for (int i = 0; i < warmup + repetitions; ++i) call(false, back.get()), call(true, back.get());

@@ -36,6 +36,7 @@ namespace zb::qualify::gpu {
 // one-way time = half the median round trip after `warmup` round trips. Only a and b move bytes; the
 // points are returned on `a` (empty elsewhere). Every rank calls it, and it ends with a device barrier.
 [[nodiscard]] std::vector<TransferPoint> message_times(cuda::CudaWorld& world, int a, int b,
-                                                       const std::vector<std::int64_t>& sizes, int warmup, int repetitions);
+                                                       const std::vector<std::int64_t>& sizes, int warmup,
+                                                       int repetitions);
 
 }  // namespace zb::qualify::gpu

@@ -25,7 +25,8 @@ std::vector<char> encode(const std::vector<Measurement>& figures, const std::vec
   return {text.begin(), text.end()};
 }
 
-void decode(const std::vector<char>& bytes, std::vector<Measurement>& figures, std::vector<std::string>& notes) {
+void decode(const std::vector<char>& bytes, std::vector<Measurement>& figures,
+            std::vector<std::string>& notes) {
   const nlohmann::json json = nlohmann::json::parse(bytes.begin(), bytes.end());
   for (const auto& entry : json.at("figures")) figures.push_back(measurement_from_json(entry));
   for (const auto& note : json.at("notes")) notes.push_back(note.get<std::string>());
@@ -33,8 +34,12 @@ void decode(const std::vector<char>& bytes, std::vector<Measurement>& figures, s
 
 }  // namespace
 
-bool cuda_probes_built() { return true; }
-std::string cuda_probes_missing_reason() { return {}; }
+bool cuda_probes_built() {
+  return true;
+}
+std::string cuda_probes_missing_reason() {
+  return {};
+}
 
 QualifyResult run_qualify_cuda(const Scenario& scenario, const QualifyOptions& options) {
   validate(options.gpu_compute);
@@ -49,12 +54,14 @@ QualifyResult run_qualify_cuda(const Scenario& scenario, const QualifyOptions& o
     require_usable_gpu("qualify", [] { static_cast<void>(cuda::usable_device_count()); });
     cuda::check_cuda(cudaSetDevice(0), 0, "cudaSetDevice", "qualify: GPU 0");
     const gpu::DeviceFacts device = gpu::current_device(0);
-    std::vector<Measurement> figures = gpu::run_gpu_compute_probes(0, 0, options.gpu_compute, device.memory_bytes, 0, result.notes);
+    std::vector<Measurement> figures =
+        gpu::run_gpu_compute_probes(0, 0, options.gpu_compute, device.memory_bytes, 0, result.notes);
     result.verdicts = evaluate(figures, options.floors);
     result.notes.insert(result.notes.begin(), "measured on " + device.name + " (GPU 0 of this machine)");
     if (cluster.world_size() > 1)
-      result.notes.push_back("one process: only GPU 0's compute figures were measured, as node 0 GPU 0; run under mpirun -np " +
-                             std::to_string(cluster.world_size()) + " (one process per GPU) to measure every GPU and link");
+      result.notes.push_back(
+          "one process: only GPU 0's compute figures were measured, as node 0 GPU 0; run under mpirun -np " +
+          std::to_string(cluster.world_size()) + " (one process per GPU) to measure every GPU and link");
     return result;
   }
   cuda::CudaWorld* world = nullptr;
@@ -64,13 +71,14 @@ QualifyResult run_qualify_cuda(const Scenario& scenario, const QualifyOptions& o
   result.is_reporter = rank == 0;
   const gpu::DeviceFacts device = gpu::current_device(rank);
   std::vector<std::string> notes;
-  std::vector<Measurement> mine = gpu::run_gpu_compute_probes(cluster.node_of(rank), cluster.local_of(rank),
-                                                              options.gpu_compute, device.memory_bytes, rank, notes);
+  std::vector<Measurement> mine = gpu::run_gpu_compute_probes(
+      cluster.node_of(rank), cluster.local_of(rank), options.gpu_compute, device.memory_bytes, rank, notes);
   gpu::device_barrier(*world);
   const std::vector<Measurement> links = gpu::run_gpu_link_probes(*world, cluster, options.gpu_links);
   mine.insert(mine.end(), links.begin(), links.end());
   std::vector<Measurement> all;
-  for (const std::vector<char>& bytes : world->all_gather(encode(mine, notes))) decode(bytes, all, result.notes);
+  for (const std::vector<char>& bytes : world->all_gather(encode(mine, notes)))
+    decode(bytes, all, result.notes);
   order_for_report(all);
   result.links_measured = world->size() > 1;
   result.verdicts = evaluate(rank == 0 ? all : mine, options.floors);

@@ -42,8 +42,8 @@ class Stream {
 
 // The median time in seconds of `launch` (which enqueues one call on `stream`): `warmup` untimed calls,
 // then `repetitions` calls each between two CUDA events, one synchronisation at the end.
-[[nodiscard]] double median_seconds(const Stream& stream, int warmup, int repetitions, const std::function<void()>& launch,
-                                    int rank, const std::string& what);
+[[nodiscard]] double median_seconds(const Stream& stream, int warmup, int repetitions,
+                                    const std::function<void()>& launch, int rank, const std::string& what);
 
 // The name and memory of the current device.
 struct DeviceFacts {

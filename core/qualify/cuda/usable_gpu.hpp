@@ -21,9 +21,11 @@ inline void require_usable_gpu(const std::string& command, const std::function<v
     const auto diagnosis = what.find("no usable CUDA device");
     if (diagnosis == std::string::npos) throw;
     what.erase(0, diagnosis);
-    if (const auto advice = what.rfind("; use --backend sim"); advice != std::string::npos) what.erase(advice);
+    if (const auto advice = what.rfind("; use --backend sim"); advice != std::string::npos)
+      what.erase(advice);
     throw Error(ExitCode::runtime, e.problems().front().where, command + " --backend cuda: " + what,
-                "check nvidia-smi, the driver and CUDA_VISIBLE_DEVICES; without a GPU, --backend reference measures this "
+                "check nvidia-smi, the driver and CUDA_VISIBLE_DEVICES; without a GPU, --backend reference "
+                "measures this "
                 "host's CPU kernels and network interfaces");
   }
 }

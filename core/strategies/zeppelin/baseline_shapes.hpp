@@ -15,6 +15,7 @@ namespace zb::zeppelin {
 // document when that is wider than a node. Wider cross-node rings are left out: a ring over more nodes
 // than memory needs moves every document's KV over the NICs, which the hierarchical partition already
 // beats by keeping short documents off them, and planning one costs O(degree²) instructions per document.
-[[nodiscard]] std::vector<int> baseline_shape_degrees(const CostModel& cost, const std::vector<std::int64_t>& lengths);
+[[nodiscard]] std::vector<int> baseline_shape_degrees(const CostModel& cost,
+                                                      const std::vector<std::int64_t>& lengths);
 
 }  // namespace zb::zeppelin

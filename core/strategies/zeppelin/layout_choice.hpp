@@ -23,8 +23,10 @@ struct LayoutChoice {
 [[nodiscard]] LayoutChoice choose_layout(const std::vector<std::int64_t>& lengths, const CostModel& cost,
                                          PartitionOptions options, bool remap_allowed, int micro_batch);
 
-// Per-rank attention shards of a partition (sequence id = index into `lengths`), as PlanBuilder lays them out.
+// Per-rank attention shards of a partition (sequence id = index into `lengths`), as PlanBuilder lays them
+// out.
 [[nodiscard]] std::vector<std::vector<plan::Shard>> partition_shards(const std::vector<std::int64_t>& lengths,
-                                                                     const Partition& partition, int world_size);
+                                                                     const Partition& partition,
+                                                                     int world_size);
 
 }  // namespace zb::zeppelin

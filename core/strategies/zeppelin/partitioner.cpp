@@ -26,8 +26,13 @@ struct Model {
   double linear_per_token = 0;
 
   Model(const CostModel& c, const PartitionOptions& o, double tokens_per_rank)
-      : cost(c), opt(o), world(c.cluster().world_size()), gpn(c.cluster().gpus_per_node), nodes(c.cluster().nodes),
-        capacity(c.token_capacity_per_gpu()), inter(o.routing ? c.routed_internode() : c.nic_per_gpu()) {
+      : cost(c),
+        opt(o),
+        world(c.cluster().world_size()),
+        gpn(c.cluster().gpus_per_node),
+        nodes(c.cluster().nodes),
+        capacity(c.token_capacity_per_gpu()),
+        inter(o.routing ? c.routed_internode() : c.nic_per_gpu()) {
     const double rows = std::max(1.0, tokens_per_rank);
     linear_per_token = (c.linear_fwd_time(rows) + (o.backward ? c.linear_bwd_time(rows) : 0.0)) / rows;
   }
@@ -47,7 +52,9 @@ struct Model {
   double local_seconds(double s) const { return attention(s * (s + 1) / 2, s) + linear(s); }
 
   // One zigzag ring step with per-rank chunk c: compute of ≈ c²/2 pairs against the transfer of c tokens' KV.
-  double step_compute(double c) const { return cost.attention_time(cost.attention_fwd_flops(c * c / 2), c / 2); }
+  double step_compute(double c) const {
+    return cost.attention_time(cost.attention_fwd_flops(c * c / 2), c / 2);
+  }
   double step_transfer(double c, const LinkSpec& link, LinkClass cls) const {
     return cost.transfer_time(cost.kv_bytes(c), link, cls);
   }
@@ -77,11 +84,14 @@ struct Model {
   }
 
   // Tokens a rank holds for one sequence in a zigzag ring of p (padded chunks, an upper bound).
-  static std::int64_t rank_tokens(std::int64_t s, int p) { return p <= 1 ? s : 2 * ((s + 2LL * p - 1) / (2LL * p)); }
+  static std::int64_t rank_tokens(std::int64_t s, int p) {
+    return p <= 1 ? s : 2 * ((s + 2LL * p - 1) / (2LL * p));
+  }
 
   int degree(std::int64_t s, double load_target) const {
     const std::int64_t p_mem = capacity > 0 ? (s + capacity - 1) / capacity : std::numeric_limits<int>::max();
-    const double p_load = load_target > 0 ? local_seconds(static_cast<double>(s)) / (load_target * (1 + balance_tolerance)) : 1;
+    const double p_load =
+        load_target > 0 ? local_seconds(static_cast<double>(s)) / (load_target * (1 + balance_tolerance)) : 1;
     std::int64_t p = std::max<std::int64_t>({1, p_mem, static_cast<std::int64_t>(std::ceil(p_load - 1e-9))});
     if (p > gpn) p = ((p + gpn - 1) / gpn) * gpn;  // inter-node rings take whole nodes
     return static_cast<int>(std::min<std::int64_t>(p, std::numeric_limits<int>::max()));
@@ -100,8 +110,8 @@ std::int64_t first_length_with(const std::function<bool(std::int64_t)>& pred) {
 
 }  // namespace
 
-Partition partition(const std::vector<std::int64_t>& lengths, const CostModel& cost, const PartitionOptions& options,
-                    int micro_batch) {
+Partition partition(const std::vector<std::int64_t>& lengths, const CostModel& cost,
+                    const PartitionOptions& options, int micro_batch) {
   const double total_tokens = std::accumulate(lengths.begin(), lengths.end(), 0.0);
   const Model m(cost, options, total_tokens / cost.cluster().world_size());
   Partition out;
@@ -122,7 +132,9 @@ Partition partition(const std::vector<std::int64_t>& lengths, const CostModel& c
 
   std::vector<int> order(lengths.size());
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return lengths[static_cast<std::size_t>(a)] > lengths[static_cast<std::size_t>(b)]; });
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    return lengths[static_cast<std::size_t>(a)] > lengths[static_cast<std::size_t>(b)];
+  });
 
   auto add_oom = [&](int rank, std::int64_t need) {
     out.oom.push_back({rank, micro_batch, need, m.capacity});
@@ -130,7 +142,8 @@ Partition partition(const std::vector<std::int64_t>& lengths, const CostModel& c
 
   if (!options.hierarchical) {
     GroupAssignment g;
-    g.level = m.nodes > 1 ? plan::Level::inter_node : (m.world > 1 ? plan::Level::intra_node : plan::Level::local);
+    g.level =
+        m.nodes > 1 ? plan::Level::inter_node : (m.world > 1 ? plan::Level::intra_node : plan::Level::local);
     for (int r = 0; r < m.world; ++r) g.ranks.push_back(r);
     g.docs = order;
     for (int d : order) {
@@ -194,7 +207,8 @@ Partition partition(const std::vector<std::int64_t>& lengths, const CostModel& c
       nodes.resize(static_cast<std::size_t>(span));
       std::sort(nodes.begin(), nodes.end());
       std::vector<int> ranks;
-      for (int n : nodes) for (int i = 0; i < m.gpn; ++i) ranks.push_back(n * m.gpn + i);
+      for (int n : nodes)
+        for (int i = 0; i < m.gpn; ++i) ranks.push_back(n * m.gpn + i);
       place_ring(doc, std::move(ranks), span > 1 ? plan::Level::inter_node : plan::Level::intra_node);
       return true;
     }
@@ -209,7 +223,9 @@ Partition partition(const std::vector<std::int64_t>& lengths, const CostModel& c
     for (int i = 0; i < m.gpn; ++i) {
       if (room(best_node * m.gpn + i)) gpus.push_back(best_node * m.gpn + i);
     }
-    std::stable_sort(gpus.begin(), gpus.end(), [&](int a, int b) { return load[static_cast<std::size_t>(a)] < load[static_cast<std::size_t>(b)]; });
+    std::stable_sort(gpus.begin(), gpus.end(), [&](int a, int b) {
+      return load[static_cast<std::size_t>(a)] < load[static_cast<std::size_t>(b)];
+    });
     gpus.resize(static_cast<std::size_t>(p));
     std::sort(gpus.begin(), gpus.end());
     place_ring(doc, std::move(gpus), plan::Level::intra_node);
@@ -240,7 +256,9 @@ Partition partition(const std::vector<std::int64_t>& lengths, const CostModel& c
   for (int doc : order) {
     const auto s = lengths[static_cast<std::size_t>(doc)];
     if (m.degree(s, target) > 1) continue;
-    auto it = std::find_if(by_load.begin(), by_load.end(), [&](const auto& e) { return tokens[static_cast<std::size_t>(e.second)] + s <= m.capacity; });
+    auto it = std::find_if(by_load.begin(), by_load.end(), [&](const auto& e) {
+      return tokens[static_cast<std::size_t>(e.second)] + s <= m.capacity;
+    });
     if (it == by_load.end()) {
       place_widening(doc, 2);
       by_load.clear();  // the ring changed its members' loads
@@ -262,14 +280,17 @@ Partition partition(const std::vector<std::int64_t>& lengths, const CostModel& c
     const double mean = std::accumulate(load.begin(), load.end(), 0.0) / m.world;
     auto& mine = local[static_cast<std::size_t>(r)];
     if (*max_it <= mean * (1 + balance_tolerance) || mine.empty()) break;
-    const auto big = std::max_element(mine.begin(), mine.end(), [&](int a, int b) { return lengths[static_cast<std::size_t>(a)] < lengths[static_cast<std::size_t>(b)]; });
+    const auto big = std::max_element(mine.begin(), mine.end(), [&](int a, int b) {
+      return lengths[static_cast<std::size_t>(a)] < lengths[static_cast<std::size_t>(b)];
+    });
     const auto s = lengths[static_cast<std::size_t>(*big)];
     const int node = r / m.gpn;
     int partner = -1;
     for (int i = 0; i < m.gpn; ++i) {
       const int q = node * m.gpn + i;
       if (q == r || tokens[static_cast<std::size_t>(q)] + Model::rank_tokens(s, 2) > m.capacity) continue;
-      if (partner < 0 || load[static_cast<std::size_t>(q)] < load[static_cast<std::size_t>(partner)]) partner = q;
+      if (partner < 0 || load[static_cast<std::size_t>(q)] < load[static_cast<std::size_t>(partner)])
+        partner = q;
     }
     if (partner < 0) break;
     const double ring = m.ring_seconds(static_cast<double>(s), 2);
@@ -286,7 +307,8 @@ Partition partition(const std::vector<std::int64_t>& lengths, const CostModel& c
   out.groups = std::move(inter);
   for (auto& g : intra) out.groups.push_back(std::move(g));
   for (int r = 0; r < m.world; ++r) {
-    if (!local[static_cast<std::size_t>(r)].empty()) out.groups.push_back({plan::Level::local, {r}, local[static_cast<std::size_t>(r)]});
+    if (!local[static_cast<std::size_t>(r)].empty())
+      out.groups.push_back({plan::Level::local, {r}, local[static_cast<std::size_t>(r)]});
   }
   return out;
 }

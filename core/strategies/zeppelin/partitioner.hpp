@@ -24,10 +24,10 @@
 namespace zb::zeppelin {
 
 struct PartitionOptions {
-  bool routing = true;       // inter-node bandwidth = the node's NIC aggregate
+  bool routing = true;          // inter-node bandwidth = the node's NIC aggregate
   bool include_linear = false;  // without remap, linear work follows the attention layout
-  bool hierarchical = true;  // false = "flat": every sequence over all GPUs
-  bool backward = false;     // loads count the backward pass too (hide points stay forward-only)
+  bool hierarchical = true;     // false = "flat": every sequence over all GPUs
+  bool backward = false;        // loads count the backward pass too (hide points stay forward-only)
 };
 
 // One CP group decided by the partitioner.
@@ -38,11 +38,11 @@ struct GroupAssignment {
 };
 
 struct Thresholds {
-  double hide_nvlink_tokens = 0;   // per-rank chunk at which an NVLink ring step hides its transfer
+  double hide_nvlink_tokens = 0;     // per-rank chunk at which an NVLink ring step hides its transfer
   double hide_internode_tokens = 0;  // same for the inter-node link the planner assumes
-  double load_target_seconds = 0;  // L*: mean per-GPU load
-  std::int64_t local_below = 0;    // sequences shorter than this stay on one GPU
-  std::int64_t inter_from = 0;     // sequences at least this long span nodes
+  double load_target_seconds = 0;    // L*: mean per-GPU load
+  std::int64_t local_below = 0;      // sequences shorter than this stay on one GPU
+  std::int64_t inter_from = 0;       // sequences at least this long span nodes
 };
 
 struct Partition {

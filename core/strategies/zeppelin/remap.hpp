@@ -15,6 +15,7 @@ struct RemapPlan {
   std::vector<plan::RemapMove> moves;            // attention → linear
 };
 
-[[nodiscard]] RemapPlan balance_tokens(const std::vector<std::vector<plan::Shard>>& attention, int gpus_per_node);
+[[nodiscard]] RemapPlan balance_tokens(const std::vector<std::vector<plan::Shard>>& attention,
+                                       int gpus_per_node);
 
 }  // namespace zb::zeppelin

@@ -37,12 +37,15 @@ plan::Route Router::route(int src, int dst, std::int64_t bytes, int step) {
   std::vector<int> rails;
   for (int j = 0; j < k; ++j) {
     if (gpu_on_nic(src_node, j, src) < 0 || gpu_on_nic(dst_node, j, dst) < 0) continue;  // NIC without a GPU
-    load[static_cast<std::size_t>(j)] = std::max(tx_load(step, src_node * k + j), rx_load(step, dst_node * k + j));
+    load[static_cast<std::size_t>(j)] =
+        std::max(tx_load(step, src_node * k + j), rx_load(step, dst_node * k + j));
     rails.push_back(j);
   }
   // Water-filling: raise the least-loaded rails to a common level L so that Σ (L − load_j)+ = bytes.
   std::vector<int> sorted = rails;
-  std::stable_sort(sorted.begin(), sorted.end(), [&](int a, int b) { return load[static_cast<std::size_t>(a)] < load[static_cast<std::size_t>(b)]; });
+  std::stable_sort(sorted.begin(), sorted.end(), [&](int a, int b) {
+    return load[static_cast<std::size_t>(a)] < load[static_cast<std::size_t>(b)];
+  });
   double level = 0, filled_below = 0;
   std::size_t used = 0;
   const auto total = static_cast<double>(bytes);
@@ -59,7 +62,8 @@ plan::Route Router::route(int src, int dst, std::int64_t bytes, int step) {
   std::vector<std::int64_t> part(static_cast<std::size_t>(k), 0);
   for (std::size_t i = 0; i < used; ++i) {
     const int j = sorted[i];
-    part[static_cast<std::size_t>(j)] = static_cast<std::int64_t>(std::max(0.0, level - load[static_cast<std::size_t>(j)]));
+    part[static_cast<std::size_t>(j)] =
+        static_cast<std::int64_t>(std::max(0.0, level - load[static_cast<std::size_t>(j)]));
     assigned += part[static_cast<std::size_t>(j)];
   }
   if (used > 0) part[static_cast<std::size_t>(sorted[0])] += bytes - assigned;

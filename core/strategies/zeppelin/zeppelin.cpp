@@ -13,10 +13,10 @@
 #include <optional>
 #include <string>
 
-#include "core/strategies/plan_builder.hpp"
-#include "core/strategies/registration.hpp"
 #include "core/strategies/hybrid_dp_layout.hpp"
 #include "core/strategies/packed_cp.hpp"
+#include "core/strategies/plan_builder.hpp"
+#include "core/strategies/registration.hpp"
 #include "core/strategies/zeppelin/baseline_shapes.hpp"
 #include "core/strategies/zeppelin/layout_choice.hpp"
 #include "core/strategies/zeppelin/partitioner.hpp"
@@ -46,12 +46,13 @@ class Zeppelin final : public Strategy {
   // The micro-batch count memory suggests: ⌈tokens / (fill · world · per-GPU capacity)⌉.
   int memory_micro_batches(const std::vector<std::int64_t>& lengths) const;
   // Splits the batch into k micro-batches, balancing tokens (longest first to the lightest).
-  static std::vector<std::vector<std::int64_t>> split_micro_batches(const std::vector<std::int64_t>& lengths, int k);
+  static std::vector<std::vector<std::int64_t>> split_micro_batches(const std::vector<std::int64_t>& lengths,
+                                                                    int k);
   // Zeppelin's own plan of the batch as k micro-batches (an OOM plan when one does not fit).
   plan::Plan plan_hierarchical(const Batch& batch, int k) const;
   // Appends one micro-batch to the plan; returns its OOM reports (empty = it fits).
-  std::vector<plan::OomReport> plan_micro_batch(PlanBuilder& b, const std::vector<std::int64_t>& lengths, int mb,
-                                                std::vector<int>& last_op, zeppelin::Router& router,
+  std::vector<plan::OomReport> plan_micro_batch(PlanBuilder& b, const std::vector<std::int64_t>& lengths,
+                                                int mb, std::vector<int>& last_op, zeppelin::Router& router,
                                                 nlohmann::json& facts) const;
 
   SystemSpec system_;
@@ -61,12 +62,14 @@ class Zeppelin final : public Strategy {
 };
 
 int Zeppelin::memory_micro_batches(const std::vector<std::int64_t>& lengths) const {
-  const double capacity = static_cast<double>(cost_.token_capacity_per_gpu()) * cost_.cluster().world_size() * micro_batch_fill;
+  const double capacity =
+      static_cast<double>(cost_.token_capacity_per_gpu()) * cost_.cluster().world_size() * micro_batch_fill;
   const double total = std::accumulate(lengths.begin(), lengths.end(), 0.0);
   return static_cast<int>(std::max(1.0, std::ceil(total / std::max(1.0, capacity))));
 }
 
-std::vector<std::vector<std::int64_t>> Zeppelin::split_micro_batches(const std::vector<std::int64_t>& lengths, int k) {
+std::vector<std::vector<std::int64_t>> Zeppelin::split_micro_batches(const std::vector<std::int64_t>& lengths,
+                                                                     int k) {
   std::vector<std::vector<std::int64_t>> mbs(static_cast<std::size_t>(k));
   std::vector<std::int64_t> tokens(static_cast<std::size_t>(k), 0);
   std::vector<std::size_t> order(lengths.size());
@@ -80,8 +83,9 @@ std::vector<std::vector<std::int64_t>> Zeppelin::split_micro_batches(const std::
   return mbs;
 }
 
-std::vector<plan::OomReport> Zeppelin::plan_micro_batch(PlanBuilder& b, const std::vector<std::int64_t>& lengths,
-                                                        int mb, std::vector<int>& last_op, zeppelin::Router& router,
+std::vector<plan::OomReport> Zeppelin::plan_micro_batch(PlanBuilder& b,
+                                                        const std::vector<std::int64_t>& lengths, int mb,
+                                                        std::vector<int>& last_op, zeppelin::Router& router,
                                                         nlohmann::json& facts) const {
   const int world = b.world_size();
   zeppelin::PartitionOptions po;
@@ -114,10 +118,12 @@ std::vector<plan::OomReport> Zeppelin::plan_micro_batch(PlanBuilder& b, const st
   std::vector<std::vector<plan::Shard>> attn(static_cast<std::size_t>(world));
   for (int r = 0; r < world; ++r) {
     for (const auto& s : b.plan().attention_layout[static_cast<std::size_t>(r)].shards) {
-      if (b.plan().sequences[static_cast<std::size_t>(s.seq)].micro_batch == mb) attn[static_cast<std::size_t>(r)].push_back(s);
+      if (b.plan().sequences[static_cast<std::size_t>(s.seq)].micro_batch == mb)
+        attn[static_cast<std::size_t>(r)].push_back(s);
     }
   }
-  const zeppelin::RemapPlan remap = choice.remap ? zeppelin::balance_tokens(attn, b.plan().gpus_per_node) : zeppelin::RemapPlan{attn, {}};
+  const zeppelin::RemapPlan remap =
+      choice.remap ? zeppelin::balance_tokens(attn, b.plan().gpus_per_node) : zeppelin::RemapPlan{attn, {}};
 
   auto tokens_of = [](const std::vector<plan::Shard>& v) {
     std::int64_t t = 0;
@@ -131,12 +137,15 @@ std::vector<plan::OomReport> Zeppelin::plan_micro_batch(PlanBuilder& b, const st
     std::vector<int> deps = prev >= 0 ? std::vector<int>{prev} : std::vector<int>{};
     const auto t = tokens_of(remap.linear[static_cast<std::size_t>(r)]);
     ready[static_cast<std::size_t>(r)] = t > 0 ? b.add_qkv_gemm(r, t, deps, mb) : prev;
-    if (ready[static_cast<std::size_t>(r)] >= 0) after_qkv[static_cast<std::size_t>(r)] = {ready[static_cast<std::size_t>(r)]};
+    if (ready[static_cast<std::size_t>(r)] >= 0)
+      after_qkv[static_cast<std::size_t>(r)] = {ready[static_cast<std::size_t>(r)]};
   }
   if (!remap.moves.empty()) {
-    const auto ids = b.add_remap(remap.moves, plan::RemapDirection::to_attention, after_qkv, cost_.qkv_bytes(1), mb);
+    const auto ids =
+        b.add_remap(remap.moves, plan::RemapDirection::to_attention, after_qkv, cost_.qkv_bytes(1), mb);
     for (int r = 0; r < world; ++r) {
-      if (ids[static_cast<std::size_t>(r)] >= 0) ready[static_cast<std::size_t>(r)] = ids[static_cast<std::size_t>(r)];
+      if (ids[static_cast<std::size_t>(r)] >= 0)
+        ready[static_cast<std::size_t>(r)] = ids[static_cast<std::size_t>(r)];
     }
   }
   // Engine queues: the partition lists inter-node groups first, then intra-node, then local.
@@ -157,24 +166,32 @@ std::vector<plan::OomReport> Zeppelin::plan_micro_batch(PlanBuilder& b, const st
   std::vector<std::vector<int>> out_deps(static_cast<std::size_t>(world));
   for (int r = 0; r < world; ++r) {
     out_deps[static_cast<std::size_t>(r)] = attn_ops[static_cast<std::size_t>(r)];
-    if (ready[static_cast<std::size_t>(r)] >= 0) out_deps[static_cast<std::size_t>(r)].push_back(ready[static_cast<std::size_t>(r)]);
+    if (ready[static_cast<std::size_t>(r)] >= 0)
+      out_deps[static_cast<std::size_t>(r)].push_back(ready[static_cast<std::size_t>(r)]);
   }
   if (!remap.moves.empty()) {
-    const auto ids = b.add_remap(remap.moves, plan::RemapDirection::to_linear, out_deps, cost_.hidden_bytes(1), mb);
+    const auto ids =
+        b.add_remap(remap.moves, plan::RemapDirection::to_linear, out_deps, cost_.hidden_bytes(1), mb);
     for (int r = 0; r < world; ++r) {
-      if (ids[static_cast<std::size_t>(r)] >= 0) out_deps[static_cast<std::size_t>(r)].push_back(ids[static_cast<std::size_t>(r)]);
+      if (ids[static_cast<std::size_t>(r)] >= 0)
+        out_deps[static_cast<std::size_t>(r)].push_back(ids[static_cast<std::size_t>(r)]);
     }
   }
   for (int r = 0; r < world; ++r) {
     const auto t = tokens_of(remap.linear[static_cast<std::size_t>(r)]);
-    if (t > 0) last_op[static_cast<std::size_t>(r)] = b.add_output_gemms(r, t, out_deps[static_cast<std::size_t>(r)], mb);
-    else if (!out_deps[static_cast<std::size_t>(r)].empty()) last_op[static_cast<std::size_t>(r)] = *std::max_element(out_deps[static_cast<std::size_t>(r)].begin(), out_deps[static_cast<std::size_t>(r)].end());
+    if (t > 0)
+      last_op[static_cast<std::size_t>(r)] =
+          b.add_output_gemms(r, t, out_deps[static_cast<std::size_t>(r)], mb);
+    else if (!out_deps[static_cast<std::size_t>(r)].empty())
+      last_op[static_cast<std::size_t>(r)] = *std::max_element(out_deps[static_cast<std::size_t>(r)].begin(),
+                                                               out_deps[static_cast<std::size_t>(r)].end());
   }
   // Accumulate this micro-batch's linear layout and remap.
   std::vector<plan::RankLayout> linear = b.plan().linear_layout;
   for (int r = 0; r < world; ++r) {
     auto& dst = linear[static_cast<std::size_t>(r)].shards;
-    dst.insert(dst.end(), remap.linear[static_cast<std::size_t>(r)].begin(), remap.linear[static_cast<std::size_t>(r)].end());
+    dst.insert(dst.end(), remap.linear[static_cast<std::size_t>(r)].begin(),
+               remap.linear[static_cast<std::size_t>(r)].end());
   }
   b.set_linear_layout(std::move(linear));
   std::vector<plan::RemapMove> moves = b.plan().remap;
@@ -207,8 +224,10 @@ plan::Plan Zeppelin::make_plan(const Batch& batch) const {
   nlohmann::json tried = nlohmann::json::array();
   auto note = [&tried](const plan::Plan& p, nlohmann::json what) {
     what["feasible"] = p.feasible();
-    if (p.feasible()) what["predicted_ms"] = p.predicted.iteration_seconds * 1e3;
-    else what["oom"] = p.oom.front().str();
+    if (p.feasible())
+      what["predicted_ms"] = p.predicted.iteration_seconds * 1e3;
+    else
+      what["oom"] = p.oom.front().str();
     tried.push_back(std::move(what));
   };
   // Zeppelin's own plan at the micro-batch count memory suggests, and with more micro-batches while a
@@ -216,7 +235,8 @@ plan::Plan Zeppelin::make_plan(const Batch& batch) const {
   // A document longer than the whole cluster holds fits no count: plan once, to report it.
   const int most_k = std::max(1, static_cast<int>(batch.lengths.size()));
   const int first_k = std::min(memory_micro_batches(batch.lengths), most_k);
-  const std::int64_t longest = batch.lengths.empty() ? 0 : *std::max_element(batch.lengths.begin(), batch.lengths.end());
+  const std::int64_t longest =
+      batch.lengths.empty() ? 0 : *std::max_element(batch.lengths.begin(), batch.lengths.end());
   const bool can_fit = longest <= cost_.token_capacity_per_gpu() * cost_.cluster().world_size();
   std::optional<plan::Plan> best;
   std::optional<plan::Plan> first_oom;
@@ -245,9 +265,12 @@ plan::Plan Zeppelin::make_plan(const Batch& batch) const {
       // Planning a layout costs far more than bounding it: skip one whose compute alone is no faster,
       // asking the O(documents) bound of its costliest document before the dealt one.
       double floor = packed_cp_document_floor(cost_, batch.lengths, degree, passes_);
-      if (!best || floor < best->predicted.iteration_seconds) floor = packed_cp_compute_floor(cost_, batch.lengths, degree, passes_);
+      if (!best || floor < best->predicted.iteration_seconds)
+        floor = packed_cp_compute_floor(cost_, batch.lengths, degree, passes_);
       if (best && floor >= best->predicted.iteration_seconds) {
-        tried.push_back({{"layout", "packed-cp"}, {"degree", degree}, {"skipped", "compute floor above the best estimate"},
+        tried.push_back({{"layout", "packed-cp"},
+                         {"degree", degree},
+                         {"skipped", "compute floor above the best estimate"},
                          {"compute_floor_ms", floor * 1e3}});
         continue;
       }
@@ -261,7 +284,8 @@ plan::Plan Zeppelin::make_plan(const Batch& batch) const {
     const HybridDpSetup hdp{system_.label, system_.name, passes_};
     const double floor = hybrid_dp_compute_floor(hdp, cost_, batch.lengths);
     if (best && floor >= best->predicted.iteration_seconds) {
-      tried.push_back({{"layout", "hybrid-dp"}, {"skipped", "compute floor above the best estimate"},
+      tried.push_back({{"layout", "hybrid-dp"},
+                       {"skipped", "compute floor above the best estimate"},
                        {"compute_floor_ms", floor * 1e3}});
     } else {
       plan::Plan p = plan_hybrid_dp(hdp, cost_, batch.lengths);
@@ -282,14 +306,16 @@ plan::Plan Zeppelin::make_plan(const Batch& batch) const {
   } else {
     const int k = out.micro_batches;
     if (out.feasible() && k > first_k) {
-      out.info["fallback"] = "micro-batches raised from " + std::to_string(first_k) + " to " + std::to_string(k) + " to fit memory";
+      out.info["fallback"] = "micro-batches raised from " + std::to_string(first_k) + " to " +
+                             std::to_string(k) + " to fit memory";
     }
   }
   out.info["candidates"] = std::move(tried);
   return out;
 }
 
-std::unique_ptr<Strategy> make_zeppelin(const SystemSpec& system, const Scenario& scenario, const CostModel& cost) {
+std::unique_ptr<Strategy> make_zeppelin(const SystemSpec& system, const Scenario& scenario,
+                                        const CostModel& cost) {
   return std::make_unique<Zeppelin>(system, scenario, cost);
 }
 
@@ -324,8 +350,9 @@ const StrategyRegistration registration{
                           .type = OptionType::boolean,
                           .default_value = true,
                           .choices = {},
-                          .description = "also plan the baselines' layouts (packed CP up to a node, hybrid-dp) "
-                                         "and keep whichever plan has the least estimated time"}},
+                          .description =
+                              "also plan the baselines' layouts (packed CP up to a node, hybrid-dp) "
+                              "and keep whichever plan has the least estimated time"}},
         .validate = {},
     },
     make_zeppelin};

@@ -57,28 +57,29 @@ double causal_forward_flops(const AttentionShape& s) {
 }
 
 void attention_forward_causal(benchmark::State& state) {
-  Problem p = causal_problem(state.range(0), static_cast<int>(state.range(1)), static_cast<int>(state.range(2)),
-                             static_cast<int>(state.range(3)));
+  Problem p = causal_problem(state.range(0), static_cast<int>(state.range(1)),
+                             static_cast<int>(state.range(2)), static_cast<int>(state.range(3)));
   for (auto _ : state) {
     forward(p);
     benchmark::DoNotOptimize(p.o.data());
   }
-  state.counters["GFLOP/s"] = benchmark::Counter(causal_forward_flops(p.shape) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(causal_forward_flops(p.shape) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
 void attention_backward_causal(benchmark::State& state) {
-  Problem p = causal_problem(state.range(0), static_cast<int>(state.range(1)), static_cast<int>(state.range(2)),
-                             static_cast<int>(state.range(3)));
+  Problem p = causal_problem(state.range(0), static_cast<int>(state.range(1)),
+                             static_cast<int>(state.range(2)), static_cast<int>(state.range(3)));
   forward(p);
   for (auto _ : state) {
     // Accumulating into the same gradients every iteration is fine for timing; zeroing would be O(rows).
-    const auto status = zb::kernels::attention_backward(p.shape, p.blocks, p.q, p.k, p.v, p.o, p.d_o, p.lse, p.dq,
-                                                        p.dk, p.dv);
+    const auto status = zb::kernels::attention_backward(p.shape, p.blocks, p.q, p.k, p.v, p.o, p.d_o, p.lse,
+                                                        p.dq, p.dk, p.dv);
     if (!status) throw std::runtime_error(status.message());
     benchmark::DoNotOptimize(p.dq.data());
   }
-  state.counters["GFLOP/s"] =
-      benchmark::Counter(2.5 * causal_forward_flops(p.shape) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["GFLOP/s"] = benchmark::Counter(2.5 * causal_forward_flops(p.shape) * 1e-9,
+                                                 benchmark::Counter::kIsIterationInvariantRate);
 }
 
 // {sequence length, heads, kv_heads, head_dim}

@@ -29,8 +29,8 @@ zb::Scenario scenario(int nodes, std::int64_t tokens, const char* dataset = "wik
 }
 
 // One strategy with `options` (a JSON object, "{}" for the defaults) planning one batch of `dataset`.
-void plan_dataset(benchmark::State& state, const char* system, const char* options, const char* dataset, int nodes,
-                  std::int64_t tokens) {
+void plan_dataset(benchmark::State& state, const char* system, const char* options, const char* dataset,
+                  int nodes, std::int64_t tokens) {
   const zb::Scenario s = scenario(nodes, tokens, dataset);
   const zb::CostModel cost(s.cluster, s.model);
   const zb::Workload workload(s);
@@ -57,7 +57,8 @@ void plan_wikipedia(benchmark::State& state, const char* system, int nodes, std:
 
 // The planner's share spent after planning: lowering the plan to its Program (forward and backward)
 // and scheduling it (the estimate every plan carries). Counters give the Program's size.
-void lower_wikipedia(benchmark::State& state, const char* system, int nodes, std::int64_t tokens, bool schedule) {
+void lower_wikipedia(benchmark::State& state, const char* system, int nodes, std::int64_t tokens,
+                     bool schedule) {
   const zb::Scenario s = scenario(nodes, tokens);
   const zb::CostModel cost(s.cluster, s.model);
   const zb::Workload workload(s);
@@ -68,7 +69,9 @@ void lower_wikipedia(benchmark::State& state, const char* system, int nodes, std
   std::size_t instrs = 0, messages = 0;
   for (auto _ : state) {
     const zb::lower::Program program = zb::lower::lower(p, cost, {.backward = true});
-    if (schedule) benchmark::DoNotOptimize(zb::lower::estimate(program, zb::lower::nominal_transfers(program, cost)).forward);
+    if (schedule)
+      benchmark::DoNotOptimize(
+          zb::lower::estimate(program, zb::lower::nominal_transfers(program, cost)).forward);
     instrs = program.instruction_count();
     messages = program.messages.size();
   }
@@ -80,13 +83,14 @@ void lower_wikipedia(benchmark::State& state, const char* system, int nodes, std
 
 BENCHMARK_CAPTURE(plan_wikipedia, zeppelin_16x8_1M, "zeppelin", 16, 1 << 20)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(plan_wikipedia, zeppelin_128x8_8M, "zeppelin", 128, 8 << 20)->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(plan_wikipedia, uniform_cp8_16x8_1M, "uniform-cp", 16, 1 << 20)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(plan_wikipedia, uniform_cp8_16x8_1M, "uniform-cp", 16, 1 << 20)
+    ->Unit(benchmark::kMillisecond);
 
 // Issue 13: every strategy (and USP, fixed and auto) for 1M tokens on 128 GPUs, target ≤ 20 ms each.
-#define ZB_PLAN_128(tag, system, options)                                                                        \
-  BENCHMARK_CAPTURE(plan_dataset, tag##_wikipedia_16x8_1M, system, options, "wikipedia", 16, 1 << 20)           \
-      ->Unit(benchmark::kMillisecond);                                                                          \
-  BENCHMARK_CAPTURE(plan_dataset, tag##_prolong64k_16x8_1M, system, options, "prolong64k", 16, 1 << 20)         \
+#define ZB_PLAN_128(tag, system, options)                                                               \
+  BENCHMARK_CAPTURE(plan_dataset, tag##_wikipedia_16x8_1M, system, options, "wikipedia", 16, 1 << 20)   \
+      ->Unit(benchmark::kMillisecond);                                                                  \
+  BENCHMARK_CAPTURE(plan_dataset, tag##_prolong64k_16x8_1M, system, options, "prolong64k", 16, 1 << 20) \
       ->Unit(benchmark::kMillisecond)
 ZB_PLAN_128(zeppelin, "zeppelin", "{}");
 ZB_PLAN_128(ring_cp, "ring-cp", "{}");
@@ -102,7 +106,9 @@ ZB_PLAN_128(usp_4x2, "ulysses", R"({"degree": 4, "ring": 2})");
 ZB_PLAN_128(usp_auto, "ulysses", R"({"ring": "auto"})");
 #undef ZB_PLAN_128
 
-BENCHMARK_CAPTURE(lower_wikipedia, lower_zeppelin_128x8_8M, "zeppelin", 128, 8 << 20, false)->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(lower_wikipedia, lower_estimate_zeppelin_128x8_8M, "zeppelin", 128, 8 << 20, true)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(lower_wikipedia, lower_zeppelin_128x8_8M, "zeppelin", 128, 8 << 20, false)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(lower_wikipedia, lower_estimate_zeppelin_128x8_8M, "zeppelin", 128, 8 << 20, true)
+    ->Unit(benchmark::kMillisecond);
 
 BENCHMARK_MAIN();

@@ -72,7 +72,8 @@ const BadCase cases[] = {
      "expected a memory size"},
     {"peak_with_wrong_unit", set("/cluster/gpu/peak_bf16", "989 TFLOPS"), "cluster.gpu.peak_bf16",
      "989 TFLOP/s"},
-    // quantities no run could finish with (issue 17, item 7): infinite, or rates too small, latencies too long
+    // quantities no run could finish with (issue 17, item 7): infinite, or rates too small, latencies too
+    // long
     {"memory_overflows_to_infinity", set("/cluster/gpu/memory", "1e308 TiB"), "cluster.gpu.memory",
      "overflows to infinity"},
     {"bandwidth_overflows_to_infinity", set("/cluster/nic/bandwidth", "1e308 TB/s"), "cluster.nic.bandwidth",
@@ -164,8 +165,9 @@ const BadCase cases[] = {
     {"unknown_gate_metric", set("/gates/0/metric", "throughput"), "gates[0].metric", "\"tokens_per_second\""},
     {"gate_without_bounds", erase("/gates/0/min"), "gates[0]", "needs \"min\", \"max\""},
     {"baseline_on_absolute_metric", set("/gates/0/metric", "mfu"), "gates[0].baseline", "absolute metric"},
-    {"best_baseline_without_baselines", both(set("/gates/0/baseline", "best"), set("/systems", json{"zeppelin"})),
-     "gates[0].baseline", "\"systems\" has no baseline"},
+    {"best_baseline_without_baselines",
+     both(set("/gates/0/baseline", "best"), set("/systems", json{"zeppelin"})), "gates[0].baseline",
+     "\"systems\" has no baseline"},
     {"best_baseline_and_a_system_labelled_best",
      both(set("/gates/0/baseline", "best"), set("/systems/1", json{{"name", "ring-cp"}, {"label", "best"}})),
      "gates[0].baseline", "labelled \"best\" too"},

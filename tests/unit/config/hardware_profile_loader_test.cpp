@@ -58,7 +58,8 @@ class HardwareProfileKey : public testing::Test {
 bool has_problem(const std::vector<Problem>& problems, const std::string& file, const std::string& json_path,
                  const std::string& part) {
   for (const Problem& p : problems) {
-    if (p.where.file == file && p.where.json_path == json_path && (p.what + " " + p.hint).find(part) != std::string::npos)
+    if (p.where.file == file && p.where.json_path == json_path &&
+        (p.what + " " + p.hint).find(part) != std::string::npos)
       return true;
   }
   return false;
@@ -77,12 +78,14 @@ TEST_F(HardwareProfileKey, AbsentMeansDefaults) {
 }
 
 TEST_F(HardwareProfileKey, FileIsResolvedAgainstTheScenarioFolder) {
-  write("profiles/slow.json", "{\n  // measured on our cluster\n  \"gemm_efficiency\": 0.5, \"attention_efficiency\": 0.4\n}\n");
+  write("profiles/slow.json",
+        "{\n  // measured on our cluster\n  \"gemm_efficiency\": 0.5, \"attention_efficiency\": 0.4\n}\n");
   const Scenario s = load_with("profiles/slow.json");
   EXPECT_EQ(s.hardware_profile.source, (folder_ / "profiles/slow.json").lexically_normal().string());
   EXPECT_DOUBLE_EQ(s.hardware_profile.profile.gemm_efficiency, 0.5);
   EXPECT_DOUBLE_EQ(s.hardware_profile.profile.attention_efficiency, 0.4);
-  EXPECT_DOUBLE_EQ(s.hardware_profile.profile.p2p_bandwidth_efficiency, HardwareProfile{}.p2p_bandwidth_efficiency);
+  EXPECT_DOUBLE_EQ(s.hardware_profile.profile.p2p_bandwidth_efficiency,
+                   HardwareProfile{}.p2p_bandwidth_efficiency);
 }
 
 TEST_F(HardwareProfileKey, InlineObjectOverridesOnlyItsKeys) {
@@ -96,19 +99,23 @@ TEST_F(HardwareProfileKey, InlineObjectOverridesOnlyItsKeys) {
 TEST_F(HardwareProfileKey, InlineUnknownKeyIsNamedWithASuggestion) {
   const auto problems = problems_with(json{{"gemm_efficency", 0.6}});
   const std::string scenario = (folder_ / "scenario.json").string();
-  EXPECT_TRUE(has_problem(problems, scenario, "hardware_profile.gemm_efficency", "gemm_efficiency")) << all_text(problems);
+  EXPECT_TRUE(has_problem(problems, scenario, "hardware_profile.gemm_efficency", "gemm_efficiency"))
+      << all_text(problems);
 }
 
 TEST_F(HardwareProfileKey, InlineWrongTypeAndRangeAreNamed) {
   const auto problems = problems_with(json{{"gemm_efficiency", "0.6"}, {"attention_efficiency", 1.5}});
   const std::string scenario = (folder_ / "scenario.json").string();
-  EXPECT_TRUE(has_problem(problems, scenario, "hardware_profile.gemm_efficiency", "expected a number")) << all_text(problems);
-  EXPECT_TRUE(has_problem(problems, scenario, "hardware_profile.attention_efficiency", "out of range")) << all_text(problems);
+  EXPECT_TRUE(has_problem(problems, scenario, "hardware_profile.gemm_efficiency", "expected a number"))
+      << all_text(problems);
+  EXPECT_TRUE(has_problem(problems, scenario, "hardware_profile.attention_efficiency", "out of range"))
+      << all_text(problems);
 }
 
 TEST_F(HardwareProfileKey, NeitherPathNorObjectIsNamed) {
   const auto problems = problems_with(json::array({0.5}));
-  EXPECT_TRUE(has_problem(problems, (folder_ / "scenario.json").string(), "hardware_profile", "profile file's path"))
+  EXPECT_TRUE(
+      has_problem(problems, (folder_ / "scenario.json").string(), "hardware_profile", "profile file's path"))
       << all_text(problems);
 }
 
@@ -132,8 +139,8 @@ TEST_F(HardwareProfileKey, FileThatIsNoJsonObjectIsRefused) {
   write("profiles/broken.json", "{\"gemm_efficiency\": }");
   EXPECT_TRUE(has_problem(problems_with("profiles/list.json"), (folder_ / "profiles/list.json").string(), "",
                           "must be a JSON object"));
-  EXPECT_TRUE(has_problem(problems_with("profiles/broken.json"), (folder_ / "profiles/broken.json").string(), "",
-                          "syntax error"));
+  EXPECT_TRUE(has_problem(problems_with("profiles/broken.json"), (folder_ / "profiles/broken.json").string(),
+                          "", "syntax error"));
 }
 
 TEST_F(HardwareProfileKey, ProfileProblemsComeWithTheScenariosOwn) {

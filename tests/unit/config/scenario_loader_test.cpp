@@ -40,8 +40,10 @@ TEST(ScenarioLoader, BaseScenarioTakesPresetValues) {
   EXPECT_EQ(s.workload.iterations, 3);
   ASSERT_EQ(s.systems.size(), 3u);
   EXPECT_EQ(s.systems[0].label, "zeppelin");
-  EXPECT_EQ(s.systems[0].options,
-            (json{{"routing", true}, {"remap", true}, {"partitioning", "hierarchical"}, {"baseline_shapes", true}}));
+  EXPECT_EQ(
+      s.systems[0].options,
+      (json{
+          {"routing", true}, {"remap", true}, {"partitioning", "hierarchical"}, {"baseline_shapes", true}}));
   EXPECT_EQ(s.systems[1].label, "ring-cp");
   EXPECT_EQ(s.systems[2].label, "uniform-cp[degree=8]");
   EXPECT_EQ(s.systems[2].options, (json{{"degree", 8}, {"dealing", "balanced"}}));
@@ -195,7 +197,8 @@ TEST(ScenarioLoader, QuickstartScenarioValidates) {
   EXPECT_EQ(s.model.preset, "llama-7b");
   EXPECT_EQ(s.workload.dataset, "wikipedia");
   ASSERT_EQ(s.systems.size(), 4u);
-  EXPECT_EQ(s.systems[3].options.at("degree"), "auto") << "the quickstart compares with uniform-cp at its best degree";
+  EXPECT_EQ(s.systems[3].options.at("degree"), "auto")
+      << "the quickstart compares with uniform-cp at its best degree";
   ASSERT_EQ(s.gates.size(), 2u);
   EXPECT_EQ(s.gates[1].baseline, "best");
   EXPECT_FALSE(s.description.empty());

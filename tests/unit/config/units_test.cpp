@@ -60,7 +60,8 @@ TEST(Units, ErrorsExplainWhatIsWrong) {
   // finite numbers whose product with the unit is not (issue 17, item 7)
   EXPECT_NE(error_of("1e308 TiB", QuantityKind::memory).find("overflows to infinity"), std::string::npos);
   EXPECT_NE(error_of("1e308 TB/s", QuantityKind::bandwidth).find("overflows to infinity"), std::string::npos);
-  EXPECT_NE(error_of("1e300 PFLOP/s", QuantityKind::compute).find("overflows to infinity"), std::string::npos);
+  EXPECT_NE(error_of("1e300 PFLOP/s", QuantityKind::compute).find("overflows to infinity"),
+            std::string::npos);
   EXPECT_NE(error_of("989 TFLOPS", QuantityKind::compute).find("expected a compute rate"), std::string::npos);
 }
 

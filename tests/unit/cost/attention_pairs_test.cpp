@@ -10,7 +10,8 @@
 namespace zb {
 namespace {
 
-std::int64_t brute_force_pairs(std::int64_t q0, std::int64_t q1, std::int64_t k0, std::int64_t k1, bool causal) {
+std::int64_t brute_force_pairs(std::int64_t q0, std::int64_t q1, std::int64_t k0, std::int64_t k1,
+                               bool causal) {
   std::int64_t pairs = 0;
   for (std::int64_t q = q0; q < q1; ++q) {
     for (std::int64_t k = k0; k < k1; ++k) {
@@ -67,7 +68,8 @@ TEST(AttentionPairs, MatchesBruteForceOnRandomRanges) {
       const auto k0 = static_cast<std::int64_t>(rng.below(48));
       const auto k1 = static_cast<std::int64_t>(rng.below(48));
       for (const bool causal : {true, false}) {
-        ASSERT_EQ(CostModel::attention_pairs(q0, q1, k0, k1, causal), brute_force_pairs(q0, q1, k0, k1, causal))
+        ASSERT_EQ(CostModel::attention_pairs(q0, q1, k0, k1, causal),
+                  brute_force_pairs(q0, q1, k0, k1, causal))
             << "seed " << seed << " q=[" << q0 << "," << q1 << ") k=[" << k0 << "," << k1 << ") causal "
             << causal;
       }

@@ -12,8 +12,12 @@ namespace {
 
 constexpr double kMiB = 1024.0 * 1024.0;
 
-CostModel llama_7b_on_h200() { return CostModel(test::dgx_h200(2), test::llama_7b()); }
-CostModel llama3_8b_on_h200() { return CostModel(test::dgx_h200(2), test::llama3_8b()); }
+CostModel llama_7b_on_h200() {
+  return CostModel(test::dgx_h200(2), test::llama_7b());
+}
+CostModel llama3_8b_on_h200() {
+  return CostModel(test::dgx_h200(2), test::llama3_8b());
+}
 
 TEST(CostFlops, ForwardAttentionOfOneCausal4096Sequence) {
   const CostModel cost = llama_7b_on_h200();
@@ -28,7 +32,8 @@ TEST(CostFlops, ForwardAttentionOfOneCausal4096Sequence) {
 
 TEST(CostFlops, AttentionFlopsDoNotDependOnKvHeads) {
   // GQA shrinks K and V, not the number of query-key dot products.
-  EXPECT_DOUBLE_EQ(llama_7b_on_h200().attention_fwd_flops(1000), llama3_8b_on_h200().attention_fwd_flops(1000));
+  EXPECT_DOUBLE_EQ(llama_7b_on_h200().attention_fwd_flops(1000),
+                   llama3_8b_on_h200().attention_fwd_flops(1000));
 }
 
 TEST(CostFlops, ParamsAndLinearFlopsPerTokenLlama7b) {

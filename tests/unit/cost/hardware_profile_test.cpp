@@ -78,11 +78,13 @@ TEST(HardwareProfileJson, RoundTripOfEveryFieldChanged) {
 
 // A link class without its own efficiency runs at the shared p2p one; with one, at its own.
 TEST(HardwareProfileJson, LinkClassEfficienciesFallBackToTheSharedOne) {
-  const HardwareProfile shared = HardwareProfile::from_json(nlohmann::json::parse(R"({"p2p_bandwidth_efficiency": 0.7})"), "p.json");
+  const HardwareProfile shared =
+      HardwareProfile::from_json(nlohmann::json::parse(R"({"p2p_bandwidth_efficiency": 0.7})"), "p.json");
   EXPECT_DOUBLE_EQ(shared.nvlink_efficiency(), 0.7);
   EXPECT_DOUBLE_EQ(shared.nic_efficiency(), 0.7);
   const HardwareProfile own = HardwareProfile::from_json(
-      nlohmann::json::parse(R"({"p2p_bandwidth_efficiency": 0.7, "nic_bandwidth_efficiency": 0.05})"), "p.json");
+      nlohmann::json::parse(R"({"p2p_bandwidth_efficiency": 0.7, "nic_bandwidth_efficiency": 0.05})"),
+      "p.json");
   EXPECT_DOUBLE_EQ(own.nvlink_efficiency(), 0.7);
   EXPECT_DOUBLE_EQ(own.nic_efficiency(), 0.05);
   EXPECT_TRUE(contains(profile_error(R"({"nic_bandwidth_efficiency": 1.5})"), "nic_bandwidth_efficiency"));
@@ -122,8 +124,8 @@ TEST(HardwareProfileJson, OutOfRangeValuesAreBadInput) {
 
 TEST(HardwareProfileJson, AllProblemsReportedAtOnce) {
   try {
-    (void)HardwareProfile::from_json(nlohmann::json::parse(R"({"a": 1, "gemm_efficiency": "x", "gemm_half_rows": -3})"),
-                                     "f.json");
+    (void)HardwareProfile::from_json(
+        nlohmann::json::parse(R"({"a": 1, "gemm_efficiency": "x", "gemm_half_rows": -3})"), "f.json");
     FAIL() << "expected zb::Error";
   } catch (const Error& e) {
     EXPECT_EQ(e.problems().size(), 3U) << e.what();
@@ -143,8 +145,8 @@ TEST(HardwareProfileJson, ProfileChangesCosts) {
   const CostModel fast_model(cluster, model);
   const CostModel slow_model(cluster, model, slow);
   const double flops = 1e12;
-  EXPECT_NEAR(slow_model.attention_time(flops, 1e9) - 8e-6, 2 * (fast_model.attention_time(flops, 1e9) - 8e-6),
-              1e-9);
+  EXPECT_NEAR(slow_model.attention_time(flops, 1e9) - 8e-6,
+              2 * (fast_model.attention_time(flops, 1e9) - 8e-6), 1e-9);
 }
 
 }  // namespace

@@ -17,11 +17,14 @@ ClusterSpec dgx_h200(int nodes) {
   return c;
 }
 
-ModelSpec llama_7b() { return find_model_preset("llama-7b")->spec; }
+ModelSpec llama_7b() {
+  return find_model_preset("llama-7b")->spec;
+}
 
 std::vector<BucketCollectiveSeconds> formula_seconds(const CostModel& cost, const WholeIterationSetup& s) {
   std::vector<BucketCollectiveSeconds> out;
-  for (const GradientBucket& b : s.buckets) out.push_back(formula_bucket_seconds(cost, s, b.params * s.bytes_per_gradient));
+  for (const GradientBucket& b : s.buckets)
+    out.push_back(formula_bucket_seconds(cost, s, b.params * s.bytes_per_gradient));
   return out;
 }
 
@@ -64,17 +67,18 @@ TEST(WholeIteration, EmbeddingHeadAndOptimizerByHand) {
   const WholeIterationSetup s = whole_iteration_setup(cost, 1);
   const double tokens = 65536;
   const std::vector<double> per_rank(16, tokens);
-  const WholeIterationParts p = whole_iteration_parts(cost, s, per_rank, {1.0, 2.0}, formula_seconds(cost, s));
+  const WholeIterationParts p =
+      whole_iteration_parts(cost, s, per_rank, {1.0, 2.0}, formula_seconds(cost, s));
   const double h = 4096, v = 32000, beta = 2, bw = 4.8e12 * 0.8;
   const double gemm = cost.gemm_time(tokens, v, h);
   const double overhead = cost.profile().gemm_call_overhead;
-  const double expected = 2 * tokens * h * beta / bw                     // lookup
-                          + 2 * tokens * h * beta / bw                   // final RMSNorm
-                          + gemm + tokens * v * (beta + 8) / bw          // logits, loss forward
-                          + tokens * v * (4 + beta) / bw                 // loss backward
-                          + 2 * (gemm - overhead) + 2 * overhead         // dgrad + wgrad
-                          + 3 * tokens * h * beta / bw                   // final RMSNorm backward
-                          + (3 * tokens * h * beta + v * h * beta) / bw; // scatter-add, dense gradient
+  const double expected = 2 * tokens * h * beta / bw                      // lookup
+                          + 2 * tokens * h * beta / bw                    // final RMSNorm
+                          + gemm + tokens * v * (beta + 8) / bw           // logits, loss forward
+                          + tokens * v * (4 + beta) / bw                  // loss backward
+                          + 2 * (gemm - overhead) + 2 * overhead          // dgrad + wgrad
+                          + 3 * tokens * h * beta / bw                    // final RMSNorm backward
+                          + (3 * tokens * h * beta + v * h * beta) / bw;  // scatter-add, dense gradient
   EXPECT_NEAR(p.embedding_and_head_critical, expected, 1e-12);
   EXPECT_NEAR(p.embedding_and_head[5], expected, 1e-12);
   EXPECT_DOUBLE_EQ(p.head_flops, 16 * 3 * 2 * tokens * h * v);
@@ -117,7 +121,7 @@ TEST(WholeIteration, GradientSyncGrowsWithTheDataParallelWorldAndTheModel) {
         .gradient_sync_exposed;
   };
   const double two = total_for(dgx_h200(2), llama_7b());
-  EXPECT_GT(total_for(dgx_h200(8), llama_7b()), two);                             // (n−1)/n of the shard crosses NICs
+  EXPECT_GT(total_for(dgx_h200(8), llama_7b()), two);  // (n−1)/n of the shard crosses NICs
   EXPECT_GT(total_for(dgx_h200(2), find_model_preset("llama-13b")->spec), 1.5 * two);  // ~2× the parameters
 }
 
@@ -132,14 +136,16 @@ TEST(WholeIteration, PlainDataParallelAllReducesAndStepsEveryParameter) {
   const BucketCollectiveSeconds z = formula_bucket_seconds(zero1, whole_iteration_setup(zero1, 1), 80e6);
   EXPECT_NEAR(b.reduce_scatter, z.reduce_scatter + z.all_gather, 1e-15);
   EXPECT_EQ(b.all_gather, 0.0);
-  const WholeIterationParts p = whole_iteration_parts(cost, s, std::vector<double>(16, 0.0), {1.0, 1.0}, formula_seconds(cost, s));
+  const WholeIterationParts p =
+      whole_iteration_parts(cost, s, std::vector<double>(16, 0.0), {1.0, 1.0}, formula_seconds(cost, s));
   EXPECT_NEAR(p.optimizer, cost.total_params() * 28 / (4.8e12 * 0.8), 1e-12);
 }
 
 TEST(WholeIteration, ForwardOnlyHasNoBackwardPartsAndTheSlowestRankSetsTheHead) {
   const CostModel cost(dgx_h200(1), llama_7b());
   const WholeIterationSetup s = whole_iteration_setup(cost, 1);
-  const WholeIterationParts p = whole_iteration_parts(cost, s, {1000, 4000, 0, 0, 0, 0, 0, 0}, {1.0, 0.0}, {});
+  const WholeIterationParts p =
+      whole_iteration_parts(cost, s, {1000, 4000, 0, 0, 0, 0, 0, 0}, {1.0, 0.0}, {});
   EXPECT_EQ(p.gradient_sync_exposed, 0.0);
   EXPECT_EQ(p.optimizer, 0.0);
   EXPECT_DOUBLE_EQ(p.embedding_and_head_critical, p.embedding_and_head[1]);

@@ -14,7 +14,9 @@ namespace {
 
 constexpr double kPeakH200 = 989e12;
 
-CostModel llama_7b_on(const ClusterSpec& cluster) { return CostModel(cluster, test::llama_7b()); }
+CostModel llama_7b_on(const ClusterSpec& cluster) {
+  return CostModel(cluster, test::llama_7b());
+}
 
 TEST(CostTimes, AttentionTimeHasShapeTermAndOverhead) {
   const CostModel cost = llama_7b_on(test::dgx_h200(1));
@@ -50,7 +52,8 @@ TEST(CostTimes, VarlenCallCostsTheSumOfItsTilesAtTheEquivalentQueryLength) {
       flops += cost.attention_fwd_flops(pairs);
       separately += cost.attention_time(cost.attention_fwd_flops(pairs), r) - overhead;
     }
-    EXPECT_NEAR(cost.attention_time(flops, q.value()) - overhead, separately, 1e-9 * separately) << "seed " << seed;
+    EXPECT_NEAR(cost.attention_time(flops, q.value()) - overhead, separately, 1e-9 * separately)
+        << "seed " << seed;
   }
 }
 
@@ -61,7 +64,8 @@ TEST(CostTimes, ALongDocumentKeepsItsEfficiencyAmongShortOnes) {
   EquivalentQTokens mixed;
   mixed.add(long_pairs, 131072);
   for (int i = 0; i < 130; ++i) mixed.add(short_pairs, 512);
-  const double together = cost.attention_time(cost.attention_fwd_flops(long_pairs + 130 * short_pairs), mixed.value());
+  const double together =
+      cost.attention_time(cost.attention_fwd_flops(long_pairs + 130 * short_pairs), mixed.value());
   const double alone = cost.attention_time(cost.attention_fwd_flops(long_pairs), 131072) +
                        cost.attention_time(cost.attention_fwd_flops(130 * short_pairs), 512);
   EXPECT_NEAR(together, alone - 8e-6, 1e-9);  // one call: one overhead instead of two
@@ -77,7 +81,8 @@ TEST(CostTimes, FullCausal4096ForwardAttentionOnH200) {
 TEST(CostTimes, GemmTime) {
   const CostModel cost = llama_7b_on(test::dgx_h200(1));
   // m = gemm_half_rows = 128: half of 0.75 efficiency.
-  EXPECT_DOUBLE_EQ(cost.gemm_time(128, 4096, 4096), 2.0 * 128 * 4096 * 4096 / (kPeakH200 * 0.75 * 0.5) + 5e-6);
+  EXPECT_DOUBLE_EQ(cost.gemm_time(128, 4096, 4096),
+                   2.0 * 128 * 4096 * 4096 / (kPeakH200 * 0.75 * 0.5) + 5e-6);
   EXPECT_EQ(cost.gemm_time(0, 4096, 4096), 0.0);
 }
 
@@ -88,8 +93,10 @@ TEST(CostTimes, LinearTimesSumTheLayerGemmsAndItsMemoryBoundKernels) {
   // Four forward GEMMs (QKV, O, gate+up, down), all with m = tokens, so their FLOPs add up to the
   // layer's linear FLOPs; backward does 2× those FLOPs in twice as many calls. Then the norms, RoPE,
   // residual adds, SwiGLU and layout copies at the streaming HBM bandwidth.
-  EXPECT_NEAR(cost.linear_fwd_time(tokens), cost.linear_fwd_flops(tokens) / rate + 4 * 5e-6 + pointwise_fwd_time(cost, tokens), 1e-12);
-  EXPECT_NEAR(cost.linear_bwd_time(tokens), cost.linear_bwd_flops(tokens) / rate + 8 * 5e-6 + pointwise_bwd_time(cost, tokens), 1e-12);
+  EXPECT_NEAR(cost.linear_fwd_time(tokens),
+              cost.linear_fwd_flops(tokens) / rate + 4 * 5e-6 + pointwise_fwd_time(cost, tokens), 1e-12);
+  EXPECT_NEAR(cost.linear_bwd_time(tokens),
+              cost.linear_bwd_flops(tokens) / rate + 8 * 5e-6 + pointwise_bwd_time(cost, tokens), 1e-12);
   EXPECT_EQ(cost.linear_fwd_time(0), 0.0);
   EXPECT_EQ(cost.linear_bwd_time(0), 0.0);
 }
@@ -97,10 +104,13 @@ TEST(CostTimes, LinearTimesSumTheLayerGemmsAndItsMemoryBoundKernels) {
 TEST(CostTimes, MemoryBoundKernelsByHand) {
   const CostModel cost = llama_7b_on(test::dgx_h200(1));
   const double h = 4096, f = 11008, beta = 2, bandwidth = 4.8e12 * 0.8;  // MHA: KV width = h
-  // Forward: norm 2h, RoPE 2·2h, Q/K/V layout 2·3h, O layout 2h, residual 3h, norm 2h, SwiGLU 3f, residual 3h.
-  EXPECT_DOUBLE_EQ(pointwise_fwd_bytes_per_token(cost), (2 * h + 4 * h + 6 * h + 2 * h + 3 * h + 2 * h + 3 * f + 3 * h) * beta);
+  // Forward: norm 2h, RoPE 2·2h, Q/K/V layout 2·3h, O layout 2h, residual 3h, norm 2h, SwiGLU 3f, residual
+  // 3h.
+  EXPECT_DOUBLE_EQ(pointwise_fwd_bytes_per_token(cost),
+                   (2 * h + 4 * h + 6 * h + 2 * h + 3 * h + 2 * h + 3 * f + 3 * h) * beta);
   // Backward: two norms 2·3h, two residual junctions 2·3h, SwiGLU 5f, RoPE 2·2h, dO 2h, dQ/dK/dV 2·3h.
-  EXPECT_DOUBLE_EQ(pointwise_bwd_bytes_per_token(cost), (6 * h + 6 * h + 5 * f + 4 * h + 2 * h + 6 * h) * beta);
+  EXPECT_DOUBLE_EQ(pointwise_bwd_bytes_per_token(cost),
+                   (6 * h + 6 * h + 5 * f + 4 * h + 2 * h + 6 * h) * beta);
   EXPECT_DOUBLE_EQ(streaming_memory_bandwidth(cost), bandwidth);
   EXPECT_NEAR(pointwise_fwd_time(cost, 1000), 1000 * pointwise_fwd_bytes_per_token(cost) / bandwidth, 1e-15);
   // llama-7b: 246 kB forward, 307 kB backward per token and layer: 64 and 80 ns on an H200, against 546 and
@@ -119,9 +129,11 @@ TEST(CostTimes, EachLayerGemmCarriesItsParameterShareOfTheMemoryBoundKernels) {
   }
   EXPECT_NEAR(forward, pointwise_fwd_time(cost, tokens), 1e-15);
   EXPECT_NEAR(backward, pointwise_bwd_time(cost, tokens), 1e-15);
-  // Tensor parallelism 4 splits each GEMM's n (column-parallel) or k (row-parallel): each GPU carries a quarter.
+  // Tensor parallelism 4 splits each GEMM's n (column-parallel) or k (row-parallel): each GPU carries a
+  // quarter.
   const CostModel::GemmShape qkv = cost.layer_gemms()[0];
-  EXPECT_NEAR(pointwise_share_fwd_time(cost, tokens, qkv.n / 4, qkv.k), pointwise_share_fwd_time(cost, tokens, qkv.n, qkv.k) / 4, 1e-15);
+  EXPECT_NEAR(pointwise_share_fwd_time(cost, tokens, qkv.n / 4, qkv.k),
+              pointwise_share_fwd_time(cost, tokens, qkv.n, qkv.k) / 4, 1e-15);
   EXPECT_EQ(pointwise_share_fwd_time(cost, 0, qkv.n, qkv.k), 0.0);
 }
 
@@ -142,8 +154,10 @@ TEST(CostTimes, TransferTimeUsesEachLinkClassesOwnEfficiencyAndOverhead) {
   const ClusterSpec cluster = test::dgx_h200(2);
   const CostModel cost(cluster, test::llama_7b(), profile);
   const double bytes = 8.0 * 1024 * 1024;
-  EXPECT_DOUBLE_EQ(cost.transfer_time(bytes, cost.nic_per_gpu(), LinkClass::nic), 5e-6 + 30e-6 + bytes / (50e9 * 0.5));
-  EXPECT_DOUBLE_EQ(cost.transfer_time(bytes, cost.nvlink(), LinkClass::nvlink), 2e-6 + 1e-6 + bytes / (450e9 * 0.9));
+  EXPECT_DOUBLE_EQ(cost.transfer_time(bytes, cost.nic_per_gpu(), LinkClass::nic),
+                   5e-6 + 30e-6 + bytes / (50e9 * 0.5));
+  EXPECT_DOUBLE_EQ(cost.transfer_time(bytes, cost.nvlink(), LinkClass::nvlink),
+                   2e-6 + 1e-6 + bytes / (450e9 * 0.9));
   EXPECT_DOUBLE_EQ(profile.nvlink_efficiency(), 0.9);
   EXPECT_DOUBLE_EQ(profile.nic_efficiency(), 0.5);
 }

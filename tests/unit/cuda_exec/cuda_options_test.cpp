@@ -35,7 +35,8 @@ TEST(CudaOptions, TheCorrectnessPassCanBeForcedOrLeftOut) {
 }
 
 TEST(CudaOptions, TheEnvironmentOverridesThem) {
-  const ScopedEnv w("ZB_CUDA_WARMUP", "0"), r("ZB_CUDA_REPETITIONS", "20"), k("ZB_CUDA_ATTENTION_KERNEL", "zb");
+  const ScopedEnv w("ZB_CUDA_WARMUP", "0"), r("ZB_CUDA_REPETITIONS", "20"),
+      k("ZB_CUDA_ATTENTION_KERNEL", "zb");
   const CudaOptions o = CudaOptions::from_environment();
   EXPECT_EQ(o.warmup, 0);
   EXPECT_EQ(o.repetitions, 20);

@@ -45,7 +45,8 @@ int for_every_lowered_plan(int seeds, Fn&& check) {
       const auto strategy = make_strategy(system, c.scenario, cost);
       const plan::Plan p = strategy->make_plan(test::batch_of(c.lengths));
       if (!p.feasible()) continue;
-      SCOPED_TRACE("seed " + std::to_string(seed) + ", " + system.label + ", " + std::to_string(p.world_size) + " ranks");
+      SCOPED_TRACE("seed " + std::to_string(seed) + ", " + system.label + ", " +
+                   std::to_string(p.world_size) + " ranks");
       const lower::Program program = lower::lower(p, cost, {.backward = true});
       check(program, cost);
       ++programs;
@@ -70,20 +71,24 @@ std::string check_order(const lower::Program& program, const GlobalOrder& order)
       std::vector<int> ids;
       if (items[k].compute) {
         ids.push_back(items[k].instr);
-        if (items[k].instr <= last_compute) return lower::describe(program, r, items[k].instr) + " is issued out of list order";
+        if (items[k].instr <= last_compute)
+          return lower::describe(program, r, items[k].instr) + " is issued out of list order";
         last_compute = items[k].instr;
       }
       for (const NcclCall& call : items[k].calls) ids.push_back(call.instr);
       for (const int id : ids) {
-        if (position[static_cast<std::size_t>(id)] >= 0) return lower::describe(program, r, id) + " is issued twice";
+        if (position[static_cast<std::size_t>(id)] >= 0)
+          return lower::describe(program, r, id) + " is issued twice";
         if ((list[static_cast<std::size_t>(id)].pass == Pass::bwd) != backward)
           return lower::describe(program, r, id) + " is issued in the other pass";
         position[static_cast<std::size_t>(id)] = static_cast<int>(k);
       }
       for (const int id : ids)
         for (const int d : resolved_deps(program, r, id))
-          if (position[static_cast<std::size_t>(d)] < 0 || position[static_cast<std::size_t>(d)] >= static_cast<int>(k))
-            return lower::describe(program, r, id) + " is issued before its dependency " + lower::describe(program, r, d);
+          if (position[static_cast<std::size_t>(d)] < 0 ||
+              position[static_cast<std::size_t>(d)] >= static_cast<int>(k))
+            return lower::describe(program, r, id) + " is issued before its dependency " +
+                   lower::describe(program, r, d);
     }
     for (std::size_t i = 0; i < list.size(); ++i)
       if ((is_comm(list[i]) || lower::is_compute(list[i])) && position[i] < 0)
@@ -104,7 +109,8 @@ std::string check_order(const lower::Program& program, const GlobalOrder& order)
 TEST(NcclOrder, EveryStrategyOrdersEveryCallOnceAfterItsDependencies) {
   const int programs = for_every_lowered_plan(16, [](const lower::Program& program, const CostModel& cost) {
     ASSERT_TRUE(lower::verify(program).empty());
-    const GlobalOrder order = derive_order(program, lower::schedule(program, lower::nominal_transfers(program, cost)));
+    const GlobalOrder order =
+        derive_order(program, lower::schedule(program, lower::nominal_transfers(program, cost)));
     EXPECT_EQ(check_order(program, order), "");
     EXPECT_EQ(check_order(program, derive_order(program)), "");
   });
@@ -114,7 +120,8 @@ TEST(NcclOrder, EveryStrategyOrdersEveryCallOnceAfterItsDependencies) {
 TEST(NcclOrder, EveryStrategysOrderReplaysWithoutDeadlockOnOneCommStreamPerRank) {
   int with_transfers = 0, with_collectives = 0;
   for_every_lowered_plan(16, [&](const lower::Program& program, const CostModel& cost) {
-    const GlobalOrder order = derive_order(program, lower::schedule(program, lower::nominal_transfers(program, cost)));
+    const GlobalOrder order =
+        derive_order(program, lower::schedule(program, lower::nominal_transfers(program, cost)));
     const ReplayResult replay = rendezvous_replay(program, posts_of(order));
     EXPECT_TRUE(replay.complete) << replay.explanation;
     if (!order.steps.empty()) ++with_transfers;

@@ -18,8 +18,9 @@ namespace fs = std::filesystem;
 
 class FakeSysfs {
  public:
-  FakeSysfs() : root_(fs::temp_directory_path() / ("zb-nic-topology-" + std::to_string(::getpid()) + "-" +
-                                                   ::testing::UnitTest::GetInstance()->current_test_info()->name())) {
+  FakeSysfs()
+      : root_(fs::temp_directory_path() / ("zb-nic-topology-" + std::to_string(::getpid()) + "-" +
+                                           ::testing::UnitTest::GetInstance()->current_test_info()->name())) {
     fs::remove_all(root_);
     fs::create_directories(root_ / "bus/pci/devices");
     fs::create_directories(root_ / "class/infiniband");
@@ -28,12 +29,14 @@ class FakeSysfs {
   // A device at /sys/devices/<tree>, its bus id the last component.
   void gpu(const std::string& tree) {
     fs::create_directories(root_ / "devices" / tree);
-    fs::create_directory_symlink(fs::path("../../../devices") / tree, root_ / "bus/pci/devices" / fs::path(tree).filename());
+    fs::create_directory_symlink(fs::path("../../../devices") / tree,
+                                 root_ / "bus/pci/devices" / fs::path(tree).filename());
   }
   void nic(const std::string& name, const std::string& tree) {
     fs::create_directories(root_ / "devices" / tree / "infiniband" / name);
     fs::create_directories(root_ / "class/infiniband" / name);
-    fs::create_directory_symlink(fs::path("../../../devices") / tree, root_ / "class/infiniband" / name / "device");
+    fs::create_directory_symlink(fs::path("../../../devices") / tree,
+                                 root_ / "class/infiniband" / name / "device");
   }
   [[nodiscard]] const fs::path& root() const { return root_; }
 
@@ -53,7 +56,8 @@ TEST(NicTopology, EachRailIsTheNicUnderItsGpusPcieSwitch) {
   FakeSysfs sys;
   hgx_pair(sys);
   // CUDA's spelling: upper-case hex, 8-digit domain.
-  EXPECT_EQ(rail_nics({"00000000:1B:00.0", "00000000:2C:00.0"}, 2, sys.root()), (std::vector<std::string>{"mlx5_3", "mlx5_0"}));
+  EXPECT_EQ(rail_nics({"00000000:1B:00.0", "00000000:2C:00.0"}, 2, sys.root()),
+            (std::vector<std::string>{"mlx5_3", "mlx5_0"}));
   // One NIC per node: the first GPU's.
   EXPECT_EQ(rail_nics({"0000:1b:00.0", "0000:2c:00.0"}, 1, sys.root()), (std::vector<std::string>{"mlx5_3"}));
 }
@@ -87,7 +91,8 @@ TEST(NicTopology, TwoRailsClosestToOneNicAreRefused) {
     (void)rail_nics({"0000:1b:00.0", "0000:1e:00.0"}, 2, sys.root());
     ADD_FAILURE() << "two rails on one NIC accepted";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("is mlx5_0, which an earlier rail already has"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("is mlx5_0, which an earlier rail already has"), std::string::npos)
+        << e.what();
   }
 }
 

@@ -26,8 +26,8 @@ PassTimes staircase(std::size_t items) {
 std::vector<RankRecord> records(const lower::Program& p, const GlobalOrder& order, double offset) {
   std::vector<RankRecord> all(2);
   for (int r = 0; r < 2; ++r)
-    add_pass_events(p, order, r, Pass::fwd, staircase(order.issue[static_cast<std::size_t>(r)].size()), offset,
-                    all[static_cast<std::size_t>(r)]);
+    add_pass_events(p, order, r, Pass::fwd, staircase(order.issue[static_cast<std::size_t>(r)].size()),
+                    offset, all[static_cast<std::size_t>(r)]);
   return all;
 }
 

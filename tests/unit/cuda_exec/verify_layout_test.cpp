@@ -36,7 +36,8 @@ class HostReplay {
     for (int r = 0; r < program.world_size; ++r) {
       layouts_.push_back(derive_verify_layout(program, r, dims));
       for (const int m : layouts_.back().generated)
-        written_[{r, m}] = as_bytes(generated_payload(program.messages[static_cast<std::size_t>(m)], dims, generator));
+        written_[{r, m}] =
+            as_bytes(generated_payload(program.messages[static_cast<std::size_t>(m)], dims, generator));
     }
     const GlobalOrder order = derive_order(program);
     for (const CommStep& step : order.steps) {
@@ -49,7 +50,9 @@ class HostReplay {
     }
   }
 
-  [[nodiscard]] const VerifyLayout& layout(int rank) const { return layouts_[static_cast<std::size_t>(rank)]; }
+  [[nodiscard]] const VerifyLayout& layout(int rank) const {
+    return layouts_[static_cast<std::size_t>(rank)];
+  }
   [[nodiscard]] const Bytes& received(int rank, int message) const { return received_.at({rank, message}); }
 
  private:
@@ -95,19 +98,25 @@ TEST(VerifyLayout, EveryKvRowAKernelCopiesFromAReceivedBufferIsTheRowItsBlockSee
             for (const auto* runs : {&a.k, &a.v}) {
               std::int64_t covered = 0;
               for (const OperandRun& run : *runs) {
-                if (run.packed_row < a.packed.descs[b].kv_row || run.packed_row >= a.packed.descs[b].kv_row + a.packed.descs[b].kv_count)
+                if (run.packed_row < a.packed.descs[b].kv_row ||
+                    run.packed_row >= a.packed.descs[b].kv_row + a.packed.descs[b].kv_count)
                   continue;
                 covered += run.rows;
                 EXPECT_EQ(run.token - block.k0, run.packed_row - a.packed.descs[b].kv_row);
                 if (run.message < 0) continue;
                 lower::Message one;
-                one.slices = lower::SliceList({{runs == &a.k ? lower::Tensor::K : lower::Tensor::V, run.seq, run.token,
-                                                run.token + run.rows, {}}});
+                one.slices = lower::SliceList({{runs == &a.k ? lower::Tensor::K : lower::Tensor::V,
+                                                run.seq,
+                                                run.token,
+                                                run.token + run.rows,
+                                                {}}});
                 const Bytes expected = as_bytes(generated_payload(one, dims, generator));
                 const Bytes& buffer = replay.received(r, run.message);
-                ASSERT_LE(run.source_byte + static_cast<std::int64_t>(expected.size()), static_cast<std::int64_t>(buffer.size()));
+                ASSERT_LE(run.source_byte + static_cast<std::int64_t>(expected.size()),
+                          static_cast<std::int64_t>(buffer.size()));
                 EXPECT_TRUE(std::equal(expected.begin(), expected.end(), buffer.begin() + run.source_byte))
-                    << lower::describe(program, r, a.instr) << " reads wrong bytes of message " << run.message;
+                    << lower::describe(program, r, a.instr) << " reads wrong bytes of message "
+                    << run.message;
                 rows_from_messages += static_cast<int>(run.rows);
               }
               EXPECT_EQ(covered, block.k1 - block.k0) << lower::describe(program, r, a.instr);
@@ -142,7 +151,8 @@ TEST(VerifyLayout, AKvRowNoSourceHoldsIsNamed) {
   c.scenario.cluster.nodes = 1;
   c.scenario.cluster.gpus_per_node = 2;
   const CostModel cost(c.scenario.cluster, c.scenario.model);
-  const plan::Plan p = make_strategy(test::system("ring-cp"), c.scenario, cost)->make_plan(test::batch_of({4096}));
+  const plan::Plan p =
+      make_strategy(test::system("ring-cp"), c.scenario, cost)->make_plan(test::batch_of({4096}));
   ASSERT_TRUE(p.feasible());
   lower::Program program = lower::lower(p, cost, {});
   bool cut = false;
@@ -151,7 +161,9 @@ TEST(VerifyLayout, AKvRowNoSourceHoldsIsNamed) {
   ASSERT_TRUE(cut);
   const std::string problem = derive_verify_layout(program, 1, dims).problem;
   EXPECT_NE(problem.find("rank 1"), std::string::npos) << problem;
-  EXPECT_NE(problem.find("is neither this rank's own nor in a message it receives and reads"), std::string::npos) << problem;
+  EXPECT_NE(problem.find("is neither this rank's own nor in a message it receives and reads"),
+            std::string::npos)
+      << problem;
 }
 
 }  // namespace

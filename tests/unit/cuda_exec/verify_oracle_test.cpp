@@ -58,7 +58,8 @@ HostOperands after_copies(const AttentionOperands& a, const QkvGenerator& g, std
 DeviceResults forward_on_cpu(const AttentionOperands& a, const HostOperands& h) {
   const auto& s = a.packed.shape;
   std::vector<float> o(h.q.size()), lse(static_cast<std::size_t>(s.out_rows * s.heads));
-  EXPECT_TRUE(kernels::attention_forward(s, a.packed.descs, floats(h.q), floats(h.k), floats(h.v), o, lse).ok());
+  EXPECT_TRUE(
+      kernels::attention_forward(s, a.packed.descs, floats(h.q), floats(h.k), floats(h.v), o, lse).ok());
   return {bf16(o), lse, {}, {}, {}};
 }
 
@@ -86,7 +87,8 @@ TEST(VerifyOracle, OwnRowsAreWrittenAndMessageRowsAreLeftForThePass) {
   const QkvGenerator g(11, kDims);
   const HostOperands h = host_operands(two_blocks(false), g);
   const auto width = static_cast<std::size_t>(kDims.kv_width());
-  for (std::size_t i = 0; i < 32 * width; ++i) ASSERT_EQ(h.k[i], 0) << "row " << i / width << " comes from the message";
+  for (std::size_t i = 0; i < 32 * width; ++i)
+    ASSERT_EQ(h.k[i], 0) << "row " << i / width << " comes from the message";
   EXPECT_NE(h.k[32 * width], 0);  // own key 32
   EXPECT_TRUE(h.o.empty());       // a forward writes no saved activations
 }
@@ -98,8 +100,8 @@ TEST(VerifyOracle, BackwardGradientsPassAndOneWrongElementFails) {
   ASSERT_EQ(h.lse.size(), 64u * 4u);
   EXPECT_TRUE(std::isfinite(h.lse[0]));
   std::vector<float> dq(h.q.size(), 0.0F), dk(h.k.size(), 0.0F), dv(h.v.size(), 0.0F);
-  ASSERT_TRUE(kernels::attention_backward(a.packed.shape, a.packed.descs, floats(h.q), floats(h.k), floats(h.v), floats(h.o),
-                                          floats(h.d_o), h.lse, dq, dk, dv)
+  ASSERT_TRUE(kernels::attention_backward(a.packed.shape, a.packed.descs, floats(h.q), floats(h.k),
+                                          floats(h.v), floats(h.o), floats(h.d_o), h.lse, dq, dk, dv)
                   .ok());
   DeviceResults results{{}, {}, bf16(dq), bf16(dk), bf16(dv)};
   InstrCheck check = check_attention(a, h, results, g, true, "rank 1 instr 9");
@@ -107,7 +109,8 @@ TEST(VerifyOracle, BackwardGradientsPassAndOneWrongElementFails) {
   EXPECT_EQ(check.elements, 64 * 32 + 2 * 64 * 16);
   results.dk[17] = kernels::float_to_bf16_bits(kernels::bf16_bits_to_float(results.dk[17]) + 1.0F);
   check = check_attention(a, h, results, g, true, "rank 1 instr 9");
-  EXPECT_NE(check.failure.find("rank 1 instr 9: worst dK[17] (row 1, element 1)"), std::string::npos) << check.failure;
+  EXPECT_NE(check.failure.find("rank 1 instr 9: worst dK[17] (row 1, element 1)"), std::string::npos)
+      << check.failure;
 }
 
 }  // namespace

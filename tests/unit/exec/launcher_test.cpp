@@ -75,7 +75,8 @@ TEST(Launcher, AnSbatchShellIsNotAWorld) {
 }
 
 TEST(Launcher, PmixWithASize) {
-  const Launch l = detect({{"PMIX_RANK", "5"}, {"PMIX_SIZE", "8"}, {"PMIX_LOCAL_RANK", "1"}, {"PMIX_LOCAL_SIZE", "4"}});
+  const Launch l =
+      detect({{"PMIX_RANK", "5"}, {"PMIX_SIZE", "8"}, {"PMIX_LOCAL_RANK", "1"}, {"PMIX_LOCAL_SIZE", "4"}});
   EXPECT_EQ(l.launcher, "PMIx");
   EXPECT_EQ(l.rank, 5);
   EXPECT_EQ(l.world_size, 8);
@@ -84,7 +85,8 @@ TEST(Launcher, PmixWithASize) {
 }
 
 TEST(Launcher, HydraPmi) {
-  const Launch l = detect({{"PMI_RANK", "2"}, {"PMI_SIZE", "4"}, {"MPI_LOCALRANKID", "0"}, {"MPI_LOCALNRANKS", "2"}});
+  const Launch l =
+      detect({{"PMI_RANK", "2"}, {"PMI_SIZE", "4"}, {"MPI_LOCALRANKID", "0"}, {"MPI_LOCALNRANKS", "2"}});
   EXPECT_EQ(l.launcher, "PMI");
   EXPECT_EQ(l.rank, 2);
   EXPECT_EQ(l.world_size, 4);
@@ -101,16 +103,21 @@ TEST(Launcher, OpenMpiWinsOverSlurmWhenMpirunRunsInsideAnAllocation) {
 }
 
 TEST(Launcher, RefusesHalfConfiguredOrContradictoryVariables) {
-  EXPECT_THAT(refusal({{"OMPI_COMM_WORLD_SIZE", "four"}}), testing::HasSubstr("OMPI_COMM_WORLD_SIZE=\"four\""));
+  EXPECT_THAT(refusal({{"OMPI_COMM_WORLD_SIZE", "four"}}),
+              testing::HasSubstr("OMPI_COMM_WORLD_SIZE=\"four\""));
   EXPECT_THAT(refusal({{"OMPI_COMM_WORLD_SIZE", "-2"}}), testing::HasSubstr("not a non-negative integer"));
   EXPECT_THAT(refusal({{"OMPI_COMM_WORLD_SIZE", "4"}, {"OMPI_COMM_WORLD_RANK", "4"}}),
               testing::HasSubstr("outside a world of 4"));
-  EXPECT_THAT(refusal({{"OMPI_COMM_WORLD_SIZE", "4"}, {"OMPI_COMM_WORLD_LOCAL_RANK", "2"},
+  EXPECT_THAT(refusal({{"OMPI_COMM_WORLD_SIZE", "4"},
+                       {"OMPI_COMM_WORLD_LOCAL_RANK", "2"},
                        {"OMPI_COMM_WORLD_LOCAL_SIZE", "2"}}),
               testing::HasSubstr("local rank 2 of 2"));
-  EXPECT_THAT(refusal({{"SLURM_STEP_NUM_TASKS", "8"}, {"SLURM_PROCID", "1"}, {"SLURM_STEP_TASKS_PER_NODE", "4(x"}}),
-              testing::HasSubstr("not a Slurm task count list"));
-  EXPECT_THAT(refusal({{"SLURM_STEP_NUM_TASKS", "8"}, {"SLURM_PROCID", "1"}, {"SLURM_NODEID", "3"},
+  EXPECT_THAT(
+      refusal({{"SLURM_STEP_NUM_TASKS", "8"}, {"SLURM_PROCID", "1"}, {"SLURM_STEP_TASKS_PER_NODE", "4(x"}}),
+      testing::HasSubstr("not a Slurm task count list"));
+  EXPECT_THAT(refusal({{"SLURM_STEP_NUM_TASKS", "8"},
+                       {"SLURM_PROCID", "1"},
+                       {"SLURM_NODEID", "3"},
                        {"SLURM_STEP_TASKS_PER_NODE", "4(x2)"}}),
               testing::HasSubstr("SLURM_NODEID"));
   EXPECT_THAT(refusal({{"PMI_SIZE", "0"}}), testing::HasSubstr("0 processes"));

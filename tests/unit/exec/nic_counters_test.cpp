@@ -44,7 +44,9 @@ void loopback_traffic(int count, std::size_t size) {
   close(rx);
 }
 
-bool has_loopback_counters() { return fs::exists("/sys/class/net/lo/statistics/tx_bytes"); }
+bool has_loopback_counters() {
+  return fs::exists("/sys/class/net/lo/statistics/tx_bytes");
+}
 
 TEST(NicCounters, LoopbackCountersSeeTheBytesSentThroughIt) {
   if (!has_loopback_counters()) GTEST_SKIP() << "/sys/class/net/lo/statistics is not readable here";

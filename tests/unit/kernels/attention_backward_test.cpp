@@ -70,7 +70,8 @@ TEST(BackwardOracle, MatchesFiniteDifferences) {
     m[at] -= step;
     const double numeric = (loss(plus) - loss(minus)) / (2 * step);
     const double analytic = (tensor == 0 ? grads.dq : tensor == 1 ? grads.dk : grads.dv)[at];
-    EXPECT_NEAR(numeric, analytic, 1e-7 * (1 + std::abs(analytic))) << "tensor " << tensor << " element " << at;
+    EXPECT_NEAR(numeric, analytic, 1e-7 * (1 + std::abs(analytic)))
+        << "tensor " << tensor << " element " << at;
   }
 }
 
@@ -129,15 +130,18 @@ TEST_P(AttentionBackwardGqa, PackedBlocksMatchOracle) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Ratios, AttentionBackwardGqa, ::testing::Values(1, 4, 8),
-                         [](const ::testing::TestParamInfo<int>& param_info) { return "ratio" + std::to_string(param_info.param); });
+                         [](const ::testing::TestParamInfo<int>& param_info) {
+                           return "ratio" + std::to_string(param_info.param);
+                         });
 
 TEST(AttentionBackwardCpu, ErrorsNameTheArgument) {
   const AttentionShape shape{1, 1, 8, 4, 4, 4};
   std::vector<double> t(4 * 8, 0.5), lse(4, 0.0), dq(4 * 8), dk(4 * 8), dv(4 * 8), short_dk(3 * 8);
   const auto run = [&](const std::vector<AttentionBlockDesc>& blocks, std::span<double> dk_out) {
     return attention_backward(shape, blocks, std::span<const double>(t), std::span<const double>(t),
-                              std::span<const double>(t), std::span<const double>(t), std::span<const double>(t),
-                              std::span<const double>(lse), std::span<double>(dq), dk_out, std::span<double>(dv));
+                              std::span<const double>(t), std::span<const double>(t),
+                              std::span<const double>(t), std::span<const double>(lse), std::span<double>(dq),
+                              dk_out, std::span<double>(dv));
   };
   const AttentionBlockDesc whole{0, 4, 0, 4, 0, 0, AttentionMask::causal, 0};
   EXPECT_TRUE(run({whole}, dk).ok());
@@ -158,11 +162,12 @@ TEST(AttentionBackwardCpu, MinusInfinityLseOnASeeingRowIsRefused) {
   std::vector<float> dq(t.size(), 0.0f), dk(t.size(), 0.0f), dv(t.size(), 0.0f);
   const std::vector<AttentionBlockDesc> blocks{{0, 3, 0, 3, 0, 0, AttentionMask::causal, 0}};
   const Status s = attention_backward(shape, blocks, std::span<const float>(t), std::span<const float>(t),
-                                      std::span<const float>(t), std::span<const float>(t), std::span<const float>(t),
-                                      std::span<const float>(lse), std::span<float>(dq), std::span<float>(dk),
-                                      std::span<float>(dv));
+                                      std::span<const float>(t), std::span<const float>(t),
+                                      std::span<const float>(t), std::span<const float>(lse),
+                                      std::span<float>(dq), std::span<float>(dk), std::span<float>(dv));
   ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.message().find("out row 2, head 1) sees 3 keys but its LSE is -inf"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("out row 2, head 1) sees 3 keys but its LSE is -inf"), std::string::npos)
+      << s.message();
   for (float x : dv) EXPECT_EQ(x, 0.0f);
 }
 

@@ -16,9 +16,9 @@ using testing::AttentionOutputs;
 AttentionOutputs run_double(const AttentionShape& shape, std::span<const AttentionBlockDesc> blocks,
                             const AttentionInputs& in) {
   AttentionOutputs out = testing::nan_outputs(shape);
-  const Status status = attention_forward(shape, blocks, std::span<const double>(in.q), std::span<const double>(in.k),
-                                          std::span<const double>(in.v), std::span<double>(out.o),
-                                          std::span<double>(out.lse));
+  const Status status =
+      attention_forward(shape, blocks, std::span<const double>(in.q), std::span<const double>(in.k),
+                        std::span<const double>(in.v), std::span<double>(out.o), std::span<double>(out.lse));
   EXPECT_TRUE(status.ok()) << status.message();
   return out;
 }
@@ -34,7 +34,8 @@ void expect_matches_naive(const AttentionShape& shape, const std::vector<Attenti
   EXPECT_LT(testing::max_abs_lse_error<double>(got.lse, expected.lse), 1e-12);
 
   // The float32 kernel follows the same algorithm in single precision.
-  const std::vector<float> qf = testing::to_float(in.q), kf = testing::to_float(in.k), vf = testing::to_float(in.v);
+  const std::vector<float> qf = testing::to_float(in.q), kf = testing::to_float(in.k),
+                           vf = testing::to_float(in.v);
   const float nan = std::numeric_limits<float>::quiet_NaN();
   std::vector<float> of(expected.o.size(), nan), lsef(expected.lse.size(), nan);
   ASSERT_TRUE(attention_forward(shape, blocks, std::span<const float>(qf), std::span<const float>(kf),
@@ -76,7 +77,8 @@ TEST(AttentionCpu, OneTokenBlocks) {
   const AttentionInputs in = testing::random_inputs(rng, shape);
   const AttentionOutputs got = run_double(shape, blocks, in);
   // A single visible key: O is its value row exactly, LSE is its score.
-  for (int c = 0; c < 4 * 16; ++c) EXPECT_EQ(got.o[static_cast<std::size_t>(c)], in.v[static_cast<std::size_t>(c)]);
+  for (int c = 0; c < 4 * 16; ++c)
+    EXPECT_EQ(got.o[static_cast<std::size_t>(c)], in.v[static_cast<std::size_t>(c)]);
   EXPECT_EQ(got.lse[4], -std::numeric_limits<double>::infinity());
   expect_matches_naive(shape, blocks, 5);
 }
@@ -123,10 +125,11 @@ TEST(AttentionCpu, ErrorsNameTheArgument) {
   EXPECT_NE(run({3, 2, 8, 4, 4, 4}, {}).message().find("kv_heads"), std::string::npos);
   EXPECT_NE(run(good, {{2, 3, 0, 4, 0, 0, AttentionMask::causal, 0}}).message().find("blocks[0].q rows"),
             std::string::npos);
-  EXPECT_NE(run(good, {{0, 2, 0, 4, 0, 0, AttentionMask::causal, 0}, {2, 2, 0, 4, 0, 0, AttentionMask::causal, 1}})
-                .message()
-                .find("overlapping"),
-            std::string::npos);
+  EXPECT_NE(
+      run(good, {{0, 2, 0, 4, 0, 0, AttentionMask::causal, 0}, {2, 2, 0, 4, 0, 0, AttentionMask::causal, 1}})
+          .message()
+          .find("overlapping"),
+      std::string::npos);
   EXPECT_NE(run({1, 1, 8, 5, 4, 4}, {}).message().find("q has"), std::string::npos);
 }
 

@@ -2,8 +2,8 @@
 // LSE merge, pack/unpack bit for bit, and launcher argument errors. Inputs are fresh random values each
 // run (the seed is printed so a failure can be replayed with ZB_KERNEL_TEST_SEED). Without a usable GPU
 // the device tests skip and say why; the argument checks run everywhere.
-#include <ostream>
 #include <gtest/gtest.h>
+#include <ostream>
 
 #include <cctype>
 #include <chrono>
@@ -35,7 +35,8 @@ class CudaKernels : public ::testing::Test {
   }
 };
 
-class CudaAttentionCases : public CudaKernels, public ::testing::WithParamInterface<gpucheck::AttentionCase> {};
+class CudaAttentionCases : public CudaKernels,
+                           public ::testing::WithParamInterface<gpucheck::AttentionCase> {};
 
 TEST_P(CudaAttentionCases, MatchesFloat64Oracle) {
   const gpucheck::CheckResult result = gpucheck::check_attention(GetParam(), test_seed());
@@ -51,7 +52,9 @@ TEST_P(CudaAttentionCases, MatchesFloat64Oracle) {
 
 // Printed in test listings instead of a byte dump, so ctest names stay readable.
 namespace zb::kernels::gpucheck {
-inline void PrintTo(const AttentionCase& c, std::ostream* os) { *os << c.name; }
+inline void PrintTo(const AttentionCase& c, std::ostream* os) {
+  *os << c.name;
+}
 }  // namespace zb::kernels::gpucheck
 
 namespace zb::kernels {
@@ -65,7 +68,8 @@ std::string case_name(const ::testing::TestParamInfo<gpucheck::AttentionCase>& i
   return name;
 }
 
-INSTANTIATE_TEST_SUITE_P(Standard, CudaAttentionCases, ::testing::ValuesIn(gpucheck::standard_cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(Standard, CudaAttentionCases, ::testing::ValuesIn(gpucheck::standard_cases()),
+                         case_name);
 
 TEST_F(CudaKernels, MergeOfSplitKeysMatchesUnsplit) {
   for (int head_dim : {64, 128}) {
@@ -93,10 +97,13 @@ TEST(CudaLaunchers, RejectBadArgumentsByName) {
   const AttentionShape bad_gqa{6, 4, 64, 10, 10, 10};
   EXPECT_NE(schedule.build(bad_gqa, blocks).message().find("kv_heads"), std::string::npos);
   const std::vector<AttentionBlockDesc> outside{{5, 10, 0, 10, 0, 0, AttentionMask::causal, 0}};
-  EXPECT_NE(schedule.build({4, 4, 64, 10, 10, 10}, outside).message().find("blocks[0].q rows"), std::string::npos);
+  EXPECT_NE(schedule.build({4, 4, 64, 10, 10, 10}, outside).message().find("blocks[0].q rows"),
+            std::string::npos);
   // An empty schedule launches nothing and succeeds whatever the tensors are.
   EXPECT_TRUE(cuda::attention_forward(schedule, {}, nullptr).ok());
-  EXPECT_NE(cuda::merge_partials(-1, 4, 64, nullptr, nullptr, nullptr, nullptr, nullptr).message().find("rows = -1"),
+  EXPECT_NE(cuda::merge_partials(-1, 4, 64, nullptr, nullptr, nullptr, nullptr, nullptr)
+                .message()
+                .find("rows = -1"),
             std::string::npos);
   cuda::RowCopySchedule copies;
   const std::vector<RowRange> overlapping{{0, 4}, {2, 4}};

@@ -22,8 +22,8 @@
 namespace zb::kernels::testing {
 
 struct BackwardOracle {
-  std::vector<double> o, lse;                        // forward over all the keys of each named row; NaN elsewhere
-  std::vector<double> dq, dk, dv;                    // gradients of Σ dO ∘ O, shaped like q, k, v
+  std::vector<double> o, lse;      // forward over all the keys of each named row; NaN elsewhere
+  std::vector<double> dq, dk, dv;  // gradients of Σ dO ∘ O, shaped like q, k, v
   std::vector<double> dq_bound, dk_bound, dv_bound;  // per element rounding-error bound at unit roundoff u
 };
 
@@ -40,10 +40,12 @@ inline std::map<std::int64_t, RowKeys> keys_by_out_row(std::span<const Attention
   for (const AttentionBlockDesc& b : blocks) {
     for (std::int64_t i = 0; i < b.q_count; ++i) {
       RowKeys& row = rows[b.out_row + i];
-      if (row.q_row >= 0 && row.q_row != b.q_row + i) throw std::logic_error("out row named for two query rows");
+      if (row.q_row >= 0 && row.q_row != b.q_row + i)
+        throw std::logic_error("out row named for two query rows");
       row.q_row = b.q_row + i;
       for (std::int64_t j = 0; j < b.kv_count; ++j) {
-        if (b.mask == AttentionMask::full || b.kv_position + j <= b.q_position + i) row.kv_rows.push_back(b.kv_row + j);
+        if (b.mask == AttentionMask::full || b.kv_position + j <= b.q_position + i)
+          row.kv_rows.push_back(b.kv_row + j);
       }
     }
   }
@@ -73,7 +75,8 @@ inline BackwardOracle backward_oracle(const AttentionShape& shape, std::span<con
   r.dv = r.dk;
   std::vector<double> dk_weighted(in.k.size(), 0.0), dk_mag(in.k.size(), 0.0);  // Σ ε_S·|term|, Σ |term|
   std::vector<double> dv_weighted(in.k.size(), 0.0), dv_mag(in.k.size(), 0.0);
-  std::vector<double> terms(static_cast<std::size_t>(shape.kv_tokens * kv_heads), 0.0);  // m_j per kv row/head
+  std::vector<double> terms(static_cast<std::size_t>(shape.kv_tokens * kv_heads),
+                            0.0);  // m_j per kv row/head
 
   for (const auto& [out_row, row] : oracle_detail::keys_by_out_row(blocks)) {
     const std::int64_t n = static_cast<std::int64_t>(row.kv_rows.size());
@@ -81,7 +84,9 @@ inline BackwardOracle backward_oracle(const AttentionShape& shape, std::span<con
       const double* q = in.q.data() + (row.q_row * heads + h) * d;
       const double* d_o = d_out.data() + (out_row * heads + h) * d;
       double* o = r.o.data() + (out_row * heads + h) * d;
-      const auto kv_at = [&](std::int64_t j) { return (row.kv_rows[static_cast<std::size_t>(j)] * kv_heads + h / group) * d; };
+      const auto kv_at = [&](std::int64_t j) {
+        return (row.kv_rows[static_cast<std::size_t>(j)] * kv_heads + h / group) * d;
+      };
       std::fill(o, o + d, 0.0);
       if (n == 0) {  // a row that sees no key: O = 0, nothing to backpropagate
         r.lse[static_cast<std::size_t>(out_row * heads + h)] = -std::numeric_limits<double>::infinity();
@@ -117,7 +122,8 @@ inline BackwardOracle backward_oracle(const AttentionShape& shape, std::span<con
       for (std::int64_t j = 0; j < n; ++j) {
         double acc = 0;
         for (std::int64_t kk = 0; kk < n; ++kk) {
-          const double jacobian = p[static_cast<std::size_t>(kk)] * ((kk == j ? 1.0 : 0.0) - p[static_cast<std::size_t>(j)]);
+          const double jacobian =
+              p[static_cast<std::size_t>(kk)] * ((kk == j ? 1.0 : 0.0) - p[static_cast<std::size_t>(j)]);
           acc += jacobian * dp[static_cast<std::size_t>(kk)];
         }
         ds[static_cast<std::size_t>(j)] = acc;
@@ -154,7 +160,8 @@ inline BackwardOracle backward_oracle(const AttentionShape& shape, std::span<con
       }
     }
   }
-  // dK/dV sum m_j terms (the (query, head) pairs that see key j): u per addition on top of each term's own error.
+  // dK/dV sum m_j terms (the (query, head) pairs that see key j): u per addition on top of each term's own
+  // error.
   r.dk_bound.resize(in.k.size());
   r.dv_bound.resize(in.k.size());
   for (std::size_t at = 0; at < in.k.size(); ++at) {
@@ -168,7 +175,8 @@ inline BackwardOracle backward_oracle(const AttentionShape& shape, std::span<con
 // Largest |got − want| / bound over the elements (0 where both are 0); > 1 means the bound is broken.
 // NaN in `got` gives infinity.
 template <typename A>
-double worst_bound_ratio(std::span<const A> got, std::span<const double> want, std::span<const double> bound) {
+double worst_bound_ratio(std::span<const A> got, std::span<const double> want,
+                         std::span<const double> bound) {
   double worst = 0;
   for (std::size_t i = 0; i < want.size(); ++i) {
     const double err = std::abs(static_cast<double>(got[i]) - want[i]);

@@ -25,7 +25,8 @@ struct SplitProblem {
   std::vector<std::int64_t> q_cuts, k_cuts;  // absolute positions, first and last included
 };
 
-std::vector<std::int64_t> random_cuts(Rng& rng, std::int64_t begin, std::int64_t end, std::uint64_t max_extra) {
+std::vector<std::int64_t> random_cuts(Rng& rng, std::int64_t begin, std::int64_t end,
+                                      std::uint64_t max_extra) {
   std::vector<std::int64_t> cuts{begin, end};
   const std::uint64_t extra = rng.below(max_extra + 1);
   for (std::uint64_t c = 0; c < extra; ++c)
@@ -39,7 +40,8 @@ SplitProblem random_problem(Rng& rng, std::int64_t max_length) {
   const int kv_heads = 1 + static_cast<int>(rng.below(2));
   const int heads = kv_heads * (1 + static_cast<int>(rng.below(4)));
   const int head_dim = 8 * (1 + static_cast<int>(rng.below(4)));
-  const std::int64_t length = 1 + static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(max_length)));
+  const std::int64_t length =
+      1 + static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(max_length)));
   p.q0 = static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(length)));
   p.q1 = p.q0 + 1 + static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(length - p.q0)));
   p.mask = rng.below(4) != 0 ? AttentionMask::causal : AttentionMask::full;
@@ -69,7 +71,8 @@ Gradients<double> ring_style(const SplitProblem& p, const testing::BackwardInput
   Gradients<double> total = testing::zero_gradients<double>(p.shape);
   const auto row = static_cast<std::size_t>(p.shape.kv_heads * p.shape.head_dim);
   for (std::size_t kc = 0; kc + 1 < p.k_cuts.size(); ++kc) {
-    const auto first = static_cast<std::size_t>(p.k_cuts[kc]), last = static_cast<std::size_t>(p.k_cuts[kc + 1]);
+    const auto first = static_cast<std::size_t>(p.k_cuts[kc]),
+               last = static_cast<std::size_t>(p.k_cuts[kc + 1]);
     AttentionShape chunk_shape = p.shape;
     chunk_shape.kv_tokens = p.k_cuts[kc + 1] - p.k_cuts[kc];
     const std::vector<double> k(in.qkv.k.begin() + first * row, in.qkv.k.begin() + last * row);
@@ -94,7 +97,8 @@ TEST(AttentionBackwardSplit, PiecesSumToTheUnsplitBlock) {
     const SplitProblem p = random_problem(rng, 160);
     const testing::BackwardInputs in = testing::random_backward_inputs(rng, p.shape);
     const std::vector<AttentionBlockDesc> whole{{0, p.q1 - p.q0, 0, p.key_end, p.q0, 0, p.mask, 0}};
-    const testing::ForwardResult<double> fwd = testing::merged_forward<double>(p.shape, whole, in.qkv.q, in.qkv.k, in.qkv.v);
+    const testing::ForwardResult<double> fwd =
+        testing::merged_forward<double>(p.shape, whole, in.qkv.q, in.qkv.k, in.qkv.v);
     Gradients<double> unsplit = testing::zero_gradients<double>(p.shape);
     testing::accumulate_backward<double>(p.shape, whole, in.qkv.q, in.qkv.k, in.qkv.v, fwd, in.d_o, unsplit);
 
@@ -103,14 +107,18 @@ TEST(AttentionBackwardSplit, PiecesSumToTheUnsplitBlock) {
     const testing::ForwardResult<double> fwd_parts =
         testing::merged_forward<double>(p.shape, parts, in.qkv.q, in.qkv.k, in.qkv.v);
     Gradients<double> one_call = testing::zero_gradients<double>(p.shape);
-    testing::accumulate_backward<double>(p.shape, parts, in.qkv.q, in.qkv.k, in.qkv.v, fwd_parts, in.d_o, one_call);
+    testing::accumulate_backward<double>(p.shape, parts, in.qkv.q, in.qkv.k, in.qkv.v, fwd_parts, in.d_o,
+                                         one_call);
 
     const Gradients<double> ring = ring_style(p, in, fwd);
     for (const Gradients<double>* split : {&std::as_const(one_call), &ring}) {
       const char* how = split == &ring ? "ring-style" : "one call";
-      EXPECT_LT(testing::relative_error<double>(split->dq, unsplit.dq), 1e-12) << "seed " << seed << " " << how;
-      EXPECT_LT(testing::relative_error<double>(split->dk, unsplit.dk), 1e-12) << "seed " << seed << " " << how;
-      EXPECT_LT(testing::relative_error<double>(split->dv, unsplit.dv), 1e-12) << "seed " << seed << " " << how;
+      EXPECT_LT(testing::relative_error<double>(split->dq, unsplit.dq), 1e-12)
+          << "seed " << seed << " " << how;
+      EXPECT_LT(testing::relative_error<double>(split->dk, unsplit.dk), 1e-12)
+          << "seed " << seed << " " << how;
+      EXPECT_LT(testing::relative_error<double>(split->dv, unsplit.dv), 1e-12)
+          << "seed " << seed << " " << how;
     }
   }
 }

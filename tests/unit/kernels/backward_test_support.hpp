@@ -17,7 +17,8 @@ namespace zb::kernels::testing {
 
 inline std::vector<double> round_to_float(std::span<const double> values) {
   std::vector<double> out(values.size());
-  std::ranges::transform(values, out.begin(), [](double x) { return static_cast<double>(static_cast<float>(x)); });
+  std::ranges::transform(values, out.begin(),
+                         [](double x) { return static_cast<double>(static_cast<float>(x)); });
   return out;
 }
 
@@ -52,13 +53,17 @@ ForwardResult<T> merged_forward(const AttentionShape& shape, std::span<const Att
                                 std::span<const T> q, std::span<const T> k, std::span<const T> v) {
   const auto o_size = static_cast<std::size_t>(shape.out_rows * shape.heads * shape.head_dim);
   const auto lse_size = static_cast<std::size_t>(shape.out_rows * shape.heads);
-  ForwardResult<T> merged{std::vector<T>(o_size, T(0)), std::vector<T>(lse_size, -std::numeric_limits<T>::infinity())};
+  ForwardResult<T> merged{std::vector<T>(o_size, T(0)),
+                          std::vector<T>(lse_size, -std::numeric_limits<T>::infinity())};
   for (const AttentionBlockDesc& b : blocks) {
-    ForwardResult<T> part{std::vector<T>(o_size, T(0)), std::vector<T>(lse_size, -std::numeric_limits<T>::infinity())};
-    const Status s = attention_forward(shape, std::span(&b, 1), q, k, v, std::span<T>(part.o), std::span<T>(part.lse));
+    ForwardResult<T> part{std::vector<T>(o_size, T(0)),
+                          std::vector<T>(lse_size, -std::numeric_limits<T>::infinity())};
+    const Status s =
+        attention_forward(shape, std::span(&b, 1), q, k, v, std::span<T>(part.o), std::span<T>(part.lse));
     EXPECT_TRUE(s.ok()) << s.message();
-    const Status m = merge_partials(shape.heads, shape.head_dim, std::span<T>(merged.o), std::span<T>(merged.lse),
-                                    std::span<const T>(part.o), std::span<const T>(part.lse));
+    const Status m =
+        merge_partials(shape.heads, shape.head_dim, std::span<T>(merged.o), std::span<T>(merged.lse),
+                       std::span<const T>(part.o), std::span<const T>(part.lse));
     EXPECT_TRUE(m.ok()) << m.message();
   }
   return merged;
@@ -81,9 +86,9 @@ template <typename T>
 void accumulate_backward(const AttentionShape& shape, std::span<const AttentionBlockDesc> blocks,
                          std::span<const T> q, std::span<const T> k, std::span<const T> v,
                          const ForwardResult<T>& fwd, std::span<const T> d_o, Gradients<T>& grads) {
-  const Status s = attention_backward(shape, blocks, q, k, v, std::span<const T>(fwd.o), d_o,
-                                      std::span<const T>(fwd.lse), std::span<T>(grads.dq), std::span<T>(grads.dk),
-                                      std::span<T>(grads.dv));
+  const Status s =
+      attention_backward(shape, blocks, q, k, v, std::span<const T>(fwd.o), d_o, std::span<const T>(fwd.lse),
+                         std::span<T>(grads.dq), std::span<T>(grads.dk), std::span<T>(grads.dv));
   ASSERT_TRUE(s.ok()) << s.message();
 }
 

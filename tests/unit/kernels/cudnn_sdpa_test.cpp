@@ -12,7 +12,9 @@
 #include "kernels/gpucheck/sdpa_check.hpp"
 
 namespace zb::kernels::gpucheck {
-inline void PrintTo(const SdpaCase& c, std::ostream* os) { *os << c.name; }
+inline void PrintTo(const SdpaCase& c, std::ostream* os) {
+  *os << c.name;
+}
 }  // namespace zb::kernels::gpucheck
 
 namespace zb::kernels {
@@ -46,7 +48,8 @@ std::string case_name(const ::testing::TestParamInfo<gpucheck::SdpaCase>& info) 
   return name;
 }
 
-INSTANTIATE_TEST_SUITE_P(Standard, CudnnSdpaCases, ::testing::ValuesIn(gpucheck::sdpa_standard_cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(Standard, CudnnSdpaCases, ::testing::ValuesIn(gpucheck::sdpa_standard_cases()),
+                         case_name);
 
 TEST(CudnnSdpa, LongCausalOnSampledRows) {
   const Status available = cuda::cudnn_sdpa_available();
@@ -64,9 +67,12 @@ TEST(CudnnSdpa, RejectsBadArgumentsByName) {
   const std::vector<AttentionBlockDesc> outside{{5, 10, 0, 10, 0, 0, AttentionMask::causal, 0}};
   const Status bad = plan.build(shape, outside, cuda::ElementType::bf16, false);
   EXPECT_NE(bad.message().find("SdpaPlan::build: blocks[0].q rows"), std::string::npos) << bad.message();
-  EXPECT_NE(plan.build({4, 3, 64, 10, 10, 10}, blocks, cuda::ElementType::bf16, true).message().find("kv_heads"),
-            std::string::npos);
-  EXPECT_NE(plan.build({4, 4, 60, 10, 10, 10}, blocks, cuda::ElementType::bf16, false).message().find("head_dim = 60"),
+  EXPECT_NE(
+      plan.build({4, 3, 64, 10, 10, 10}, blocks, cuda::ElementType::bf16, true).message().find("kv_heads"),
+      std::string::npos);
+  EXPECT_NE(plan.build({4, 4, 60, 10, 10, 10}, blocks, cuda::ElementType::bf16, false)
+                .message()
+                .find("head_dim = 60"),
             std::string::npos);
   // An unbuilt plan is refused by name, forward and backward, before any cuDNN call.
   EXPECT_NE(cuda::sdpa_forward(plan, {}, nullptr).message().find("sdpa_forward: the plan was not built"),

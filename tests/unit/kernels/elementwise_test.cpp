@@ -38,12 +38,16 @@ TEST(Elementwise, BoundIsAtolPlusRtolTimesReference) {
 TEST(Elementwise, PoisonAndInfinitiesMustMatchExactly) {
   const std::vector<double> ref{kNaN, -kInf, 1.0};
   EXPECT_TRUE(compare_elementwise("LSE", std::vector<double>{kNaN, -kInf, 1.0}, ref, {1e-3, 0, 0}, 1).passed);
-  const ElementwiseResult unwritten = compare_elementwise("LSE", std::vector<double>{0.0, -kInf, 1.0}, ref, {1, 0, 0}, 1);
+  const ElementwiseResult unwritten =
+      compare_elementwise("LSE", std::vector<double>{0.0, -kInf, 1.0}, ref, {1, 0, 0}, 1);
   EXPECT_FALSE(unwritten.passed);
   EXPECT_NE(unwritten.detail.find("NaN poison"), std::string::npos) << unwritten.detail;
-  EXPECT_FALSE(compare_elementwise("LSE", std::vector<double>{kNaN, -1e30, 1.0}, ref, {1e31, 0, 0}, 1).passed);
-  EXPECT_FALSE(compare_elementwise("LSE", std::vector<double>{kNaN, -kInf, kNaN}, ref, {1e9, 0, 0}, 1).passed);
-  EXPECT_FALSE(compare_elementwise("LSE", std::vector<double>{kNaN}, ref, {1, 0, 0}, 1).passed);  // sizes differ
+  EXPECT_FALSE(
+      compare_elementwise("LSE", std::vector<double>{kNaN, -1e30, 1.0}, ref, {1e31, 0, 0}, 1).passed);
+  EXPECT_FALSE(
+      compare_elementwise("LSE", std::vector<double>{kNaN, -kInf, kNaN}, ref, {1e9, 0, 0}, 1).passed);
+  EXPECT_FALSE(
+      compare_elementwise("LSE", std::vector<double>{kNaN}, ref, {1, 0, 0}, 1).passed);  // sizes differ
 }
 
 }  // namespace

@@ -18,7 +18,8 @@ TEST(MergePartials, SplitKeysThenMergeEqualsUnsplit) {
     const int head_dim = 8 * (1 + static_cast<int>(rng.below(4)));
     const std::int64_t length = 1 + static_cast<std::int64_t>(rng.below(180));
     const std::int64_t q0 = static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(length)));
-    const std::int64_t q1 = q0 + 1 + static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(length - q0)));
+    const std::int64_t q1 =
+        q0 + 1 + static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(length - q0)));
     const bool causal = rng.below(4) != 0;
     const std::int64_t key_end = causal ? q1 : length;  // keys a causal block can need
     const AttentionShape shape{heads, kv_heads, head_dim, length, length, q1 - q0};
@@ -41,7 +42,8 @@ TEST(MergePartials, SplitKeysThenMergeEqualsUnsplit) {
     testing::AttentionOutputs merged = testing::nan_outputs(shape);
     bool first = true;
     for (std::size_t c = 0; c + 1 < cuts.size(); ++c) {
-      const std::vector<AttentionBlockDesc> part{{q0, q1 - q0, cuts[c], cuts[c + 1] - cuts[c], q0, cuts[c], mask, 0}};
+      const std::vector<AttentionBlockDesc> part{
+          {q0, q1 - q0, cuts[c], cuts[c + 1] - cuts[c], q0, cuts[c], mask, 0}};
       testing::AttentionOutputs partial = testing::nan_outputs(shape);
       ASSERT_TRUE(attention_forward(shape, part, std::span<const double>(in.q), std::span<const double>(in.k),
                                     std::span<const double>(in.v), std::span<double>(partial.o),
@@ -51,8 +53,9 @@ TEST(MergePartials, SplitKeysThenMergeEqualsUnsplit) {
         merged = partial;
         first = false;
       } else {
-        ASSERT_TRUE(merge_partials(heads, head_dim, std::span<double>(merged.o), std::span<double>(merged.lse),
-                                   std::span<const double>(partial.o), std::span<const double>(partial.lse))
+        ASSERT_TRUE(merge_partials(heads, head_dim, std::span<double>(merged.o),
+                                   std::span<double>(merged.lse), std::span<const double>(partial.o),
+                                   std::span<const double>(partial.lse))
                         .ok());
       }
     }
@@ -65,8 +68,8 @@ TEST(MergePartials, MinusInfinityIsEmpty) {
   const double inf = std::numeric_limits<double>::infinity();
   std::vector<double> o_a{1, 2, 0, 0, 5, 6}, lse_a{0.5, -inf, -inf};
   const std::vector<double> o_b{9, 9, 3, 4, 0, 0}, lse_b{-inf, 0.25, -inf};
-  ASSERT_TRUE(merge_partials(1, 2, std::span<double>(o_a), std::span<double>(lse_a), std::span<const double>(o_b),
-                             std::span<const double>(lse_b))
+  ASSERT_TRUE(merge_partials(1, 2, std::span<double>(o_a), std::span<double>(lse_a),
+                             std::span<const double>(o_b), std::span<const double>(lse_b))
                   .ok());
   EXPECT_EQ(o_a, (std::vector<double>{1, 2, 3, 4, 5, 6}));
   EXPECT_EQ(lse_a[0], 0.5);
@@ -77,8 +80,8 @@ TEST(MergePartials, MinusInfinityIsEmpty) {
 TEST(MergePartials, EqualWeightsAverage) {
   std::vector<float> o_a{2, 4}, lse_a{1.0f};
   const std::vector<float> o_b{4, 8}, lse_b{1.0f};
-  ASSERT_TRUE(merge_partials(1, 2, std::span<float>(o_a), std::span<float>(lse_a), std::span<const float>(o_b),
-                             std::span<const float>(lse_b))
+  ASSERT_TRUE(merge_partials(1, 2, std::span<float>(o_a), std::span<float>(lse_a),
+                             std::span<const float>(o_b), std::span<const float>(lse_b))
                   .ok());
   EXPECT_FLOAT_EQ(o_a[0], 3);
   EXPECT_FLOAT_EQ(o_a[1], 6);

@@ -30,13 +30,15 @@ TEST(PackRows, RoundTripIsBitExact) {
     // Disjoint ranges in random order (a remap moves them out of order), some empty.
     std::vector<RowRange> ranges;
     for (std::int64_t row = 0; row < packed_rows;) {
-      const auto rows = static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(packed_rows - row) + 1));
+      const auto rows =
+          static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(packed_rows - row) + 1));
       if (rng.below(3) != 0) ranges.push_back({row, rows});
       row += rows == 0 ? 1 : rows;
     }
     for (std::size_t i = ranges.size(); i > 1; --i) std::swap(ranges[i - 1], ranges[rng.below(i)]);
 
-    const std::vector<std::byte> packed = random_bytes(rng, static_cast<std::size_t>(packed_rows) * row_bytes);
+    const std::vector<std::byte> packed =
+        random_bytes(rng, static_cast<std::size_t>(packed_rows) * row_bytes);
     std::vector<std::byte> contiguous(static_cast<std::size_t>(total_rows(ranges)) * row_bytes);
     ASSERT_TRUE(pack_rows(ranges, row_bytes, packed, contiguous).ok());
     std::vector<std::byte> restored = random_bytes(rng, packed.size());
@@ -73,7 +75,8 @@ TEST(Gemm, MatchesNaive) {
     for (double& x : a) x = rng.normal();
     for (double& x : b) x = rng.normal();
     std::vector<double> c(static_cast<std::size_t>(m * n), 123.0);
-    ASSERT_TRUE(gemm(m, n, k, std::span<const double>(a), std::span<const double>(b), std::span<double>(c)).ok());
+    ASSERT_TRUE(
+        gemm(m, n, k, std::span<const double>(a), std::span<const double>(b), std::span<double>(c)).ok());
     for (std::int64_t i = 0; i < m; ++i) {
       for (std::int64_t j = 0; j < n; ++j) {
         double expected = 0;
@@ -84,7 +87,9 @@ TEST(Gemm, MatchesNaive) {
     }
   }
   std::vector<float> a(6), b(6), c(5);
-  EXPECT_NE(gemm(2, 2, 3, std::span<const float>(a), std::span<const float>(b), std::span<float>(c)).message().find("c has"),
+  EXPECT_NE(gemm(2, 2, 3, std::span<const float>(a), std::span<const float>(b), std::span<float>(c))
+                .message()
+                .find("c has"),
             std::string::npos);
 }
 

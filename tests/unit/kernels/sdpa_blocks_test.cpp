@@ -64,8 +64,8 @@ TEST(SdpaBlocks, SplitsOtherCausalBlocksByRows) {
 }
 
 // Does query row i of the block see key j, by cuDNN's rule for the entry holding row i?
-bool entry_sees(const std::vector<SdpaEntry>& entries, const AttentionBlockDesc& b, std::int64_t i, std::int64_t j,
-                int& holders) {
+bool entry_sees(const std::vector<SdpaEntry>& entries, const AttentionBlockDesc& b, std::int64_t i,
+                std::int64_t j, int& holders) {
   bool sees = false;
   holders = 0;
   for (const SdpaEntry& e : entries) {
@@ -91,8 +91,14 @@ TEST(SdpaBlocks, EntriesSeeExactlyTheAbsolutePositionMask) {
     return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
   };
   for (int trial = 0; trial < 400; ++trial) {
-    const AttentionBlockDesc b{draw(0, 5), draw(0, 40), draw(0, 5), draw(0, 40), draw(0, 60), draw(0, 60),
-                               draw(0, 4) == 0 ? kFull : kCausal, draw(0, 5)};
+    const AttentionBlockDesc b{draw(0, 5),
+                               draw(0, 40),
+                               draw(0, 5),
+                               draw(0, 40),
+                               draw(0, 60),
+                               draw(0, 60),
+                               draw(0, 4) == 0 ? kFull : kCausal,
+                               draw(0, 5)};
     const auto entries = split_sdpa_block(b, trial);
     for (std::int64_t i = 0; i < b.q_count; ++i) {
       for (std::int64_t j = 0; j < b.kv_count; ++j) {
@@ -118,13 +124,16 @@ TEST(SdpaBlocks, RefusesWhatCudnnCannotAddressNamingTheBlock) {
   const std::vector<AttentionBlockDesc> far{{0, 10, 0, 10, 0, 0, kCausal, 0},
                                             {600000, 10, 0, 10, 600000, 0, kCausal, 10}};
   const Status offsets = split_sdpa_blocks("SdpaPlan::build", big, far, false, out);
-  EXPECT_NE(offsets.message().find("blocks[1]: query rows end at 600010"), std::string::npos) << offsets.message();
+  EXPECT_NE(offsets.message().find("blocks[1]: query rows end at 600010"), std::string::npos)
+      << offsets.message();
   // The validators' errors come through with their names; the backward allows shared output rows.
   const std::vector<AttentionBlockDesc> outside{{5, 10, 0, 10, 0, 0, kCausal, 0}};
-  EXPECT_NE(split_sdpa_blocks("SdpaPlan::build", {4, 4, 64, 10, 10, 10}, outside, false, out).message().find(
-                "blocks[0].q rows"),
+  EXPECT_NE(split_sdpa_blocks("SdpaPlan::build", {4, 4, 64, 10, 10, 10}, outside, false, out)
+                .message()
+                .find("blocks[0].q rows"),
             std::string::npos);
-  const std::vector<AttentionBlockDesc> shared{{0, 10, 0, 5, 0, 0, kCausal, 0}, {0, 10, 5, 5, 0, 5, kCausal, 0}};
+  const std::vector<AttentionBlockDesc> shared{{0, 10, 0, 5, 0, 0, kCausal, 0},
+                                               {0, 10, 5, 5, 0, 5, kCausal, 0}};
   EXPECT_FALSE(split_sdpa_blocks("SdpaPlan::build", {4, 4, 64, 10, 10, 10}, shared, false, out).ok());
   ASSERT_TRUE(split_sdpa_blocks("SdpaPlan::build", {4, 4, 64, 10, 10, 10}, shared, true, out).ok());
   EXPECT_EQ(kinds(out), "B5/5 F5/5 E5/0 B5/5 ");

@@ -48,7 +48,8 @@ void for_every_lowered_plan(int seeds, Fn&& check) {
       const auto strategy = make_strategy(system, c.scenario, cost);
       const plan::Plan p = strategy->make_plan(test::batch_of(c.lengths));
       if (!p.feasible()) continue;
-      SCOPED_TRACE("seed " + std::to_string(seed) + ", " + system.label + ", " + std::to_string(p.world_size) + " ranks");
+      SCOPED_TRACE("seed " + std::to_string(seed) + ", " + system.label + ", " +
+                   std::to_string(p.world_size) + " ranks");
       const lower::Program program = lower::lower(p, cost, {.backward = true});
       check(p, program, cost, c.scenario);
     }
@@ -56,98 +57,113 @@ void for_every_lowered_plan(int seeds, Fn&& check) {
 }
 
 TEST(LoweringProperty, EveryStrategyLowersToAVerifiedProgram) {
-  for_every_lowered_plan(24, [](const plan::Plan&, const lower::Program& program, const CostModel&, const Scenario&) {
-    const auto problems = lower::verify(program);
-    EXPECT_TRUE(problems.empty()) << problems.front();
-  });
+  for_every_lowered_plan(
+      24, [](const plan::Plan&, const lower::Program& program, const CostModel&, const Scenario&) {
+        const auto problems = lower::verify(program);
+        EXPECT_TRUE(problems.empty()) << problems.front();
+      });
 }
 
 TEST(LoweringProperty, BackwardReturnsEveryOwnersGradientAndReversesEveryRemap) {
-  for_every_lowered_plan(24, [](const plan::Plan&, const lower::Program& program, const CostModel&, const Scenario&) {
-    // Each forward K/V message has a backward twin and a dK/dV accumulator on the same hop; every owner
-    // whose K/V left it gets exactly one finished dK/dV back per group.
-    std::map<std::tuple<int, int, int>, int> forward_kv, backward_kv, accumulators;  // (src, dst, group)
-    std::map<std::pair<int, int>, int> sent_away, returned;                          // (owner, group)
-    std::int64_t remap_forward = 0, remap_backward = 0;
-    for (const auto& m : program.messages) {
-      if (m.purpose == lower::Purpose::remap) (m.pass == Pass::fwd ? remap_forward : remap_backward) += m.bytes;
-      if (m.kv_owner < 0) continue;
-      if (m.purpose == lower::Purpose::kv) ++(m.pass == Pass::fwd ? forward_kv : backward_kv)[{m.src, m.dst, m.group}];
-      if (m.purpose == lower::Purpose::kv && m.pass == Pass::fwd && m.src == m.kv_owner) ++sent_away[{m.kv_owner, m.group}];
-      if (m.purpose == lower::Purpose::dkv && m.dst == m.kv_owner) ++returned[{m.kv_owner, m.group}];
-      if (m.purpose == lower::Purpose::dkv && m.dst != m.kv_owner) ++accumulators[{m.src, m.dst, m.group}];
-    }
-    EXPECT_EQ(forward_kv, backward_kv);
-    EXPECT_EQ(sent_away, returned);
-    EXPECT_EQ(remap_forward, remap_backward);
-    for (const auto& [hop, count] : accumulators) EXPECT_LE(count, forward_kv[hop]);
-  });
+  for_every_lowered_plan(
+      24, [](const plan::Plan&, const lower::Program& program, const CostModel&, const Scenario&) {
+        // Each forward K/V message has a backward twin and a dK/dV accumulator on the same hop; every owner
+        // whose K/V left it gets exactly one finished dK/dV back per group.
+        std::map<std::tuple<int, int, int>, int> forward_kv, backward_kv, accumulators;  // (src, dst, group)
+        std::map<std::pair<int, int>, int> sent_away, returned;                          // (owner, group)
+        std::int64_t remap_forward = 0, remap_backward = 0;
+        for (const auto& m : program.messages) {
+          if (m.purpose == lower::Purpose::remap)
+            (m.pass == Pass::fwd ? remap_forward : remap_backward) += m.bytes;
+          if (m.kv_owner < 0) continue;
+          if (m.purpose == lower::Purpose::kv)
+            ++(m.pass == Pass::fwd ? forward_kv : backward_kv)[{m.src, m.dst, m.group}];
+          if (m.purpose == lower::Purpose::kv && m.pass == Pass::fwd && m.src == m.kv_owner)
+            ++sent_away[{m.kv_owner, m.group}];
+          if (m.purpose == lower::Purpose::dkv && m.dst == m.kv_owner) ++returned[{m.kv_owner, m.group}];
+          if (m.purpose == lower::Purpose::dkv && m.dst != m.kv_owner)
+            ++accumulators[{m.src, m.dst, m.group}];
+        }
+        EXPECT_EQ(forward_kv, backward_kv);
+        EXPECT_EQ(sent_away, returned);
+        EXPECT_EQ(remap_forward, remap_backward);
+        for (const auto& [hop, count] : accumulators) EXPECT_LE(count, forward_kv[hop]);
+      });
 }
 
 TEST(LoweringProperty, VerifyCatchesAnInstructionThatReadsWhatItDoesNotWaitFor) {
   int corrupted = 0;
-  for_every_lowered_plan(4, [&](const plan::Plan&, const lower::Program& program, const CostModel&, const Scenario&) {
-    for (int r = 0; r < program.world_size; ++r) {
-      const auto& list = program.ranks[static_cast<std::size_t>(r)].instrs;
-      for (std::size_t i = 0; i < list.size(); ++i) {
-        if (list[i].kind != lower::InstrKind::attention || list[i].reads.empty()) continue;
-        lower::Program broken = program;
-        broken.ranks[static_cast<std::size_t>(r)].instrs[i].deps.clear();
-        const auto problems = lower::verify(broken);
-        ASSERT_FALSE(problems.empty());
-        EXPECT_NE(problems.front().find("a race"), std::string::npos) << problems.front();
-        EXPECT_NE(problems.front().find("rank " + std::to_string(r) + " instr " + std::to_string(i)), std::string::npos) << problems.front();
-        ++corrupted;
-        return;  // one corruption per program is enough
-      }
-    }
-  });
+  for_every_lowered_plan(
+      4, [&](const plan::Plan&, const lower::Program& program, const CostModel&, const Scenario&) {
+        for (int r = 0; r < program.world_size; ++r) {
+          const auto& list = program.ranks[static_cast<std::size_t>(r)].instrs;
+          for (std::size_t i = 0; i < list.size(); ++i) {
+            if (list[i].kind != lower::InstrKind::attention || list[i].reads.empty()) continue;
+            lower::Program broken = program;
+            broken.ranks[static_cast<std::size_t>(r)].instrs[i].deps.clear();
+            const auto problems = lower::verify(broken);
+            ASSERT_FALSE(problems.empty());
+            EXPECT_NE(problems.front().find("a race"), std::string::npos) << problems.front();
+            EXPECT_NE(problems.front().find("rank " + std::to_string(r) + " instr " + std::to_string(i)),
+                      std::string::npos)
+                << problems.front();
+            ++corrupted;
+            return;  // one corruption per program is enough
+          }
+        }
+      });
   EXPECT_GT(corrupted, 3);
 }
 
 TEST(ExecutorConformance, SimulatorWithFreeTransfersEqualsTheComputeOnlyEstimateExactly) {
-  for_every_lowered_plan(8, [](const plan::Plan&, const lower::Program& program, const CostModel& cost, const Scenario& s) {
-    const lower::Schedule expected = lower::schedule(program, lower::free_transfers());
-    ASSERT_TRUE(expected.complete);
-    const sim::Platform platform(s.cluster, cost.profile());
-    const sim::TaskGraph graph(program, {.free_transfers = true});
-    const sim::TaskTimes times = sim::simulate_isolated(platform, graph);
-    for (int r = 0; r < program.world_size; ++r) {
-      const auto& list = program.ranks[static_cast<std::size_t>(r)].instrs;
-      for (std::size_t i = 0; i < list.size(); ++i) {
-        if (!lower::is_compute(list[i])) continue;
-        const auto task = static_cast<std::size_t>(graph.of(r, static_cast<int>(i)).done);
-        // Equal up to the rounding of SimGrid's clock, which advances by differences (now += date − now)
-        // rather than jumping to each timer's date: a few ulps over long chains of compute.
-        const double start = expected.start[static_cast<std::size_t>(r)][i], end = expected.end[static_cast<std::size_t>(r)][i];
-        ASSERT_NEAR(times.start[task], start, 1e-12 * std::max(1.0, start)) << lower::describe(program, r, static_cast<int>(i));
-        ASSERT_NEAR(times.end[task], end, 1e-12 * std::max(1.0, end)) << lower::describe(program, r, static_cast<int>(i));
-      }
-    }
-  });
+  for_every_lowered_plan(
+      8, [](const plan::Plan&, const lower::Program& program, const CostModel& cost, const Scenario& s) {
+        const lower::Schedule expected = lower::schedule(program, lower::free_transfers());
+        ASSERT_TRUE(expected.complete);
+        const sim::Platform platform(s.cluster, cost.profile());
+        const sim::TaskGraph graph(program, {.free_transfers = true});
+        const sim::TaskTimes times = sim::simulate_isolated(platform, graph);
+        for (int r = 0; r < program.world_size; ++r) {
+          const auto& list = program.ranks[static_cast<std::size_t>(r)].instrs;
+          for (std::size_t i = 0; i < list.size(); ++i) {
+            if (!lower::is_compute(list[i])) continue;
+            const auto task = static_cast<std::size_t>(graph.of(r, static_cast<int>(i)).done);
+            // Equal up to the rounding of SimGrid's clock, which advances by differences (now += date − now)
+            // rather than jumping to each timer's date: a few ulps over long chains of compute.
+            const double start = expected.start[static_cast<std::size_t>(r)][i],
+                         end = expected.end[static_cast<std::size_t>(r)][i];
+            ASSERT_NEAR(times.start[task], start, 1e-12 * std::max(1.0, start))
+                << lower::describe(program, r, static_cast<int>(i));
+            ASSERT_NEAR(times.end[task], end, 1e-12 * std::max(1.0, end))
+                << lower::describe(program, r, static_cast<int>(i));
+          }
+        }
+      });
 }
 
 TEST(ExecutorConformance, SimulatorMovesExactlyTheProgramsBytesBetweenEveryPair) {
-  for_every_lowered_plan(8, [](const plan::Plan&, const lower::Program& program, const CostModel&, const Scenario&) {
-    std::map<std::pair<int, int>, double> program_bytes, simulated_bytes;
-    for (int r = 0; r < program.world_size; ++r) {
-      for (const auto& in : program.ranks[static_cast<std::size_t>(r)].instrs) {
-        if (in.kind == lower::InstrKind::send && in.bytes > 0) program_bytes[{r, in.peer}] += static_cast<double>(in.bytes);
-      }
-    }
-    for (const auto& c : program.collectives) {
-      for (const int m : c.messages) {
-        const auto& msg = program.messages[static_cast<std::size_t>(m)];
-        if (msg.bytes > 0) program_bytes[{msg.src, msg.dst}] += static_cast<double>(msg.bytes);
-      }
-    }
-    const sim::TaskGraph graph(program);
-    for (const auto& f : graph.flows()) {
-      const auto& t = graph.tasks()[static_cast<std::size_t>(f.task)];
-      simulated_bytes[{t.rank, t.dst}] += t.amount;
-    }
-    EXPECT_EQ(program_bytes, simulated_bytes);
-  });
+  for_every_lowered_plan(
+      8, [](const plan::Plan&, const lower::Program& program, const CostModel&, const Scenario&) {
+        std::map<std::pair<int, int>, double> program_bytes, simulated_bytes;
+        for (int r = 0; r < program.world_size; ++r) {
+          for (const auto& in : program.ranks[static_cast<std::size_t>(r)].instrs) {
+            if (in.kind == lower::InstrKind::send && in.bytes > 0)
+              program_bytes[{r, in.peer}] += static_cast<double>(in.bytes);
+          }
+        }
+        for (const auto& c : program.collectives) {
+          for (const int m : c.messages) {
+            const auto& msg = program.messages[static_cast<std::size_t>(m)];
+            if (msg.bytes > 0) program_bytes[{msg.src, msg.dst}] += static_cast<double>(msg.bytes);
+          }
+        }
+        const sim::TaskGraph graph(program);
+        for (const auto& f : graph.flows()) {
+          const auto& t = graph.tasks()[static_cast<std::size_t>(f.task)];
+          simulated_bytes[{t.rank, t.dst}] += t.amount;
+        }
+        EXPECT_EQ(program_bytes, simulated_bytes);
+      });
 }
 
 }  // namespace

@@ -82,7 +82,8 @@ TEST(ProbePlans, TagsReusedAcrossRankPairsAreTwoTransfers) {
   const lower::Program program = lower::lower(twice, cost, {.backward = false});
   EXPECT_TRUE(lower::verify(program).empty());
   const double estimate = estimated_forward(twice, c);
-  const double expected = cost.transfer_time(128 << 20, cost.nvlink(), LinkClass::nvlink) + lower::attention_seconds(twice.ranks[3].ops[1], cost, Pass::fwd);
+  const double expected = cost.transfer_time(128 << 20, cost.nvlink(), LinkClass::nvlink) +
+                          lower::attention_seconds(twice.ranks[3].ops[1], cost, Pass::fwd);
   EXPECT_NEAR(estimate, expected, 1e-12);
   EXPECT_NEAR(sim_test::simulate(twice, c).layer.forward, expected, 1e-9);
   EXPECT_GT(estimate, estimated_forward(once, c));
@@ -209,13 +210,19 @@ TEST(ProbePlans, RoutedSendBecomesRelayInstructionsOnTheProxies) {
 TEST(ProbePlans, ChunkedRelayLegsPipelineInTheSchedule) {
   const ClusterSpec c = sim_test::dgx_h200(2);
   plan::Plan p = empty_plan(c);
-  const plan::Route route{.kind = plan::RouteKind::routed, .proxies = {1}, .peer_proxies = {9}, .part_bytes = {4 << 20}, .chunks = 4};
+  const plan::Route route{.kind = plan::RouteKind::routed,
+                          .proxies = {1},
+                          .peer_proxies = {9},
+                          .part_bytes = {4 << 20},
+                          .chunks = 4};
   add_transfer(p, 0, 10, 4 << 20, 0, {}, {}, route);
   const CostModel cost(c, sim_test::llama_7b());
   const lower::Program program = lower::lower(p, cost, {.backward = false});
   ASSERT_TRUE(lower::verify(program).empty());
   lower::TransferModel model;
-  model.p2p = [](int, int, std::int64_t bytes, const lower::Message&) { return static_cast<double>(bytes) * 1e-9; };
+  model.p2p = [](int, int, std::int64_t bytes, const lower::Message&) {
+    return static_cast<double>(bytes) * 1e-9;
+  };
   model.collective = [](const lower::Collective&) { return 0.0; };
   const lower::Schedule s = lower::schedule(program, model);
   ASSERT_TRUE(s.complete);

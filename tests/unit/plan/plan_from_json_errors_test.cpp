@@ -22,7 +22,8 @@ class BrokenPlanFile : public ::testing::Test {
     s.cluster.gpu_to_nic = {0, 1, 2, 3};
     ring_ = json::parse(plan::to_json(test::plan_of(s, test::system("ring-cp"), {4096, 300})).dump());
     s.cluster.nodes = 2;
-    zeppelin_ = json::parse(plan::to_json(test::plan_of(s, test::system("zeppelin"), {30000, 5000, 100, 7})).dump());
+    zeppelin_ =
+        json::parse(plan::to_json(test::plan_of(s, test::system("zeppelin"), {30000, 5000, 100, 7})).dump());
   }
 
   // The error from_json throws for `j` (a test fails when it throws none).
@@ -78,7 +79,8 @@ class BrokenPlanFile : public ::testing::Test {
 TEST_F(BrokenPlanFile, PeerOutsideTheWorldNamesThePathAndTheWorldSize) {
   const std::size_t i = find(ring_, 3, "send");
   ring_["ranks"][3]["ops"][i]["peer"] = 7;
-  expect_problem(ring_, "ranks[3].ops[" + std::to_string(i) + "].peer", "rank 7 does not exist: world_size is 4");
+  expect_problem(ring_, "ranks[3].ops[" + std::to_string(i) + "].peer",
+                 "rank 7 does not exist: world_size is 4");
 }
 
 TEST_F(BrokenPlanFile, UnknownOpKindSuggestsTheClosestKind) {
@@ -95,7 +97,8 @@ TEST_F(BrokenPlanFile, MissingRequiredFieldIsNamed) {
 TEST_F(BrokenPlanFile, WrongTypeSaysWhatWasExpected) {
   const std::size_t i = find(ring_, 2, "send");
   ring_["ranks"][2]["ops"][i]["tag"] = "5";
-  expect_problem(ring_, "ranks[2].ops[" + std::to_string(i) + "].tag", "expected an integer, got a string (\"5\")");
+  expect_problem(ring_, "ranks[2].ops[" + std::to_string(i) + "].tag",
+                 "expected an integer, got a string (\"5\")");
 }
 
 TEST_F(BrokenPlanFile, KeyOfAnotherKindIsUnknownHere) {
@@ -119,7 +122,8 @@ TEST_F(BrokenPlanFile, RoutedSendProxyOutsideTheWorldIsNamed) {
     for (std::size_t i = 0; i < ops.size(); ++i) {
       if (ops[i]["kind"] == "send" && ops[i]["route"]["kind"] == "routed") {
         ops[i]["route"]["proxies"][0] = -1;
-        expect_problem(zeppelin_, "ranks[" + std::to_string(r) + "].ops[" + std::to_string(i) + "].route.proxies[0]",
+        expect_problem(zeppelin_,
+                       "ranks[" + std::to_string(r) + "].ops[" + std::to_string(i) + "].route.proxies[0]",
                        "rank -1 does not exist");
         return;
       }
@@ -156,7 +160,8 @@ TEST_F(BrokenPlanFile, AttentionOpWithTwoBlockFormsIsRefused) {
 TEST_F(BrokenPlanFile, DependencyOnAnOpThatDoesNotExist) {
   const std::size_t ops = ring_["ranks"][2]["ops"].size();
   ring_["ranks"][2]["ops"][1]["deps"] = {0, ops};
-  expect_problem(ring_, "ranks[2].ops[1].deps[1]", "op " + std::to_string(ops) + " does not exist: rank 2 has");
+  expect_problem(ring_, "ranks[2].ops[1].deps[1]",
+                 "op " + std::to_string(ops) + " does not exist: rank 2 has");
 }
 
 TEST_F(BrokenPlanFile, IdsArePositions) {
@@ -179,10 +184,16 @@ TEST_F(BrokenPlanFile, HeadRangeMustBeAnIntervalOfHeads) {
 }
 
 TEST_F(BrokenPlanFile, UnknownCollectiveKind) {
-  json op{{"id", ring_["ranks"][0]["ops"].size()}, {"kind", "collective"}, {"collective", "allgather"},
-          {"ranks", {0, 1}}, {"tag", 900}, {"bytes", 8}, {"deps", json::array()}};
+  json op{{"id", ring_["ranks"][0]["ops"].size()},
+          {"kind", "collective"},
+          {"collective", "allgather"},
+          {"ranks", {0, 1}},
+          {"tag", 900},
+          {"bytes", 8},
+          {"deps", json::array()}};
   ring_["ranks"][0]["ops"].push_back(op);
-  expect_problem(ring_, "ranks[0].ops[" + std::to_string(op["id"].get<int>()) + "].collective", "did you mean \"all_gather\"?");
+  expect_problem(ring_, "ranks[0].ops[" + std::to_string(op["id"].get<int>()) + "].collective",
+                 "did you mean \"all_gather\"?");
 }
 
 TEST_F(BrokenPlanFile, WorldSizeThatIsNotWholeNodes) {
@@ -207,13 +218,15 @@ TEST_F(BrokenPlanFile, NewerSchemaIsRefusedAlone) {
   const Error e = error_of(ring_);
   ASSERT_EQ(e.problems().size(), 1u) << e.what();
   EXPECT_EQ(e.problems()[0].where.json_path, "schema_version");
-  EXPECT_NE(e.problems()[0].what.find("schema_version 3 is not supported: this build reads 1 to 2"), std::string::npos);
+  EXPECT_NE(e.problems()[0].what.find("schema_version 3 is not supported: this build reads 1 to 2"),
+            std::string::npos);
 }
 
 TEST_F(BrokenPlanFile, NotAnObjectAtAll) {
   const Error e = error_of(json::array());
   EXPECT_EQ(e.code(), ExitCode::bad_input);
-  EXPECT_NE(std::string(e.what()).find("broken.json: expected an object, got an array"), std::string::npos) << e.what();
+  EXPECT_NE(std::string(e.what()).find("broken.json: expected an object, got an array"), std::string::npos)
+      << e.what();
 }
 
 TEST_F(BrokenPlanFile, EveryProblemIsListedUpToALimit) {
@@ -234,7 +247,8 @@ TEST_F(BrokenPlanFile, MissingFileIsBadInput) {
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ExitCode::bad_input);
-    EXPECT_NE(std::string(e.what()).find("/nonexistent/zeppelin/plan.json: no such file"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/zeppelin/plan.json: no such file"), std::string::npos)
+        << e.what();
   }
 }
 

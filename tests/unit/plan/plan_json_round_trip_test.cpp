@@ -13,9 +13,13 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
-std::string printed(const plan::Plan& p) { return plan::to_json(p).dump(1); }
+std::string printed(const plan::Plan& p) {
+  return plan::to_json(p).dump(1);
+}
 
-plan::Plan read_back(const std::string& text) { return plan::from_json(nlohmann::json::parse(text), "round-trip.json"); }
+plan::Plan read_back(const std::string& text) {
+  return plan::from_json(nlohmann::json::parse(text), "round-trip.json");
+}
 
 TEST(PlanJsonRoundTrip, EveryStrategyOnRandomScenariosPrintsTheSameBytesAfterReading) {
   int plans = 0, feasible = 0;
@@ -121,7 +125,8 @@ TEST(PlanJsonRoundTrip, SchemaOneFileReadsBackToThePlanItWasPrintedFrom) {
       for (auto& r : old["ranks"]) {
         for (auto& op : r["ops"]) op.erase("q_tokens");
       }
-      ASSERT_EQ(printed(plan::from_json(old, "schema1.json")), printed(p)) << "seed " << seed << " " << system.label;
+      ASSERT_EQ(printed(plan::from_json(old, "schema1.json")), printed(p))
+          << "seed " << seed << " " << system.label;
     }
   }
 }

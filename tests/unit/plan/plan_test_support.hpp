@@ -35,9 +35,15 @@ inline RandomScenario random_scenario(std::uint64_t seed) {
   const int n = 1 + static_cast<int>(rng.below(16));
   for (int i = 0; i < n; ++i) {
     switch (rng.below(3)) {
-      case 0: c.lengths.push_back(1); break;
-      case 1: c.lengths.push_back(1 + static_cast<std::int64_t>(rng.below(2 * world))); break;
-      default: c.lengths.push_back(1 + static_cast<std::int64_t>(rng.below(1ULL << 16))); break;
+      case 0:
+        c.lengths.push_back(1);
+        break;
+      case 1:
+        c.lengths.push_back(1 + static_cast<std::int64_t>(rng.below(2 * world)));
+        break;
+      default:
+        c.lengths.push_back(1 + static_cast<std::int64_t>(rng.below(1ULL << 16)));
+        break;
     }
   }
   return c;
@@ -53,7 +59,8 @@ inline std::vector<SystemSpec> strategies_to_print() {
   return out;
 }
 
-inline plan::Plan plan_of(const Scenario& scenario, const SystemSpec& system, std::vector<std::int64_t> lengths) {
+inline plan::Plan plan_of(const Scenario& scenario, const SystemSpec& system,
+                          std::vector<std::int64_t> lengths) {
   const CostModel cost(scenario.cluster, scenario.model);
   return make_strategy(system, scenario, cost)->make_plan(batch_of(std::move(lengths)));
 }
@@ -84,12 +91,13 @@ inline plan::Op attention(std::vector<plan::AttentionBlock> blocks, std::vector<
   return op;
 }
 
-inline plan::AttentionBlock block(std::int64_t q0, std::int64_t q1, std::int64_t k0, std::int64_t k1, plan::Mask mask,
-                                  plan::HeadRange heads = {}) {
+inline plan::AttentionBlock block(std::int64_t q0, std::int64_t q1, std::int64_t k0, std::int64_t k1,
+                                  plan::Mask mask, plan::HeadRange heads = {}) {
   return {0, q0, q1, k0, k1, mask, heads};
 }
 
-inline plan::Op collective(plan::CollectiveKind kind, std::vector<int> ranks, int tag, std::vector<int> deps = {}) {
+inline plan::Op collective(plan::CollectiveKind kind, std::vector<int> ranks, int tag,
+                           std::vector<int> deps = {}) {
   plan::Op op;
   op.kind = plan::OpKind::collective;
   op.name = "kv";

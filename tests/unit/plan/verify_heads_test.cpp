@@ -27,7 +27,8 @@ std::vector<std::string> problems_with(const plan::Plan& p, int heads = model_he
 
 TEST(VerifyHeads, HalvesOfTheHeadsOnTwoRanksCoverTheSequenceOnce) {
   EXPECT_EQ(test::joined(problems_with(split_heads({0, 4}, {4, 8}))), "");
-  EXPECT_EQ(test::joined(problems_with(split_heads({0, 4}, {4, -1}))), "") << "end -1 runs to the model's last head";
+  EXPECT_EQ(test::joined(problems_with(split_heads({0, 4}, {4, -1}))), "")
+      << "end -1 runs to the model's last head";
 }
 
 TEST(VerifyHeads, OverlappingRangesComputeAHeadTwice) {
@@ -38,13 +39,17 @@ TEST(VerifyHeads, OverlappingRangesComputeAHeadTwice) {
 
 TEST(VerifyHeads, MissingHeadIsNamedWithItsSequence) {
   const std::string problems = test::joined(problems_with(split_heads({0, 4}, {4, 7})));
-  EXPECT_NE(problems.find("sequence 0 of length 8, head 7: blocks cover 0 causal pairs, expected 36 (some pairs are never computed)"),
-            std::string::npos) << problems;
+  EXPECT_NE(problems.find("sequence 0 of length 8, head 7: blocks cover 0 causal pairs, expected 36 (some "
+                          "pairs are never computed)"),
+            std::string::npos)
+      << problems;
 }
 
 TEST(VerifyHeads, SeveralMissingHeadsAreOneProblem) {
   const std::string problems = test::joined(problems_with(split_heads({0, 2}, {2, 4})));
-  EXPECT_NE(problems.find("sequence 0 of length 8, heads 4-7: blocks cover 0 causal pairs"), std::string::npos) << problems;
+  EXPECT_NE(problems.find("sequence 0 of length 8, heads 4-7: blocks cover 0 causal pairs"),
+            std::string::npos)
+      << problems;
 }
 
 TEST(VerifyHeads, RangeBeyondTheModelsHeadsIsReported) {
@@ -78,8 +83,11 @@ TEST(VerifyHeads, RingFormOpsComputeTheirOpsHeads) {
     }
   }
   const std::string problems = test::joined(problems_with(p));
-  EXPECT_NE(problems.find("sequence 0 of length 4096, heads 4-7: blocks cover 0 causal pairs"), std::string::npos) << problems;
-  EXPECT_EQ(problems.find("heads 0-3"), std::string::npos) << "heads 0-3 are covered exactly once:\n" << problems;
+  EXPECT_NE(problems.find("sequence 0 of length 4096, heads 4-7: blocks cover 0 causal pairs"),
+            std::string::npos)
+      << problems;
+  EXPECT_EQ(problems.find("heads 0-3"), std::string::npos) << "heads 0-3 are covered exactly once:\n"
+                                                           << problems;
 }
 
 }  // namespace

@@ -14,13 +14,21 @@ namespace zb::qualify {
 namespace {
 
 Measurement rail(int nic, double bytes_per_second, const std::string& shape = "16 MiB") {
-  return {.probe = Probe::p2p_rail, .subject = "node 0 GPU " + std::to_string(nic) + " (NIC " + std::to_string(nic) + ")",
-          .shape = shape, .node = 0, .gpu = nic, .peer_node = 1, .peer_gpu = nic, .nic = nic, .value = bytes_per_second,
+  return {.probe = Probe::p2p_rail,
+          .subject = "node 0 GPU " + std::to_string(nic) + " (NIC " + std::to_string(nic) + ")",
+          .shape = shape,
+          .node = 0,
+          .gpu = nic,
+          .peer_node = 1,
+          .peer_gpu = nic,
+          .nic = nic,
+          .value = bytes_per_second,
           .latency = 20e-6};
 }
 
 TEST(Floors, TheOneSlowRailAmongItsPeersFails) {
-  const std::vector<Verdict> v = evaluate({rail(0, 1e9), rail(1, 1.1e9), rail(2, 0.1e9), rail(3, 0.9e9)}, FloorSpec{});
+  const std::vector<Verdict> v =
+      evaluate({rail(0, 1e9), rail(1, 1.1e9), rail(2, 0.1e9), rail(3, 0.9e9)}, FloorSpec{});
   ASSERT_EQ(v.size(), 4u);
   EXPECT_TRUE(v[0].passed);
   EXPECT_TRUE(v[1].passed);
@@ -45,7 +53,10 @@ TEST(Floors, ClassesAreOneProbeAtOneShape) {
 }
 
 TEST(Floors, RoutedIsHeldToTheDirectRails) {
-  Measurement routed{.probe = Probe::routed, .subject = "node 0 GPU 0 → node 1 GPU 0 over 4 NICs", .shape = "16 MiB", .value = 0.3e9};
+  Measurement routed{.probe = Probe::routed,
+                     .subject = "node 0 GPU 0 → node 1 GPU 0 over 4 NICs",
+                     .shape = "16 MiB",
+                     .value = 0.3e9};
   std::vector<Verdict> v = evaluate({rail(0, 1e9), rail(1, 1e9), routed}, FloorSpec{});
   EXPECT_FALSE(v[2].passed);
   routed.value = 2e9;

@@ -22,12 +22,25 @@ Synthetic one_slow_attention() {
   const Scenario s = load_scenario(std::filesystem::path(ZB_SOURCE_DIR) / "scenarios/one-h200.json");
   Synthetic out;
   apply_nominal_floors(out.floors, s.cluster, nominal_fractions(out.floors, true));
-  const std::vector<Measurement> figures{
-      {.probe = Probe::gemm, .subject = "node 0 GPU 0", .shape = "m=n=k=1024", .node = 0, .gpu = 0, .value = 250e12,
-       .reaches_nominal = false},
-      {.probe = Probe::gemm, .subject = "node 0 GPU 0", .shape = "m=n=k=8192", .node = 0, .gpu = 0, .value = 760e12},
-      {.probe = Probe::attention, .subject = "node 0 GPU 0", .shape = "causal 16384 tokens, 32×128", .node = 0, .gpu = 0,
-       .value = 200e12}};
+  const std::vector<Measurement> figures{{.probe = Probe::gemm,
+                                          .subject = "node 0 GPU 0",
+                                          .shape = "m=n=k=1024",
+                                          .node = 0,
+                                          .gpu = 0,
+                                          .value = 250e12,
+                                          .reaches_nominal = false},
+                                         {.probe = Probe::gemm,
+                                          .subject = "node 0 GPU 0",
+                                          .shape = "m=n=k=8192",
+                                          .node = 0,
+                                          .gpu = 0,
+                                          .value = 760e12},
+                                         {.probe = Probe::attention,
+                                          .subject = "node 0 GPU 0",
+                                          .shape = "causal 16384 tokens, 32×128",
+                                          .node = 0,
+                                          .gpu = 0,
+                                          .value = 200e12}};
   out.result.scenario = s.name;
   out.result.backend = "cuda";
   out.result.launch = "a single process (no launcher)";

@@ -39,20 +39,23 @@ TEST(GpuSweeps, EveryShapeFitsAnH200AndASmallGpuMeasuresWhatFits) {
   EXPECT_EQ(gemm_sizes_that_fit(sweep, 141 * kGiB), sweep.gemm_sizes);
   EXPECT_EQ(attention_lengths_that_fit(sweep, 141 * kGiB), sweep.attention_tokens);
   // Half of 2 GiB: 16k tokens take 514 MiB, 32k 1028 MiB.
-  EXPECT_EQ(attention_lengths_that_fit(sweep, 2 * kGiB), (std::vector<std::int64_t>{1024, 2048, 4096, 8192, 16384}));
+  EXPECT_EQ(attention_lengths_that_fit(sweep, 2 * kGiB),
+            (std::vector<std::int64_t>{1024, 2048, 4096, 8192, 16384}));
   EXPECT_EQ(gemm_sizes_that_fit(sweep, 2 * kGiB), sweep.gemm_sizes);
 }
 
 TEST(GpuSweeps, ABadSweepNamesItsField) {
   GpuComputeSweep unsorted;
   unsorted.attention_tokens = {4096, 1024};
-  EXPECT_THAT([&] { validate(unsorted); }, testing::ThrowsMessage<Error>(testing::HasSubstr("attention_tokens")));
+  EXPECT_THAT([&] { validate(unsorted); },
+              testing::ThrowsMessage<Error>(testing::HasSubstr("attention_tokens")));
   GpuComputeSweep odd_head;
   odd_head.head_dim = 100;
   EXPECT_THAT([&] { validate(odd_head); }, testing::ThrowsMessage<Error>(testing::HasSubstr("head_dim")));
   GpuLinkSweep no_repetitions;
   no_repetitions.repetitions = 0;
-  EXPECT_THAT([&] { validate(no_repetitions); }, testing::ThrowsMessage<Error>(testing::HasSubstr("repetitions")));
+  EXPECT_THAT([&] { validate(no_repetitions); },
+              testing::ThrowsMessage<Error>(testing::HasSubstr("repetitions")));
   try {
     validate(unsorted);
   } catch (const Error& e) {
@@ -78,8 +81,14 @@ TEST(GpuSweeps, TheReportKeepsTheSweepsOrderOfShapes) {
   std::vector<Measurement> all;
   for (const int gpu : {0, 1})
     for (const std::int64_t tokens : {2048, 16384})
-      all.push_back({.probe = Probe::attention, .subject = "GPU", .shape = attention_shape_label(tokens, 32, 128), .node = 0, .gpu = gpu});
-  all.insert(all.begin(), Measurement{.probe = Probe::p2p_intra, .subject = "node 0 GPU 0 → node 0 GPU 1", .shape = "256 MiB"});
+      all.push_back({.probe = Probe::attention,
+                     .subject = "GPU",
+                     .shape = attention_shape_label(tokens, 32, 128),
+                     .node = 0,
+                     .gpu = gpu});
+  all.insert(
+      all.begin(),
+      Measurement{.probe = Probe::p2p_intra, .subject = "node 0 GPU 0 → node 0 GPU 1", .shape = "256 MiB"});
   order_for_report(all);
   ASSERT_EQ(all.size(), 5u);
   EXPECT_EQ(all[0].shape, "causal 2048 tokens, 32×128");  // not "causal 16384 …", which sorts first as text

@@ -16,11 +16,18 @@
 namespace zb::qualify {
 namespace {
 
-Scenario one_h200() { return load_scenario(std::filesystem::path(ZB_SOURCE_DIR) / "scenarios/one-h200.json"); }
+Scenario one_h200() {
+  return load_scenario(std::filesystem::path(ZB_SOURCE_DIR) / "scenarios/one-h200.json");
+}
 
 Measurement gemm(std::int64_t size, double flops, bool reaches_nominal, int gpu = 0) {
-  return {.probe = Probe::gemm, .subject = "node 0 GPU " + std::to_string(gpu), .shape = "m=n=k=" + std::to_string(size),
-          .node = 0, .gpu = gpu, .value = flops, .reaches_nominal = reaches_nominal};
+  return {.probe = Probe::gemm,
+          .subject = "node 0 GPU " + std::to_string(gpu),
+          .shape = "m=n=k=" + std::to_string(size),
+          .node = 0,
+          .gpu = gpu,
+          .value = flops,
+          .reaches_nominal = reaches_nominal};
 }
 
 FloorSpec cuda_floors(const ClusterSpec& cluster, FloorSpec floors = {}) {
@@ -53,8 +60,8 @@ TEST(NominalFloors, AGpuBelowHalfItsPeakFailsAtLargeShapesOnly) {
 
 TEST(NominalFloors, TheRelativeFloorStillNamesTheSlowGpuAboveTheNominalOne) {
   const FloorSpec floors = cuda_floors(one_h200().cluster);
-  const std::vector<Verdict> v =
-      evaluate({gemm(8192, 800e12, true, 0), gemm(8192, 810e12, true, 1), gemm(8192, 380e12, true, 2)}, floors);
+  const std::vector<Verdict> v = evaluate(
+      {gemm(8192, 800e12, true, 0), gemm(8192, 810e12, true, 1), gemm(8192, 380e12, true, 2)}, floors);
   EXPECT_TRUE(v[0].passed && v[1].passed);
   EXPECT_FALSE(v[2].passed);
   EXPECT_DOUBLE_EQ(v[2].floor, 494.5e12);  // the larger of 0.5 × 800 TFLOP/s and the nominal floor

@@ -66,7 +66,8 @@ TEST(ProfileFit, ANegativeTermIsDroppedRatherThanWritten) {
   // Times with no shape or overhead term at all, but noise that an unconstrained fit turns into a small
   // negative overhead: the constants written must stay in the profile's ranges.
   std::vector<KernelPoint> points;
-  for (const double rows : {100.0, 1000.0, 10000.0}) points.push_back({rows * 1e9, rows, rows * 1e9 / (kPeak * 1e-4)});
+  for (const double rows : {100.0, 1000.0, 10000.0})
+    points.push_back({rows * 1e9, rows, rows * 1e9 / (kPeak * 1e-4)});
   points[0].seconds *= 0.97;
   const KernelFit fit = fit_kernel(points, kPeak);
   EXPECT_GE(fit.overhead, 0.0);
@@ -79,7 +80,8 @@ TEST(ProfileFit, BackwardFactorIsTheTimeRatioTheForwardCurveNeeds) {
   const Truth truth = random_truth(rng);
   const KernelFit forward = fit_kernel(attention_points(truth, rng, 0.0), kPeak);
   std::vector<KernelPoint> backward;
-  for (const KernelPoint& p : attention_points(truth, rng, 0.0)) backward.push_back({p.flops, p.rows, truth.seconds(3.1 * p.flops, p.rows)});
+  for (const KernelPoint& p : attention_points(truth, rng, 0.0))
+    backward.push_back({p.flops, p.rows, truth.seconds(3.1 * p.flops, p.rows)});
   const FactorFit fit = fit_backward_factor(backward, forward, kPeak);
   EXPECT_NEAR(fit.factor, 3.1, 1e-6);
   EXPECT_LT(fit.rms_residual(), 1e-9);
@@ -108,7 +110,8 @@ TEST(ProfileFit, ACalibratedProfileMakesTheCostModelReproduceTheMeasurements) {
   ClusterSpec cluster = find_cluster_preset("a800-4nic")->spec;
   cluster.gpu.peak_flops = kPeak;
   const CostModel cost(cluster, find_model_preset("llama-7b")->spec, profile);
-  for (const KernelPoint& p : points) EXPECT_NEAR(cost.attention_time(p.flops, p.rows) / p.seconds, 1.0, 1e-9);
+  for (const KernelPoint& p : points)
+    EXPECT_NEAR(cost.attention_time(p.flops, p.rows) / p.seconds, 1.0, 1e-9);
 }
 
 }  // namespace

@@ -48,7 +48,9 @@ TEST(ReportReproducesItsRun, TheEffectiveScenarioRunsAgainToTheSameResults) {
   if (!std::filesystem::exists(cli)) GTEST_SKIP() << "zeppelin-bench not built";
   const std::filesystem::path first = scratch("first");
   const std::filesystem::path again = scratch("again");
-  ASSERT_EQ(run_cli("run " + quickstart + " --iterations 2 --seed 5 --quiet --format json --out " + first.string()), 0);
+  ASSERT_EQ(
+      run_cli("run " + quickstart + " --iterations 2 --seed 5 --quiet --format json --out " + first.string()),
+      0);
   const nlohmann::ordered_json report = read_json(first / "report.json");
   const nlohmann::ordered_json& run = report["run"];
   EXPECT_EQ(run["seed"], 5);
@@ -94,13 +96,15 @@ std::vector<GbenchPoint> gbench_points(const std::filesystem::path& file) {
 }
 
 // github-action-benchmark's alert rule for tool googlecpp (smaller is better), applied as it does.
-std::vector<std::string> alerts(const std::vector<GbenchPoint>& previous, const std::vector<GbenchPoint>& current,
-                                double threshold) {
+std::vector<std::string> alerts(const std::vector<GbenchPoint>& previous,
+                                const std::vector<GbenchPoint>& current, double threshold) {
   std::vector<std::string> out;
   for (const GbenchPoint& now : current) {
-    const auto before = std::find_if(previous.begin(), previous.end(), [&](const GbenchPoint& p) { return p.name == now.name; });
+    const auto before = std::find_if(previous.begin(), previous.end(),
+                                     [&](const GbenchPoint& p) { return p.name == now.name; });
     if (before == previous.end()) continue;
-    const double ratio = before->real_time == 0 && now.real_time == 0 ? 1.0 : now.real_time / before->real_time;
+    const double ratio =
+        before->real_time == 0 && now.real_time == 0 ? 1.0 : now.real_time / before->real_time;
     if (ratio > threshold) out.push_back(now.name);
   }
   return out;
@@ -111,14 +115,16 @@ TEST(GithubActionBenchmark, ASeedChangeWithoutACodeChangeRaisesNoAlert) {
   std::vector<std::vector<GbenchPoint>> runs;
   for (const char* seed : {"1", "2"}) {
     const std::filesystem::path out = scratch(std::string("gbench-seed-") + seed);
-    ASSERT_EQ(run_cli("run " + quickstart + " --seed " + seed + " --quiet --format gbench --out " + out.string()), 0);
+    ASSERT_EQ(
+        run_cli("run " + quickstart + " --seed " + seed + " --quiet --format gbench --out " + out.string()),
+        0);
     runs.push_back(gbench_points(out / "gbench.json"));
   }
   ASSERT_FALSE(runs[0].empty());
   EXPECT_EQ(runs[0].size(), runs[1].size());
   for (const auto& [previous, current] : {std::pair{0, 1}, std::pair{1, 0}}) {
-    const std::vector<std::string> raised = alerts(runs[static_cast<std::size_t>(previous)],
-                                                   runs[static_cast<std::size_t>(current)], 2.0);
+    const std::vector<std::string> raised =
+        alerts(runs[static_cast<std::size_t>(previous)], runs[static_cast<std::size_t>(current)], 2.0);
     EXPECT_TRUE(raised.empty()) << "alert on " << raised.front();
   }
   for (const GbenchPoint& point : runs[0]) {
@@ -144,7 +150,8 @@ TEST(GithubActionBenchmark, TheDocumentedWorkflowKeepsHistoryAndReadsWhatRunWrit
   ASSERT_TRUE(std::regex_search(snippet, cache_path, std::regex("path: (\\S+)")));
   std::smatch data_file;
   ASSERT_TRUE(std::regex_search(snippet, data_file, std::regex("external-data-json-path: (\\S+)")));
-  EXPECT_EQ(data_file[1].str().rfind(cache_path[1].str(), 0), 0U) << data_file[1] << " is not under " << cache_path[1];
+  EXPECT_EQ(data_file[1].str().rfind(cache_path[1].str(), 0), 0U)
+      << data_file[1] << " is not under " << cache_path[1];
   // The action cannot see error_occurred (it reads only real_time): a step fails the job on an OOM.
   EXPECT_NE(snippet.find("error_occurred"), std::string::npos);
 }

@@ -20,7 +20,8 @@ RunSummary summary_with(const std::string& name, double uniform_seconds) {
   test::SampleOptions options;
   options.scenario_name = name;
   RunResult run = test::sample_run(options);
-  run.systems[2] = test::feasible_system(uniform_cp_spec, {uniform_seconds, uniform_seconds, uniform_seconds}, 0.3);
+  run.systems[2] =
+      test::feasible_system(uniform_cp_spec, {uniform_seconds, uniform_seconds, uniform_seconds}, 0.3);
   return summarize_run(run);
 }
 
@@ -46,7 +47,8 @@ TEST(CombinedTable, AggregatesAreTheFormulasOverRowsWithTheFigure) {
   // uniform-cp at 1 s, 10 s and 100 s gives three different speed-ups; a failed scenario has none.
   std::vector<CombinedRow> rows;
   std::vector<double> ratios;
-  for (const auto& [name, seconds] : std::vector<std::pair<std::string, double>>{{"slow", 0.01}, {"mid", 1.0}, {"fast", 3.0}}) {
+  for (const auto& [name, seconds] :
+       std::vector<std::pair<std::string, double>>{{"slow", 0.01}, {"mid", 1.0}, {"fast", 3.0}}) {
     rows.push_back(combined_row(summary_with(name, seconds), name + ".json", "out/" + name));
     ASSERT_TRUE(rows.back().speedup_vs_best.has_value());
     ratios.push_back(*rows.back().speedup_vs_best);

@@ -25,7 +25,8 @@ nlohmann::json report_with(int iterations, double time_scale) {
   return test::sample_report_json(options);
 }
 
-const MetricComparison& find(const ComparisonReport& report, const std::string& system, const std::string& metric) {
+const MetricComparison& find(const ComparisonReport& report, const std::string& system,
+                             const std::string& metric) {
   for (const MetricComparison& m : report.metrics) {
     if (m.system == system && m.metric == metric) return m;
   }
@@ -69,7 +70,8 @@ TEST(Compare, TooFewSamplesWarnInsteadOfJudging) {
   EXPECT_EQ(exit_code_of(result), ExitCode::ok);
   EXPECT_EQ(find(result, "zeppelin", "iteration_seconds").verdict, Verdict::inconclusive);
   ASSERT_FALSE(result.warnings.empty());
-  EXPECT_NE(format_comparison_text(result).find("WARNING: zeppelin / iteration_seconds: 2 and 2 samples"), std::string::npos);
+  EXPECT_NE(format_comparison_text(result).find("WARNING: zeppelin / iteration_seconds: 2 and 2 samples"),
+            std::string::npos);
 }
 
 TEST(Compare, ThreeSamplesCannotReachAlphaAndSaySo) {
@@ -77,7 +79,8 @@ TEST(Compare, ThreeSamplesCannotReachAlphaAndSaySo) {
   const ComparisonReport result = compare_reports(report_with(3, 1.0), report_with(3, 1.5), {});
   EXPECT_EQ(exit_code_of(result), ExitCode::ok);
   EXPECT_EQ(find(result, "zeppelin", "iteration_seconds").verdict, Verdict::inconclusive);
-  EXPECT_NE(find(result, "zeppelin", "iteration_seconds").warning.find("cannot reach p < 0.05"), std::string::npos);
+  EXPECT_NE(find(result, "zeppelin", "iteration_seconds").warning.find("cannot reach p < 0.05"),
+            std::string::npos);
 }
 
 TEST(Compare, SystemsOnOneSideOnlyAreWarnings) {

@@ -54,7 +54,8 @@ TEST(Summary, NvlinkFiguresAreMeansOverTheIterationsThatRecordedThem) {
 
 TEST(Console, StatesBackendRowsAndGates) {
   const std::string text = console_summary(summarize_run(test::sample_run()));
-  EXPECT_NE(text.find("backend: sim (simulated by SimGrid 3.32 flow model; compute from the cost model) \u2014 figures are "
+  EXPECT_NE(text.find("backend: sim (simulated by SimGrid 3.32 flow model; compute from the cost model) "
+                      "\u2014 figures are "
                       "SIMULATED, not measured"),
             std::string::npos)
       << text;
@@ -82,8 +83,10 @@ TEST(ReportFiles, WritesEveryFormatIntoANewFolder) {
   const std::filesystem::path dir = std::filesystem::path(testing::TempDir()) / "zb_report_files" / "out";
   std::filesystem::remove_all(dir.parent_path());
   const RunResult run = test::sample_run();
-  const auto written = write_reports(run, summarize_run(run), test::fixed_context(), dir, {"json", "html", "trace", "gbench"});
-  for (const char* name : {"report.json", "report.html", "trace-zeppelin.json", "trace-ring-cp.json", "gbench.json"}) {
+  const auto written =
+      write_reports(run, summarize_run(run), test::fixed_context(), dir, {"json", "html", "trace", "gbench"});
+  for (const char* name :
+       {"report.json", "report.html", "trace-zeppelin.json", "trace-ring-cp.json", "gbench.json"}) {
     EXPECT_TRUE(std::filesystem::exists(dir / name)) << name;
   }
   EXPECT_EQ(written.size(), 5U);

@@ -51,8 +51,10 @@ TEST(HtmlReport, HasVerdictTablesAndEveryChart) {
   EXPECT_NE(html.find("figures are SIMULATED, not measured"), std::string::npos);
   EXPECT_NE(html.find("out of memory in all 3 iterations"), std::string::npos);
   EXPECT_NE(html.find("<th>vs ring-cp</th>"), std::string::npos);
-  for (const char* chart : {"Iteration time breakdown", "Compute time per GPU, zeppelin", "NIC utilisation over time per NIC, zeppelin",
-                            "NVLink utilisation per GPU, zeppelin", "Histogram of document lengths", "Timeline of the first ranks, ring-cp"}) {
+  for (const char* chart :
+       {"Iteration time breakdown", "Compute time per GPU, zeppelin",
+        "NIC utilisation over time per NIC, zeppelin", "NVLink utilisation per GPU, zeppelin",
+        "Histogram of document lengths", "Timeline of the first ranks, ring-cp"}) {
     EXPECT_NE(html.find(chart), std::string::npos) << chart;
   }
   // Two feasible systems × (GPU load, NIC, NVLink, timeline) + breakdown + histogram.

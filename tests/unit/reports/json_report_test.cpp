@@ -17,7 +17,8 @@
 namespace zb::reports {
 namespace {
 
-const std::filesystem::path golden_path = std::filesystem::path(ZB_SOURCE_DIR) / "tests/golden/report_sample.json";
+const std::filesystem::path golden_path =
+    std::filesystem::path(ZB_SOURCE_DIR) / "tests/golden/report_sample.json";
 
 std::string read_text(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -33,11 +34,13 @@ nlohmann::ordered_json sample_report(const RunContext& context) {
 
 // Equal JSON, numbers within a relative 1e-12 (the last bits of a sum may differ between compilers and
 // libms; the 17th digit is not part of the format). Reports where the first difference is.
-void expect_json_near(const nlohmann::json& actual, const nlohmann::json& expected, const std::string& where) {
+void expect_json_near(const nlohmann::json& actual, const nlohmann::json& expected,
+                      const std::string& where) {
   if (actual.is_number() && expected.is_number()) {
     const double a = actual.get<double>();
     const double e = expected.get<double>();
-    EXPECT_LE(std::fabs(a - e), 1e-12 * std::max(std::fabs(a), std::fabs(e))) << where << ": " << a << " vs " << e;
+    EXPECT_LE(std::fabs(a - e), 1e-12 * std::max(std::fabs(a), std::fabs(e)))
+        << where << ": " << a << " vs " << e;
     return;
   }
   ASSERT_EQ(actual.type(), expected.type()) << where << ": " << actual << " vs " << expected;
@@ -49,7 +52,8 @@ void expect_json_near(const nlohmann::json& actual, const nlohmann::json& expect
     }
   } else if (actual.is_array()) {
     ASSERT_EQ(actual.size(), expected.size()) << where << ": other length";
-    for (std::size_t i = 0; i < actual.size(); ++i) expect_json_near(actual[i], expected[i], where + "/" + std::to_string(i));
+    for (std::size_t i = 0; i < actual.size(); ++i)
+      expect_json_near(actual[i], expected[i], where + "/" + std::to_string(i));
   } else {
     EXPECT_EQ(actual, expected) << where;
   }
@@ -63,7 +67,8 @@ TEST(JsonReport, MatchesGoldenFile) {
     write_file_atomically(golden_path, actual);
     GTEST_SKIP() << "golden file rewritten: " << golden_path;
   }
-  ASSERT_TRUE(std::filesystem::exists(golden_path)) << "missing " << golden_path << "; run with ZB_UPDATE_GOLDEN=1";
+  ASSERT_TRUE(std::filesystem::exists(golden_path))
+      << "missing " << golden_path << "; run with ZB_UPDATE_GOLDEN=1";
   SCOPED_TRACE("the JSON report changed; if intended, regenerate with ZB_UPDATE_GOLDEN=1");
   expect_json_near(nlohmann::json::parse(actual), nlohmann::json::parse(read_text(golden_path)), "");
   // Key order is part of the format (two reports diff cleanly): the same keys in the same order.
@@ -85,7 +90,8 @@ TEST(JsonReport, VolatileFieldsAreTheOnlyDifferenceBetweenContexts) {
   other.date_utc = "2030-05-05T05:05:05Z";
   other.git_sha = "fedcba987654";
   EXPECT_NE(sample_report(test::fixed_context()), sample_report(other));
-  EXPECT_EQ(without_volatile_fields(sample_report(test::fixed_context())), without_volatile_fields(sample_report(other)));
+  EXPECT_EQ(without_volatile_fields(sample_report(test::fixed_context())),
+            without_volatile_fields(sample_report(other)));
 }
 
 TEST(JsonReport, CarriesContextSamplesAndGates) {

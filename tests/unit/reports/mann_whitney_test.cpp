@@ -31,14 +31,30 @@ std::vector<double> modular(int count, int factor, int modulus, double offset) {
 TEST(MannWhitney, MatchesScipy) {
   const std::vector<ScipyCase> cases{
       {"exact 3v3 separated", {1, 2, 3}, {4, 5, 6}, UTestMethod::exact, 0.0, 0.1},
-      {"exact 5v5 separated", {1.1, 2.2, 3.3, 4.4, 5.5}, {6, 7, 8, 9, 10.5}, UTestMethod::exact, 0.0, 0.007936507936507936},
-      {"exact 7v8 interleaved", {1.0, 3.1, 4.2, 6.0, 8.5, 9.1, 12.0}, {2.0, 5.5, 7.0, 7.5, 10.0, 11.0, 13.5, 14.0},
-       UTestMethod::exact, 18.0, 0.280963480963481},
-      {"exact 10v10", arithmetic(1.0, 0.1, 10), arithmetic(1.25, 0.1, 10), UTestMethod::exact, 28.0, 0.10512243174781875},
+      {"exact 5v5 separated",
+       {1.1, 2.2, 3.3, 4.4, 5.5},
+       {6, 7, 8, 9, 10.5},
+       UTestMethod::exact,
+       0.0,
+       0.007936507936507936},
+      {"exact 7v8 interleaved",
+       {1.0, 3.1, 4.2, 6.0, 8.5, 9.1, 12.0},
+       {2.0, 5.5, 7.0, 7.5, 10.0, 11.0, 13.5, 14.0},
+       UTestMethod::exact,
+       18.0,
+       0.280963480963481},
+      {"exact 10v10", arithmetic(1.0, 0.1, 10), arithmetic(1.25, 0.1, 10), UTestMethod::exact, 28.0,
+       0.10512243174781875},
       {"exact 20v20", arithmetic(1.0, 0.01, 20), arithmetic(1.0537, 0.0107, 20), UTestMethod::exact, 100.0,
        0.006144955649235766},
-      {"ties 4v5 (normal, tie-corrected)", {1, 2, 2, 3}, {2, 3, 3, 4, 5}, UTestMethod::normal, 3.0, 0.09934224785346528},
-      {"normal 30v30", modular(30, 7, 31, 0.0), modular(30, 11, 37, 0.5), UTestMethod::normal, 367.0, 0.22257289646656508},
+      {"ties 4v5 (normal, tie-corrected)",
+       {1, 2, 2, 3},
+       {2, 3, 3, 4, 5},
+       UTestMethod::normal,
+       3.0,
+       0.09934224785346528},
+      {"normal 30v30", modular(30, 7, 31, 0.0), modular(30, 11, 37, 0.5), UTestMethod::normal, 367.0,
+       0.22257289646656508},
   };
   for (const ScipyCase& c : cases) {
     SCOPED_TRACE(c.name);
@@ -50,7 +66,8 @@ TEST(MannWhitney, MatchesScipy) {
 }
 
 TEST(MannWhitney, ManyTiesAcrossLargeSamplesUseNormalApproximation) {
-  // scipy: a = [100 + (i*37) % 25], b = [103 + (i*53) % 30 * 0.9], asymptotic → U = 268.5, p = 0.07316116584071336.
+  // scipy: a = [100 + (i*37) % 25], b = [103 + (i*53) % 30 * 0.9], asymptotic → U = 268.5, p =
+  // 0.07316116584071336.
   std::vector<double> a, b;
   for (int i = 0; i < 25; ++i) a.push_back(100 + (i * 37) % 25);
   for (int i = 0; i < 30; ++i) b.push_back(103 + ((i * 53) % 30) * 0.9);

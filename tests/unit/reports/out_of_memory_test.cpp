@@ -83,7 +83,8 @@ TEST(OutOfMemoryReport, AggregatesOfASystemThatNeverFittedAreNull) {
   const nlohmann::json report = report_with(3, 0);
   const nlohmann::json& uniform = report["systems"][2];
   ASSERT_EQ(uniform["label"], "uniform-cp");
-  for (const char* metric : {"iteration_seconds", "tokens_per_second", "model_tflops_per_gpu", "mfu", "prediction_ratio"}) {
+  for (const char* metric :
+       {"iteration_seconds", "tokens_per_second", "model_tflops_per_gpu", "mfu", "prediction_ratio"}) {
     const nlohmann::json& aggregate = uniform["aggregates"][metric];
     EXPECT_EQ(aggregate["count"], 0) << metric;
     for (const char* figure : {"mean", "sd", "min", "max", "median"}) {
@@ -100,7 +101,8 @@ TEST(OutOfMemoryReport, AggregatesOfASystemThatNeverFittedAreNull) {
 TEST(OutOfMemoryGbench, AnOomSystemIsAnErrorEntryAsGoogleBenchmarkWritesIt) {
   test::SampleOptions options;
   options.ring_cp_oom_iterations = 1;
-  const nlohmann::ordered_json json = gbench_json(summarize_run(test::sample_run(options)), test::fixed_context());
+  const nlohmann::ordered_json json =
+      gbench_json(summarize_run(test::sample_run(options)), test::fixed_context());
   std::vector<const nlohmann::ordered_json*> errors;
   for (const auto& entry : json["benchmarks"]) {
     if (entry.contains("error_occurred")) errors.push_back(&entry);

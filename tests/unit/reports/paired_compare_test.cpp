@@ -13,7 +13,9 @@
 namespace zb::reports {
 namespace {
 
-nlohmann::json report_of(const test::SampleOptions& options) { return test::sample_report_json(options); }
+nlohmann::json report_of(const test::SampleOptions& options) {
+  return test::sample_report_json(options);
+}
 
 test::SampleOptions slower(double time_scale) {
   test::SampleOptions options;
@@ -21,7 +23,8 @@ test::SampleOptions slower(double time_scale) {
   return options;
 }
 
-const MetricComparison& row(const ComparisonReport& report, const std::string& system, const std::string& metric) {
+const MetricComparison& row(const ComparisonReport& report, const std::string& system,
+                            const std::string& metric) {
   for (const MetricComparison& m : report.metrics) {
     if (m.system == system && m.metric == metric) return m;
   }
@@ -46,7 +49,8 @@ TEST(PairedCompare, ThreeSimulatedIterationsTwentyPercentSlowerIsARegression) {
   EXPECT_EQ(time.verdict, Verdict::regression);
   EXPECT_EQ(row(result, "ring-cp", "tokens_per_second").verdict, Verdict::regression);
   EXPECT_EQ(exit_code_of(result), ExitCode::check_failed);
-  EXPECT_NE(format_comparison_text(result).find("paired per iteration (t test on log ratios)"), std::string::npos);
+  EXPECT_NE(format_comparison_text(result).find("paired per iteration (t test on log ratios)"),
+            std::string::npos);
 }
 
 TEST(PairedCompare, SameSimulationTwiceIsNoChange) {
@@ -167,7 +171,8 @@ TEST(PairedTTest, IncompleteBetaMatchesClosedForms) {
 
 TEST(PairedTTest, LogRatiosOfKnownPairs) {
   // ln ratios 0.1, 0.2, 0.3: mean 0.2, sd 0.1, t = 0.2 / (0.1/√3) = 2√3, ν = 2.
-  const PairedTestResult r = paired_log_ratio_t_test({1, 1, 1}, {std::exp(0.1), std::exp(0.2), std::exp(0.3)});
+  const PairedTestResult r =
+      paired_log_ratio_t_test({1, 1, 1}, {std::exp(0.1), std::exp(0.2), std::exp(0.3)});
   EXPECT_EQ(r.pairs, 3);
   EXPECT_NEAR(r.mean_log_ratio, 0.2, 1e-12);
   EXPECT_NEAR(r.sd_log_ratio, 0.1, 1e-12);

@@ -18,7 +18,8 @@ namespace {
 RunContext context_with_overrides() {
   RunContext context = test::fixed_context();
   context.overrides = {ScenarioOverride{"--iterations", "/workload/iterations", 3},
-                       ScenarioOverride{"--seed", "/seed", 9}, ScenarioOverride{"--out", "/output/dir", "out/x"}};
+                       ScenarioOverride{"--seed", "/seed", 9},
+                       ScenarioOverride{"--out", "/output/dir", "out/x"}};
   return context;
 }
 
@@ -37,7 +38,8 @@ TEST(Provenance, RunSectionHoldsTheEffectiveSettingsAndOverrides) {
   EXPECT_EQ(run["seed"], 9);
   EXPECT_EQ(run["iterations"], 3);
   ASSERT_EQ(run["overrides"].size(), 3U);
-  EXPECT_EQ(run["overrides"][1], (nlohmann::ordered_json{{"flag", "--seed"}, {"path", "/seed"}, {"value", 9}}));
+  EXPECT_EQ(run["overrides"][1],
+            (nlohmann::ordered_json{{"flag", "--seed"}, {"path", "/seed"}, {"value", 9}}));
   // The scenario as written, with each override written in where the file would hold it.
   const nlohmann::ordered_json& scenario = run["effective_scenario"];
   EXPECT_EQ(scenario["seed"], 9);
@@ -111,14 +113,17 @@ void write(const std::filesystem::path& path, const std::string& text) {
 TEST(HostFacts, ReadFromProcFilesIncludingNvidiaGpus) {
   const std::filesystem::path root = std::filesystem::path(testing::TempDir()) / "zb_host_facts";
   std::filesystem::remove_all(root);
-  write(root / "proc/cpuinfo", "processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC 9654 96-Core Processor\n"
-                               "processor\t: 1\nmodel name\t: AMD EPYC 9654 96-Core Processor\n");
+  write(root / "proc/cpuinfo",
+        "processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC 9654 96-Core Processor\n"
+        "processor\t: 1\nmodel name\t: AMD EPYC 9654 96-Core Processor\n");
   write(root / "proc/meminfo", "MemTotal:       24683584 kB\nMemFree:         1000000 kB\n");
   const std::filesystem::path gpus = root / "proc/driver/nvidia/gpus";
-  write(gpus / "0000:9a:00.0/information", "Model: \t\t NVIDIA H200\nIRQ:   \t\t 123\nBus Location: \t 0000:9a:00.0\n");
+  write(gpus / "0000:9a:00.0/information",
+        "Model: \t\t NVIDIA H200\nIRQ:   \t\t 123\nBus Location: \t 0000:9a:00.0\n");
   write(gpus / "0000:18:00.0/information", "Model: \t\t NVIDIA H200\nBus Location: \t 0000:18:00.0\n");
   write(root / "proc/driver/nvidia/version",
-        "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  550.90.07  Release Build  (dvs-builder@U16)  Fri May 31 "
+        "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  550.90.07  Release Build  "
+        "(dvs-builder@U16)  Fri May 31 "
         "09:30:47 UTC 2024\nGCC version:  gcc version 12.3.0\n");
   const HostFacts facts = read_host_facts(root);
   EXPECT_EQ(facts.cpu_model, "AMD EPYC 9654 96-Core Processor");

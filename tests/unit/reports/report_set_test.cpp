@@ -70,7 +70,7 @@ TEST(OutputFolder, ANewFolderGetsItsParentsAndIsResolvedToAnAbsolutePath) {
   const fs::path target = check_output_folder(root / "a" / "b" / "out/");
   EXPECT_EQ(target, root / "a" / "b" / "out");
   EXPECT_TRUE(fs::is_directory(root / "a" / "b"));
-  EXPECT_FALSE(fs::exists(target));                          // the set creates it, by a rename
+  EXPECT_FALSE(fs::exists(target));                                // the set creates it, by a rename
   EXPECT_EQ(names_in(root / "a" / "b"), std::set<std::string>{});  // the probe file is gone
 }
 
@@ -81,7 +81,8 @@ TEST(OutputFolder, AFolderWithOtherFilesIsRefusedAndLeftAlone) {
   std::ofstream(dir / "thesis.tex") << "keep me";
   const Error e = thrown_by([&] { (void)check_output_folder(dir); });
   EXPECT_EQ(e.code(), ExitCode::runtime);
-  EXPECT_NE(std::string(e.what()).find("2 entries that are not reports (notes, thesis.tex)"), std::string::npos)
+  EXPECT_NE(std::string(e.what()).find("2 entries that are not reports (notes, thesis.tex)"),
+            std::string::npos)
       << e.what();
   const RunResult run = test::sample_run();
   EXPECT_THROW((void)write_reports(run, summarize_run(run), test::fixed_context(), dir, {"json"}), Error);
@@ -94,7 +95,8 @@ TEST(ReportSet, ReplacesThePreviousSetAsAWhole) {
   const fs::path dir = root / "out";
   const RunResult run = test::sample_run();
   (void)write_reports(run, summarize_run(run), test::fixed_context(), dir, {"json", "trace"});
-  EXPECT_EQ(names_in(dir), (std::set<std::string>{"report.json", "trace-ring-cp.json", "trace-zeppelin.json"}));
+  EXPECT_EQ(names_in(dir),
+            (std::set<std::string>{"report.json", "trace-ring-cp.json", "trace-zeppelin.json"}));
   // Again with other formats: the old traces do not stay next to the new report.
   const auto written = write_reports(run, summarize_run(run), test::fixed_context(), dir, {"json", "gbench"});
   EXPECT_EQ(names_in(dir), (std::set<std::string>{"report.json", "gbench.json"}));
@@ -120,7 +122,8 @@ TEST(ReportSet, AFailureWhileWritingLeavesThePreviousSet) {
 }
 
 TEST(ReportSet, KnowsItsOwnFileNames) {
-  for (const char* name : {"report.json", "report.html", "gbench.json", "trace-zeppelin.json", "trace-a_b-2.json"})
+  for (const char* name :
+       {"report.json", "report.html", "gbench.json", "trace-zeppelin.json", "trace-a_b-2.json"})
     EXPECT_TRUE(is_report_file_name(name)) << name;
   for (const char* name : {"notes.txt", "trace-.json", "trace-x.html", "report.json.bak", "gbench.json~"})
     EXPECT_FALSE(is_report_file_name(name)) << name;

@@ -40,15 +40,17 @@ Scenario sample_scenario(const SampleOptions& options) {
                SystemSpec{"uniform-cp", "uniform-cp", nlohmann::json{{"degree", 8}}}};
   s.gates = {GateSpec{"speedup", "zeppelin", "ring-cp", 1.2, std::nullopt},
              GateSpec{"mfu", "ring-cp", "", 0.9, std::nullopt}};
-  s.source_json = nlohmann::json{{"name", options.scenario_name},
-                                 {"seed", options.seed},
-                                 {"workload", {{"iterations", options.iterations}}},
-                                 {"cluster", {{"preset", "test-node"}, {"nodes", nodes}}},
-                                 {"systems", {"zeppelin", "ring-cp", {{"name", "uniform-cp"}, {"degree", 8}}}}};
+  s.source_json =
+      nlohmann::json{{"name", options.scenario_name},
+                     {"seed", options.seed},
+                     {"workload", {{"iterations", options.iterations}}},
+                     {"cluster", {{"preset", "test-node"}, {"nodes", nodes}}},
+                     {"systems", {"zeppelin", "ring-cp", {{"name", "uniform-cp"}, {"degree", 8}}}}};
   return s;
 }
 
-TraceEvent event(int rank, Stream stream, std::string name, EventCategory category, Pass pass, double start, double end) {
+TraceEvent event(int rank, Stream stream, std::string name, EventCategory category, Pass pass, double start,
+                 double end) {
   TraceEvent e;
   e.rank = rank;
   e.stream = stream;
@@ -93,7 +95,8 @@ Trace sample_trace(double layer_seconds, double skew) {
     const double span = pass == Pass::fwd ? t.layer.forward : t.layer.backward;
     for (int rank = 0; rank < world; ++rank) {
       const double attention = span * 0.5 * (1 + skew * rank / world) / (1 + skew);
-      TraceEvent attention_event = event(rank, Stream::compute, "attn g0 s0", EventCategory::attention, pass, origin, origin + attention);
+      TraceEvent attention_event = event(rank, Stream::compute, "attn g0 s0", EventCategory::attention, pass,
+                                         origin, origin + attention);
       attention_event.flops = 1e12;
       attention_event.group = 0;
       attention_event.step = 0;
@@ -108,7 +111,8 @@ Trace sample_trace(double layer_seconds, double skew) {
       send.peer = (rank + 1) % world;
       t.events.push_back(send);
       if (rank % gpus_per_node == 0) {
-        TraceEvent relay = event(rank, Stream::nic, "relay", EventCategory::route_nic, pass, origin + span * 0.1, origin + span * 0.3);
+        TraceEvent relay = event(rank, Stream::nic, "relay", EventCategory::route_nic, pass,
+                                 origin + span * 0.1, origin + span * 0.3);
         relay.bytes = 32e6;
         relay.peer = (rank + gpus_per_node) % world;
         t.events.push_back(relay);
@@ -124,14 +128,16 @@ Trace sample_trace(double layer_seconds, double skew) {
         link.node = node;
         link.index = nic;
         link.bandwidth = 50e9;
-        link.series = {{0, 0}, {layer_seconds * 0.1, 30e9}, {layer_seconds * 0.4, 10e9}, {layer_seconds * 0.8, 0}};
+        link.series = {
+            {0, 0}, {layer_seconds * 0.1, 30e9}, {layer_seconds * 0.4, 10e9}, {layer_seconds * 0.8, 0}};
         link.bytes = 30e9 * layer_seconds * 0.3 + 10e9 * layer_seconds * 0.4;
         link.busy_seconds = layer_seconds * 0.7;
         t.links.push_back(link);
       }
     }
   }
-  t.ring_steps = {ring_step(0, 0, 4, 0, layer_seconds * 0.1), ring_step(1, 4, 0, layer_seconds * 0.1, layer_seconds * 0.25)};
+  t.ring_steps = {ring_step(0, 0, 4, 0, layer_seconds * 0.1),
+                  ring_step(1, 4, 0, layer_seconds * 0.1, layer_seconds * 0.25)};
   t.ring_step_stats = ring_step_statistics(t.ring_steps);
   return t;
 }
@@ -260,18 +266,23 @@ RunResult sample_run(const SampleOptions& options) {
     ring_times.push_back(scale * (1.50 + 0.017 * ((i * 3) % 5) + 0.003 * (i / 5)));
     Batch batch;
     batch.iteration = i;
-    for (int d = 0; d < 40; ++d) batch.lengths.push_back(64 + (d * d * 37 + i * 101 + seed_shift * 13) % 16000);
+    for (int d = 0; d < 40; ++d)
+      batch.lengths.push_back(64 + (d * d * 37 + i * 101 + seed_shift * 13) % 16000);
     run.workload.add(batch);
   }
   // Zeppelin's thresholds are structure (no option), left out of the resolved options; ring-cp's pack
   // count differs between iterations, as a real one does.
-  const nlohmann::json zeppelin_info{{"routing", true}, {"remap", true}, {"partitioning", "hierarchical"},
-                                     {"thresholds", nlohmann::json::array({{{"micro_batch", 0}, {"local", 4096}}})}};
+  const nlohmann::json zeppelin_info{
+      {"routing", true},
+      {"remap", true},
+      {"partitioning", "hierarchical"},
+      {"thresholds", nlohmann::json::array({{{"micro_batch", 0}, {"local", 4096}}})}};
   const nlohmann::json ring_info{{"degree", 8}, {"groups", 1}, {"dealing", "balanced"}, {"packs", 2}};
   nlohmann::json ring_info_more_packs = ring_info;
   ring_info_more_packs["packs"] = 3;
   run.systems.push_back(feasible_system(run.scenario.systems[0], zeppelin_times, 0.05, {zeppelin_info}));
-  SystemResult ring = feasible_system(run.scenario.systems[1], ring_times, 0.6, {ring_info, ring_info_more_packs});
+  SystemResult ring =
+      feasible_system(run.scenario.systems[1], ring_times, 0.6, {ring_info, ring_info_more_packs});
   for (int k = 0; k < options.ring_cp_oom_iterations && k < options.iterations; ++k) {
     IterationResult& it = ring.iterations[static_cast<std::size_t>(options.iterations - 1 - k)];
     it.feasible = false;
@@ -310,7 +321,8 @@ nlohmann::json sample_report_json(const SampleOptions& options) {
   reports::RunContext context = fixed_context();
   context.backend = options.backend;
   context.simulated = options.backend == "sim";
-  return nlohmann::json::parse(reports::dump_report(reports::report_json(run, reports::summarize_run(run), context)));
+  return nlohmann::json::parse(
+      reports::dump_report(reports::report_json(run, reports::summarize_run(run), context)));
 }
 
 }  // namespace zb::test

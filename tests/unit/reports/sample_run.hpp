@@ -22,8 +22,8 @@ struct SampleOptions {
   // Multiplies iteration i's times by 1 + jitter · ((i mod 3) − 1): a change that is not the same on every
   // batch, as a real code change is not.
   double jitter = 0.0;
-  std::uint64_t seed = 1;        // enters the batches, so another seed gives other batches
-  std::string backend = "sim";   // "cuda" stands for a measured run
+  std::uint64_t seed = 1;          // enters the batches, so another seed gives other batches
+  std::string backend = "sim";     // "cuda" stands for a measured run
   int ring_cp_oom_iterations = 0;  // the last this many iterations of ring-cp run out of memory
 };
 
@@ -32,8 +32,8 @@ struct SampleOptions {
 // The building blocks of sample_run, for tests that need other systems: a system that fits in every
 // iteration with the given iteration times (iteration i's plan facts are plan_infos[i mod size], none
 // when empty), and one that runs out of memory in every iteration (an OOM plan records no facts).
-[[nodiscard]] SystemResult feasible_system(const SystemSpec& spec, const std::vector<double>& times, double skew,
-                                           const std::vector<nlohmann::json>& plan_infos = {});
+[[nodiscard]] SystemResult feasible_system(const SystemSpec& spec, const std::vector<double>& times,
+                                           double skew, const std::vector<nlohmann::json>& plan_infos = {});
 [[nodiscard]] SystemResult oom_system(const SystemSpec& spec, int iterations);
 
 // A context with fixed values (no host, clock or environment), so a golden file can hold it.

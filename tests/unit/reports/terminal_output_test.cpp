@@ -18,10 +18,16 @@ TEST(TerminalText, EscapesEveryControlCharacterOfAField) {
   EXPECT_EQ(terminal_field("H200\x1b[2J"), "H200\\x1b[2J");
   EXPECT_EQ(terminal_field("a\nb\rc\td\x7f"), "a\\x0ab\\x0dc\\x09d\\x7f");
   EXPECT_EQ(terminal_field(std::string("nul\0byte", 8)), "nul\\x00byte");
-  EXPECT_EQ(terminal_field("\xc2\x9b" "2J"), "\\u009b2J");         // C1 CSI, as UTF-8
-  EXPECT_EQ(terminal_field("\x9b" "2J"), "\\x9b2J");               // a lone 8-bit CSI byte
-  EXPECT_EQ(terminal_field("abc\xe2\x80\xae" "fed"), "abc\\u202efed");  // right-to-left override
-  EXPECT_EQ(terminal_field("\xe0\x80\x80"), "\\xe0\\x80\\x80");    // overlong: not UTF-8
+  EXPECT_EQ(terminal_field("\xc2\x9b"
+                           "2J"),
+            "\\u009b2J");  // C1 CSI, as UTF-8
+  EXPECT_EQ(terminal_field("\x9b"
+                           "2J"),
+            "\\x9b2J");  // a lone 8-bit CSI byte
+  EXPECT_EQ(terminal_field("abc\xe2\x80\xae"
+                           "fed"),
+            "abc\\u202efed");                                    // right-to-left override
+  EXPECT_EQ(terminal_field("\xe0\x80\x80"), "\\xe0\\x80\\x80");  // overlong: not UTF-8
   EXPECT_EQ(terminal_field("1.84\u00d7 789 \u00b5s \u2014 ok"), "1.84\u00d7 789 \u00b5s \u2014 ok");
 }
 

@@ -25,8 +25,10 @@ TEST(PerfettoTrace, OneTrackPerRankAndKindCountersPerNic) {
   for (const auto& event : json["traceEvents"]) {
     const std::string phase = event["ph"];
     ASSERT_TRUE(event.contains("pid"));
-    if (phase == "M" && event["name"] == "thread_name") thread_names.insert(event["args"]["name"].get<std::string>());
-    if (phase == "M" && event["name"] == "process_name") process_names.insert(event["args"]["name"].get<std::string>());
+    if (phase == "M" && event["name"] == "thread_name")
+      thread_names.insert(event["args"]["name"].get<std::string>());
+    if (phase == "M" && event["name"] == "process_name")
+      process_names.insert(event["args"]["name"].get<std::string>());
     if (phase == "X") {
       ++complete;
       EXPECT_GE(event["dur"].get<double>(), 0.0);
@@ -38,8 +40,10 @@ TEST(PerfettoTrace, OneTrackPerRankAndKindCountersPerNic) {
       EXPECT_TRUE(event["args"].contains("Gbit/s"));
     }
   }
-  EXPECT_EQ(complete, static_cast<int>(trace.events.size()) + 2);  // + the forward and backward layer of the time axis
-  EXPECT_EQ(process_names, (std::set<std::string>{"node 0", "node 1", "time axis: one representative layer"}));
+  EXPECT_EQ(complete,
+            static_cast<int>(trace.events.size()) + 2);  // + the forward and backward layer of the time axis
+  EXPECT_EQ(process_names,
+            (std::set<std::string>{"node 0", "node 1", "time axis: one representative layer"}));
   // Tracks that hold slices: compute and send per rank, relay on ranks 0 and 4, and the time axis.
   EXPECT_EQ(thread_names.size(), 8U * 2U + 2U + 1U);
   EXPECT_TRUE(thread_names.count("rank 5 \u00b7 send"));

@@ -34,7 +34,9 @@ const std::filesystem::path source_dir(ZB_SOURCE_DIR);
 using Json = nlohmann::json;
 using TrackId = std::pair<int, int>;  // (pid, tid)
 
-std::int64_t ns(const Json& microseconds) { return std::llround(microseconds.get<double>() * 1000.0); }
+std::int64_t ns(const Json& microseconds) {
+  return std::llround(microseconds.get<double>() * 1000.0);
+}
 
 struct Slice {
   std::int64_t start = 0, end = 0;
@@ -46,7 +48,8 @@ std::vector<Json> traces_of(const std::string& scenario, const std::string& fold
   const std::filesystem::path out = std::filesystem::path(testing::TempDir()) / "zb_trace_viewer" / folder;
   std::filesystem::remove_all(out);
   const std::string command = cli.string() + " run " + (source_dir / scenario).string() +
-                              " --iterations 1 --format trace --quiet --out " + out.string() + " > /dev/null 2>&1";
+                              " --iterations 1 --format trace --quiet --out " + out.string() +
+                              " > /dev/null 2>&1";
   const int status = std::system(command.c_str());
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) <= 1) << command;  // 1: a gate failed, reports written
   std::vector<std::filesystem::path> files;
@@ -122,15 +125,18 @@ Facts check_trace(const Json& trace, int nodes, int nics_per_node) {
     } else if (ph == "C") {
       const std::string name = e["name"];
       EXPECT_EQ(name.find(' '), std::string::npos) << system << ": counter name \"" << name << "\"";
-      EXPECT_TRUE(e["args"].is_object() && e["args"].size() == 1U && e["args"].begin()->is_number()) << e.dump();
+      EXPECT_TRUE(e["args"].is_object() && e["args"].size() == 1U && e["args"].begin()->is_number())
+          << e.dump();
       counters[e["pid"]].insert(name);
     } else if (ph == "M") {
       if (e["name"] == "thread_name") thread_names[{e["pid"], e["tid"]}] = e["args"]["name"];
-      if (e["args"].dump().find("one representative layer") != std::string::npos) facts.note_in_metadata = true;
+      if (e["args"].dump().find("one representative layer") != std::string::npos)
+        facts.note_in_metadata = true;
     }
   }
   expect_slices_nest(tracks, system);
-  for (const auto& [track, slices] : tracks) EXPECT_TRUE(thread_names.count(track)) << system << ": unnamed track";
+  for (const auto& [track, slices] : tracks)
+    EXPECT_TRUE(thread_names.count(track)) << system << ": unnamed track";
   const std::set<std::string> distinct_names = [&] {
     std::set<std::string> names;
     for (const auto& [track, name] : thread_names) names.insert(name);

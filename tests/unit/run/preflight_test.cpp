@@ -18,10 +18,11 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-Scenario scenario_with(const std::string& workload, int nodes = 2, const std::filesystem::path& file = "preflight.json") {
-  return parse_scenario(R"({"name": "preflight", "cluster": {"preset": "dgx-h200", "nodes": )" + std::to_string(nodes) +
-                            R"(}, "model": {"preset": "llama-7b"}, "workload": )" + workload +
-                            R"(, "systems": ["zeppelin", "ring-cp"]})",
+Scenario scenario_with(const std::string& workload, int nodes = 2,
+                       const std::filesystem::path& file = "preflight.json") {
+  return parse_scenario(R"({"name": "preflight", "cluster": {"preset": "dgx-h200", "nodes": )" +
+                            std::to_string(nodes) + R"(}, "model": {"preset": "llama-7b"}, "workload": )" +
+                            workload + R"(, "systems": ["zeppelin", "ring-cp"]})",
                         file);
 }
 
@@ -39,8 +40,8 @@ Problem refusal(const Scenario& scenario, double memory_bytes) {
 }
 
 TEST(Preflight, FixedLengthsGiveTheExactDocumentCount) {
-  const RunSizeEstimate e = estimate_run_size(
-      scenario_with(R"({"distribution": {"kind": "fixed", "value": 1024}, "tokens_per_iteration": 1048576, "iterations": 5})"));
+  const RunSizeEstimate e = estimate_run_size(scenario_with(
+      R"({"distribution": {"kind": "fixed", "value": 1024}, "tokens_per_iteration": 1048576, "iterations": 5})"));
   EXPECT_DOUBLE_EQ(e.documents_per_iteration, 1024);
   EXPECT_EQ(e.iterations, 5);
   EXPECT_EQ(e.ranks, 16);
@@ -54,14 +55,17 @@ TEST(Preflight, SplitCountsThePiecesOfLongDocuments) {
 }
 
 TEST(Preflight, TheQuickstartSizeFitsInAFewGiB) {
-  const Scenario s = scenario_with(R"({"dataset": "wikipedia", "tokens_per_iteration": 1048576, "iterations": 3})");
+  const Scenario s =
+      scenario_with(R"({"dataset": "wikipedia", "tokens_per_iteration": 1048576, "iterations": 3})");
   EXPECT_LT(estimate_run_size(s).total_bytes(), 0.5 * kGiB);
   EXPECT_NO_THROW(check_runnable(s, 4 * kGiB));
 }
 
 TEST(Preflight, ATrillionTokensIsRefusedWithTheFigure) {
-  const Problem p = refusal(
-      scenario_with(R"({"dataset": "wikipedia", "max_seq_len": 8192, "tokens_per_iteration": 1000000000000})"), 64 * kGiB);
+  const Problem p =
+      refusal(scenario_with(
+                  R"({"dataset": "wikipedia", "max_seq_len": 8192, "tokens_per_iteration": 1000000000000})"),
+              64 * kGiB);
   EXPECT_EQ(p.where.file, "preflight.json");
   EXPECT_EQ(p.where.json_path, "workload.tokens_per_iteration");
   EXPECT_NE(p.what.find("the run needs about"), std::string::npos) << p.what;
@@ -78,13 +82,14 @@ TEST(Preflight, ManyIterationsNameTheIterations) {
 // it leaves in the result, the same however many documents its batch holds.
 TEST(Preflight, AnIterationMoreCostsTheSameForSmallAndLargeBatches) {
   const auto growth_per_iteration = [](const std::string& tokens_per_iteration) {
-    const std::string workload = R"({"distribution": {"kind": "fixed", "value": 1024}, "tokens_per_iteration": )" +
-                                 tokens_per_iteration + R"(, "iterations": )";
+    const std::string workload =
+        R"({"distribution": {"kind": "fixed", "value": 1024}, "tokens_per_iteration": )" +
+        tokens_per_iteration + R"(, "iterations": )";
     return estimate_run_size(scenario_with(workload + "1001}")).total_bytes() -
            estimate_run_size(scenario_with(workload + "1}")).total_bytes();
   };
-  const double small = growth_per_iteration("1048576");        // 1024 documents a batch
-  const double large = growth_per_iteration("1073741824");     // 1,048,576 documents a batch
+  const double small = growth_per_iteration("1048576");     // 1024 documents a batch
+  const double large = growth_per_iteration("1073741824");  // 1,048,576 documents a batch
   EXPECT_GT(small, 0);
   EXPECT_DOUBLE_EQ(large, small);
 }
@@ -98,15 +103,18 @@ TEST(Preflight, AThousandIterationsOfAMillionDocumentsFitIn8GiB) {
 }
 
 TEST(Preflight, ManyNodesNameTheNodes) {
-  const Problem p = refusal(scenario_with(R"({"dataset": "wikipedia", "tokens_per_iteration": 1048576, "iterations": 1})", 100000),
-                            64 * kGiB);
+  const Problem p = refusal(
+      scenario_with(R"({"dataset": "wikipedia", "tokens_per_iteration": 1048576, "iterations": 1})", 100000),
+      64 * kGiB);
   EXPECT_EQ(p.where.json_path, "cluster.nodes");
   EXPECT_NE(p.what.find("800000 ranks"), std::string::npos) << p.what;
 }
 
 TEST(Preflight, UnknownMachineMemoryDisablesOnlyTheMemoryCheck) {
   EXPECT_NO_THROW(check_runnable(
-      scenario_with(R"({"distribution": {"kind": "fixed", "value": 1}, "tokens_per_iteration": 1099511627776})"), 0));
+      scenario_with(
+          R"({"distribution": {"kind": "fixed", "value": 1}, "tokens_per_iteration": 1099511627776})"),
+      0));
 }
 
 TEST(Preflight, LengthsFileProblemsAreNamedAtTheScenarioKey) {
@@ -115,11 +123,14 @@ TEST(Preflight, LengthsFileProblemsAreNamedAtTheScenarioKey) {
   std::ofstream(folder / "bad.lengths") << "512\n-3\n";
   std::ofstream(folder / "word.lengths") << "512\nmany\n";
   std::ofstream(folder / "huge.lengths") << "512\n";
-  std::filesystem::resize_file(folder / "huge.lengths", (std::uintmax_t{256} << 20) + 1);  // sparse: no disk used
-  for (const auto& [file, part] : {std::pair{"missing.lengths", "not found"}, std::pair{"bad.lengths", ":2: length -3 is not positive"},
-                                   std::pair{"word.lengths", ":2: 'many' is not an integer"},
-                                   std::pair{"huge.lengths", "over the limit of 256 MiB"}}) {
-    const Scenario s = scenario_with(std::string(R"({"lengths_file": ")") + file + R"("})", 2, folder / "s.json");
+  std::filesystem::resize_file(folder / "huge.lengths",
+                               (std::uintmax_t{256} << 20) + 1);  // sparse: no disk used
+  for (const auto& [file, part] :
+       {std::pair{"missing.lengths", "not found"}, std::pair{"bad.lengths", ":2: length -3 is not positive"},
+        std::pair{"word.lengths", ":2: 'many' is not an integer"},
+        std::pair{"huge.lengths", "over the limit of 256 MiB"}}) {
+    const Scenario s =
+        scenario_with(std::string(R"({"lengths_file": ")") + file + R"("})", 2, folder / "s.json");
     try {
       (void)estimate_run_size(s);
       ADD_FAILURE() << file << " was accepted";

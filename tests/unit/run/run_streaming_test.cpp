@@ -40,7 +40,8 @@ TEST(RunStreaming, TheRecordDescribesEveryIterationsBatchAsDrawn) {
   const Scenario s = small_scenario();
   const RunResult run = run_scenario(s);
   const Workload workload(s);
-  ASSERT_EQ(run.workload.batches.size(), static_cast<std::size_t>(kIterations)) << "one record per iteration, not per system";
+  ASSERT_EQ(run.workload.batches.size(), static_cast<std::size_t>(kIterations))
+      << "one record per iteration, not per system";
   std::int64_t documents = 0;
   for (int i = 0; i < kIterations; ++i) {
     SCOPED_TRACE("iteration " + std::to_string(i));
@@ -51,7 +52,8 @@ TEST(RunStreaming, TheRecordDescribesEveryIterationsBatchAsDrawn) {
   }
   EXPECT_EQ(run.workload.lengths.documents(), documents);
   EXPECT_DOUBLE_EQ(run.workload.lengths.tokens(), 65536.0 * kIterations);
-  for (const SystemResult& system : run.systems) EXPECT_EQ(system.iterations.size(), static_cast<std::size_t>(kIterations));
+  for (const SystemResult& system : run.systems)
+    EXPECT_EQ(system.iterations.size(), static_cast<std::size_t>(kIterations));
 }
 
 TEST(RunPlanStreaming, FindsThePlansIterationAndRecordsEveryBatch) {
@@ -62,12 +64,16 @@ TEST(RunPlanStreaming, FindsThePlansIterationAndRecordsEveryBatch) {
   EXPECT_EQ(match_plan_to_scenario(p, "p.json", s, workload), 4);
 
   std::vector<int> seen;
-  EXPECT_EQ(match_plan_to_scenario(p, "p.json", s, workload, [&seen](const Batch& b) { seen.push_back(b.iteration); }), 4);
-  EXPECT_EQ(seen, (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7, 8})) << "every iteration, in order, past the match";
+  EXPECT_EQ(match_plan_to_scenario(p, "p.json", s, workload,
+                                   [&seen](const Batch& b) { seen.push_back(b.iteration); }),
+            4);
+  EXPECT_EQ(seen, (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7, 8}))
+      << "every iteration, in order, past the match";
 
   const RunResult run = run_plan(s, p, "p.json");
   ASSERT_EQ(run.workload.batches.size(), static_cast<std::size_t>(kIterations));
-  for (int i = 0; i < kIterations; ++i) expect_same(run.workload.batches[static_cast<std::size_t>(i)], summarize_batch(workload.batch(i)));
+  for (int i = 0; i < kIterations; ++i)
+    expect_same(run.workload.batches[static_cast<std::size_t>(i)], summarize_batch(workload.batch(i)));
   ASSERT_EQ(run.systems.size(), 1u);
   ASSERT_EQ(run.systems[0].iterations.size(), 1u);
   EXPECT_EQ(run.systems[0].iterations[0].iteration, 4);
@@ -87,7 +93,8 @@ TEST(RunPlanStreaming, APlanOfNoIterationsBatchNamesTheRangeAndIterationZero) {
     EXPECT_EQ(e.code(), ExitCode::bad_input);
     ASSERT_EQ(e.problems().size(), 1u);
     EXPECT_EQ(e.problems()[0].where.json_path, "sequences");
-    EXPECT_NE(e.problems()[0].what.find("(iterations 0..8); iteration 0's batch has"), std::string::npos) << e.what();
+    EXPECT_NE(e.problems()[0].what.find("(iterations 0..8); iteration 0's batch has"), std::string::npos)
+        << e.what();
   }
 }
 

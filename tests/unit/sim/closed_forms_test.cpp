@@ -102,7 +102,8 @@ TEST(SimClosedForm, BackwardSendsTheKvAndItsGradientAccumulator) {
   p.groups.push_back({0, plan::Level::inter_node, {0, 1}, {0}, plan::Sharding::zigzag, 0});
   const std::int64_t bytes = 32 << 20;
   auto [send, recv] = add_transfer(p, 0, 1, bytes, 0);
-  for (auto* op : {&p.ranks[0].ops[static_cast<std::size_t>(send)], &p.ranks[1].ops[static_cast<std::size_t>(recv)]}) {
+  for (auto* op :
+       {&p.ranks[0].ops[static_cast<std::size_t>(send)], &p.ranks[1].ops[static_cast<std::size_t>(recv)]}) {
     op->group = 0;
     op->step = 1;
     op->kv_owner = 0;
@@ -111,7 +112,8 @@ TEST(SimClosedForm, BackwardSendsTheKvAndItsGradientAccumulator) {
   const double hop = c.nic.latency + bytes / (c.nic.bandwidth * kEfficiency);
   EXPECT_NEAR(t.layer.forward, hop, kTolerance);
   // K/V and dK/dV share NIC 0's tx; then the return hop uses NIC 1's tx.
-  EXPECT_NEAR(t.layer.backward, c.nic.latency + 2.0 * bytes / (c.nic.bandwidth * kEfficiency) + hop, kTolerance);
+  EXPECT_NEAR(t.layer.backward, c.nic.latency + 2.0 * bytes / (c.nic.bandwidth * kEfficiency) + hop,
+              kTolerance);
   EXPECT_DOUBLE_EQ(sim_test::link(t, "n0-nic0-tx").bytes, 3.0 * bytes);
   EXPECT_DOUBLE_EQ(sim_test::link(t, "n1-nic0-tx").bytes, 1.0 * bytes);
 }
@@ -150,7 +152,8 @@ TEST(SimExecutors, CudaIsItsOwnBackendWhenBuiltAndReferenceIsItsOwnBackend) {
     FAIL() << "this build has no cuda executor";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ExitCode::bad_input);
-    EXPECT_NE(std::string(e.what()).find("was not found when this build was configured"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("was not found when this build was configured"), std::string::npos)
+        << e.what();
   }
 #endif
   EXPECT_EQ(make_executor(Backend::reference)->backend(), "reference");  // core/exec/reference

@@ -23,7 +23,8 @@ constexpr double kTolerance = 2e-9;   // seconds
 
 double compute_seconds(const plan::Plan& p, const ClusterSpec& c, int rank, int op) {
   const CostModel cost(c, sim_test::llama_7b());
-  return lower::attention_seconds(p.ranks[static_cast<std::size_t>(rank)].ops[static_cast<std::size_t>(op)], cost, Pass::fwd);
+  return lower::attention_seconds(p.ranks[static_cast<std::size_t>(rank)].ops[static_cast<std::size_t>(op)],
+                                  cost, Pass::fwd);
 }
 
 const TraceEvent& event(const Trace& t, int rank, int op) {
@@ -71,7 +72,8 @@ TEST(SimShortcuts, ListOrderHoldsWhenReleasesCoincide) {
 TEST(SimShortcuts, PcieFasterThanAnUnsharedNicIsLeftOutOfTheSolverButReportsItsLoad) {
   ClusterSpec c = sim_test::dgx_h200(2);  // one NIC per GPU, PCIe 64 GB/s > NIC 50 GB/s
   const sim::Platform platform(c, HardwareProfile{});
-  for (int l : platform.solver_route(0, 8)) EXPECT_NE(platform.links()[static_cast<std::size_t>(l)].kind, LinkKind::pcie);
+  for (int l : platform.solver_route(0, 8))
+    EXPECT_NE(platform.links()[static_cast<std::size_t>(l)].kind, LinkKind::pcie);
   EXPECT_EQ(platform.route(0, 8).size(), 4u);
   EXPECT_EQ(platform.route_latency(0, 8), c.nic.latency);
 
@@ -140,7 +142,8 @@ TEST(SimShortcuts, EachLinkClassRunsAtItsOwnEfficiencyAndOverhead) {
   const double intra_expected = c.nvlink.latency + 3e-6 + bytes / (c.nvlink.bandwidth * 0.5);
   EXPECT_NEAR(simulate(intra, c, Passes::fwd, profile).layer.forward, intra_expected, kTolerance);
   const CostModel cost(c, sim_test::llama_7b(), profile);
-  EXPECT_NEAR(cost.transfer_time(static_cast<double>(bytes), cost.nvlink(), LinkClass::nvlink), intra_expected, kTolerance);
+  EXPECT_NEAR(cost.transfer_time(static_cast<double>(bytes), cost.nvlink(), LinkClass::nvlink),
+              intra_expected, kTolerance);
 }
 
 }  // namespace

@@ -30,7 +30,8 @@ TEST(GradientCollective, EveryBucketAsTheFormulaChargesIt) {
   const std::vector<BucketCollectiveSeconds> simulated = sim::simulate_bucket_seconds(cost, setup);
   ASSERT_EQ(simulated.size(), setup.buckets.size());
   for (std::size_t k = 0; k < simulated.size(); ++k) {
-    const BucketCollectiveSeconds f = formula_bucket_seconds(cost, setup, setup.buckets[k].params * setup.bytes_per_gradient);
+    const BucketCollectiveSeconds f =
+        formula_bucket_seconds(cost, setup, setup.buckets[k].params * setup.bytes_per_gradient);
     EXPECT_NEAR(simulated[k].reduce_scatter, f.reduce_scatter, 1e-8 * f.reduce_scatter) << "bucket " << k;
     EXPECT_NEAR(simulated[k].all_gather, f.all_gather, 1e-8 * f.all_gather) << "bucket " << k;
   }

@@ -64,7 +64,8 @@ TEST(RunMetrics, BreakdownNicUtilisationAndUsefulFlops) {
   double sum = 0;
   for (double u : m.nics[0].tx_timeline) sum += u * c.nic.bandwidth * m.timeline_bin_seconds;
   EXPECT_NEAR(sum, static_cast<double>(bytes), 1.0);
-  EXPECT_NEAR(m.nics[0].tx_timeline[1], 0.9, 1e-6);  // a lone flow runs at the p2p efficiency (bin 0 holds the latency)
+  EXPECT_NEAR(m.nics[0].tx_timeline[1], 0.9,
+              1e-6);  // a lone flow runs at the p2p efficiency (bin 0 holds the latency)
 }
 
 TEST(RunMetrics, TheWholeIterationAddsItsPartsAndLowersMfu) {
@@ -88,14 +89,17 @@ TEST(RunMetrics, TheWholeIterationAddsItsPartsAndLowersMfu) {
   EXPECT_GT(m.gradient_sync_exposed_seconds, 0.0);  // at least the embedding's buckets, done last
   EXPECT_LE(m.gradient_sync_exposed_seconds, m.gradient_sync_seconds);
   EXPECT_GT(m.optimizer_seconds, 0.0);
-  EXPECT_NEAR(m.iteration_seconds,
-              m.layers_seconds + m.embedding_and_head_seconds + m.gradient_sync_exposed_seconds + m.optimizer_seconds, 1e-12);
+  EXPECT_NEAR(
+      m.iteration_seconds,
+      m.layers_seconds + m.embedding_and_head_seconds + m.gradient_sync_exposed_seconds + m.optimizer_seconds,
+      1e-12);
   EXPECT_NEAR(m.critical_rank_breakdown.total(), m.iteration_seconds, 1e-12);
   EXPECT_NEAR(m.critical_rank_breakdown.gradient_sync_exposed, m.gradient_sync_exposed_seconds, 1e-15);
   // MFU over the whole iteration is below the layers-only figure, even with the head's FLOPs counted.
   const double pairs = 4096.0 * 4097 / 2;
-  const double layer_flops = 2 * 32 * (cost.attention_fwd_flops(pairs) + cost.attention_bwd_flops(pairs) +
-                                       cost.linear_fwd_flops(4096) + cost.linear_bwd_flops(4096));
+  const double layer_flops = 2 * 32 *
+                             (cost.attention_fwd_flops(pairs) + cost.attention_bwd_flops(pairs) +
+                              cost.linear_fwd_flops(4096) + cost.linear_bwd_flops(4096));
   EXPECT_LT(m.mfu, layer_flops / m.layers_seconds / 2 / c.gpu.peak_flops);
 }
 

@@ -57,7 +57,9 @@ GpuBytes intra_node_bytes(const lower::Program& program, const ClusterSpec& clus
     if (c.kind == lower::CollectiveKind::all_to_all) step_bytes /= p - 1;
     for (int s = 0; s < steps; ++s) {
       const int shift = c.kind == lower::CollectiveKind::all_to_all ? s + 1 : 1;
-      for (int k = 0; k < p; ++k) add(c.ranks[static_cast<std::size_t>(k)], c.ranks[static_cast<std::size_t>((k + shift) % p)], step_bytes);
+      for (int k = 0; k < p; ++k)
+        add(c.ranks[static_cast<std::size_t>(k)], c.ranks[static_cast<std::size_t>((k + shift) % p)],
+            step_bytes);
     }
   }
   return out;
@@ -85,8 +87,10 @@ SimulatedRun simulate(const std::string& strategy, nlohmann::json options, int n
   const RunContext context{s, cost};
   const lower::Program program = lower_for_run(p, context);
   const Trace t = execute(*make_executor(Backend::sim), p, context);
-  SimulatedRun run{compute_run_metrics(p, t, cost, s, 10), intra_node_bytes(program, s.cluster), s.model.layers, 0};
-  for (const lower::Collective& c : program.collectives) run.tp_collectives += c.group < 0 && c.kind != lower::CollectiveKind::all_to_all_v;
+  SimulatedRun run{compute_run_metrics(p, t, cost, s, 10), intra_node_bytes(program, s.cluster),
+                   s.model.layers, 0};
+  for (const lower::Collective& c : program.collectives)
+    run.tp_collectives += c.group < 0 && c.kind != lower::CollectiveKind::all_to_all_v;
   return run;
 }
 
@@ -96,7 +100,8 @@ constexpr double kRelative = 1e-9;
 
 void expect_matches_program(const SimulatedRun& run) {
   ASSERT_TRUE(run.metrics.nvlink_recorded());
-  EXPECT_NEAR(run.metrics.nvlink_bytes, run.layers * run.program.total_tx(), kRelative * run.metrics.nvlink_bytes);
+  EXPECT_NEAR(run.metrics.nvlink_bytes, run.layers * run.program.total_tx(),
+              kRelative * run.metrics.nvlink_bytes);
   const int gpus_per_node = 8;
   for (const NvlinkMetrics& g : run.metrics.nvlinks) {
     const int rank = g.node * gpus_per_node + g.gpu;
@@ -108,7 +113,8 @@ void expect_matches_program(const SimulatedRun& run) {
 }
 
 TEST(NvlinkMetrics, TensorParallelTrafficIsWhatTheProgramMovesInsideANode) {
-  const SimulatedRun run = simulate("uniform-cp", {{"degree", 1}}, 1, 2);  // no CP ring: TP's collectives alone
+  const SimulatedRun run =
+      simulate("uniform-cp", {{"degree", 1}}, 1, 2);  // no CP ring: TP's collectives alone
   ASSERT_GT(run.tp_collectives, 0);
   EXPECT_GT(run.metrics.nvlink_bytes, 0.0);
   expect_matches_program(run);

@@ -29,8 +29,8 @@ plan::Plan ring_plan(const ClusterSpec& c, int parts, double pairs, std::int64_t
     for (int r = 0; r < parts; ++r) {
       const int dst = (r + 1) % parts;
       const int dep = last_recv[static_cast<std::size_t>(r)];
-      const auto [s, rv] =
-          add_transfer(p, r, dst, bytes, step * parts + r, dep >= 0 ? std::vector<int>{dep} : std::vector<int>{});
+      const auto [s, rv] = add_transfer(p, r, dst, bytes, step * parts + r,
+                                        dep >= 0 ? std::vector<int>{dep} : std::vector<int>{});
       for (plan::Op* op : {&p.ranks[static_cast<std::size_t>(r)].ops[static_cast<std::size_t>(s)],
                            &p.ranks[static_cast<std::size_t>(dst)].ops[static_cast<std::size_t>(rv)]}) {
         op->group = 0;
@@ -38,7 +38,8 @@ plan::Plan ring_plan(const ClusterSpec& c, int parts, double pairs, std::int64_t
       }
       recv_now[static_cast<std::size_t>(dst)] = rv;
     }
-    for (int r = 0; r < parts; ++r) add_op(p, r, attention_op(pairs, 4096, {recv_now[static_cast<std::size_t>(r)]}, 0, step));
+    for (int r = 0; r < parts; ++r)
+      add_op(p, r, attention_op(pairs, 4096, {recv_now[static_cast<std::size_t>(r)]}, 0, step));
     last_recv = recv_now;
   }
   return p;

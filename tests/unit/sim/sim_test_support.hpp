@@ -35,7 +35,9 @@ inline ClusterSpec dgx_h200(int nodes) {
 }
 
 // The model preset itself, so the simulator tests and the scenario files see the same model.
-inline ModelSpec llama_7b() { return find_model_preset("llama-7b")->spec; }
+inline ModelSpec llama_7b() {
+  return find_model_preset("llama-7b")->spec;
+}
 
 inline Scenario scenario(const ClusterSpec& c, Passes passes) {
   Scenario s;
@@ -91,7 +93,8 @@ inline std::pair<int, int> add_transfer(plan::Plan& p, int src, int dst, std::in
   return {s, r};
 }
 
-inline plan::Op attention_op(double pairs, double q_tokens, std::vector<int> deps, int group = -1, int step = -1) {
+inline plan::Op attention_op(double pairs, double q_tokens, std::vector<int> deps, int group = -1,
+                             int step = -1) {
   plan::Op op;
   op.kind = plan::OpKind::attention;
   op.name = "attn";

@@ -64,10 +64,11 @@ TEST(SimStrategies, ZeppelinRoutedInterNodeRingStepIsFourTimesFasterThanRingCp) 
   const RingStepStats* z = inter_node_forward(zeppelin.trace);
   ASSERT_NE(r, nullptr);
   ASSERT_NE(z, nullptr) << "zeppelin should place the 64k sequence on an inter-node ring";
-  std::printf("inter-node ring step (fwd): ring-cp mean %.1f us max %.1f us; zeppelin mean %.1f us max %.1f us; "
-              "layer fwd ring-cp %.3f ms zeppelin %.3f ms\n",
-              r->mean_seconds * 1e6, r->max_seconds * 1e6, z->mean_seconds * 1e6, z->max_seconds * 1e6,
-              ring.trace.layer.forward * 1e3, zeppelin.trace.layer.forward * 1e3);
+  std::printf(
+      "inter-node ring step (fwd): ring-cp mean %.1f us max %.1f us; zeppelin mean %.1f us max %.1f us; "
+      "layer fwd ring-cp %.3f ms zeppelin %.3f ms\n",
+      r->mean_seconds * 1e6, r->max_seconds * 1e6, z->mean_seconds * 1e6, z->max_seconds * 1e6,
+      ring.trace.layer.forward * 1e3, zeppelin.trace.layer.forward * 1e3);
   EXPECT_GE(r->mean_seconds, 4.0 * z->mean_seconds);
 
   const std::set<std::string> boundary = {"n0-nic0", "n0-nic7", "n1-nic0", "n1-nic7"};

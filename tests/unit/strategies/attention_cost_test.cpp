@@ -23,7 +23,8 @@ plan::Plan two_groups(const CostModel& cost, int ranks_per_group, const std::vec
     if (g == long_in) seqs.push_back(b.add_sequence(long_doc, 0));
     std::vector<int> ranks;
     for (int i = 0; i < ranks_per_group; ++i) ranks.push_back(g * ranks_per_group + i);
-    const int gid = b.add_group(ranks_per_group == 1 ? plan::Level::local : plan::Level::intra_node, ranks, seqs, 0);
+    const int gid =
+        b.add_group(ranks_per_group == 1 ? plan::Level::local : plan::Level::intra_node, ranks, seqs, 0);
     b.add_attention(gid, {});
   }
   return b.plan();
@@ -35,7 +36,8 @@ double attention_work(const plan::Plan& p, const CostModel& cost) {
   for (const auto& r : p.ranks) {
     for (const auto& op : r.ops) {
       if (op.kind != plan::OpKind::attention) continue;
-      seconds += lower::attention_seconds(op, cost, Pass::fwd) - cost.profile().attention_call_overhead * op.calls;
+      seconds +=
+          lower::attention_seconds(op, cost, Pass::fwd) - cost.profile().attention_call_overhead * op.calls;
     }
   }
   return seconds;
@@ -73,7 +75,8 @@ TEST(EquivalentQueryLength, APlanFileWithoutItDerivesThePlannersValue) {
   const plan::Plan back = plan::from_json(j, "test.json");
   for (std::size_t r = 0; r < p.ranks.size(); ++r) {
     for (std::size_t i = 0; i < p.ranks[r].ops.size(); ++i) {
-      EXPECT_NEAR(back.ranks[r].ops[i].q_tokens, p.ranks[r].ops[i].q_tokens, 1e-9 * p.ranks[r].ops[i].q_tokens + 1e-12)
+      EXPECT_NEAR(back.ranks[r].ops[i].q_tokens, p.ranks[r].ops[i].q_tokens,
+                  1e-9 * p.ranks[r].ops[i].q_tokens + 1e-12)
           << "rank " << r << " op " << i;
     }
   }

@@ -17,12 +17,16 @@
 namespace zb {
 namespace {
 
-plan::Plan plan_of(const Scenario& s, std::vector<std::int64_t> lengths, nlohmann::json options = nlohmann::json::object()) {
+plan::Plan plan_of(const Scenario& s, std::vector<std::int64_t> lengths,
+                   nlohmann::json options = nlohmann::json::object()) {
   const CostModel cost(s.cluster, s.model);
-  return make_strategy(test::system("dynamic-cp", std::move(options)), s, cost)->make_plan(test::batch_of(std::move(lengths)));
+  return make_strategy(test::system("dynamic-cp", std::move(options)), s, cost)
+      ->make_plan(test::batch_of(std::move(lengths)));
 }
 
-std::int64_t capacity_of(const Scenario& s) { return CostModel(s.cluster, s.model).token_capacity_per_gpu(); }
+std::int64_t capacity_of(const Scenario& s) {
+  return CostModel(s.cluster, s.model).token_capacity_per_gpu();
+}
 
 // (first rank, size, documents) of each group of each round.
 using Shape = std::vector<std::vector<std::tuple<int, int, std::vector<int>>>>;
@@ -47,8 +51,7 @@ TEST(DynamicCp, CpSizeIsTheNextPowerOfTwoOfTheRanksADocumentNeeds) {
 // A 4-GPU document and a 1-GPU one on 8 GPUs: the short one's group doubles (1 → 2 → 4) until no GPU
 // idles, so it runs as a 4-GPU ring beside the long one.
 TEST(DynamicCp, FillEmptyGpusWidensTheSmallestGroupUntilNoGpuIdles) {
-  EXPECT_EQ(shape(schedule_dynamic_cp({300, 50}, 100, 8)),
-            (Shape{{{0, 4, {0}}, {4, 4, {1}}}}));
+  EXPECT_EQ(shape(schedule_dynamic_cp({300, 50}, 100, 8)), (Shape{{{0, 4, {0}}, {4, 4, {1}}}}));
 }
 
 // Three one-GPU documents on two GPUs: the third joins the least-loaded group (the first, on a tie);
@@ -101,7 +104,9 @@ TEST(DynamicCp, RandomBatchesGiveGapFreeRoundsOfOneDocumentMicroBatches) {
   for (std::uint64_t seed = 1; seed <= 8; ++seed) {
     Rng rng(seed, 13);
     std::vector<std::int64_t> docs(10 + rng.below(60));
-    for (auto& len : docs) len = 1 + static_cast<std::int64_t>(rng.below(rng.below(4) == 0 ? static_cast<std::uint64_t>(6 * m) : 16384));
+    for (auto& len : docs)
+      len = 1 + static_cast<std::int64_t>(
+                    rng.below(rng.below(4) == 0 ? static_cast<std::uint64_t>(6 * m) : 16384));
     const plan::Plan p = plan_of(s, docs);
     ASSERT_TRUE(p.feasible()) << "seed " << seed;
     EXPECT_EQ(plan::verify(p, {m}), std::vector<std::string>{}) << "seed " << seed;
@@ -114,7 +119,8 @@ TEST(DynamicCp, RandomBatchesGiveGapFreeRoundsOfOneDocumentMicroBatches) {
       EXPECT_EQ(size & (size - 1), 0) << "seed " << seed;
       for (int i = 0; i < size; ++i) {
         EXPECT_EQ(g.ranks[static_cast<std::size_t>(i)], g.ranks[0] + i);
-        EXPECT_TRUE(busy[g.micro_batch].insert(g.ranks[static_cast<std::size_t>(i)]).second) << "seed " << seed;
+        EXPECT_TRUE(busy[g.micro_batch].insert(g.ranks[static_cast<std::size_t>(i)]).second)
+            << "seed " << seed;
       }
     }
     for (const auto& round : p.info.at("round_group_sizes")) {

@@ -21,10 +21,14 @@ plan::Plan plan_of(const Scenario& s, std::vector<std::int64_t> lengths) {
   return make_strategy(test::system("hybrid-dp"), s, cost)->make_plan(test::batch_of(std::move(lengths)));
 }
 
-std::int64_t capacity_of(const Scenario& s) { return CostModel(s.cluster, s.model).token_capacity_per_gpu(); }
+std::int64_t capacity_of(const Scenario& s) {
+  return CostModel(s.cluster, s.model).token_capacity_per_gpu();
+}
 
 // The group holding sequence `seq`.
-const plan::Group& group_of(const plan::Plan& p, int seq) { return p.group_of_sequence(seq); }
+const plan::Group& group_of(const plan::Plan& p, int seq) {
+  return p.group_of_sequence(seq);
+}
 
 TEST(HybridDp, ADocumentThatFitsOneGpuRunsThereWithoutCommunication) {
   const Scenario s = test::preset_scenario("dgx-h200", 2, "llama-7b");
@@ -117,7 +121,8 @@ TEST(HybridDp, MixedBatchesFitMemoryAndUseRingsOnlyForLongDocuments) {
     ASSERT_TRUE(p.feasible()) << "seed " << seed;
     EXPECT_EQ(plan::verify(p, {m}), std::vector<std::string>{}) << "seed " << seed;
     for (const plan::Sequence& q : p.sequences) {
-      EXPECT_EQ(group_of(p, q.id).ranks.size() == 1, q.length <= m) << "seed " << seed << " length " << q.length;
+      EXPECT_EQ(group_of(p, q.id).ranks.size() == 1, q.length <= m)
+          << "seed " << seed << " length " << q.length;
     }
   }
 }

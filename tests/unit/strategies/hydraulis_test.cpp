@@ -23,14 +23,16 @@ plan::Plan plan_of(const Scenario& s, std::vector<std::int64_t> lengths) {
   return make_strategy(test::system("hydraulis"), s, cost)->make_plan(test::batch_of(std::move(lengths)));
 }
 
-std::int64_t capacity_of(const Scenario& s) { return CostModel(s.cluster, s.model).token_capacity_per_gpu(); }
+std::int64_t capacity_of(const Scenario& s) {
+  return CostModel(s.cluster, s.model).token_capacity_per_gpu();
+}
 
 TEST(Hydraulis, ThePoolHoldsTheHomogeneousSetsAndTheTwoSizeMixes) {
   using Sizes = std::vector<int>;
   const std::vector<Sizes> expected = {
-      {1, 1, 1, 1, 1, 1, 1, 1}, {2, 2, 2, 2}, {4, 4}, {8},  // homogeneous
-      {2, 1, 1, 1, 1, 1, 1}, {2, 2, 1, 1, 1, 1},           // B = 2
-      {4, 1, 1, 1, 1}, {4, 2, 2},                          // B = 4
+      {1, 1, 1, 1, 1, 1, 1, 1}, {2, 2, 2, 2},       {4, 4}, {8},  // homogeneous
+      {2, 1, 1, 1, 1, 1, 1},    {2, 2, 1, 1, 1, 1},               // B = 2
+      {4, 1, 1, 1, 1},          {4, 2, 2},                        // B = 4
   };
   EXPECT_EQ(hydraulis_pool(8), expected);
   // A world that is no power of two: every multiset still sums to it, in powers of two, descending.
@@ -78,7 +80,8 @@ TEST(Hydraulis, StageTwoPacksWithinCapacityInTheFewestMicroBatchesThatPay) {
   std::set<int> seen;
   for (const auto& pack : two.packs) {
     std::int64_t share = 0;
-    for (const int d : pack) share += ring_share_tokens(lengths[static_cast<std::size_t>(d)], 2), seen.insert(d);
+    for (const int d : pack)
+      share += ring_share_tokens(lengths[static_cast<std::size_t>(d)], 2), seen.insert(d);
     EXPECT_LE(share, m);
   }
   EXPECT_EQ(seen, (std::set<int>{3, 4, 5}));
@@ -105,7 +108,9 @@ TEST(Hydraulis, RandomBatchesGiveFixedHeterogeneousGroupsThatAllWork) {
   for (std::uint64_t seed = 1; seed <= 6; ++seed) {
     Rng rng(seed, 21);
     std::vector<std::int64_t> docs(16 + rng.below(60));
-    for (auto& len : docs) len = 1 + static_cast<std::int64_t>(rng.below(rng.below(4) == 0 ? static_cast<std::uint64_t>(5 * m) : 16384));
+    for (auto& len : docs)
+      len = 1 + static_cast<std::int64_t>(
+                    rng.below(rng.below(4) == 0 ? static_cast<std::uint64_t>(5 * m) : 16384));
     const plan::Plan p = plan_of(s, docs);
     ASSERT_TRUE(p.feasible()) << "seed " << seed;
     EXPECT_EQ(plan::verify(p, {m}), std::vector<std::string>{}) << "seed " << seed;

@@ -28,8 +28,12 @@ struct Planned {
   }
 };
 
-Scenario two_nodes() { return test::preset_scenario("dgx-h200", 2, "llama-7b"); }
-std::int64_t capacity_of(const Scenario& s) { return CostModel(s.cluster, s.model).token_capacity_per_gpu(); }
+Scenario two_nodes() {
+  return test::preset_scenario("dgx-h200", 2, "llama-7b");
+}
+std::int64_t capacity_of(const Scenario& s) {
+  return CostModel(s.cluster, s.model).token_capacity_per_gpu();
+}
 
 const plan::Op* find_op(const plan::RankOps& r, plan::OpKind kind, int micro_batch) {
   for (const plan::Op& op : r.ops)
@@ -50,10 +54,13 @@ TEST(Llama3Cp, EveryDocumentIsZigzagShardedOverItsGroupOfConsecutiveRanks) {
       for (const int seq : g.sequences) {
         const auto length = p.plan.sequences[static_cast<std::size_t>(seq)].length;
         for (const plan::Shard& mine : plan::owned_shards(seq, length, 4, i)) {
-          const auto& held = p.plan.attention_layout[static_cast<std::size_t>(g.ranks[static_cast<std::size_t>(i)])].shards;
+          const auto& held =
+              p.plan.attention_layout[static_cast<std::size_t>(g.ranks[static_cast<std::size_t>(i)])].shards;
           bool found = false;
-          for (const plan::Shard& s : held) found |= s.seq == mine.seq && s.begin == mine.begin && s.end == mine.end;
-          EXPECT_TRUE(found) << "seq " << seq << " chunk [" << mine.begin << ", " << mine.end << ") not on position " << i;
+          for (const plan::Shard& s : held)
+            found |= s.seq == mine.seq && s.begin == mine.begin && s.end == mine.end;
+          EXPECT_TRUE(found) << "seq " << seq << " chunk [" << mine.begin << ", " << mine.end
+                             << ") not on position " << i;
         }
       }
     }
@@ -77,12 +84,14 @@ TEST(Llama3Cp, OneExposedKvAllGatherPerRankAndPackFeedsTheAttention) {
       const auto pos = static_cast<int>(std::find(g.ranks.begin(), g.ranks.end(), r.rank) - g.ranks.begin());
       std::int64_t tokens = 0;
       for (const int seq : g.sequences)
-        for (const plan::Shard& s : plan::owned_shards(seq, p.plan.sequences[static_cast<std::size_t>(seq)].length, 8, pos))
+        for (const plan::Shard& s :
+             plan::owned_shards(seq, p.plan.sequences[static_cast<std::size_t>(seq)].length, 8, pos))
           tokens += s.size();
       EXPECT_EQ(op.bytes, static_cast<std::int64_t>(p.cost.kv_bytes(static_cast<double>(tokens))));
       const plan::Op* attn = find_op(r, plan::OpKind::attention, op.micro_batch);
       ASSERT_NE(attn, nullptr) << "rank " << r.rank;
-      EXPECT_EQ(attn->deps, std::vector<int>{op.id}) << "the attention waits for the all-gather, and only for it";
+      EXPECT_EQ(attn->deps, std::vector<int>{op.id})
+          << "the attention waits for the all-gather, and only for it";
     }
     EXPECT_EQ(gathers, p.plan.micro_batches) << "rank " << r.rank;
   }
@@ -112,7 +121,8 @@ TEST(Llama3Cp, EachQueryChunkComputesAgainstEveryEarlierKeyOfItsDocument) {
 TEST(Llama3Cp, AutoIsTheSmallestPowerOfTwoWhoseGroupHoldsTheLongestDocument) {
   const Scenario s = two_nodes();
   const std::int64_t m = capacity_of(s);
-  const std::map<std::int64_t, int> expected{{m / 2, 1}, {m + 1, 2}, {3 * m / 2, 2}, {5 * m / 2, 4}, {6 * m, 8}, {12 * m, 16}};
+  const std::map<std::int64_t, int> expected{{m / 2, 1},     {m + 1, 2}, {3 * m / 2, 2},
+                                             {5 * m / 2, 4}, {6 * m, 8}, {12 * m, 16}};
   for (const auto& [longest, degree] : expected) {
     const Planned p(s, test::system("llama3-cp"), {longest, 1000, 17});
     ASSERT_TRUE(p.plan.feasible()) << "longest " << longest;
@@ -126,7 +136,8 @@ TEST(Llama3Cp, AutoIsTheSmallestPowerOfTwoWhoseGroupHoldsTheLongestDocument) {
 TEST(Llama3Cp, TheGatheredKvOfTheWholeGroupCountsInMemory) {
   const Scenario s = two_nodes();
   const std::int64_t m = capacity_of(s);
-  const std::int64_t longest = 2 * m - (2 * m) % 4;  // C = 2: shares of exactly M (padding to 2C adds nothing)
+  const std::int64_t longest =
+      2 * m - (2 * m) % 4;  // C = 2: shares of exactly M (padding to 2C adds nothing)
   const Planned gathered(s, test::system("llama3-cp", {{"degree", 2}}), {longest, 100});
   ASSERT_FALSE(gathered.plan.feasible());
   EXPECT_GT(gathered.plan.oom.front().tokens_needed, gathered.plan.oom.front().token_capacity);
@@ -136,8 +147,10 @@ TEST(Llama3Cp, TheGatheredKvOfTheWholeGroupCountsInMemory) {
   // Packs are sized to what a rank holds with the gathered K/V: every rank's need fits M.
   const double kv_per_token = gathered.cost.kv_bytes(1.0) / gathered.cost.activation_bytes_per_token();
   const std::int64_t pack = gathered.plan.info.at("oversized_document").at("pack_capacity_tokens");
-  EXPECT_LE(static_cast<double>(pack) / 2 + static_cast<double>(pack) / 2 * kv_per_token, static_cast<double>(m));
-  EXPECT_GT(static_cast<double>(pack + 1) / 2 + static_cast<double>(pack + 1) / 2 * kv_per_token, static_cast<double>(m));
+  EXPECT_LE(static_cast<double>(pack) / 2 + static_cast<double>(pack) / 2 * kv_per_token,
+            static_cast<double>(m));
+  EXPECT_GT(static_cast<double>(pack + 1) / 2 + static_cast<double>(pack + 1) / 2 * kv_per_token,
+            static_cast<double>(m));
 }
 
 // The same balanced (LPT) dealing as uniform-cp: on a batch that memory does not constrain, every document
@@ -150,9 +163,11 @@ TEST(Llama3Cp, DealsDocumentsToGroupsAsUniformCpDoes) {
     const Planned uniform(s, test::system("uniform-cp", {{"degree", 4}, {"dealing", dealing}}), docs);
     std::multiset<std::pair<std::int64_t, int>> a, b;  // (length, first rank of its group)
     for (const plan::Group& g : llama.plan.groups)
-      for (const int seq : g.sequences) a.insert({llama.plan.sequences[static_cast<std::size_t>(seq)].length, g.ranks[0]});
+      for (const int seq : g.sequences)
+        a.insert({llama.plan.sequences[static_cast<std::size_t>(seq)].length, g.ranks[0]});
     for (const plan::Group& g : uniform.plan.groups)
-      for (const int seq : g.sequences) b.insert({uniform.plan.sequences[static_cast<std::size_t>(seq)].length, g.ranks[0]});
+      for (const int seq : g.sequences)
+        b.insert({uniform.plan.sequences[static_cast<std::size_t>(seq)].length, g.ranks[0]});
     EXPECT_EQ(a, b) << dealing;
   }
 }
@@ -188,7 +203,12 @@ TEST(Llama3Cp, TheBackwardReGathersKvAndReduceScattersDkDv) {
     for (const lower::Instr& in : rp.instrs) {
       if (in.kind != lower::InstrKind::attention) continue;
       EXPECT_EQ(in.reads.size(), 3u) << "the K/V of the 3 other members";
-      for (const int m : in.reads) EXPECT_EQ(program.collectives[static_cast<std::size_t>(program.messages[static_cast<std::size_t>(m)].collective)].pass, in.pass);
+      for (const int m : in.reads)
+        EXPECT_EQ(program
+                      .collectives[static_cast<std::size_t>(
+                          program.messages[static_cast<std::size_t>(m)].collective)]
+                      .pass,
+                  in.pass);
     }
   }
 }

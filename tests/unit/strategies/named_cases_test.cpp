@@ -19,7 +19,8 @@ struct Planned {
   plan::Plan plan;
 };
 
-Planned plan_with(const std::string& cluster, int nodes, const SystemSpec& sys, std::vector<std::int64_t> lengths) {
+Planned plan_with(const std::string& cluster, int nodes, const SystemSpec& sys,
+                  std::vector<std::int64_t> lengths) {
   Scenario s = test::preset_scenario(cluster, nodes, "llama-7b");
   CostModel cost(s.cluster, s.model);
   auto strategy = make_strategy(sys, s, cost);
@@ -59,7 +60,8 @@ TEST(ZeppelinNamedCases, OneLongSequenceGoesInterNodeAndUsesEveryNic) {
 }
 
 TEST(ZeppelinNamedCases, WithoutRoutingOnlyBoundaryNicsCarryTraffic) {
-  const auto pl = plan_with("dgx-h200", 2, test::system("zeppelin", {{"routing", false}, {"baseline_shapes", false}}), {65536});
+  const auto pl = plan_with(
+      "dgx-h200", 2, test::system("zeppelin", {{"routing", false}, {"baseline_shapes", false}}), {65536});
   ASSERT_TRUE(pl.plan.feasible());
   const auto nics = nics_used(pl);
   // Ring 0..15: the hops 7 → 8 and 15 → 0 cross nodes; they use GPU 7's and GPU 15's NICs (rail 7) to

@@ -15,7 +15,8 @@
 namespace zb {
 namespace {
 
-plan::Plan plan_of(const SystemSpec& sys, const Scenario& s, const CostModel& cost, const std::vector<std::int64_t>& lengths) {
+plan::Plan plan_of(const SystemSpec& sys, const Scenario& s, const CostModel& cost,
+                   const std::vector<std::int64_t>& lengths) {
   return make_strategy(sys, s, cost)->make_plan(test::batch_of(lengths));
 }
 
@@ -42,7 +43,8 @@ struct Cluster {
 // Over random batches on three clusters, Zeppelin's plan is feasible wherever uniform-cp (any degree) or
 // ring-cp is, and its predicted time is at most the best of them.
 TEST(ZeppelinNeverLoses, RandomBatchesOnThreeClustersAreNeverSlowerByItsEstimateThanAnyBaseline) {
-  const Cluster clusters[] = {{"dgx-h200", 2, "llama-7b"}, {"a800-4nic", 2, "llama-13b"}, {"h800-8nic", 4, "llama-7b"}};
+  const Cluster clusters[] = {
+      {"dgx-h200", 2, "llama-7b"}, {"a800-4nic", 2, "llama-13b"}, {"h800-8nic", 4, "llama-7b"}};
   for (const Cluster& c : clusters) {
     const Scenario s = test::preset_scenario(c.preset, c.nodes, c.model);
     const CostModel cost(s.cluster, s.model);
@@ -54,8 +56,8 @@ TEST(ZeppelinNeverLoses, RandomBatchesOnThreeClustersAreNeverSlowerByItsEstimate
       const plan::Plan z = plan_of(test::system("zeppelin"), s, cost, lengths);
       double best = std::numeric_limits<double>::infinity();
       std::string best_label = "none";
-      std::vector<SystemSpec> baselines{test::system("ring-cp"), test::system("uniform-cp"), test::system("hybrid-dp"),
-                                        test::system("packing-dp")};
+      std::vector<SystemSpec> baselines{test::system("ring-cp"), test::system("uniform-cp"),
+                                        test::system("hybrid-dp"), test::system("packing-dp")};
       for (int d = 1; d <= world; d *= 2) {
         if (world % d == 0) baselines.push_back(test::system("uniform-cp", {{"degree", d}}));
       }
@@ -66,12 +68,13 @@ TEST(ZeppelinNeverLoses, RandomBatchesOnThreeClustersAreNeverSlowerByItsEstimate
           best_label = b.label;
         }
       }
-      const std::string where = std::string(c.preset) + " x" + std::to_string(c.nodes) + " seed " + std::to_string(seed);
+      const std::string where =
+          std::string(c.preset) + " x" + std::to_string(c.nodes) + " seed " + std::to_string(seed);
       if (best == std::numeric_limits<double>::infinity()) continue;  // no baseline fits: nothing to match
       ASSERT_TRUE(z.feasible()) << where << ": " << z.oom.front().str() << "; " << best_label << " fits";
       EXPECT_LE(z.predicted.iteration_seconds, best * (1 + 1e-9))
-          << where << ": zeppelin " << z.predicted.iteration_seconds << " s, " << best_label << " " << best << " s; chose "
-          << z.info.value("layout", "?");
+          << where << ": zeppelin " << z.predicted.iteration_seconds << " s, " << best_label << " " << best
+          << " s; chose " << z.info.value("layout", "?");
     }
   }
 }
@@ -90,7 +93,8 @@ TEST(ZeppelinNeverLoses, ThePackedCpComputeFloorIsNeverAboveThePlansEstimate) {
       for (const int degree : {1, 2, 4, 8}) {
         const plan::Plan p = plan_of(test::system("uniform-cp", {{"degree", degree}}), s, cost, lengths);
         if (!p.feasible()) continue;
-        EXPECT_LE(packed_cp_compute_floor(cost, lengths, degree, Passes::fwd_bwd), p.predicted.iteration_seconds)
+        EXPECT_LE(packed_cp_compute_floor(cost, lengths, degree, Passes::fwd_bwd),
+                  p.predicted.iteration_seconds)
             << c.preset << " seed " << seed << " degree " << degree;
       }
     }
@@ -116,7 +120,8 @@ TEST(ZeppelinNeverLoses, TheHybridDpComputeFloorIsNeverAboveThePlansEstimate) {
         if (!p.feasible()) continue;
         const double floor = hybrid_dp_compute_floor({"hybrid-dp", "hybrid-dp", passes}, cost, lengths);
         EXPECT_GT(floor, 0.0) << c.preset << " seed " << seed;
-        EXPECT_LE(floor, p.predicted.iteration_seconds) << c.preset << " seed " << seed << " longest " << longest;
+        EXPECT_LE(floor, p.predicted.iteration_seconds)
+            << c.preset << " seed " << seed << " longest " << longest;
         ++checked;
       }
     }
@@ -137,17 +142,20 @@ TEST(ZeppelinNeverLoses, InfoListsEveryCandidateAndTheChoice) {
   for (const auto& c : candidates) {
     if (c.value("feasible", false)) least = std::min(least, c.at("predicted_ms").get<double>());
   }
-  EXPECT_DOUBLE_EQ(p.predicted.iteration_seconds * 1e3, least) << "the plan kept is the candidate with the least estimate";
+  EXPECT_DOUBLE_EQ(p.predicted.iteration_seconds * 1e3, least)
+      << "the plan kept is the candidate with the least estimate";
   ASSERT_TRUE(p.info.contains("layout"));
   if (p.info.at("layout") == "packed-cp") {
-    EXPECT_TRUE(p.info.at("packed_cp").contains("degree")) << "the packed layout's facts are kept under one key";
+    EXPECT_TRUE(p.info.at("packed_cp").contains("degree"))
+        << "the packed layout's facts are kept under one key";
   }
 }
 
 TEST(ZeppelinNeverLoses, WithoutBaselineShapesOnlyTheOwnPartitionIsPlanned) {
   const Scenario s = test::preset_scenario("dgx-h200", 2, "llama-7b");
   const CostModel cost(s.cluster, s.model);
-  const plan::Plan p = plan_of(test::system("zeppelin", {{"baseline_shapes", false}}), s, cost, {65536, 4096, 2048});
+  const plan::Plan p =
+      plan_of(test::system("zeppelin", {{"baseline_shapes", false}}), s, cost, {65536, 4096, 2048});
   ASSERT_TRUE(p.feasible());
   EXPECT_EQ(p.info.at("candidates").size(), 1u);
   EXPECT_EQ(p.info.at("layout"), "hierarchical");

@@ -17,7 +17,9 @@ plan::Plan plan_of(const Scenario& s, const SystemSpec& sys, std::vector<std::in
   return make_strategy(sys, s, cost)->make_plan(test::batch_of(std::move(lengths)));
 }
 
-std::int64_t capacity_of(const Scenario& s) { return CostModel(s.cluster, s.model).token_capacity_per_gpu(); }
+std::int64_t capacity_of(const Scenario& s) {
+  return CostModel(s.cluster, s.model).token_capacity_per_gpu();
+}
 
 TEST(PackingDp, ADocumentLongerThanOneGpuHoldsIsAnOomNamingItsLengthAndTheCapacity) {
   const Scenario s = test::preset_scenario("dgx-h200", 2, "llama-7b");

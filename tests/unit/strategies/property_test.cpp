@@ -38,10 +38,18 @@ RandomCase random_case(std::uint64_t seed) {
   const int n = 1 + static_cast<int>(rng.below(24));
   for (int i = 0; i < n; ++i) {
     switch (rng.below(5)) {
-      case 0: c.lengths.push_back(1); break;                                              // single token
-      case 1: c.lengths.push_back(1 + static_cast<std::int64_t>(rng.below(2ULL * world))); break;  // below 2P
-      case 2: c.lengths.push_back(2 * static_cast<std::int64_t>(rng.below(4096)) + 1); break;  // odd
-      default: c.lengths.push_back(1 + static_cast<std::int64_t>(rng.below(1ULL << 17))); break;
+      case 0:
+        c.lengths.push_back(1);
+        break;  // single token
+      case 1:
+        c.lengths.push_back(1 + static_cast<std::int64_t>(rng.below(2ULL * world)));
+        break;  // below 2P
+      case 2:
+        c.lengths.push_back(2 * static_cast<std::int64_t>(rng.below(4096)) + 1);
+        break;  // odd
+      default:
+        c.lengths.push_back(1 + static_cast<std::int64_t>(rng.below(1ULL << 17)));
+        break;
     }
   }
   return c;
@@ -75,7 +83,8 @@ void expect_zigzag_balanced(const plan::Plan& p, std::uint64_t seed) {
     if (s % (2 * parts) == 0) {
       EXPECT_EQ(lo, hi) << "seed " << seed << " group " << g.id << " s=" << s << " P=" << parts;
     } else {
-      EXPECT_LE(hi - lo, 2.0 * static_cast<double>(u) * static_cast<double>(s)) << "seed " << seed << " group " << g.id;
+      EXPECT_LE(hi - lo, 2.0 * static_cast<double>(u) * static_cast<double>(s))
+          << "seed " << seed << " group " << g.id;
     }
   }
 }
@@ -87,7 +96,8 @@ TEST(StrategyProperties, EveryPlanOfTwoHundredRandomBatchesVerifies) {
     const CostModel cost(c.scenario.cluster, c.scenario.model);
     for (const auto& sys : all_systems(c.scenario.cluster.world_size())) {
       const plan::Plan p = make_strategy(sys, c.scenario, cost)->make_plan(test::batch_of(c.lengths));
-      const auto problems = plan::verify(p, {.token_capacity = cost.token_capacity_per_gpu(), .heads = c.scenario.model.heads});
+      const auto problems =
+          plan::verify(p, {.token_capacity = cost.token_capacity_per_gpu(), .heads = c.scenario.model.heads});
       ASSERT_TRUE(problems.empty()) << "seed " << seed << " system " << sys.label << " world " << p.world_size
                                     << ": " << problems.front();
       ++total;

@@ -52,7 +52,8 @@ TEST(TensorParallelGrid, MakesTheLargestModelsFitWhereOneGpuCannotHoldThem) {
   const std::int64_t capacity = tensor_parallel_token_capacity(cost, 4);
   EXPECT_GT(capacity, 4096);
   for (const char* name : {"zeppelin", "uniform-cp", "ring-cp", "hybrid-dp"}) {
-    const plan::Plan p = make_strategy(test::system(name), s, cost)->make_plan(test::batch_of({16384, 4096, 2048, 1024, 512}));
+    const plan::Plan p =
+        make_strategy(test::system(name), s, cost)->make_plan(test::batch_of({16384, 4096, 2048, 1024, 512}));
     EXPECT_TRUE(p.feasible()) << name;
     EXPECT_EQ(p.world_size, 16) << name;
     EXPECT_EQ(p.tensor_parallel_groups.size(), 4U) << name;
@@ -74,13 +75,16 @@ TEST(TensorParallelPlans, EveryStrategyKeepsEveryPromiseUnderTp2AndTp4) {
       for (int i = 0; i < n; ++i) lengths.push_back(1 + static_cast<std::int64_t>(rng.below(1ULL << 15)));
       for (const SystemSpec& sys : test::registered_variants(s.cluster.world_size() / t, {1})) {
         const plan::Plan p = make_strategy(sys, s, cost)->make_plan(test::batch_of(lengths));
-        const auto problems = plan::verify(p, {.token_capacity = tensor_parallel_token_capacity(cost, t), .heads = s.model.heads});
-        ASSERT_TRUE(problems.empty()) << "t " << t << " seed " << seed << " " << sys.label << ": " << problems.front();
+        const auto problems = plan::verify(
+            p, {.token_capacity = tensor_parallel_token_capacity(cost, t), .heads = s.model.heads});
+        ASSERT_TRUE(problems.empty())
+            << "t " << t << " seed " << seed << " " << sys.label << ": " << problems.front();
         if (!p.feasible()) continue;
         ++feasible;
         const lower::Program program = lower::lower(p, cost, {.backward = true});
         const auto faults = lower::verify(program);
-        ASSERT_TRUE(faults.empty()) << "t " << t << " seed " << seed << " " << sys.label << ": " << faults.front();
+        ASSERT_TRUE(faults.empty()) << "t " << t << " seed " << seed << " " << sys.label << ": "
+                                    << faults.front();
       }
     }
   }
@@ -102,13 +106,15 @@ TEST(TensorParallelPlans, MembersShareTheirGroupsWorkAndAddTheSequenceParallelCo
   const CostModel grid_cost(plain.cluster, plain.model);
   const plan::Plan grid = make_strategy(test::system("ring-cp"), plain, grid_cost)->make_plan(batch);
 
-  const auto totals = [&](const plan::Plan& plan, double& attention, double& gemm, double& kv_bytes, int& collectives) {
+  const auto totals = [&](const plan::Plan& plan, double& attention, double& gemm, double& kv_bytes,
+                          int& collectives) {
     attention = gemm = kv_bytes = 0;
     collectives = 0;
     for (const auto& r : plan.ranks) {
       for (const auto& op : r.ops) {
         if (op.kind == plan::OpKind::attention) attention += op.pairs * op.heads.share(s.model.heads);
-        if (op.kind == plan::OpKind::gemm) gemm += static_cast<double>(op.m) * static_cast<double>(op.n) * static_cast<double>(op.k);
+        if (op.kind == plan::OpKind::gemm)
+          gemm += static_cast<double>(op.m) * static_cast<double>(op.n) * static_cast<double>(op.k);
         if (op.kind == plan::OpKind::send) kv_bytes += static_cast<double>(op.bytes);
         if (op.kind == plan::OpKind::collective) ++collectives;
       }
@@ -142,21 +148,25 @@ TEST(TensorParallelPlans, MembersShareTheirGroupsWorkAndAddTheSequenceParallelCo
 TEST(TensorParallelPlans, ReportsTheFirstGpuOfTheGroupThatRunsOutOfMemory) {
   const Scenario s = tp_scenario("a800-4nic", 1, "llama-30b", 2);
   const CostModel cost(s.cluster, s.model);
-  const plan::Plan p = make_strategy(test::system("packing-dp"), s, cost)->make_plan(test::batch_of({1 << 20}));
+  const plan::Plan p =
+      make_strategy(test::system("packing-dp"), s, cost)->make_plan(test::batch_of({1 << 20}));
   ASSERT_FALSE(p.feasible());
   EXPECT_EQ(p.oom.front().rank % 2, 0);
   EXPECT_EQ(p.oom.front().token_capacity, tensor_parallel_token_capacity(cost, 2));
 }
 
-std::string scenario_with(const std::string& parallelism, const std::string& model = R"({"preset": "llama-7b"})",
+std::string scenario_with(const std::string& parallelism,
+                          const std::string& model = R"({"preset": "llama-7b"})",
                           const std::string& systems = R"(["zeppelin"])") {
   return R"({"name": "tp", "cluster": {"preset": "a800-4nic", "nodes": 2}, "model": )" + model +
-         R"(, "workload": {"dataset": "wikipedia"}, "parallelism": )" + parallelism + R"(, "systems": )" + systems + "}";
+         R"(, "workload": {"dataset": "wikipedia"}, "parallelism": )" + parallelism + R"(, "systems": )" +
+         systems + "}";
 }
 
 TEST(TensorParallelScenario, ReadsTheDegreeAndChecksSystemsAgainstTheGrid) {
-  const Scenario s =
-      parse_scenario(scenario_with(R"({"tensor": 2})", R"({"preset": "llama-7b"})", R"([{"name": "ring-cp", "degree": 8}])"), "tp.json");
+  const Scenario s = parse_scenario(
+      scenario_with(R"({"tensor": 2})", R"({"preset": "llama-7b"})", R"([{"name": "ring-cp", "degree": 8}])"),
+      "tp.json");
   EXPECT_EQ(s.parallelism.tensor, 2);
   // ring-cp degree 8 is the whole grid of 16 / 2 GPUs; degree 16 does not divide it.
   EXPECT_THROW((void)parse_scenario(scenario_with(R"({"tensor": 2})", R"({"preset": "llama-7b"})",
@@ -176,12 +186,17 @@ TEST(TensorParallelScenario, RejectsWhatATpGroupCannotDoNamingTheKey) {
   };
   // A TP group stays inside a node: 8 GPUs per node allow 1, 2, 4 and 8, not 3 or 16.
   EXPECT_NE(message(scenario_with(R"({"tensor": 3})")).find("parallelism.tensor"), std::string::npos);
-  EXPECT_NE(message(scenario_with(R"({"tensor": 3})")).find("must divide the node's 8 GPUs"), std::string::npos);
-  EXPECT_NE(message(scenario_with(R"({"tensor": 16})")).find("must divide the node's 8 GPUs"), std::string::npos);
+  EXPECT_NE(message(scenario_with(R"({"tensor": 3})")).find("must divide the node's 8 GPUs"),
+            std::string::npos);
+  EXPECT_NE(message(scenario_with(R"({"tensor": 16})")).find("must divide the node's 8 GPUs"),
+            std::string::npos);
   // Heads and K/V heads split evenly (Megatron-Core's rule): 12 heads cannot take TP 8, 2 K/V heads not TP 4.
-  const std::string twelve_heads = R"({"layers": 2, "hidden": 768, "heads": 12, "ffn_hidden": 2048, "vocab": 32000})";
-  EXPECT_NE(message(scenario_with(R"({"tensor": 8})", twelve_heads)).find("12 attention heads"), std::string::npos);
-  const std::string two_kv = R"({"layers": 2, "hidden": 1024, "heads": 8, "kv_heads": 2, "ffn_hidden": 2048, "vocab": 32000})";
+  const std::string twelve_heads =
+      R"({"layers": 2, "hidden": 768, "heads": 12, "ffn_hidden": 2048, "vocab": 32000})";
+  EXPECT_NE(message(scenario_with(R"({"tensor": 8})", twelve_heads)).find("12 attention heads"),
+            std::string::npos);
+  const std::string two_kv =
+      R"({"layers": 2, "hidden": 1024, "heads": 8, "kv_heads": 2, "ffn_hidden": 2048, "vocab": 32000})";
   EXPECT_NE(message(scenario_with(R"({"tensor": 4})", two_kv)).find("2 K/V heads"), std::string::npos);
   EXPECT_NE(message(scenario_with(R"({"tensor": 0})")).find("parallelism.tensor"), std::string::npos);
   EXPECT_NE(message(scenario_with(R"({"tensr": 2})")).find("tensr"), std::string::npos);

@@ -30,7 +30,9 @@ Planned planned(Scenario s, const SystemSpec& sys, std::vector<std::int64_t> len
   return {std::move(s), cost, std::move(p)};
 }
 
-Scenario one_node() { return test::preset_scenario("dgx-h200", 1, "llama-7b"); }
+Scenario one_node() {
+  return test::preset_scenario("dgx-h200", 1, "llama-7b");
+}
 
 std::vector<const plan::Op*> ops_named(const plan::RankOps& r, const std::string& name) {
   std::vector<const plan::Op*> out;
@@ -69,8 +71,11 @@ TEST(Ulysses, DegreeThatDoesNotDivideTheHeadsIsExit2NamingTheOption) {
   EXPECT_NE(std::string(t.what()).find("per tensor-parallel rank"), std::string::npos) << t.what();
   // A u-group stays inside a node, and u x r must divide the world.
   Scenario two = test::preset_scenario("dgx-h200", 2, "llama-7b");
-  EXPECT_NE(std::string(planning_error(two, test::system("ulysses", {{"degree", 16}})).what()).find("GPUs per node"), std::string::npos);
-  EXPECT_NE(std::string(planning_error(two, test::system("ulysses", {{"degree", 4}, {"ring", 3}})).what()).find("does not divide the world size"),
+  EXPECT_NE(std::string(planning_error(two, test::system("ulysses", {{"degree", 16}})).what())
+                .find("GPUs per node"),
+            std::string::npos);
+  EXPECT_NE(std::string(planning_error(two, test::system("ulysses", {{"degree", 4}, {"ring", 3}})).what())
+                .find("does not divide the world size"),
             std::string::npos);
 }
 
@@ -90,7 +95,8 @@ TEST(Ulysses, EveryPlanVerifiesPerHeadAndLowersRendezvousSafe) {
         const SystemSpec sys = test::system("ulysses", {{"degree", u}, {"ring", r}});
         const plan::Plan p = make_strategy(sys, s, cost)->make_plan(test::batch_of(lengths));
         ASSERT_TRUE(p.feasible()) << sys.label;
-        const auto problems = plan::verify(p, {.token_capacity = cost.token_capacity_per_gpu(), .heads = s.model.heads});
+        const auto problems =
+            plan::verify(p, {.token_capacity = cost.token_capacity_per_gpu(), .heads = s.model.heads});
         ASSERT_TRUE(problems.empty()) << "seed " << seed << " " << sys.label << ": " << problems.front();
         const lower::Program program = lower::lower(p, cost, {.backward = true});
         const auto faults = lower::verify(program);
@@ -110,7 +116,8 @@ TEST(Ulysses, DroppingAHeadSliceIsCaughtPerHead) {
   for (plan::Op& op : p.plan.ranks[1].ops) {
     if (op.kind == plan::OpKind::attention) op.blocks.clear();  // member 1 computes none of heads 8-15
   }
-  const std::string problems = ::testing::PrintToString(plan::verify(p.plan, {.heads = p.scenario.model.heads}));
+  const std::string problems =
+      ::testing::PrintToString(plan::verify(p.plan, {.heads = p.scenario.model.heads}));
   EXPECT_NE(problems.find("heads 8-15"), std::string::npos) << problems;
 }
 
@@ -121,11 +128,13 @@ TEST(Ulysses, AllToAllBytesPerMemberAreTheFormulas) {
   const plan::Group& g = p.plan.groups.at(0);
   ASSERT_EQ(g.ranks.size(), 4u);
   std::int64_t group_tokens = 0;
-  for (const int rank : g.ranks) group_tokens += p.plan.attention_layout[static_cast<std::size_t>(rank)].tokens();
+  for (const int rank : g.ranks)
+    group_tokens += p.plan.attention_layout[static_cast<std::size_t>(rank)].tokens();
   EXPECT_EQ(group_tokens, 4096);
   for (int j = 0; j < u; ++j) {
     const auto& ops = p.plan.ranks[static_cast<std::size_t>(g.ranks[static_cast<std::size_t>(j)])];
-    const auto tokens = static_cast<double>(p.plan.attention_layout[static_cast<std::size_t>(g.ranks[static_cast<std::size_t>(j)])].tokens());
+    const auto tokens = static_cast<double>(
+        p.plan.attention_layout[static_cast<std::size_t>(g.ranks[static_cast<std::size_t>(j)])].tokens());
     const auto in = ops_named(ops, "qkv all-to-all"), out = ops_named(ops, "o all-to-all");
     ASSERT_EQ(in.size(), 1u);
     ASSERT_EQ(out.size(), 1u);
@@ -165,7 +174,8 @@ TEST(Ulysses, UspRingsEachHeadSliceAcrossTheUGroups) {
       const int j = r.rank % 4;  // member j of its u-group rings heads slice j with member j of the other
       EXPECT_EQ(op.peer % 4, j);
       EXPECT_EQ(op.heads, (plan::HeadRange{j * 8, (j + 1) * 8}));
-      EXPECT_NEAR(static_cast<double>(op.bytes), p.cost.kv_bytes(4096) / 4, 1.0) << "its u-group's ring chunks, K/V of its heads";
+      EXPECT_NEAR(static_cast<double>(op.bytes), p.cost.kv_bytes(4096) / 4, 1.0)
+          << "its u-group's ring chunks, K/V of its heads";
     }
   }
   EXPECT_EQ(sends, 8) << "one ring step per rank of each 2-rank ring";
@@ -176,7 +186,8 @@ TEST(Ulysses, UspRingsEachHeadSliceAcrossTheUGroups) {
 TEST(Ulysses, ADocumentWhosePackDoesNotFitIsAnOom) {
   const Scenario s = one_node();
   const std::int64_t m = CostModel(s.cluster, s.model).token_capacity_per_gpu();
-  const Planned fits = planned(s, test::system("ulysses", {{"degree", 2}}), {m});  // S/2 plus the received heads' rows
+  const Planned fits =
+      planned(s, test::system("ulysses", {{"degree", 2}}), {m});  // S/2 plus the received heads' rows
   EXPECT_TRUE(fits.plan.feasible());
   const Planned p = planned(s, test::system("ulysses", {{"degree", 2}}), {3 * m, 100});
   ASSERT_FALSE(p.plan.feasible());

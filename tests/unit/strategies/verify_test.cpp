@@ -22,7 +22,8 @@ class CorruptedPlan : public ::testing::Test {
     scenario_.cluster.gpu_to_nic = {0, 1, 2, 3};
     scenario_.cluster.nodes = 2;
     cost_ = std::make_unique<CostModel>(scenario_.cluster, scenario_.model);
-    plan::Plan p = make_strategy(test::system(system, std::move(options)), scenario_, *cost_)->make_plan(test::batch_of(std::move(lengths)));
+    plan::Plan p = make_strategy(test::system(system, std::move(options)), scenario_, *cost_)
+                       ->make_plan(test::batch_of(std::move(lengths)));
     EXPECT_TRUE(plan::verify(p).empty()) << "the uncorrupted plan must be valid";
     return p;
   }
@@ -34,7 +35,8 @@ class CorruptedPlan : public ::testing::Test {
   static plan::Op* find(plan::Plan& p, OpKind kind, bool ring_form) {
     for (auto& r : p.ranks) {
       for (auto& op : r.ops) {
-        if (op.kind == kind && (kind != OpKind::attention || (op.zigzag_kv_rank >= 0) == ring_form)) return &op;
+        if (op.kind == kind && (kind != OpKind::attention || (op.zigzag_kv_rank >= 0) == ring_form))
+          return &op;
       }
     }
     return nullptr;
@@ -62,7 +64,9 @@ TEST_F(CorruptedPlan, WrongPeerHasNoMatchingRecv) {
   ASSERT_NE(send, nullptr);
   send->peer = (send->peer + 2) % p.world_size;
   const auto problems = plan::verify(p);
-  EXPECT_NE(all(problems).find("has no matching recv on rank " + std::to_string(send->peer)), std::string::npos) << all(problems);
+  EXPECT_NE(all(problems).find("has no matching recv on rank " + std::to_string(send->peer)),
+            std::string::npos)
+      << all(problems);
 }
 
 TEST_F(CorruptedPlan, AttentionThatDoesNotWaitForItsKvIsCaught) {
@@ -72,8 +76,10 @@ TEST_F(CorruptedPlan, AttentionThatDoesNotWaitForItsKvIsCaught) {
       if (op.kind == OpKind::attention && op.step == 1) {
         op.deps.clear();
         const auto problems = plan::verify(p);
-        EXPECT_NE(all(problems).find("rank " + std::to_string(r.rank) + " op " + std::to_string(op.id) + ": reads keys"),
-                  std::string::npos) << all(problems);
+        EXPECT_NE(all(problems).find("rank " + std::to_string(r.rank) + " op " + std::to_string(op.id) +
+                                     ": reads keys"),
+                  std::string::npos)
+            << all(problems);
         return;
       }
     }
@@ -120,7 +126,8 @@ TEST_F(CorruptedPlan, ExplicitBlockOnARingsDocumentIsCaught) {
   extra.id = static_cast<int>(p.ranks[0].ops.size());
   extra.zigzag_kv_rank = -1;
   extra.deps = {};
-  const auto [q, k] = plan::zigzag_shards(seq, 300, static_cast<int>(p.groups[static_cast<std::size_t>(op->group)].ranks.size()), 0);
+  const auto [q, k] = plan::zigzag_shards(
+      seq, 300, static_cast<int>(p.groups[static_cast<std::size_t>(op->group)].ranks.size()), 0);
   extra.blocks = {{seq, q.begin, q.end, q.begin, q.end, plan::Mask::causal, {}}};
   p.ranks[0].ops.push_back(extra);
   const auto problems = plan::verify(p);

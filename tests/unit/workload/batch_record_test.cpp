@@ -42,7 +42,8 @@ TEST(BatchRecord, FingerprintsAreFnv1aOverLittleEndianLengths) {
   EXPECT_EQ(lengths_fnv1a(one), 0x89cd31291d2aefa4ULL);
   EXPECT_EQ(lengths_fnv1a(three), 0xab441434c18c3080ULL);
   const std::vector<std::int64_t> reordered{3, 512, 1024};
-  EXPECT_NE(lengths_fnv1a(reordered), lengths_fnv1a(three)) << "the fingerprint is of the batch in draw order";
+  EXPECT_NE(lengths_fnv1a(reordered), lengths_fnv1a(three))
+      << "the fingerprint is of the batch in draw order";
 }
 
 TEST(LengthHistogram, BinsAreHalfOctavesCountedFromLengthOne) {
@@ -61,7 +62,7 @@ TEST(LengthHistogram, CountsEveryDocumentInFixedSpace) {
   EXPECT_EQ(h.documents(), 0);
   for (int i = 0; i < 1'000'000; ++i) h.add(4096 + i % 2);
   h.add(3);
-  h.add(0);   // not a document length: not counted
+  h.add(0);  // not a document length: not counted
   h.add(-7);
   EXPECT_EQ(h.documents(), 1'000'001);
   EXPECT_EQ(h.shortest(), 3);
