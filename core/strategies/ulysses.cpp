@@ -55,7 +55,7 @@ class Ulysses final : public Strategy {
       UlyssesSetup trial = s;
       trial.degree = u;
       trial.ring = r;
-      return pad_to(longest, 2LL * r) <= ulysses_pack_capacity(cost_, trial);
+      return pad_to(longest, ulysses_alignment(trial)) <= ulysses_pack_capacity(cost_, trial);
     };
     // The degree at ring r: the fixed one, or the smallest candidate that holds the longest document
     // (the largest candidate, whose plan is the OOM, when none does).

@@ -35,6 +35,9 @@ struct UlyssesSetup {
 [[nodiscard]] double ulysses_pack_need(const CostModel& cost, const UlyssesSetup& setup, std::int64_t padded);
 // The largest pack (padded tokens) whose need fits M.
 [[nodiscard]] std::int64_t ulysses_pack_capacity(const CostModel& cost, const UlyssesSetup& setup);
+// What a document's length is padded to when packs are budgeted: 2·ring·degree, so that a member's rows of
+// a document (its 1/degree of each of its two zigzag chunks, rounded up) never exceed padded/(ring·degree).
+[[nodiscard]] std::int64_t ulysses_alignment(const UlyssesSetup& setup);
 
 // The plan of one batch: D = N/(u·r) groups of consecutive ranks, documents dealt as uniform-cp deals
 // them; per pack, each member's Q/K/V all-to-all over its u-group, attention for its heads (whole

@@ -74,6 +74,10 @@ double ulysses_pack_need(const CostModel& cost, const UlyssesSetup& setup, std::
   return share + (ugroup - share) * qkv + (r > 1 ? 2.0 * ugroup * kv : 0.0);
 }
 
+std::int64_t ulysses_alignment(const UlyssesSetup& setup) {
+  return 2LL * setup.ring * setup.degree;
+}
+
 std::int64_t ulysses_pack_capacity(const CostModel& cost, const UlyssesSetup& setup) {
   const auto m = static_cast<double>(cost.token_capacity_per_gpu());
   const double per_token =
@@ -87,7 +91,11 @@ plan::Plan plan_ulysses(const UlyssesSetup& setup, const CostModel& cost,
                         const std::vector<std::int64_t>& lengths) {
   const int world = cost.cluster().world_size();
   const int u = setup.degree, r = setup.ring, c = u * r, groups = world / c;
-  const std::int64_t align = 2LL * r;
+  // Padding to 2·r·u, not the ring's 2·r: a member holds ⌈·/u⌉ of each of its zigzag chunks (⌈len/2r⌉
+  // rows), at most pad_to(len, 2ru)/(ru) rows of a document, so packs budgeted on these padded lengths
+  // never leave a member over its capacity by rounding (with 2·r a pack of many short documents could:
+  // 22022 tokens against 22016 on prolong64k's batch).
+  const std::int64_t align = ulysses_alignment(setup);
   const std::int64_t capacity = ulysses_pack_capacity(cost, setup);
   for (std::size_t d = 0; d < lengths.size(); ++d) {  // a document is never split across packs
     const std::int64_t padded = pad_to(lengths[d], align);
