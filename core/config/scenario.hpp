@@ -16,8 +16,9 @@ namespace zb {
 
 struct GpuSpec {
   std::string name;
-  double peak_flops = 0;    // dense bf16 FLOP/s
-  double memory_bytes = 0;  // HBM capacity
+  double peak_flops = 0;        // dense bf16 FLOP/s
+  double memory_bytes = 0;      // HBM capacity
+  double memory_bandwidth = 0;  // HBM bytes/s; 0: core/cost's datasheet table, by name
 };
 
 struct LinkSpec {

@@ -31,13 +31,17 @@ constexpr double kStreamingEfficiency = 0.8;
 
 }  // namespace
 
-double streaming_memory_bandwidth(const CostModel& cost) {
-  const GpuSpec& gpu = cost.cluster().gpu;
+double hbm_bandwidth(const GpuSpec& gpu) {
+  if (gpu.memory_bandwidth > 0) return gpu.memory_bandwidth;
   double bandwidth = gpu.peak_flops * kH100BytesPerFlop;
   for (const HbmRow& row : kHbm) {
     if (gpu.name == row.gpu) bandwidth = row.bytes_per_second;
   }
-  return bandwidth * kStreamingEfficiency;
+  return bandwidth;
+}
+
+double streaming_memory_bandwidth(const CostModel& cost) {
+  return hbm_bandwidth(cost.cluster().gpu) * kStreamingEfficiency;
 }
 
 double pointwise_fwd_bytes_per_token(const CostModel& cost) {

@@ -8,6 +8,9 @@
 
 namespace zb {
 
+// A GPU's HBM bandwidth (bytes/s): its own `memory_bandwidth` when set (a TP group's grid GPU carries its
+// members' sum), else the datasheet figure for its name, else the H100's bytes per peak FLOP.
+[[nodiscard]] double hbm_bandwidth(const GpuSpec& gpu);
 // Bytes one token moves through HBM in one layer's memory-bound kernels, forward and backward.
 [[nodiscard]] double pointwise_fwd_bytes_per_token(const CostModel& cost);
 [[nodiscard]] double pointwise_bwd_bytes_per_token(const CostModel& cost);

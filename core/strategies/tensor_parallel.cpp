@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <string_view>
 
+#include "core/cost/pointwise_cost.hpp"
+
 namespace zb {
 namespace {
 
@@ -200,6 +202,8 @@ ClusterSpec tensor_parallel_grid(const ClusterSpec& cluster, int t) {
   grid.gpu.name = fmt::format("TP{} group of {}", t, cluster.gpu.name);
   grid.gpu.peak_flops *= t;
   grid.gpu.memory_bytes *= t;
+  // The group streams through all its members' HBM; by name the grid GPU would be unknown to the table.
+  grid.gpu.memory_bandwidth = hbm_bandwidth(cluster.gpu) * t;
   grid.nvlink.bandwidth *= t;
   if (grid.pcie_bandwidth) *grid.pcie_bandwidth *= t;
   // A TP group's NICs are the distinct NICs of its GPUs; the grid gives each distinct set one NIC of their
