@@ -50,6 +50,19 @@ struct AttentionBlockDesc {
   std::int64_t out_row = 0;  // first row of this block's results in O and LSE
 };
 
+// One causal sequence of `tokens` rows attending to itself, rows from 0 in Q, K, V and O: the block the
+// qualify and calibrate probes time.
+[[nodiscard]] inline AttentionBlockDesc causal_self_block(std::int64_t tokens) {
+  return {.q_row = 0,
+          .q_count = tokens,
+          .kv_row = 0,
+          .kv_count = tokens,
+          .q_position = 0,
+          .kv_position = 0,
+          .mask = AttentionMask::causal,
+          .out_row = 0};
+}
+
 // Checks the shape and every descriptor (ranges inside the tensors, non-negative counts and positions,
 // no overlapping output ranges). `entry` prefixes the message ("attention_forward", ...). Both backends
 // call it before touching memory.

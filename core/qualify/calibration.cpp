@@ -50,14 +50,7 @@ AttentionTimes time_attention(const ModelSpec& model, int tokens, int repetition
                                       .q_tokens = tokens,
                                       .kv_tokens = tokens,
                                       .out_rows = tokens};
-  const kernels::AttentionBlockDesc block{.q_row = 0,
-                                          .q_count = tokens,
-                                          .kv_row = 0,
-                                          .kv_count = tokens,
-                                          .q_position = 0,
-                                          .kv_position = 0,
-                                          .mask = kernels::AttentionMask::causal,
-                                          .out_row = 0};
+  const kernels::AttentionBlockDesc block = kernels::causal_self_block(tokens);
   const auto rows = static_cast<std::size_t>(tokens);
   const auto q_elements = rows * static_cast<std::size_t>(model.heads * model.head_dim());
   const auto kv_elements = rows * static_cast<std::size_t>(model.kv_heads * model.head_dim());

@@ -51,14 +51,7 @@ Measurement gemm_figure(int node, int gpu, int size, int repetitions) {
 Measurement attention_figure(int node, int gpu, int tokens, int repetitions) {
   const kernels::AttentionShape shape{
       .heads = 2, .kv_heads = 2, .head_dim = 64, .q_tokens = tokens, .kv_tokens = tokens, .out_rows = tokens};
-  const kernels::AttentionBlockDesc block{.q_row = 0,
-                                          .q_count = tokens,
-                                          .kv_row = 0,
-                                          .kv_count = tokens,
-                                          .q_position = 0,
-                                          .kv_position = 0,
-                                          .mask = kernels::AttentionMask::causal,
-                                          .out_row = 0};
+  const kernels::AttentionBlockDesc block = kernels::causal_self_block(tokens);
   const auto elements = static_cast<std::size_t>(tokens) * 2 * 64;
   std::vector<float> q(elements), k(elements), v(elements), o(elements),
       lse(static_cast<std::size_t>(tokens) * 2);

@@ -132,14 +132,10 @@ class HybridDpPlanner {
       : system_(setup.system), strategy_(setup.strategy), passes_(setup.passes), cost_(cost) {}
 
   plan::Plan make_plan(const std::vector<std::int64_t>& lengths) const {
-    const int gpn = cost_.cluster().gpus_per_node;
-    const int nodes = cost_.cluster().nodes;
     const int world = cost_.cluster().world_size();
     const std::int64_t capacity = cost_.token_capacity_per_gpu();
-
-    std::vector<int> size(lengths.size());
+    const std::vector<int> size = group_sizes(lengths);
     for (std::size_t d = 0; d < lengths.size(); ++d) {
-      size[d] = group_size(lengths[d], capacity, gpn, nodes);
       if (size[d] > 0) continue;
       // Too long for all GPUs together: an OOM naming the document, never a silent split.
       plan::Plan p =
@@ -157,12 +153,8 @@ class HybridDpPlanner {
   // in its rows, so splitting rows over several calls never makes it faster). 0 when a document fits no
   // group (the plan is an OOM then). Mirrors packed_cp_compute_floor, per rank instead of per CP group.
   double compute_floor(const std::vector<std::int64_t>& lengths) const {
-    const std::int64_t capacity = cost_.token_capacity_per_gpu();
-    std::vector<int> size(lengths.size());
-    for (std::size_t d = 0; d < lengths.size(); ++d) {
-      size[d] = group_size(lengths[d], capacity, cost_.cluster().gpus_per_node, cost_.cluster().nodes);
-      if (size[d] == 0) return 0.0;
-    }
+    const std::vector<int> size = group_sizes(lengths);
+    if (std::find(size.begin(), size.end(), 0) != size.end()) return 0.0;
     const auto world = static_cast<std::size_t>(cost_.cluster().world_size());
     std::vector<double> attention(world, 0.0), tokens(world, 0.0);
     for (const HdpPack& pack : assign(lengths, size)) {
@@ -187,6 +179,16 @@ class HybridDpPlanner {
   }
 
  private:
+  // Each document's group size (group_size); 0 for one that even all GPUs together cannot hold.
+  std::vector<int> group_sizes(const std::vector<std::int64_t>& lengths) const {
+    std::vector<int> size(lengths.size());
+    for (std::size_t d = 0; d < lengths.size(); ++d) {
+      size[d] = group_size(lengths[d], cost_.token_capacity_per_gpu(), cost_.cluster().gpus_per_node,
+                           cost_.cluster().nodes);
+    }
+    return size;
+  }
+
   // LPT over placements, first fit over micro-batches (see the file comment).
   std::vector<HdpPack> assign(const std::vector<std::int64_t>& lengths, const std::vector<int>& size) const {
     const int gpn = cost_.cluster().gpus_per_node;

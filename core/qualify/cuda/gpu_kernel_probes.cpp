@@ -64,14 +64,7 @@ AttentionSeconds time_attention(std::int64_t tokens, int heads, int kv_heads, in
                                       .q_tokens = tokens,
                                       .kv_tokens = tokens,
                                       .out_rows = tokens};
-  const kernels::AttentionBlockDesc block{.q_row = 0,
-                                          .q_count = tokens,
-                                          .kv_row = 0,
-                                          .kv_count = tokens,
-                                          .q_position = 0,
-                                          .kv_position = 0,
-                                          .mask = kernels::AttentionMask::causal,
-                                          .out_row = 0};
+  const kernels::AttentionBlockDesc block = kernels::causal_self_block(tokens);
   kc::SdpaPlan forward_plan, backward_plan;
   cuda::check_status(forward_plan.build(shape, {&block, 1}, kc::ElementType::bf16, false), rank, what);
   if (backward)
