@@ -124,14 +124,15 @@ double CostModel::attention_time(double flops, double q_tokens) const {
   // efficiency. A call that does FLOPs has at least one query row.
   const double q = std::max(q_tokens, 1.0);
   const double shape = q / (q + profile_.attention_half_tokens);
-  return flops / (cluster_.gpu.peak_flops * profile_.attention_efficiency * shape) +
+  return flops / (cluster_.gpu.peak_flops * profile_.attention_efficiency *
+                  profile_.sustained_compute_fraction * shape) +
          profile_.attention_call_overhead;
 }
 
 double CostModel::gemm_rate(double m) const {
   // Same saturating shape as attention, on the row (token) dimension, which is the one that shrinks.
   const double shape = m / (m + profile_.gemm_half_rows);
-  return cluster_.gpu.peak_flops * profile_.gemm_efficiency * shape;
+  return cluster_.gpu.peak_flops * profile_.gemm_efficiency * profile_.sustained_compute_fraction * shape;
 }
 
 double CostModel::gemm_time(double m, double n, double k) const {

@@ -85,6 +85,15 @@ Calibration fit_calibration(const CalibrationSamples& samples, const Scenario& s
   p.gemm_efficiency = as_efficiency(c.gemm.efficiency, "GEMM", c.notes);
   p.gemm_half_rows = c.gemm.half_rows;
   p.gemm_call_overhead = c.gemm.overhead;
+  // The fits are this executor's own kernel rates, and the executor runs nothing but the Program's
+  // kernels, so the profile charges them as measured. The default fraction is a whole framework's
+  // training step (hardware_profile.cpp), not what this backend runs.
+  p.sustained_compute_fraction = 1.0;
+  c.notes.push_back(
+      "sustained_compute_fraction set to 1: the kernels are priced at the rates measured here; "
+      "to predict a training framework's whole step from them, set it to the default " +
+      fmt::format("{:g}", HardwareProfile{}.sustained_compute_fraction) +
+      " (docs/METRICS.md, \"MFU against published figures\")");
   c.notes.push_back("backward_linear_factor kept at " + fmt::format("{:g}", p.backward_linear_factor) +
                     ": it counts FLOPs (a data- and a weight-gradient GEMM per forward GEMM), which the GEMM "
                     "curve then prices");

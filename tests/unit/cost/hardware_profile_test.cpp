@@ -33,7 +33,7 @@ TEST(HardwareProfileJson, EmptyObjectGivesDefaults) {
 
 TEST(HardwareProfileJson, ToJsonHasEveryField) {
   const nlohmann::json j = HardwareProfile{}.to_json();
-  EXPECT_EQ(j.size(), 17U);
+  EXPECT_EQ(j.size(), 18U);
   EXPECT_DOUBLE_EQ(j.at("attention_efficiency").get<double>(), 0.60);
   EXPECT_DOUBLE_EQ(j.at("backward_attention_factor").get<double>(), 2.5);
   EXPECT_DOUBLE_EQ(j.at("activation_bytes_factor").get<double>(), 34.0);
@@ -56,6 +56,7 @@ TEST(HardwareProfileJson, RoundTripOfEveryFieldChanged) {
   changed.gemm_efficiency = 0.7;
   changed.gemm_half_rows = 64;
   changed.gemm_call_overhead = 4e-6;
+  changed.sustained_compute_fraction = 0.9;
   changed.backward_attention_factor = 2.6;
   changed.backward_linear_factor = 2.1;
   changed.p2p_bandwidth_efficiency = 0.85;

@@ -107,6 +107,7 @@ TEST(ProfileFit, ACalibratedProfileMakesTheCostModelReproduceTheMeasurements) {
   profile.attention_efficiency = fit.efficiency;
   profile.attention_half_tokens = fit.half_rows;
   profile.attention_call_overhead = fit.overhead;
+  profile.sustained_compute_fraction = 1.0;  // as calibrate writes it: the kernels at their measured rates
   ClusterSpec cluster = find_cluster_preset("a800-4nic")->spec;
   cluster.gpu.peak_flops = kPeak;
   const CostModel cost(cluster, find_model_preset("llama-7b")->spec, profile);
