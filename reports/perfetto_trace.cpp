@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "reports/atomic_write.hpp"
+#include "reports/device_tracks.hpp"
 #include "reports/trace_counters.hpp"
 #include "reports/trace_flows.hpp"
 #include "reports/trace_tracks.hpp"
@@ -20,13 +21,16 @@ nlohmann::ordered_json metadata(const char* name, int pid, int tid, const nlohma
   return nlohmann::ordered_json{{"name", name}, {"ph", "M"}, {"pid", pid}, {"tid", tid}, {"args", args}};
 }
 
-void add_track_names(const Trace& trace, const TrackLayout& layout, nlohmann::ordered_json& events) {
+void add_process_names(const Trace& trace, nlohmann::ordered_json& events) {
   for (int node = 0; node < node_count(trace); ++node) {
     events.push_back(
         metadata("process_name", process_of_node(node), 0, {{"name", fmt::format("node {}", node)}}));
     events.push_back(metadata("process_sort_index", process_of_node(node), 0, {{"sort_index", node}}));
   }
-  for (const Track& track : layout.tracks) {
+}
+
+void add_track_names(const std::vector<Track>& tracks, nlohmann::ordered_json& events) {
+  for (const Track& track : tracks) {
     events.push_back(metadata("thread_name", track.pid, track.tid, {{"name", track.name}}));
     events.push_back(metadata("thread_sort_index", track.pid, track.tid, {{"sort_index", track.tid}}));
   }
@@ -43,14 +47,8 @@ nlohmann::ordered_json complete_event(const TraceEvent& event, const TrackLayout
   if (event.step >= 0) args["step"] = event.step;
   if (event.op >= 0) args["op"] = event.op;
   const Track& track = layout.tracks[static_cast<std::size_t>(layout.track_of_event[index])];
-  return nlohmann::ordered_json{{"name", event.name},
-                                {"cat", to_string(event.category)},
-                                {"ph", "X"},
-                                {"ts", trace_microseconds(layout.start_ns[index])},
-                                {"dur", trace_microseconds(layout.end_ns[index] - layout.start_ns[index])},
-                                {"pid", track.pid},
-                                {"tid", track.tid},
-                                {"args", std::move(args)}};
+  return complete_slice(event.name, to_string(event.category), layout.start_ns[index], layout.end_ns[index],
+                        track, std::move(args));
 }
 
 // The "time axis" process, sorted first: viewers show process names, labels and slices, never otherData,
@@ -86,13 +84,18 @@ void add_time_axis(const Trace& trace, const TraceLabels& labels, int tid, nlohm
 
 nlohmann::ordered_json perfetto_trace_json(const Trace& trace, const TraceLabels& labels) {
   const TrackLayout layout = lay_out_tracks(trace);
+  const DeviceTrackLayout device = lay_out_device_tracks(trace, static_cast<int>(layout.tracks.size()) + 1);
   nlohmann::ordered_json events = nlohmann::ordered_json::array();
-  add_track_names(trace, layout, events);
+  add_process_names(trace, events);
+  add_track_names(layout.tracks, events);
+  add_track_names(device.tracks, events);
   for (std::size_t i = 0; i < trace.events.size(); ++i)
     events.push_back(complete_event(trace.events[i], layout, i));
+  for (std::size_t i = 0; i < trace.device_activity.size(); ++i)
+    events.push_back(device_slice(trace, device, i));
   add_transfer_flows(trace, layout, events);
   add_nic_counters(trace, events);
-  add_time_axis(trace, labels, static_cast<int>(layout.tracks.size()) + 1, events);
+  add_time_axis(trace, labels, static_cast<int>(layout.tracks.size() + device.tracks.size()) + 1, events);
   nlohmann::ordered_json out;
   out["traceEvents"] = std::move(events);
   out["displayTimeUnit"] = "ns";

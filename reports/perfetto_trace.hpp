@@ -6,9 +6,11 @@
 // kind of work, split into lanes where slices would overlap ("rank 3 · compute", "rank 3 · send",
 // "rank 3 · recv", "rank 3 · relay", ...; reports/trace_tracks.hpp), flow arrows from each send to its
 // recv (reports/trace_flows.hpp), and a counter per NIC and direction of every node, idle ones at 0
-// (reports/trace_counters.hpp). Times are µs on the trace axis: one representative forward layer, then
-// one backward layer (core/exec/trace.hpp); a first process, "time axis", says so where Perfetto shows
-// it (its name, labels and one slice per layer), not only in otherData, which viewers do not display.
+// (reports/trace_counters.hpp). A cuda run with CUPTI adds what each GPU ran, one track per rank and
+// CUDA stream ("rank 3 · cuda stream 14", reports/device_tracks.hpp), its slices labelled measured (CUPTI).
+// Times are µs on the trace axis: one representative forward layer, then one backward layer
+// (core/exec/trace.hpp); a first process, "time axis", says so where Perfetto shows it (its name, labels and
+// one slice per layer), not only in otherData, which viewers do not display.
 #include <filesystem>
 #include <string>
 

@@ -25,6 +25,8 @@ const char* kind_title(TrackKind kind) {
       return "collective";
     case TrackKind::relay:
       return "relay";
+    case TrackKind::device:
+      return "cuda stream";
   }
   return "?";
 }
@@ -94,15 +96,10 @@ TrackLayout lay_out_tracks(const Trace& trace) {
     std::stable_sort(members.begin(), members.end(), [&](std::size_t a, std::size_t b) {
       return std::tie(layout.start_ns[a], layout.end_ns[a]) < std::tie(layout.start_ns[b], layout.end_ns[b]);
     });
-    // First fit in start order: a slice joins the lowest lane whose last slice has ended by its start.
-    std::vector<std::int64_t> lane_end;
-    for (const std::size_t i : members) {
-      std::size_t lane = 0;
-      while (lane < lane_end.size() && lane_end[lane] > layout.start_ns[i]) ++lane;
-      if (lane == lane_end.size()) lane_end.push_back(0);
-      lane_end[lane] = layout.end_ns[i];
-      key_of_event[i] = {group.first, group.second, static_cast<int>(lane)};
-      track_index.emplace(key_of_event[i], 0);
+    const std::vector<int> lanes = first_fit_lanes(members, layout.start_ns, layout.end_ns);
+    for (std::size_t m = 0; m < members.size(); ++m) {
+      key_of_event[members[m]] = {group.first, group.second, lanes[m]};
+      track_index.emplace(key_of_event[members[m]], 0);
     }
   }
 
@@ -123,6 +120,35 @@ TrackLayout lay_out_tracks(const Trace& trace) {
   layout.track_of_event.resize(n);
   for (std::size_t i = 0; i < n; ++i) layout.track_of_event[i] = track_index.at(key_of_event[i]);
   return layout;
+}
+
+std::vector<int> first_fit_lanes(const std::vector<std::size_t>& members,
+                                 const std::vector<std::int64_t>& start_ns,
+                                 const std::vector<std::int64_t>& end_ns) {
+  std::vector<int> lanes;
+  lanes.reserve(members.size());
+  std::vector<std::int64_t> lane_end;
+  for (const std::size_t i : members) {
+    std::size_t lane = 0;
+    while (lane < lane_end.size() && lane_end[lane] > start_ns[i]) ++lane;
+    if (lane == lane_end.size()) lane_end.push_back(0);
+    lane_end[lane] = end_ns[i];
+    lanes.push_back(static_cast<int>(lane));
+  }
+  return lanes;
+}
+
+nlohmann::ordered_json complete_slice(const std::string& name, const std::string& category,
+                                      std::int64_t start_ns, std::int64_t end_ns, const Track& track,
+                                      nlohmann::ordered_json args) {
+  return nlohmann::ordered_json{{"name", name},
+                                {"cat", category},
+                                {"ph", "X"},
+                                {"ts", trace_microseconds(start_ns)},
+                                {"dur", trace_microseconds(end_ns - start_ns)},
+                                {"pid", track.pid},
+                                {"tid", track.tid},
+                                {"args", std::move(args)}};
 }
 
 }  // namespace zb::reports

@@ -15,11 +15,14 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "core/exec/trace.hpp"
 
 namespace zb::reports {
 
-enum class TrackKind { compute, send, recv, collective, relay };
+// device: a CUDA stream as CUPTI saw it (Trace::device_activity; reports/device_tracks.hpp).
+enum class TrackKind { compute, send, recv, collective, relay, device };
 
 // Seconds on the trace axis to whole nanoseconds, and nanoseconds to the µs the Trace Event Format uses.
 [[nodiscard]] std::int64_t trace_nanoseconds(double seconds);
@@ -47,5 +50,16 @@ struct TrackLayout {
 
 [[nodiscard]] TrackKind track_kind(EventCategory category);
 [[nodiscard]] TrackLayout lay_out_tracks(const Trace& trace);
+
+// A complete slice ("ph": "X") on `track` from `start_ns` to `end_ns`, in the Trace Event Format's µs.
+[[nodiscard]] nlohmann::ordered_json complete_slice(const std::string& name, const std::string& category,
+                                                    std::int64_t start_ns, std::int64_t end_ns,
+                                                    const Track& track, nlohmann::ordered_json args);
+
+// First fit in start order: each slice of `members` (indices into start_ns and end_ns, sorted by (start,
+// end)) joins the lowest lane whose last slice has ended by its start. Each member's lane, in order.
+[[nodiscard]] std::vector<int> first_fit_lanes(const std::vector<std::size_t>& members,
+                                               const std::vector<std::int64_t>& start_ns,
+                                               const std::vector<std::int64_t>& end_ns);
 
 }  // namespace zb::reports

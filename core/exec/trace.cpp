@@ -113,4 +113,18 @@ const char* to_string(LinkKind k) {
   return "?";
 }
 
+const char* to_string(DeviceActivityKind k) {
+  switch (k) {
+    case DeviceActivityKind::kernel:
+      return "kernel";
+    case DeviceActivityKind::nccl_kernel:
+      return "nccl kernel";
+    case DeviceActivityKind::memcpy:
+      return "memcpy";
+    case DeviceActivityKind::memset:
+      return "memset";
+  }
+  return "?";
+}
+
 }  // namespace zb

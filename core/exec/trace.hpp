@@ -99,6 +99,26 @@ struct RingStepTransfer {
   [[nodiscard]] double seconds() const { return end - start; }
 };
 
+// What a GPU itself ran, from CUPTI's activity records (the cuda backend): kernels (NCCL's apart),
+// memory copies and memsets, per CUDA stream, on the trace axis. Measured by the device, next to the
+// executor's own item events, which every figure is computed from: metrics never read these; the
+// Perfetto trace draws them on one track per rank and CUDA stream.
+enum class DeviceActivityKind { kernel, nccl_kernel, memcpy, memset };
+
+struct DeviceActivity {
+  int rank = 0;
+  std::uint32_t cuda_stream = 0;  // CUPTI's stream id, unique within the rank's CUDA context
+  DeviceActivityKind kind = DeviceActivityKind::kernel;
+  std::string name;       // kernels: the demangled name; copies: "memcpy DtoD"; "memset"
+  std::string copy_kind;  // memcpy: "HtoD", "DtoH", "DtoD", "PtoP", ...; empty otherwise
+  Pass pass = Pass::fwd;
+  double start = 0;  // seconds on the trace axis
+  double end = 0;
+  double bytes = 0;  // memcpy, memset
+  int device = -1;
+  std::uint32_t correlation = 0;  // CUPTI's id of the API call that launched it
+};
+
 // Statistics of RingStepTransfer::seconds() over every transfer of one (hop) level and pass.
 struct RingStepStats {
   plan::Level level = plan::Level::intra_node;
@@ -131,7 +151,8 @@ struct Trace {
   std::vector<TraceEvent> events;
   std::vector<LinkLoad> links;
   std::vector<RingStepTransfer> ring_steps;
-  std::vector<RingStepStats> ring_step_stats;  // per (level, pass) that occurs, level order then pass
+  std::vector<RingStepStats> ring_step_stats;   // per (level, pass) that occurs, level order then pass
+  std::vector<DeviceActivity> device_activity;  // cuda backend with CUPTI: (pass, rank, stream, start) order
   LayerTimes layer;
   double iteration_seconds = 0;  // layers · (layer.forward + layer.backward)
 
@@ -146,5 +167,6 @@ struct Trace {
 [[nodiscard]] const char* to_string(Stream s);
 [[nodiscard]] const char* to_string(EventCategory c);
 [[nodiscard]] const char* to_string(LinkKind k);
+[[nodiscard]] const char* to_string(DeviceActivityKind k);
 
 }  // namespace zb

@@ -7,6 +7,7 @@
 #include <optional>
 #include <tuple>
 
+#include "core/exec/cuda/activity_capture.hpp"
 #include "core/exec/cuda/cuda_world.hpp"
 #include "core/exec/cuda/device_arena.hpp"
 #include "core/exec/cuda/nccl_order.hpp"
@@ -101,10 +102,14 @@ Trace CudaExecutor::run(const lower::Program& program, const RunContext& context
     PassTimes b = runner.run(Pass::bwd);
     if (backward != nullptr) backward->push_back(std::move(b));
   };
+  // CUPTI starts before the warm-up, which absorbs its first-launch costs as it does the kernels'.
+  ActivityCapture activity(options_.cupti, rank);
+  activity.start();
   for (int w = 0; w < options_.warmup; ++w) layer(nullptr, nullptr);
   std::vector<PassTimes> forward, backward;
   for (int t = 0; t < options_.repetitions; ++t) layer(&forward, &backward);
   runner.barrier();
+  activity.stop();
 
   // The slowest rank's time of every pass of every repetition, then the median repetition of each pass.
   std::vector<double> seconds;
@@ -125,8 +130,12 @@ Trace CudaExecutor::run(const lower::Program& program, const RunContext& context
 
   RankRecord mine;
   add_pass_events(program, order, rank, Pass::fwd, forward[fwd_rep], 0.0, mine);
-  if (program.backward)
+  activity.add_pass(Pass::fwd, forward[fwd_rep], 0.0, mine);
+  if (program.backward) {
     add_pass_events(program, order, rank, Pass::bwd, backward[bwd_rep], trace.layer.forward, mine);
+    activity.add_pass(Pass::bwd, backward[bwd_rep], trace.layer.forward, mine);
+  }
+  activity.add_notes(mine);
   std::vector<RankRecord> all;
   for (const std::vector<char>& bytes : world.all_gather(encode(mine))) all.push_back(decode(bytes));
   assemble_trace(program, all, trace);
@@ -136,6 +145,7 @@ Trace CudaExecutor::run(const lower::Program& program, const RunContext& context
                      " timed repetitions, median); attention: " +
                      (kernel == AttentionKernel::cudnn ? "cuDNN SDPA" : "own kernels") + ", NCCL over " +
                      std::to_string(world.size()) + " processes; " + verified;
+  if (const std::string notes = distinct_notes(all); !notes.empty()) trace.model_note += "; " + notes;
   return trace;
 }
 

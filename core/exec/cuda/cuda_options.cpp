@@ -79,6 +79,12 @@ CudaOptions CudaOptions::from_environment() {
     else
       throw_input_error(env_location("ZB_CUDA_VERIFY"), "'" + v + "' is not one of auto, on, off");
   }
+  if (const char* cupti = std::getenv("ZB_CUDA_CUPTI")) {
+    const std::string c = cupti;
+    if (c != "on" && c != "off")
+      throw_input_error(env_location("ZB_CUDA_CUPTI"), "'" + c + "' is not one of on, off");
+    o.cupti = c == "on";
+  }
   o.validate();
   return o;
 }

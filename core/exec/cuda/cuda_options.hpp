@@ -30,10 +30,13 @@ struct CudaOptions {
   int repetitions = 5;  // timed layers; each pass's time is the median over them of the slowest rank
   AttentionKernel attention = AttentionKernel::automatic;
   VerifyMode verify = VerifyMode::automatic;
+  // CUPTI's activity trace over the timed repetitions (kernels, copies, NCCL kernels per CUDA stream in
+  // the Perfetto trace). Its per-kernel bookkeeping is in the timed figures; off times without it.
+  bool cupti = true;
 
   // The defaults overridden by ZB_CUDA_WARMUP, ZB_CUDA_REPETITIONS, ZB_CUDA_ATTENTION_KERNEL
-  // (auto|cudnn|zb) and ZB_CUDA_VERIFY (auto|on|off). A malformed value is bad input (exit 2) naming the
-  // variable.
+  // (auto|cudnn|zb), ZB_CUDA_VERIFY (auto|on|off) and ZB_CUDA_CUPTI (on|off). A malformed value is bad
+  // input (exit 2) naming the variable.
   [[nodiscard]] static CudaOptions from_environment();
   // Exit 2 when a count is out of range (warm-up ≥ 0, repetitions ≥ 1, both at most 10000).
   void validate() const;

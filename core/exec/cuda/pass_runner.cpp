@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/exec/cuda/cuda_check.hpp"
+#include "core/exec/cuda/cupti_records.hpp"
 #ifdef ZEPPELIN_HAVE_NVTX
 #include <nvtx3/nvToolsExt.h>
 #endif
@@ -127,6 +128,8 @@ void PassRunner::enqueue(std::size_t k) {
 PassTimes PassRunner::run(Pass pass) {
   const std::string context =
       std::string("backend cuda: rank ") + std::to_string(rank_) + "'s " + to_string(pass) + " pass";
+  PassTimes t;
+  t.host_start_ns = host_clock_ns();  // the device is idle (the barrier): it runs pass_start_ at once
   check_cuda(cudaEventRecord(pass_start_, compute_stream_), rank_, "cudaEventRecord", context);
   check_cuda(cudaStreamWaitEvent(comm_stream_, pass_start_, 0), rank_, "cudaStreamWaitEvent", context);
   const std::size_t begin = first_item(pass), end = end_item(pass);
@@ -135,7 +138,7 @@ PassTimes PassRunner::run(Pass pass) {
   check_cuda(cudaStreamWaitEvent(compute_stream_, comm_done_, 0), rank_, "cudaStreamWaitEvent", context);
   check_cuda(cudaEventRecord(pass_end_, compute_stream_), rank_, "cudaEventRecord", context);
   check_cuda(cudaEventSynchronize(pass_end_), rank_, "cudaEventSynchronize", context);
-  PassTimes t;
+  t.host_end_ns = host_clock_ns();
   float ms = 0;
   check_cuda(cudaEventElapsedTime(&ms, pass_start_, pass_end_), rank_, "cudaEventElapsedTime", context);
   t.seconds = ms * 1e-3;

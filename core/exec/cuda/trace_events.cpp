@@ -109,6 +109,15 @@ void assemble_trace(const lower::Program& program, const std::vector<RankRecord>
     return std::tie(a.pass, a.rank, a.stream, a.start, a.op) <
            std::tie(b.pass, b.rank, b.stream, b.start, b.op);
   });
+  for (const RankRecord& r : records) {
+    trace.device_activity.insert(trace.device_activity.end(), r.activity.begin(), r.activity.end());
+    trace.links.insert(trace.links.end(), r.links.begin(), r.links.end());
+  }
+  std::stable_sort(trace.device_activity.begin(), trace.device_activity.end(),
+                   [](const DeviceActivity& a, const DeviceActivity& b) {
+                     return std::tie(a.pass, a.rank, a.cuda_stream, a.start) <
+                            std::tie(b.pass, b.rank, b.cuda_stream, b.start);
+                   });
   trace.ring_steps.clear();
   for (const auto& [mi, span] : spans) {
     const lower::Message& m = program.messages[static_cast<std::size_t>(mi)];
@@ -131,6 +140,19 @@ void assemble_trace(const lower::Program& program, const std::vector<RankRecord>
     r.end = std::max(span.start, span.end);  // two GPUs' clocks, aligned by the barrier to within its skew
     trace.ring_steps.push_back(r);
   }
+}
+
+std::string distinct_notes(const std::vector<RankRecord>& records) {
+  std::vector<std::string> seen;
+  std::string joined;
+  for (const RankRecord& r : records) {
+    for (const std::string& note : r.notes) {
+      if (std::find(seen.begin(), seen.end(), note) != seen.end()) continue;
+      seen.push_back(note);
+      joined += (joined.empty() ? "" : "; ") + note;
+    }
+  }
+  return joined;
 }
 
 }  // namespace zb::cuda

@@ -22,6 +22,12 @@ TEST(CudaOptions, DefaultsAreTwoWarmUpsAndFiveRepetitions) {
   EXPECT_EQ(o.repetitions, 5);
   EXPECT_EQ(o.attention, AttentionKernel::automatic);
   EXPECT_EQ(o.verify, VerifyMode::automatic);
+  EXPECT_TRUE(o.cupti);
+}
+
+TEST(CudaOptions, TheCuptiTraceCanBeLeftOut) {
+  const ScopedEnv c("ZB_CUDA_CUPTI", "off");
+  EXPECT_FALSE(CudaOptions::from_environment().cupti);
 }
 
 TEST(CudaOptions, TheCorrectnessPassCanBeForcedOrLeftOut) {
@@ -63,6 +69,7 @@ TEST(CudaOptions, MalformedValuesAreBadInputNamingTheVariable) {
   expect_refused("ZB_CUDA_REPETITIONS", "5x", "not an integer");
   expect_refused("ZB_CUDA_ATTENTION_KERNEL", "flash", "auto, cudnn, zb");
   expect_refused("ZB_CUDA_VERIFY", "yes", "auto, on, off");
+  expect_refused("ZB_CUDA_CUPTI", "1", "on, off");
 }
 
 }  // namespace

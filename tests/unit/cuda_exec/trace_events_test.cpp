@@ -95,5 +95,102 @@ TEST(CudaTrace, ARankRecordCrossesTheWireUnchanged) {
   EXPECT_THROW((void)decode(cut), Error);
 }
 
+DeviceActivity activity(int rank, std::uint32_t stream, double start) {
+  DeviceActivity a;
+  a.rank = rank;
+  a.cuda_stream = stream;
+  a.kind = DeviceActivityKind::memcpy;
+  a.name = "memcpy DtoD";
+  a.copy_kind = "DtoD";
+  a.pass = Pass::bwd;
+  a.start = start;
+  a.end = start + 1e-6;
+  a.bytes = 4096;
+  a.device = rank;
+  a.correlation = 99;
+  return a;
+}
+
+LinkLoad measured_nic(int node, int index) {
+  LinkLoad l;
+  l.name = "n" + std::to_string(node) + "-nic" + std::to_string(index) + "-tx";
+  l.kind = LinkKind::nic_tx;
+  l.node = node;
+  l.index = index;
+  l.bandwidth = 50e9;
+  l.series = {{0.0, 2e9}, {0.5e-3, 0.0}};
+  l.bytes = 1e6;
+  l.busy_seconds = 0.5e-3;
+  l.measured = true;
+  return l;
+}
+
+TEST(CudaTrace, DeviceActivityNicLoadsAndNotesCrossTheWireUnchanged) {
+  RankRecord mine;
+  mine.activity.push_back(activity(3, 14, 0.125));
+  mine.links.push_back(measured_nic(1, 2));
+  mine.notes.push_back("no InfiniBand device on this node");
+  const RankRecord back = decode(encode(mine));
+  ASSERT_EQ(back.activity.size(), 1u);
+  const DeviceActivity& a = back.activity[0];
+  EXPECT_EQ(a.rank, 3);
+  EXPECT_EQ(a.cuda_stream, 14u);
+  EXPECT_EQ(a.kind, DeviceActivityKind::memcpy);
+  EXPECT_EQ(a.name, "memcpy DtoD");
+  EXPECT_EQ(a.copy_kind, "DtoD");
+  EXPECT_EQ(a.pass, Pass::bwd);
+  EXPECT_EQ(a.start, 0.125);
+  EXPECT_EQ(a.end, 0.125 + 1e-6);
+  EXPECT_EQ(a.bytes, 4096.0);
+  EXPECT_EQ(a.device, 3);
+  EXPECT_EQ(a.correlation, 99u);
+  ASSERT_EQ(back.links.size(), 1u);
+  const LinkLoad& l = back.links[0];
+  EXPECT_EQ(l.name, "n1-nic2-tx");
+  EXPECT_EQ(l.kind, LinkKind::nic_tx);
+  EXPECT_EQ(l.node, 1);
+  EXPECT_EQ(l.index, 2);
+  EXPECT_EQ(l.bandwidth, 50e9);
+  EXPECT_EQ(l.bytes, 1e6);
+  EXPECT_EQ(l.busy_seconds, 0.5e-3);
+  EXPECT_TRUE(l.measured);
+  EXPECT_EQ(l.expected_bytes, -1.0);
+  ASSERT_EQ(l.series.size(), 2u);
+  EXPECT_EQ(l.series[0].bytes_per_second, 2e9);
+  EXPECT_EQ(l.series[1].t, 0.5e-3);
+  EXPECT_EQ(back.notes, mine.notes);
+  std::vector<char> cut = encode(mine);
+  cut.resize(cut.size() - 3);
+  EXPECT_THROW((void)decode(cut), Error);
+}
+
+TEST(CudaTrace, EveryRanksActivityAndEveryNodesNicLoadsReachTheTrace) {
+  const lower::Program p = crossed_sends();
+  std::vector<RankRecord> all = records(p, derive_order(p), 0.0);
+  all[1].activity = {activity(1, 20, 0.002), activity(1, 13, 0.001)};
+  all[1].activity[0].pass = Pass::fwd;
+  all[0].activity = {activity(0, 13, 0.003)};
+  all[0].links = {measured_nic(0, 0), measured_nic(0, 1)};
+  Trace trace;
+  assemble_trace(p, all, trace);
+  ASSERT_EQ(trace.device_activity.size(), 3u);
+  // (pass, rank, stream, start): rank 1's forward record first, then the backward ones by rank.
+  EXPECT_EQ(trace.device_activity[0].pass, Pass::fwd);
+  EXPECT_EQ(trace.device_activity[1].rank, 0);
+  EXPECT_EQ(trace.device_activity[2].rank, 1);
+  EXPECT_EQ(trace.device_activity[2].cuda_stream, 13u);
+  ASSERT_EQ(trace.links.size(), 2u);
+  EXPECT_EQ(trace.links[1].name, "n0-nic1-tx");
+}
+
+TEST(CudaTrace, WhatSeveralRanksSayAlikeIsSaidOnce) {
+  std::vector<RankRecord> all(3);
+  all[0].notes = {"node 0: no InfiniBand device"};
+  all[1].notes = {"CUPTI dropped 4 activity records on rank 1"};
+  all[2].notes = {"node 0: no InfiniBand device"};
+  EXPECT_EQ(distinct_notes(all), "node 0: no InfiniBand device; CUPTI dropped 4 activity records on rank 1");
+  EXPECT_EQ(distinct_notes(std::vector<RankRecord>(2)), "");
+}
+
 }  // namespace
 }  // namespace zb::cuda

@@ -1,6 +1,9 @@
 // Structure of the Perfetto trace and of the Google Benchmark JSON (what ui.perfetto.dev and
 // github-action-benchmark's "googlecpp" reader rely on).
+#include <map>
 #include <set>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -63,6 +66,50 @@ TEST(PerfettoTrace, TimesAreMicroseconds) {
     EXPECT_NEAR(event["dur"].get<double>(), (trace.events[0].end - trace.events[0].start) * 1e6, 1e-3);
     break;
   }
+}
+
+TEST(PerfettoTrace, EachRanksCudaStreamIsATrackOfSlicesMeasuredByCupti) {
+  const RunResult run = test::sample_run();
+  Trace trace = run.systems[0].first_trace;  // 2 nodes of 4 GPUs
+  const auto activity = [](int rank, std::uint32_t stream, DeviceActivityKind kind, double start,
+                           double end) {
+    DeviceActivity a;
+    a.rank = rank;
+    a.cuda_stream = stream;
+    a.kind = kind;
+    a.name = kind == DeviceActivityKind::nccl_kernel ? "ncclDevKernel_SendRecv()" : "attn_block()";
+    a.start = start;
+    a.end = end;
+    return a;
+  };
+  trace.device_activity = {activity(0, 13, DeviceActivityKind::kernel, 1e-6, 3e-6),
+                           activity(0, 13, DeviceActivityKind::kernel, 2e-6, 4e-6),  // overlaps the first
+                           activity(0, 14, DeviceActivityKind::nccl_kernel, 1e-6, 5e-6),
+                           activity(5, 13, DeviceActivityKind::kernel, 2e-6, 6e-6)};
+  const nlohmann::ordered_json json = perfetto_trace_json(trace, {"sample", "cuda"});
+  std::map<std::pair<int, int>, std::string> track_names;  // (pid, tid) → name
+  std::map<std::string, std::vector<const nlohmann::ordered_json*>> slices_by_track;
+  for (const auto& event : json["traceEvents"])
+    if (event["ph"] == "M" && event["name"] == "thread_name")
+      track_names[{event["pid"].get<int>(), event["tid"].get<int>()}] = event["args"]["name"];
+  std::set<int> tids;
+  for (const auto& [track, name] : track_names) EXPECT_TRUE(tids.insert(track.second).second) << name;
+  for (const auto& event : json["traceEvents"]) {
+    if (event["ph"] != "X" || event["cat"].get<std::string>().rfind("cupti ", 0) != 0) continue;
+    EXPECT_EQ(event["args"]["source"], "measured (CUPTI)");
+    slices_by_track[track_names.at({event["pid"].get<int>(), event["tid"].get<int>()})].push_back(&event);
+  }
+  ASSERT_EQ(slices_by_track.size(), 4U);
+  ASSERT_EQ(slices_by_track["rank 0 \u00b7 cuda stream 13"].size(), 1U);
+  ASSERT_EQ(slices_by_track["rank 0 \u00b7 cuda stream 13 (2)"].size(),
+            1U);  // the overlapping one, a lane below
+  const auto& nccl = *slices_by_track["rank 0 \u00b7 cuda stream 14"].at(0);
+  EXPECT_EQ(nccl["cat"], "cupti nccl kernel");
+  EXPECT_EQ(nccl["pid"], 1);  // node 0's process
+  EXPECT_NEAR(nccl["dur"].get<double>(), 4.0, 1e-9);
+  const auto& on_node_1 = *slices_by_track["rank 5 \u00b7 cuda stream 13"].at(0);
+  EXPECT_EQ(on_node_1["pid"], 2);
+  EXPECT_EQ(on_node_1["name"], "attn_block()");
 }
 
 TEST(GbenchReport, GoogleBenchmarkShape) {
