@@ -11,6 +11,7 @@
 #include "core/exec/cuda/cuda_world.hpp"
 #include "core/exec/cuda/device_arena.hpp"
 #include "core/exec/cuda/nccl_order.hpp"
+#include "core/exec/cuda/node_nic_sampling.hpp"
 #include "core/exec/cuda/pass_runner.hpp"
 #include "core/exec/cuda/rank_comm.hpp"
 #include "core/exec/cuda/rank_compute.hpp"
@@ -69,12 +70,14 @@ Trace CudaExecutor::run(const lower::Program& program, const RunContext& context
       derive_order(program, lower::schedule(program, lower::nominal_transfers(program, context.cost)));
   AttentionKernel kernel = AttentionKernel::own;
   std::optional<Error> failure;
+  std::unique_ptr<NodeNicSampling> nics;
   try {
     kernel = resolve_attention_kernel(options_.attention);
+    nics = std::make_unique<NodeNicSampling>(options_, rank, program.gpus_per_node, trace.nics_per_node);
   } catch (const Error& e) {
     failure = e;
   }
-  world.agree(failure, "while choosing the attention kernel");
+  world.agree(failure, "while choosing the attention kernel and the NICs to sample");
   // The correctness pass first, in buffers of its own that are freed before the timed setup allocates.
   const std::string verified = run_correctness_pass(program, order, world, context.scenario.model, kernel,
                                                     context.scenario.seed, options_.verify);
@@ -110,6 +113,14 @@ Trace CudaExecutor::run(const lower::Program& program, const RunContext& context
   for (int t = 0; t < options_.repetitions; ++t) layer(&forward, &backward);
   runner.barrier();
   activity.stop();
+  // One extra layer with each node's NIC counters sampled, when any node samples: every rank runs it.
+  if (world.max_over_ranks({nics->samples() ? 1.0 : 0.0}).front() > 0) {
+    std::vector<PassTimes> sampled;
+    nics->start();
+    layer(&sampled, nullptr);
+    runner.barrier();  // every rank's transfers of the layer have completed
+    nics->stop(sampled.front(), context.scenario.cluster.nic.bandwidth);
+  }
 
   // The slowest rank's time of every pass of every repetition, then the median repetition of each pass.
   std::vector<double> seconds;
@@ -136,6 +147,7 @@ Trace CudaExecutor::run(const lower::Program& program, const RunContext& context
     activity.add_pass(Pass::bwd, backward[bwd_rep], trace.layer.forward, mine);
   }
   activity.add_notes(mine);
+  nics->add_to(mine);
   std::vector<RankRecord> all;
   for (const std::vector<char>& bytes : world.all_gather(encode(mine))) all.push_back(decode(bytes));
   assemble_trace(program, all, trace);

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "core/common/error.hpp"
+#include "core/exec/nic/nic_counters.hpp"
 
 namespace zb::cuda {
 namespace {
@@ -85,6 +86,14 @@ CudaOptions CudaOptions::from_environment() {
       throw_input_error(env_location("ZB_CUDA_CUPTI"), "'" + c + "' is not one of on, off");
     o.cupti = c == "on";
   }
+  if (const char* nics = std::getenv("ZB_NICS")) {
+    const std::string n = nics;
+    o.nic_sampling = n != "off";
+    if (n != "auto" && n != "off") o.nics = nic::split_nic_list(n);
+  }
+  int interval_us = static_cast<int>(o.nic_interval.count());
+  read_count("ZB_NIC_INTERVAL_US", interval_us);
+  o.nic_interval = std::chrono::microseconds(interval_us);
   o.validate();
   return o;
 }
@@ -97,6 +106,9 @@ void CudaOptions::validate() const {
   if (repetitions < 1 || repetitions > 10000)
     problems.add(env_location("ZB_CUDA_REPETITIONS"),
                  "must be between 1 and 10000, got " + std::to_string(repetitions));
+  if (nic_interval < std::chrono::microseconds(10) || nic_interval > std::chrono::seconds(1))
+    problems.add(env_location("ZB_NIC_INTERVAL_US"),
+                 "must be between 10 and 1000000, got " + std::to_string(nic_interval.count()));
   problems.throw_if_any();
 }
 

@@ -4,7 +4,9 @@
 // which attention kernel it runs. RunContext has no place for them, so make_executor uses the defaults
 // below overridden by ZB_CUDA_* environment variables (docs/CUDA_BACKEND.md lists them), as the
 // reference backend does with ZB_REF_*. Pure C++: parsed and tested without CUDA.
+#include <chrono>
 #include <string>
+#include <vector>
 
 namespace zb::cuda {
 
@@ -33,12 +35,19 @@ struct CudaOptions {
   // CUPTI's activity trace over the timed repetitions (kernels, copies, NCCL kernels per CUDA stream in
   // the Perfetto trace). Its per-kernel bookkeeping is in the timed figures; off times without it.
   bool cupti = true;
+  // Measured NIC loads (docs/CUDA_BACKEND.md): each node's first rank samples its NICs' byte counters
+  // around one extra layer after the timed ones. `nics` names them in the cluster's NIC order (ZB_NICS);
+  // empty, the InfiniBand device closest to each rail's first GPU. Off: no extra layer, no counters.
+  bool nic_sampling = true;
+  std::vector<std::string> nics;
+  std::chrono::microseconds nic_interval{1000};
 
   // The defaults overridden by ZB_CUDA_WARMUP, ZB_CUDA_REPETITIONS, ZB_CUDA_ATTENTION_KERNEL
-  // (auto|cudnn|zb), ZB_CUDA_VERIFY (auto|on|off) and ZB_CUDA_CUPTI (on|off). A malformed value is bad
-  // input (exit 2) naming the variable.
+  // (auto|cudnn|zb), ZB_CUDA_VERIFY (auto|on|off), ZB_CUDA_CUPTI (on|off), ZB_NICS (auto|off|a,b,...)
+  // and ZB_NIC_INTERVAL_US. A malformed value is bad input (exit 2) naming the variable.
   [[nodiscard]] static CudaOptions from_environment();
-  // Exit 2 when a count is out of range (warm-up ≥ 0, repetitions ≥ 1, both at most 10000).
+  // Exit 2 when a count is out of range (warm-up ≥ 0, repetitions ≥ 1, both at most 10000; the NIC
+  // sampling interval from 10 µs to 1 s).
   void validate() const;
 };
 

@@ -25,6 +25,19 @@ TEST(CudaOptions, DefaultsAreTwoWarmUpsAndFiveRepetitions) {
   EXPECT_TRUE(o.cupti);
 }
 
+TEST(CudaOptions, NicsAreMappedByTopologyNamedOrLeftOut) {
+  EXPECT_TRUE(CudaOptions::from_environment().nic_sampling);
+  EXPECT_TRUE(CudaOptions::from_environment().nics.empty());  // by PCI distance
+  {
+    const ScopedEnv n("ZB_NICS", "mlx5_2,mlx5_0:1"), i("ZB_NIC_INTERVAL_US", "250");
+    const CudaOptions o = CudaOptions::from_environment();
+    EXPECT_EQ(o.nics, (std::vector<std::string>{"mlx5_2", "mlx5_0:1"}));
+    EXPECT_EQ(o.nic_interval, std::chrono::microseconds(250));
+  }
+  const ScopedEnv off("ZB_NICS", "off");
+  EXPECT_FALSE(CudaOptions::from_environment().nic_sampling);
+}
+
 TEST(CudaOptions, TheCuptiTraceCanBeLeftOut) {
   const ScopedEnv c("ZB_CUDA_CUPTI", "off");
   EXPECT_FALSE(CudaOptions::from_environment().cupti);
@@ -70,6 +83,7 @@ TEST(CudaOptions, MalformedValuesAreBadInputNamingTheVariable) {
   expect_refused("ZB_CUDA_ATTENTION_KERNEL", "flash", "auto, cudnn, zb");
   expect_refused("ZB_CUDA_VERIFY", "yes", "auto, on, off");
   expect_refused("ZB_CUDA_CUPTI", "1", "on, off");
+  expect_refused("ZB_NIC_INTERVAL_US", "5", "between 10 and 1000000");
 }
 
 }  // namespace
