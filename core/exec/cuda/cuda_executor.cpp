@@ -72,12 +72,21 @@ Trace CudaExecutor::run(const lower::Program& program, const RunContext& context
   std::optional<Error> failure;
   std::unique_ptr<NodeNicSampling> nics;
   try {
+    // Rails and NIC counters take the scenario's rank r as GPU r % g of node r / g: so must the launch.
+    if (program.gpus_per_node > 0 && world.device() != rank % program.gpus_per_node)
+      throw Error(ExitCode::bad_input, Location{},
+                  "backend cuda: rank " + std::to_string(rank) + " is local rank " +
+                      std::to_string(world.device()) + " of its node, but the scenario has rank " +
+                      std::to_string(rank) + " as GPU " + std::to_string(rank % program.gpus_per_node) +
+                      " of node " + std::to_string(rank / program.gpus_per_node),
+                  "start the ranks node by node: mpirun --map-by ppr:" +
+                      std::to_string(program.gpus_per_node) + ":node, or srun --distribution=block");
     kernel = resolve_attention_kernel(options_.attention);
     nics = std::make_unique<NodeNicSampling>(options_, rank, program.gpus_per_node, trace.nics_per_node);
   } catch (const Error& e) {
     failure = e;
   }
-  world.agree(failure, "while choosing the attention kernel and the NICs to sample");
+  world.agree(failure, "while checking the placement, choosing the attention kernel and the NICs to sample");
   // The correctness pass first, in buffers of its own that are freed before the timed setup allocates.
   const std::string verified = run_correctness_pass(program, order, world, context.scenario.model, kernel,
                                                     context.scenario.seed, options_.verify);

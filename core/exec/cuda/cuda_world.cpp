@@ -111,6 +111,8 @@ CudaWorld::CudaWorld(int rank, int size, int device) : rank_(rank), size_(size),
 CudaWorld::~CudaWorld() {
   for (auto& [members, comm] : groups_)
     if (comm != nullptr) ncclCommDestroy(comm);
+  for (auto& [gpus, comm] : rails_)
+    if (comm != nullptr) ncclCommDestroy(comm);
   if (world_ != nullptr) ncclCommDestroy(world_);
 #ifdef ZEPPELIN_HAVE_MPI
   int finalized = 0;
@@ -129,6 +131,16 @@ ncclComm_t CudaWorld::group(const std::vector<int>& members) {
       ncclCommSplit(world_, key >= 0 ? 0 : NCCL_SPLIT_NOCOLOR, key, &comm, nullptr), rank_, "ncclCommSplit",
       "backend cuda: the communicator of a collective over " + std::to_string(members.size()) + " ranks");
   groups_.emplace(members, comm);
+  return comm;
+}
+
+ncclComm_t CudaWorld::rail(int gpus_per_node) {
+  if (const auto it = rails_.find(gpus_per_node); it != rails_.end()) return it->second;
+  ncclComm_t comm = nullptr;
+  check_nccl(ncclCommSplit(world_, rank_ % gpus_per_node, rank_ / gpus_per_node, &comm, nullptr), rank_,
+             "ncclCommSplit",
+             "backend cuda: the rail communicator of local rank " + std::to_string(rank_ % gpus_per_node));
+  rails_.emplace(gpus_per_node, comm);
   return comm;
 }
 

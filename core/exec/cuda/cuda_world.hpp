@@ -1,8 +1,9 @@
 #pragma once
 // The process's place in a cuda run: its GPU (local rank of the launch, core/exec/launch), the MPI world
 // when there is more than one process (for the NCCL bootstrap and the reductions of the measurements)
-// and the NCCL communicators: one over the world, and one per distinct member set of the collectives
-// (ncclCommSplit, made in the same order on every rank because every rank sees the same programs).
+// and the NCCL communicators: one over the world, one per distinct member set of the collectives and
+// the rank's rail for the routed legs between nodes (ncclCommSplit, made in the same order on every rank
+// because every rank sees the same programs).
 // Created once per process on the first run and kept: NCCL and MPI initialise once.
 #include <map>
 #include <memory>
@@ -38,6 +39,10 @@ class CudaWorld {
   // The communicator over `members` (in their order: member i is its rank i), made on first use. Every
   // rank of the world must call it with the same member sets in the same order; non-members get nullptr.
   ncclComm_t group(const std::vector<int>& members);
+  // This rank's rail: the communicator of the ranks with its local rank (rank % gpus_per_node) on every
+  // node, numbered by node (ncclCommSplit(world, color = local rank, key = node)), made on first use.
+  // Every rank of the world must call it at the same point (the split is collective).
+  ncclComm_t rail(int gpus_per_node);
 
   // Every rank learns whether every other one got through a step (setup, the correctness pass): a rank
   // that failed alone would leave the others waiting in their next NCCL call forever. The failing rank
@@ -55,6 +60,7 @@ class CudaWorld {
   std::string gpu_name_;
   ncclComm_t world_ = nullptr;
   std::map<std::vector<int>, ncclComm_t> groups_;
+  std::map<int, ncclComm_t> rails_;  // gpus_per_node → this rank's rail
 };
 
 }  // namespace zb::cuda

@@ -29,8 +29,9 @@ struct Node {
 // Ready nodes are taken earliest first: (schedule start, src, dst, key, node) for transfers, (start,
 // rank, instr, 0, node) for the rest, so every rank derives the same order.
 using Priority = std::tuple<double, int, int, std::uint64_t, int>;
-// Transfers of one ring step fuse into one NCCL group: (micro-batch, purpose, CP group, step).
-using FusionKey = std::tuple<int, int, int, int>;
+// Transfers of one ring step on one communicator fuse into one NCCL group: (micro-batch, purpose, CP
+// group, step, communicator).
+using FusionKey = std::tuple<int, int, int, int, int>;
 
 class OrderBuilder {
  public:
@@ -137,7 +138,8 @@ class OrderBuilder {
     if (n.kind != Node::Kind::transfer) return std::nullopt;
     const lower::Message& m = p_.messages[static_cast<std::size_t>(p_.instr(n.rank, n.instr).message)];
     if (m.group < 0 || m.step < 0) return std::nullopt;
-    return FusionKey{m.micro_batch, static_cast<int>(m.purpose), m.group, m.step};
+    return FusionKey{m.micro_batch, static_cast<int>(m.purpose), m.group, m.step,
+                     static_cast<int>(on_rail(p_, n.rank, p_.instr(n.rank, n.instr)))};
   }
 
   void make_ready(int node) {
@@ -196,7 +198,8 @@ class OrderBuilder {
     if (head.kind == Node::Kind::local) {
       const Instr& in = p_.instr(head.rank, head.instr);
       if (lower::is_compute(in))
-        order_.issue[static_cast<std::size_t>(head.rank)].push_back({true, head.instr, -1, {}});
+        order_.issue[static_cast<std::size_t>(head.rank)].push_back(
+            {true, head.instr, -1, {}, Communicator::world});
       return;
     }
     CommStep step;
@@ -222,10 +225,13 @@ class OrderBuilder {
         calls[src].push_back({CallKind::send, id, send.peer, -1});
         calls[send.peer].push_back({CallKind::recv, send.match, src, -1});
       }
+      const auto& [first_src, first_send] = step.sends.front();  // fusion made them one communicator's
+      if (on_rail(p_, first_src, p_.instr(first_src, first_send))) step.communicator = Communicator::rail;
     }
     for (auto& [rank, list] : calls) {
       step.ranks.push_back(rank);
-      order_.issue[static_cast<std::size_t>(rank)].push_back({false, -1, index, std::move(list)});
+      order_.issue[static_cast<std::size_t>(rank)].push_back(
+          {false, -1, index, std::move(list), step.communicator});
     }
     order_.steps.push_back(std::move(step));
   }
@@ -248,6 +254,15 @@ GlobalOrder derive_order(const Program& program, const lower::Schedule& schedule
 
 GlobalOrder derive_order(const Program& program) {
   return derive_order(program, lower::schedule(program, lower::free_transfers()));
+}
+
+bool on_rail(const Program& program, int src, const Instr& send) {
+  const int g = program.gpus_per_node;
+  return send.leg == lower::LegRole::nic && g > 0 && src % g == send.peer % g && src / g != send.peer / g;
+}
+
+int rank_in(const Program& program, Communicator communicator, int rank) {
+  return communicator == Communicator::rail ? rank / program.gpus_per_node : rank;
 }
 
 std::vector<int> resolved_deps(const Program& program, int rank, int id) {

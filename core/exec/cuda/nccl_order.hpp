@@ -16,6 +16,14 @@
 //     CP group, step): one ncclGroupStart/End whose ops NCCL progresses together, so a ring step's sends
 //     and recvs run concurrently instead of one after the other. A collective is a step of its own.
 //
+// Communicators. The inter-node hop of a routed message between the same local rank on two nodes goes
+// on that local rank's rail communicator (ncclCommSplit(world, color = local rank, key = node)); every
+// other transfer, and the all-to-alls, on the world communicator; the NCCL collectives on their members'.
+// Fusion keys on the communicator too, so a step's calls are one communicator's: a group spanning two
+// could launch one kernel per communicator, in an order that need not agree between two ranks. Since both
+// ends of every transfer post it in the same step, the calls between two ranks on one communicator are
+// posted in one order on both ends, as NCCL matches them.
+//
 // Each rank issues, in that order, its share of every step (its sends and recvs of a fused step, its
 // call of a collective) on its one comm stream, and its compute instructions on its compute stream, in
 // an interleaving (`issue`) where everything an item waits for was enqueued before it, so each
@@ -43,13 +51,17 @@ struct NcclCall {
   int collective = -1;  // collective: index into Program::collectives
 };
 
+// The communicator a step's transfers are issued on (above): the world's, or the rail of their local rank.
+enum class Communicator : std::uint8_t { world, rail };
+
 // One step of the global order: fused transfers (identified by their send, sorted by (src, dst, key),
 // the order both ends issue them in) or one collective.
 struct CommStep {
   Pass pass = Pass::fwd;
-  int collective = -1;                     // ≥ 0: this step is that collective alone
-  std::vector<std::pair<int, int>> sends;  // (src rank, send instr) of each transfer
-  std::vector<int> ranks;                  // every rank with a call in it, ascending
+  Communicator communicator = Communicator::world;  // transfers; a collective has its own
+  int collective = -1;                              // ≥ 0: this step is that collective alone
+  std::vector<std::pair<int, int>> sends;           // (src rank, send instr) of each transfer
+  std::vector<int> ranks;                           // every rank with a call in it, ascending
 };
 
 // What a rank's host enqueues, in this order: a compute instruction on the compute stream, or its share
@@ -59,6 +71,7 @@ struct IssueItem {
   int instr = -1;  // compute: the instruction
   int step = -1;   // comm: index into GlobalOrder::steps
   std::vector<NcclCall> calls;
+  Communicator communicator = Communicator::world;  // comm: its step's
 };
 
 struct GlobalOrder {
@@ -75,6 +88,12 @@ struct GlobalOrder {
 [[nodiscard]] GlobalOrder derive_order(const lower::Program& program, const lower::Schedule& schedule);
 // The same with the compute-only schedule (lower::free_transfers).
 [[nodiscard]] GlobalOrder derive_order(const lower::Program& program);
+
+// Whether the transfer whose send is `send` on rank `src` goes on the rail communicator: the inter-node
+// (NIC) leg of a routed message, between the same local rank on two nodes.
+[[nodiscard]] bool on_rail(const lower::Program& program, int src, const lower::Instr& send);
+// A rank's number in `communicator`: itself in the world, its node on its rail (the split's key).
+[[nodiscard]] int rank_in(const lower::Program& program, Communicator communicator, int rank);
 
 // The instructions `id` waits for once wait instructions (event joins that enqueue nothing) are
 // replaced by what they wait for, transitively; ascending, no duplicates.

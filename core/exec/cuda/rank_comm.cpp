@@ -85,6 +85,8 @@ RankComm::RankComm(const lower::Program& program, int rank, CudaWorld& world, De
     }
   }
   staging_ = arena.reserve(staging);
+  if (program.gpus_per_node > 0 && program.world_size > program.gpus_per_node)
+    rail_ = world.rail(program.gpus_per_node);
 }
 
 std::string RankComm::where(int id) const {
@@ -146,6 +148,8 @@ const void* RankComm::send_source(int id) const {
 void RankComm::issue(const IssueItem& item, cudaStream_t stream) const {
   const std::string context =
       item.calls.empty() ? std::string("backend cuda") : where(item.calls.front().instr);
+  ncclComm_t comm = item.communicator == Communicator::rail ? rail_ : world_.world();
+  if (comm == nullptr) fail(rank_, context + ": a rail step on a single node (a bug in the NCCL order)");
   check_nccl(ncclGroupStart(), rank_, "ncclGroupStart", context);
   for (const NcclCall& call : item.calls) {
     if (call.kind == CallKind::collective) {
@@ -156,14 +160,14 @@ void RankComm::issue(const IssueItem& item, cudaStream_t stream) const {
     const ByteRange range = leg_bytes(in);
     if (range.size() <= 0) continue;  // both ends skip it: they move the same fragment
     const auto bytes = static_cast<std::size_t>(range.size());
+    const int peer = rank_in(program_, item.communicator, call.peer);
     if (call.kind == CallKind::send) {
-      check_nccl(ncclSend(send_source(call.instr), bytes, ncclUint8, call.peer, world_.world(), stream),
-                 rank_, "ncclSend", where(call.instr));
+      check_nccl(ncclSend(send_source(call.instr), bytes, ncclUint8, peer, comm, stream), rank_, "ncclSend",
+                 where(call.instr));
     } else {
       void* into =
           static_cast<char*>(arena_.at(received_[static_cast<std::size_t>(in.message)])) + range.begin;
-      check_nccl(ncclRecv(into, bytes, ncclUint8, call.peer, world_.world(), stream), rank_, "ncclRecv",
-                 where(call.instr));
+      check_nccl(ncclRecv(into, bytes, ncclUint8, peer, comm, stream), rank_, "ncclRecv", where(call.instr));
     }
   }
   check_nccl(ncclGroupEnd(), rank_, "ncclGroupEnd", context);

@@ -6,7 +6,8 @@
 // forward sends from the buffer it received (its message's own, or the one it `reads`). Collectives:
 // all_gather, reduce_scatter and all_reduce are NCCL collectives on the communicator of their members;
 // all_to_all (bytes / (P − 1) to each other member) and all_to_all_v (its messages) are grouped
-// ncclSend / ncclRecv on the world communicator, as NCCL's own all-to-all is.
+// ncclSend / ncclRecv on the world communicator, as NCCL's own all-to-all is. A step of routed legs
+// between the same local rank on two nodes goes on the rank's rail communicator (nccl_order.hpp).
 //
 // In the correctness pass (a VerifyLayout given) messages carry real rows (verify_layout.hpp): receive
 // buffers are sized by the payload, each leg moves its payload fragment, and a send reads the received
@@ -27,8 +28,9 @@ namespace zb::cuda {
 
 class RankComm {
  public:
-  // Reserves the buffers and makes the collectives' communicators: every rank of the world constructs
-  // one for the same program at the same time (ncclCommSplit is collective over the world).
+  // Reserves the buffers and makes the collectives' communicators and, on more than one node, the rail:
+  // every rank of the world constructs one for the same program at the same time (ncclCommSplit is
+  // collective over the world).
   // `verify`: the correctness pass's layout of this rank (kept by the caller), with the model's dims.
   RankComm(const lower::Program& program, int rank, CudaWorld& world, DeviceArena& arena,
            const VerifyLayout* verify = nullptr, const AttentionDims& dims = {});
@@ -64,6 +66,7 @@ class RankComm {
   std::vector<std::size_t> received_;   // [message] → offset, or npos when not received here
   std::vector<std::size_t> collective_out_;  // [collective] → offset of this member's receive buffer
   std::vector<ncclComm_t> communicators_;    // [collective] → its members' communicator (NCCL collectives)
+  ncclComm_t rail_ = nullptr;                // this rank's rail (more than one node)
 };
 
 }  // namespace zb::cuda

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "core/common/rng.hpp"
 #include "core/exec/cuda/nccl_order.hpp"
@@ -94,14 +95,19 @@ std::string check_order(const lower::Program& program, const GlobalOrder& order)
       if ((is_comm(list[i]) || lower::is_compute(list[i])) && position[i] < 0)
         return lower::describe(program, r, static_cast<int>(i)) + " is never issued";
   }
-  // Both ends of each ordered pair see its transfers in one order.
-  std::map<std::pair<int, int>, std::vector<int>> sends, recvs;  // (src, dst) → send instr ids
+  // Both ends of each ordered pair see its transfers in one order on each communicator.
+  using Channel = std::tuple<Communicator, int, int>;  // (communicator, src, dst)
+  std::map<Channel, std::vector<int>> sends, recvs;    // → send instr ids
   for (int r = 0; r < program.world_size; ++r)
-    for (const IssueItem& item : order.issue[static_cast<std::size_t>(r)])
+    for (const IssueItem& item : order.issue[static_cast<std::size_t>(r)]) {
+      if (!item.compute && item.communicator != order.steps[static_cast<std::size_t>(item.step)].communicator)
+        return "rank " + std::to_string(r) + " issues a step on another communicator than the step's";
       for (const NcclCall& call : item.calls) {
-        if (call.kind == CallKind::send) sends[{r, call.peer}].push_back(call.instr);
-        if (call.kind == CallKind::recv) recvs[{call.peer, r}].push_back(program.instr(r, call.instr).match);
+        if (call.kind == CallKind::send) sends[{item.communicator, r, call.peer}].push_back(call.instr);
+        if (call.kind == CallKind::recv)
+          recvs[{item.communicator, call.peer, r}].push_back(program.instr(r, call.instr).match);
       }
+    }
   if (sends != recvs) return "the two ends of a pair issue their transfers in different orders";
   return "";
 }
@@ -115,6 +121,39 @@ TEST(NcclOrder, EveryStrategyOrdersEveryCallOnceAfterItsDependencies) {
     EXPECT_EQ(check_order(program, derive_order(program)), "");
   });
   EXPECT_GT(programs, 100);
+}
+
+// The rail communicator's transfers: by definition, the NIC legs of routed messages between the same
+// local rank on two nodes.
+bool is_rail_transfer(const lower::Program& program, int src, const lower::Instr& send) {
+  const int g = program.gpus_per_node;
+  return send.leg == lower::LegRole::nic && src % g == send.peer % g && src / g != send.peer / g;
+}
+
+TEST(NcclOrder, RoutedHopsBetweenOneLocalRankOnTwoNodesAreRailStepsAndNoStepMixesCommunicators) {
+  int rail_steps = 0, world_steps_with_nic_legs = 0;
+  for_every_lowered_plan(16, [&](const lower::Program& program, const CostModel& cost) {
+    const GlobalOrder order =
+        derive_order(program, lower::schedule(program, lower::nominal_transfers(program, cost)));
+    for (const CommStep& step : order.steps) {
+      for (const auto& [src, id] : step.sends) {
+        const lower::Instr& send = program.instr(src, id);
+        ASSERT_EQ(step.communicator == Communicator::rail, is_rail_transfer(program, src, send))
+            << lower::describe(program, src, id);
+        if (step.communicator == Communicator::rail) {
+          EXPECT_EQ(rank_in(program, Communicator::rail, src), src / program.gpus_per_node);
+          EXPECT_NE(rank_in(program, Communicator::rail, src),
+                    rank_in(program, Communicator::rail, send.peer));
+        }
+        if (step.communicator == Communicator::world && send.leg == lower::LegRole::nic)
+          ++world_steps_with_nic_legs;
+      }
+      if (step.communicator == Communicator::rail) ++rail_steps;
+    }
+  });
+  EXPECT_GT(rail_steps, 20);  // zeppelin's routed plans over several nodes
+  RecordProperty("rail_steps", rail_steps);
+  RecordProperty("nic_legs_between_different_local_ranks", world_steps_with_nic_legs);
 }
 
 TEST(NcclOrder, EveryStrategysOrderReplaysWithoutDeadlockOnOneCommStreamPerRank) {
