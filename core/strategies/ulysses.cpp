@@ -26,60 +26,22 @@ class Ulysses final : public Strategy {
     setup_.dealing = system.options.at("dealing").get<std::string>() == "round-robin" ? Dealing::round_robin
                                                                                       : Dealing::balanced;
     const int t = std::max(1, scenario.parallelism.tensor);
-    heads_ = cost.model().heads / t;  // each TP rank splits its own heads further
     setup_.kv_heads = std::max(1, cost.model().kv_heads / t);
     const nlohmann::json& degree = system.options.at("degree");
     const nlohmann::json& ring = system.options.at("ring");
     fixed_degree_ = degree.is_number_integer() ? degree.get<int>() : 0;
     fixed_ring_ = ring.is_number_integer() ? ring.get<int>() : 0;
     const Location where{scenario.source_file.string(), "systems." + system.label + ".degree"};
-    const std::string per_rank = t > 1 ? " per tensor-parallel rank (" + std::to_string(cost.model().heads) +
-                                             " / TP " + std::to_string(t) + ")"
-                                       : "";
     if (fixed_degree_ > 0) {
-      if (const std::string why = unusable(fixed_degree_, per_rank); !why.empty())
+      if (const std::string why = ulysses_degree_problem(cost, t, fixed_degree_); !why.empty())
         throw Error(ExitCode::bad_input, where, "ulysses degree " + std::to_string(fixed_degree_) + " " + why,
                     "choose a power of two that divides the heads and the GPUs per node, or \"auto\"");
     }
-    for (int u = 1; u <= cost.cluster().gpus_per_node; u *= 2) {
-      if (unusable(u, per_rank).empty()) candidates_.push_back(u);
-    }
+    degrees_ = ulysses_degrees(cost, t);
   }
 
   plan::Plan make_plan(const Batch& batch) const override {
-    UlyssesSetup s = setup_;
-    const std::int64_t longest =
-        batch.lengths.empty() ? 0 : *std::max_element(batch.lengths.begin(), batch.lengths.end());
-    const int world = cost_.cluster().world_size();
-    auto fits = [&](int u, int r) {
-      UlyssesSetup trial = s;
-      trial.degree = u;
-      trial.ring = r;
-      return pad_to(longest, ulysses_alignment(trial)) <= ulysses_pack_capacity(cost_, trial);
-    };
-    // The degree at ring r: the fixed one, or the smallest candidate that holds the longest document
-    // (the largest candidate, whose plan is the OOM, when none does).
-    auto degree_at = [&](int r) {
-      if (fixed_degree_ > 0) return fixed_degree_;
-      int widest = 1;
-      for (const int u : candidates_) {
-        if (world % (u * r) != 0) continue;
-        if (fits(u, r)) return u;
-        widest = u;
-      }
-      return widest;
-    };
-    if (fixed_ring_ > 0) {
-      s.ring = fixed_ring_;
-      s.degree = degree_at(s.ring);
-    } else {  // "auto": no ring while a u-group holds the longest document, else the narrowest ring that does
-      s.ring = 1;
-      s.degree = degree_at(1);
-      for (int r = 2; !fits(s.degree, s.ring) && r * s.degree <= world; ++r) {
-        if (world % (r * s.degree) != 0) continue;
-        s.ring = r;
-      }
-    }
+    const UlyssesSetup s = ulysses_shape(setup_, cost_, degrees_, batch.lengths, fixed_degree_, fixed_ring_);
     plan::Plan p = plan_ulysses(s, cost_, batch.lengths);
     p.info["degree_choice"] = fixed_degree_ > 0 ? "fixed" : "auto";
     p.info["ring_choice"] = fixed_ring_ > 0 ? "fixed" : "auto";
@@ -87,25 +49,10 @@ class Ulysses final : public Strategy {
   }
 
  private:
-  // Why u cannot be a Ulysses degree here ("" = it can).
-  [[nodiscard]] std::string unusable(int u, const std::string& per_rank) const {
-    const int g = cost_.cluster().gpus_per_node;
-    if (heads_ % u != 0) return "does not divide the " + std::to_string(heads_) + " query heads" + per_rank;
-    if (u > g || g % u != 0)
-      return "does not divide the " + std::to_string(g) + " GPUs per node (a u-group stays inside one node)";
-    const int kv = setup_.kv_heads;
-    if (u <= kv && kv % u != 0) return "does not divide the " + std::to_string(kv) + " K/V heads" + per_rank;
-    if (u > kv && u % kv != 0)
-      return "is no multiple of the " + std::to_string(kv) + " K/V heads" + per_rank +
-             ", so they cannot be replicated evenly";
-    return "";
-  }
-
   UlyssesSetup setup_;
   const CostModel& cost_;
-  int heads_ = 1;
   int fixed_degree_ = 0, fixed_ring_ = 0;  // 0 = "auto"
-  std::vector<int> candidates_;            // powers of two usable as the degree, ascending
+  std::vector<int> degrees_;               // powers of two usable as the degree, ascending
 };
 
 std::unique_ptr<Strategy> make_ulysses(const SystemSpec& system, const Scenario& scenario,

@@ -39,6 +39,23 @@ struct UlyssesSetup {
 // a document (its 1/degree of each of its two zigzag chunks, rounded up) never exceed padded/(ring·degree).
 [[nodiscard]] std::int64_t ulysses_alignment(const UlyssesSetup& setup);
 
+// Why u cannot be a Ulysses degree under tensor parallelism `tensor` ("" = it can): it must divide the
+// query heads per TP rank and the GPUs per node, and divide or be a multiple of the K/V heads per rank.
+[[nodiscard]] std::string ulysses_degree_problem(const CostModel& cost, int tensor, int u);
+// The powers of two usable as the degree, ascending.
+[[nodiscard]] std::vector<int> ulysses_degrees(const CostModel& cost, int tensor);
+// u and r for a batch (setup's other fields kept): the fixed ones (> 0), or "auto": the smallest degree
+// in `degrees` whose group holds the longest document, with no ring while a u-group holds it, else the
+// narrowest ring r that does.
+[[nodiscard]] UlyssesSetup ulysses_shape(UlyssesSetup setup, const CostModel& cost,
+                                         const std::vector<int>& degrees,
+                                         const std::vector<std::int64_t>& lengths, int fixed_degree,
+                                         int fixed_ring);
+// A lower bound on the compute and all-to-all time of the busiest rank of plan_ulysses(setup, ...) over
+// one iteration's layers, in O(documents): what Zeppelin's planner asks before planning USP's layout.
+[[nodiscard]] double ulysses_compute_floor(const UlyssesSetup& setup, const CostModel& cost,
+                                           const std::vector<std::int64_t>& lengths);
+
 // The plan of one batch: D = N/(u·r) groups of consecutive ranks, documents dealt as uniform-cp deals
 // them; per pack, each member's Q/K/V all-to-all over its u-group, attention for its heads (whole
 // documents, or a zigzag ring across the r u-groups), and the O all-to-all back. An OOM plan when a

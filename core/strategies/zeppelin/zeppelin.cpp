@@ -5,8 +5,8 @@
 //
 // The planner never settles for less than a baseline could do on the same batch: when a micro-batch does
 // not fit it retries with more micro-batches, and it also plans the packed-CP layouts of the fixed-degree
-// baselines (core/strategies/zeppelin/baseline_shapes.hpp), keeping the plan with the least estimated
-// time. Every plan tried (with its estimate) is in the plan's info, and which layout won.
+// baselines (core/strategies/zeppelin/baseline_shapes.hpp), hybrid-dp's and USP's, keeping the plan with
+// the least estimated time. Every plan tried (with its estimate) is in the plan's info, and which layout won.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -17,6 +17,7 @@
 #include "core/strategies/packed_cp.hpp"
 #include "core/strategies/plan_builder.hpp"
 #include "core/strategies/registration.hpp"
+#include "core/strategies/ulysses.hpp"
 #include "core/strategies/zeppelin/baseline_shapes.hpp"
 #include "core/strategies/zeppelin/layout_choice.hpp"
 #include "core/strategies/zeppelin/partitioner.hpp"
@@ -38,6 +39,9 @@ class Zeppelin final : public Strategy {
     remap_ = o.at("remap").get<bool>();
     hierarchical_ = o.at("partitioning").get<std::string>() == "hierarchical";
     baseline_shapes_ = o.at("baseline_shapes").get<bool>();
+    const int t = std::max(1, scenario.parallelism.tensor);
+    usp_kv_heads_ = std::max(1, cost.model().kv_heads / t);
+    usp_degrees_ = ulysses_degrees(cost, t);
   }
 
   plan::Plan make_plan(const Batch& batch) const override;
@@ -59,6 +63,8 @@ class Zeppelin final : public Strategy {
   Passes passes_;
   const CostModel& cost_;
   bool routing_ = true, remap_ = true, hierarchical_ = true, baseline_shapes_ = true;
+  int usp_kv_heads_ = 1;          // K/V heads per TP rank, for USP's layout
+  std::vector<int> usp_degrees_;  // the Ulysses degrees usable here, ascending
 };
 
 int Zeppelin::memory_micro_batches(const std::vector<std::int64_t>& lengths) const {
@@ -292,11 +298,31 @@ plan::Plan Zeppelin::make_plan(const Batch& batch) const {
       note(p, {{"layout", "hybrid-dp"}});
       consider(std::move(p), "hybrid-dp");
     }
+    // USP's layout at its automatic shape, when that splits heads (u >= 2): splitting a long document's
+    // heads inside a node balances its attention exactly, which no ring partition does. At u = 1 it is the
+    // packed-CP layout of degree r, planned above.
+    const UlyssesSetup usp = ulysses_shape(
+        UlyssesSetup{system_.label, system_.name, 1, 1, passes_, Dealing::balanced, usp_kv_heads_}, cost_,
+        usp_degrees_, batch.lengths, 0, 0);
+    if (usp.degree > 1) {
+      const double usp_floor = ulysses_compute_floor(usp, cost_, batch.lengths);
+      if (best && usp_floor >= best->predicted.iteration_seconds) {
+        tried.push_back({{"layout", "usp"},
+                         {"degree", usp.degree},
+                         {"ring", usp.ring},
+                         {"skipped", "compute floor above the best estimate"},
+                         {"compute_floor_ms", usp_floor * 1e3}});
+      } else {
+        plan::Plan p = plan_ulysses(usp, cost_, batch.lengths);
+        note(p, {{"layout", "usp"}, {"degree", usp.degree}, {"ring", usp.ring}});
+        consider(std::move(p), "usp");
+      }
+    }
   }
   plan::Plan out = best ? std::move(*best) : std::move(*first_oom);
   if (!winner.empty()) {
     // The engine runs the baseline's layout as it is. Its facts move under one key ("packed_cp",
-    // "hybrid_dp") so that they are not read as Zeppelin's own options.
+    // "hybrid_dp", "usp") so that they are not read as Zeppelin's own options.
     nlohmann::json facts = std::move(out.info);
     out.info = nlohmann::json::object();
     out.info["layout"] = winner;

@@ -9,6 +9,7 @@
 #include "core/strategies/hybrid_dp_layout.hpp"
 #include "core/strategies/packed_cp.hpp"
 #include "core/strategies/strategy.hpp"
+#include "core/strategies/ulysses.hpp"
 #include "core/strategies/zeppelin/partitioner.hpp"
 #include "support.hpp"
 
@@ -40,8 +41,22 @@ struct Cluster {
   const char* model;
 };
 
-// Over random batches on three clusters, Zeppelin's plan is feasible wherever uniform-cp (any degree) or
-// ring-cp is, and its predicted time is at most the best of them.
+// Calls body(cluster, scenario, cost) for each cluster, forward plus backward and forward only.
+template <std::size_t N, typename Body>
+void for_each_cluster_and_passes(const Cluster (&clusters)[N], Body body) {
+  for (const Cluster& c : clusters) {
+    for (const Passes passes : {Passes::fwd_bwd, Passes::fwd}) {
+      Scenario s = test::preset_scenario(c.preset, c.nodes, c.model);
+      s.passes = passes;
+      const CostModel cost(s.cluster, s.model);
+      body(c, s, cost);
+    }
+  }
+}
+
+// Over random batches on three clusters, Zeppelin's plan is feasible wherever uniform-cp (any degree),
+// ring-cp, hybrid-dp, packing-dp or USP (ulysses, degree and ring auto) is, and its predicted time is at
+// most the best of them.
 TEST(ZeppelinNeverLoses, RandomBatchesOnThreeClustersAreNeverSlowerByItsEstimateThanAnyBaseline) {
   const Cluster clusters[] = {
       {"dgx-h200", 2, "llama-7b"}, {"a800-4nic", 2, "llama-13b"}, {"h800-8nic", 4, "llama-7b"}};
@@ -57,7 +72,8 @@ TEST(ZeppelinNeverLoses, RandomBatchesOnThreeClustersAreNeverSlowerByItsEstimate
       double best = std::numeric_limits<double>::infinity();
       std::string best_label = "none";
       std::vector<SystemSpec> baselines{test::system("ring-cp"), test::system("uniform-cp"),
-                                        test::system("hybrid-dp"), test::system("packing-dp")};
+                                        test::system("hybrid-dp"), test::system("packing-dp"),
+                                        test::system("ulysses", {{"ring", "auto"}})};
       for (int d = 1; d <= world; d *= 2) {
         if (world % d == 0) baselines.push_back(test::system("uniform-cp", {{"degree", d}}));
       }
@@ -107,26 +123,52 @@ TEST(ZeppelinNeverLoses, ThePackedCpComputeFloorIsNeverAboveThePlansEstimate) {
 TEST(ZeppelinNeverLoses, TheHybridDpComputeFloorIsNeverAboveThePlansEstimate) {
   const Cluster clusters[] = {{"dgx-h200", 2, "llama-7b"}, {"a800-4nic", 2, "llama-13b"}};
   int checked = 0;
-  for (const Cluster& c : clusters) {
-    for (const Passes passes : {Passes::fwd_bwd, Passes::fwd}) {
-      Scenario s = test::preset_scenario(c.preset, c.nodes, c.model);
-      s.passes = passes;
-      const CostModel cost(s.cluster, s.model);
-      for (std::uint64_t seed = 1; seed <= 6; ++seed) {
-        Rng rng(seed, 47);
-        const std::int64_t longest = seed % 3 == 0 ? 2048 : seed % 3 == 1 ? 16384 : 65536;
-        const auto lengths = random_batch(rng, cost.token_capacity_per_gpu() * 10, longest);
-        const plan::Plan p = plan_of(test::system("hybrid-dp"), s, cost, lengths);
+  for_each_cluster_and_passes(clusters, [&](const Cluster& c, const Scenario& s, const CostModel& cost) {
+    const Passes passes = s.passes;
+    for (std::uint64_t seed = 1; seed <= 6; ++seed) {
+      Rng rng(seed, 47);
+      const std::int64_t longest = seed % 3 == 0 ? 2048 : seed % 3 == 1 ? 16384 : 65536;
+      const auto lengths = random_batch(rng, cost.token_capacity_per_gpu() * 10, longest);
+      const plan::Plan p = plan_of(test::system("hybrid-dp"), s, cost, lengths);
+      if (!p.feasible()) continue;
+      const double floor = hybrid_dp_compute_floor({"hybrid-dp", "hybrid-dp", passes}, cost, lengths);
+      EXPECT_GT(floor, 0.0) << c.preset << " seed " << seed;
+      EXPECT_LE(floor, p.predicted.iteration_seconds)
+          << c.preset << " seed " << seed << " longest " << longest;
+      ++checked;
+    }
+  });
+  EXPECT_GE(checked, 16) << "too few feasible batches to say anything";
+}
+
+// The same for USP's layout: its bound (the average rank's compute, the costliest document's share, the
+// average rank's all-to-all) is never above the estimate of the plan ulysses makes at that shape, for
+// every usable degree with the ring auto and forward only or forward plus backward, on three clusters
+// with tails up to 128k tokens.
+TEST(ZeppelinNeverLoses, TheUspComputeFloorIsNeverAboveThePlansEstimate) {
+  const Cluster clusters[] = {
+      {"dgx-h200", 2, "llama-7b"}, {"a800-4nic", 2, "llama-13b"}, {"h800-8nic", 4, "llama-7b"}};
+  int checked = 0;
+  for_each_cluster_and_passes(clusters, [&](const Cluster& c, const Scenario& s, const CostModel& cost) {
+    const Passes passes = s.passes;
+    for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+      Rng rng(seed, 53);
+      const std::int64_t longest = seed % 2 == 0 ? 32768 : 131072;
+      const auto lengths = random_batch(rng, cost.token_capacity_per_gpu() * 8, longest);
+      for (const int u : ulysses_degrees(cost, 1)) {
+        const UlyssesSetup shape = ulysses_shape(
+            UlyssesSetup{"ulysses", "ulysses", 1, 1, passes, Dealing::balanced, s.model.kv_heads}, cost,
+            ulysses_degrees(cost, 1), lengths, u, 0);
+        const plan::Plan p =
+            plan_of(test::system("ulysses", {{"degree", u}, {"ring", shape.ring}}), s, cost, lengths);
         if (!p.feasible()) continue;
-        const double floor = hybrid_dp_compute_floor({"hybrid-dp", "hybrid-dp", passes}, cost, lengths);
-        EXPECT_GT(floor, 0.0) << c.preset << " seed " << seed;
-        EXPECT_LE(floor, p.predicted.iteration_seconds)
-            << c.preset << " seed " << seed << " longest " << longest;
+        EXPECT_LE(ulysses_compute_floor(shape, cost, lengths), p.predicted.iteration_seconds)
+            << c.preset << " seed " << seed << " u " << u << " r " << shape.ring;
         ++checked;
       }
     }
-  }
-  EXPECT_GE(checked, 16) << "too few feasible batches to say anything";
+  });
+  EXPECT_GE(checked, 24) << "too few feasible batches to say anything";
 }
 
 TEST(ZeppelinNeverLoses, InfoListsEveryCandidateAndTheChoice) {

@@ -1,0 +1,114 @@
+// The shape of a Ulysses / USP plan (which u and r) and a lower bound on its time, shared by the ulysses
+// strategy and by Zeppelin's planner, which plans USP's layout as one of its baseline shapes.
+#include <algorithm>
+#include <numeric>
+#include <string>
+
+#include "core/strategies/packing.hpp"
+#include "core/strategies/ulysses.hpp"
+
+namespace zb {
+
+std::string ulysses_degree_problem(const CostModel& cost, int tensor, int u) {
+  const int t = std::max(1, tensor);
+  const int heads = cost.model().heads / t;  // each TP rank splits its own heads further
+  const int kv = std::max(1, cost.model().kv_heads / t);
+  const std::string per_rank = t > 1 ? " per tensor-parallel rank (" + std::to_string(cost.model().heads) +
+                                           " / TP " + std::to_string(t) + ")"
+                                     : "";
+  const int g = cost.cluster().gpus_per_node;
+  if (heads % u != 0) return "does not divide the " + std::to_string(heads) + " query heads" + per_rank;
+  if (u > g || g % u != 0)
+    return "does not divide the " + std::to_string(g) + " GPUs per node (a u-group stays inside one node)";
+  if (u <= kv && kv % u != 0) return "does not divide the " + std::to_string(kv) + " K/V heads" + per_rank;
+  if (u > kv && u % kv != 0)
+    return "is no multiple of the " + std::to_string(kv) + " K/V heads" + per_rank +
+           ", so they cannot be replicated evenly";
+  return "";
+}
+
+std::vector<int> ulysses_degrees(const CostModel& cost, int tensor) {
+  std::vector<int> degrees;
+  for (int u = 1; u <= cost.cluster().gpus_per_node; u *= 2)
+    if (ulysses_degree_problem(cost, tensor, u).empty()) degrees.push_back(u);
+  return degrees;
+}
+
+UlyssesSetup ulysses_shape(UlyssesSetup setup, const CostModel& cost, const std::vector<int>& degrees,
+                           const std::vector<std::int64_t>& lengths, int fixed_degree, int fixed_ring) {
+  const std::int64_t longest = lengths.empty() ? 0 : *std::max_element(lengths.begin(), lengths.end());
+  const int world = cost.cluster().world_size();
+  auto fits = [&](int u, int r) {
+    UlyssesSetup trial = setup;
+    trial.degree = u;
+    trial.ring = r;
+    return pad_to(longest, ulysses_alignment(trial)) <= ulysses_pack_capacity(cost, trial);
+  };
+  // The degree at ring r: the fixed one, or the smallest candidate that holds the longest document (the
+  // largest candidate, whose plan is the OOM, when none does).
+  auto degree_at = [&](int r) {
+    if (fixed_degree > 0) return fixed_degree;
+    int widest = 1;
+    for (const int u : degrees) {
+      if (world % (u * r) != 0) continue;
+      if (fits(u, r)) return u;
+      widest = u;
+    }
+    return widest;
+  };
+  if (fixed_ring > 0) {
+    setup.ring = fixed_ring;
+    setup.degree = degree_at(setup.ring);
+  } else {  // "auto": no ring while a u-group holds the longest document, else the narrowest ring that does
+    setup.ring = 1;
+    setup.degree = degree_at(1);
+    for (int r = 2; !fits(setup.degree, setup.ring) && r * setup.degree <= world; ++r) {
+      if (world % (r * setup.degree) != 0) continue;
+      setup.ring = r;
+    }
+  }
+  return setup;
+}
+
+double ulysses_compute_floor(const UlyssesSetup& setup, const CostModel& cost,
+                             const std::vector<std::int64_t>& lengths) {
+  // Three bounds, each below what the plan's busiest rank does per layer, so their maximum is too:
+  //  - the average rank's share of all the batch's compute (some rank does at least the average);
+  //  - the share of the costliest document each of its u·r ranks does (they split it evenly at best);
+  //  - the average rank's all-to-all bytes (Q, K, V out and O back; their adjoints in the backward),
+  //    the (u−1)/u of them that leave the rank, at the NVLink rate.
+  // Attention is charged at the kernel's large-call rate with no call overhead, a lower bound on any
+  // split of the document into heads and chunks.
+  const bool backward = setup.passes == Passes::fwd_bwd;
+  const double group = static_cast<double>(setup.degree) * setup.ring;
+  const double world = cost.cluster().world_size();
+  const double overhead = cost.profile().attention_call_overhead;
+  auto attention = [&](double length) {
+    const double pairs = length * (length + 1) / 2;
+    const double large_call = 1e15;  // query rows: the efficiency shape at its limit
+    double t = cost.attention_time(cost.attention_fwd_flops(pairs), large_call) - overhead;
+    if (backward) t += cost.attention_time(cost.attention_bwd_flops(pairs), large_call) - overhead;
+    return t;
+  };
+  auto linear = [&](double tokens) {
+    return cost.linear_fwd_time(tokens) + (backward ? cost.linear_bwd_time(tokens) : 0.0);
+  };
+  double attention_sum = 0, tokens = 0, costliest = 0;
+  for (const std::int64_t length : lengths) {
+    const double l = static_cast<double>(length);
+    const double a = attention(l);
+    attention_sum += a;
+    tokens += l;
+    costliest = std::max(costliest, a / group + linear(l / group));
+  }
+  const double average = attention_sum / world + linear(tokens / world);
+  const double leaving = (setup.degree - 1.0) / setup.degree;
+  const double a2a_bytes =
+      leaving * (cost.qkv_bytes(tokens / world) + cost.hidden_bytes(tokens / world)) * (backward ? 2.0 : 1.0);
+  const LinkSpec& nvlink = cost.cluster().nvlink;
+  const double a2a =
+      setup.degree > 1 ? a2a_bytes / (nvlink.bandwidth * cost.profile().nvlink_efficiency()) : 0.0;
+  return std::max({average, costliest, a2a}) * cost.model().layers;
+}
+
+}  // namespace zb
