@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <map>
 #include <numeric>
-#include <set>
 
 namespace zb::zeppelin {
 namespace {
@@ -251,26 +251,46 @@ Partition partition(const std::vector<std::int64_t>& lengths, const CostModel& c
 
   // Local sequences, longest first, to the least-loaded GPU with room (LPT); one that fits no GPU's room
   // becomes the narrowest ring that fits.
-  std::set<std::pair<double, int>> by_load;
-  for (int r = 0; r < m.world; ++r) by_load.insert({load[static_cast<std::size_t>(r)], r});
+  // A min-heap on (load, rank): the GPUs are taken in that order, those without room for this document
+  // set aside and put back after, so the choice is the first in (load, rank) order with room.
+  using Entry = std::pair<double, int>;
+  std::vector<Entry> by_load;
+  std::vector<Entry> no_room;
+  auto rebuild = [&] {
+    by_load.clear();
+    for (int r = 0; r < m.world; ++r) by_load.emplace_back(load[static_cast<std::size_t>(r)], r);
+    std::make_heap(by_load.begin(), by_load.end(), std::greater<>());
+  };
+  rebuild();
   for (int doc : order) {
     const auto s = lengths[static_cast<std::size_t>(doc)];
     if (m.degree(s, target) > 1) continue;
-    auto it = std::find_if(by_load.begin(), by_load.end(), [&](const auto& e) {
-      return tokens[static_cast<std::size_t>(e.second)] + s <= m.capacity;
-    });
-    if (it == by_load.end()) {
+    int r = -1;
+    no_room.clear();
+    while (!by_load.empty()) {
+      std::pop_heap(by_load.begin(), by_load.end(), std::greater<>());
+      const Entry top = by_load.back();
+      by_load.pop_back();
+      if (tokens[static_cast<std::size_t>(top.second)] + s <= m.capacity) {
+        r = top.second;
+        break;
+      }
+      no_room.push_back(top);
+    }
+    for (const Entry& e : no_room) {
+      by_load.push_back(e);
+      std::push_heap(by_load.begin(), by_load.end(), std::greater<>());
+    }
+    if (r < 0) {
       place_widening(doc, 2);
-      by_load.clear();  // the ring changed its members' loads
-      for (int r = 0; r < m.world; ++r) by_load.insert({load[static_cast<std::size_t>(r)], r});
+      rebuild();  // the ring changed its members' loads
       continue;
     }
-    const int r = it->second;
-    by_load.erase(it);
     load[static_cast<std::size_t>(r)] += m.local_seconds(static_cast<double>(s));
     tokens[static_cast<std::size_t>(r)] += s;
     local[static_cast<std::size_t>(r)].push_back(doc);
-    by_load.insert({load[static_cast<std::size_t>(r)], r});
+    by_load.emplace_back(load[static_cast<std::size_t>(r)], r);
+    std::push_heap(by_load.begin(), by_load.end(), std::greater<>());
   }
 
   // Refine: split the most loaded GPU's largest local sequence into a 2-GPU ring inside its node.
