@@ -1,7 +1,6 @@
 // The shape of a Ulysses / USP plan (which u and r) and a lower bound on its time, shared by the ulysses
 // strategy and by Zeppelin's planner, which plans USP's layout as one of its baseline shapes.
 #include <algorithm>
-#include <numeric>
 #include <string>
 
 #include "core/strategies/packing.hpp"

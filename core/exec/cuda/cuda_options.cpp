@@ -1,33 +1,12 @@
 #include "core/exec/cuda/cuda_options.hpp"
 
-#include <charconv>
 #include <cstdlib>
-#include <cstring>
 
+#include "core/common/env_reader.hpp"
 #include "core/common/error.hpp"
 #include "core/exec/nic/nic_counters.hpp"
 
 namespace zb::cuda {
-namespace {
-
-Location env_location(const char* name) {
-  Location where;
-  where.json_path = std::string("environment ") + name;
-  return where;
-}
-
-void read_count(const char* name, int& into) {
-  const char* text = std::getenv(name);
-  if (text == nullptr) return;
-  const char* end = text + std::strlen(text);
-  int value = 0;
-  const auto [ptr, ec] = std::from_chars(text, end, value);
-  if (ec != std::errc{} || ptr != end || ptr == text)
-    throw_input_error(env_location(name), std::string("'") + text + "' is not an integer");
-  into = value;
-}
-
-}  // namespace
 
 const char* to_string(AttentionKernel k) {
   switch (k) {
@@ -55,44 +34,23 @@ const char* to_string(VerifyMode m) {
 
 CudaOptions CudaOptions::from_environment() {
   CudaOptions o;
-  read_count("ZB_CUDA_WARMUP", o.warmup);
-  read_count("ZB_CUDA_REPETITIONS", o.repetitions);
-  if (const char* kernel = std::getenv("ZB_CUDA_ATTENTION_KERNEL")) {
-    const std::string k = kernel;
-    if (k == "auto")
-      o.attention = AttentionKernel::automatic;
-    else if (k == "cudnn")
-      o.attention = AttentionKernel::cudnn;
-    else if (k == "zb")
-      o.attention = AttentionKernel::own;
-    else
-      throw_input_error(env_location("ZB_CUDA_ATTENTION_KERNEL"),
-                        "'" + k + "' is not one of auto, cudnn, zb");
-  }
-  if (const char* verify = std::getenv("ZB_CUDA_VERIFY")) {
-    const std::string v = verify;
-    if (v == "auto")
-      o.verify = VerifyMode::automatic;
-    else if (v == "on")
-      o.verify = VerifyMode::on;
-    else if (v == "off")
-      o.verify = VerifyMode::off;
-    else
-      throw_input_error(env_location("ZB_CUDA_VERIFY"), "'" + v + "' is not one of auto, on, off");
-  }
-  if (const char* cupti = std::getenv("ZB_CUDA_CUPTI")) {
-    const std::string c = cupti;
-    if (c != "on" && c != "off")
-      throw_input_error(env_location("ZB_CUDA_CUPTI"), "'" + c + "' is not one of on, off");
-    o.cupti = c == "on";
-  }
+  read_env_integer("ZB_CUDA_WARMUP", o.warmup);
+  read_env_integer("ZB_CUDA_REPETITIONS", o.repetitions);
+  read_env_choice(
+      "ZB_CUDA_ATTENTION_KERNEL",
+      {{"auto", AttentionKernel::automatic}, {"cudnn", AttentionKernel::cudnn}, {"zb", AttentionKernel::own}},
+      o.attention);
+  read_env_choice("ZB_CUDA_VERIFY",
+                  {{"auto", VerifyMode::automatic}, {"on", VerifyMode::on}, {"off", VerifyMode::off}},
+                  o.verify);
+  read_env_choice("ZB_CUDA_CUPTI", {{"on", true}, {"off", false}}, o.cupti);
   if (const char* nics = std::getenv("ZB_NICS")) {
     const std::string n = nics;
     o.nic_sampling = n != "off";
     if (n != "auto" && n != "off") o.nics = nic::split_nic_list(n);
   }
   int interval_us = static_cast<int>(o.nic_interval.count());
-  read_count("ZB_NIC_INTERVAL_US", interval_us);
+  read_env_integer("ZB_NIC_INTERVAL_US", interval_us);
   o.nic_interval = std::chrono::microseconds(interval_us);
   o.validate();
   return o;

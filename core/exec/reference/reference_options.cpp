@@ -4,66 +4,29 @@
 #include <limits>
 #include <string>
 
+#include "core/common/env_reader.hpp"
 #include "core/common/error.hpp"
 #include "core/exec/nic/nic_counters.hpp"
 
 namespace zb::reference {
-namespace {
-
-Location env_location(const char* name) {
-  Location where;
-  where.json_path = std::string("environment ") + name;
-  return where;
-}
-
-template <typename T>
-void read_number(const char* name, T& into) {
-  const char* text = std::getenv(name);
-  if (text == nullptr) return;
-  try {
-    std::size_t used = 0;
-    const double value = std::stod(text, &used);
-    if (used != std::string(text).size()) throw std::invalid_argument(text);
-    into = static_cast<T>(value);
-    if (static_cast<double>(into) != value) throw std::invalid_argument(text);
-  } catch (const std::logic_error&) {
-    throw_input_error(env_location(name), std::string("'") + text + "' is not a valid number");
-  }
-}
-
-}  // namespace
 
 ReferenceOptions ReferenceOptions::from_environment() {
   ReferenceOptions o;
-  read_number("ZB_REF_HEADS", o.heads);
-  read_number("ZB_REF_KV_HEADS", o.kv_heads);
-  read_number("ZB_REF_HEAD_DIM", o.head_dim);
-  if (const char* dims = std::getenv("ZB_REF_DIMS")) {
-    const std::string d = dims;
-    if (d == "small")
-      o.model_dims = false;
-    else if (d == "model")
-      o.model_dims = true;
-    else
-      throw_input_error(env_location("ZB_REF_DIMS"), "'" + d + "' is not one of small, model");
-  }
-  read_number("ZB_REF_TOLERANCE", o.tolerance);
+  read_env_number("ZB_REF_HEADS", o.heads);
+  read_env_number("ZB_REF_KV_HEADS", o.kv_heads);
+  read_env_number("ZB_REF_HEAD_DIM", o.head_dim);
+  read_env_choice("ZB_REF_DIMS", {{"small", false}, {"model", true}}, o.model_dims);
+  read_env_number("ZB_REF_TOLERANCE", o.tolerance);
   double timeout_seconds = static_cast<double>(o.receive_timeout.count()) / 1000.0;
-  read_number("ZB_REF_TIMEOUT_S", timeout_seconds);
+  read_env_number("ZB_REF_TIMEOUT_S", timeout_seconds);
   o.receive_timeout = std::chrono::milliseconds(static_cast<long long>(timeout_seconds * 1000.0));
-  if (const char* transport = std::getenv("ZB_REF_TRANSPORT")) {
-    const std::string t = transport;
-    if (t == "auto")
-      o.transport = TransportChoice::automatic;
-    else if (t == "threads")
-      o.transport = TransportChoice::in_process;
-    else if (t == "mpi")
-      o.transport = TransportChoice::mpi;
-    else
-      throw_input_error(env_location("ZB_REF_TRANSPORT"), "'" + t + "' is not one of auto, threads, mpi");
-  }
-  read_number("ZB_REF_MAX_TOKENS", o.max_tokens);
-  read_number("ZB_REF_MAX_SUM_SQ", o.max_sum_squares);
+  read_env_choice("ZB_REF_TRANSPORT",
+                  {{"auto", TransportChoice::automatic},
+                   {"threads", TransportChoice::in_process},
+                   {"mpi", TransportChoice::mpi}},
+                  o.transport);
+  read_env_number("ZB_REF_MAX_TOKENS", o.max_tokens);
+  read_env_number("ZB_REF_MAX_SUM_SQ", o.max_sum_squares);
   if (const char* dir = std::getenv("ZB_REF_DUMP_DIR")) o.dump_dir = dir;
   if (const char* nics = std::getenv("ZB_NICS")) {
     if (std::string(nics) == "auto")
@@ -72,17 +35,10 @@ ReferenceOptions ReferenceOptions::from_environment() {
       o.nics = nic::split_nic_list(nics);
   }
   double interval_us = static_cast<double>(o.nic_interval.count());
-  read_number("ZB_NIC_INTERVAL_US", interval_us);
+  read_env_number("ZB_NIC_INTERVAL_US", interval_us);
   o.nic_interval = std::chrono::microseconds(static_cast<long long>(interval_us));
-  if (const char* pairing = std::getenv("ZB_NIC_PAIRING")) {
-    const std::string p = pairing;
-    if (p == "fabric")
-      o.nic_pairing = NicPairing::fabric;
-    else if (p == "sender_rail")
-      o.nic_pairing = NicPairing::sender_rail;
-    else
-      throw_input_error(env_location("ZB_NIC_PAIRING"), "'" + p + "' is not one of fabric, sender_rail");
-  }
+  read_env_choice("ZB_NIC_PAIRING",
+                  {{"fabric", NicPairing::fabric}, {"sender_rail", NicPairing::sender_rail}}, o.nic_pairing);
   o.validate();
   return o;
 }

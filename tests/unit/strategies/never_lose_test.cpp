@@ -155,10 +155,11 @@ TEST(ZeppelinNeverLoses, TheUspComputeFloorIsNeverAboveThePlansEstimate) {
       Rng rng(seed, 53);
       const std::int64_t longest = seed % 2 == 0 ? 32768 : 131072;
       const auto lengths = random_batch(rng, cost.token_capacity_per_gpu() * 8, longest);
-      for (const int u : ulysses_degrees(cost, 1)) {
+      const std::vector<int> degrees = ulysses_degrees(cost, 1);
+      for (const int u : degrees) {
         const UlyssesSetup shape = ulysses_shape(
             UlyssesSetup{"ulysses", "ulysses", 1, 1, passes, Dealing::balanced, s.model.kv_heads}, cost,
-            ulysses_degrees(cost, 1), lengths, u, 0);
+            degrees, lengths, u, 0);
         const plan::Plan p =
             plan_of(test::system("ulysses", {{"degree", u}, {"ring", shape.ring}}), s, cost, lengths);
         if (!p.feasible()) continue;
