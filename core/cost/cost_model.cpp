@@ -10,6 +10,7 @@
 #include <string>
 
 #include "core/common/error.hpp"
+#include "core/cost/iteration_cost.hpp"
 #include "core/cost/pointwise_cost.hpp"
 
 namespace zb {
@@ -52,6 +53,9 @@ std::int64_t arithmetic_series(std::int64_t first, std::int64_t count) {
 CostModel::CostModel(const ClusterSpec& cluster, const ModelSpec& model, HardwareProfile profile)
     : cluster_(cluster), model_(model), profile_(profile) {
   check_model(model_);
+  pointwise_ = {.fwd_bytes_per_token = pointwise_fwd_bytes_per_token(*this),
+                .bwd_bytes_per_token = pointwise_bwd_bytes_per_token(*this),
+                .bandwidth = streaming_memory_bandwidth(*this)};
 }
 
 // --- counting ---------------------------------------------------------------------------------------------

@@ -94,12 +94,21 @@ class CostModel {
   // The layer's forward GEMMs (m = tokens for each): QKV, O, gate+up, down (what calibrate times).
   [[nodiscard]] std::array<GemmShape, 4> layer_gemms() const;
 
+  // The memory-bound kernels' constants (pointwise_cost.hpp), worked out once: the planner charges them
+  // for every GEMM it prices, and the HBM rate is a lookup by GPU name.
+  struct PointwiseRates {
+    double fwd_bytes_per_token = 0, bwd_bytes_per_token = 0;
+    double bandwidth = 0;  // streaming HBM bytes/s
+  };
+  [[nodiscard]] const PointwiseRates& pointwise_rates() const { return pointwise_; }
+
  private:
   [[nodiscard]] double gemm_rate(double m) const;  // FLOP/s of a GEMM with m rows
 
   ClusterSpec cluster_;
   ModelSpec model_;
   HardwareProfile profile_;
+  PointwiseRates pointwise_;
 };
 
 }  // namespace zb

@@ -76,11 +76,13 @@ double pointwise_bwd_bytes_per_token(const CostModel& cost) {
 }
 
 double pointwise_fwd_time(const CostModel& cost, double tokens) {
-  return tokens > 0 ? tokens * pointwise_fwd_bytes_per_token(cost) / streaming_memory_bandwidth(cost) : 0.0;
+  const CostModel::PointwiseRates& r = cost.pointwise_rates();
+  return tokens > 0 ? tokens * r.fwd_bytes_per_token / r.bandwidth : 0.0;
 }
 
 double pointwise_bwd_time(const CostModel& cost, double tokens) {
-  return tokens > 0 ? tokens * pointwise_bwd_bytes_per_token(cost) / streaming_memory_bandwidth(cost) : 0.0;
+  const CostModel::PointwiseRates& r = cost.pointwise_rates();
+  return tokens > 0 ? tokens * r.bwd_bytes_per_token / r.bandwidth : 0.0;
 }
 
 double pointwise_share_fwd_time(const CostModel& cost, double m, double n, double k) {

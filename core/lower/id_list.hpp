@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <initializer_list>
-#include <memory>
 #include <vector>
 
 namespace zb::lower {
@@ -28,7 +27,7 @@ class IdList {
   }
   IdList& operator=(IdList&& other) noexcept {
     if (this != &other) {
-      heap_.reset();
+      release();
       steal(other);
     }
     return *this;
@@ -43,7 +42,7 @@ class IdList {
     append(ids.begin(), ids.end());
     return *this;
   }
-  ~IdList() = default;
+  ~IdList() { release(); }
 
   [[nodiscard]] const int* begin() const { return data(); }
   [[nodiscard]] const int* end() const { return data() + size_; }
@@ -61,21 +60,28 @@ class IdList {
 
  private:
   static constexpr std::uint32_t inline_capacity = 4;
-  [[nodiscard]] const int* data() const { return heap_ ? heap_.get() : inline_; }
-  [[nodiscard]] int* data() { return heap_ ? heap_.get() : inline_; }
+  [[nodiscard]] bool on_heap() const { return capacity_ > inline_capacity; }
+  [[nodiscard]] const int* data() const { return on_heap() ? heap_ : inline_; }
+  [[nodiscard]] int* data() { return on_heap() ? heap_ : inline_; }
   void reserve(std::uint32_t wanted) {
     if (wanted <= capacity_) return;
     const std::uint32_t capacity = std::max(wanted, capacity_ * 2);
-    auto grown = std::make_unique<int[]>(capacity);
-    std::copy(data(), data() + size_, grown.get());
-    heap_ = std::move(grown);
+    int* grown = new int[capacity];
+    std::copy(data(), data() + size_, grown);
+    release();
+    heap_ = grown;
     capacity_ = capacity;
+  }
+  // Frees the heap block, if any, and returns to the inline buffer (contents not kept).
+  void release() {
+    if (on_heap()) delete[] heap_;
+    capacity_ = inline_capacity;
   }
   void steal(IdList& other) {
     size_ = other.size_;
     capacity_ = other.capacity_;
-    if (other.heap_) {
-      heap_ = std::move(other.heap_);
+    if (other.on_heap()) {
+      heap_ = other.heap_;
     } else {
       std::copy(other.inline_, other.inline_ + other.size_, inline_);
     }
@@ -83,9 +89,12 @@ class IdList {
     other.capacity_ = inline_capacity;
   }
 
-  int inline_[inline_capacity] = {};
+  // Up to four ids in place, more on the heap: 24 bytes in all, as a Program holds two per instruction.
+  union {
+    int inline_[inline_capacity] = {};
+    int* heap_;
+  };
   std::uint32_t size_ = 0, capacity_ = inline_capacity;
-  std::unique_ptr<int[]> heap_;
 };
 
 }  // namespace zb::lower

@@ -204,10 +204,12 @@ void Lowerer::lower_backward(int rank) {
     return unit_ops[static_cast<std::size_t>(a)].back() > unit_ops[static_cast<std::size_t>(b)].back();
   });
 
-  std::vector<std::vector<int>> done(unit_ops.size());
+  std::vector<IdList> done(unit_ops.size());
   std::vector<bool> emitted(unit_ops.size(), false);
+  std::vector<int> entry_ids;
   for (const int u : order) {
-    std::vector<int> entry;
+    std::vector<int>& entry = entry_ids;
+    entry.clear();
     for (const int c : consumers[static_cast<std::size_t>(u)]) {
       if (!emitted[static_cast<std::size_t>(c)]) {
         fail(rank, unit_ops[static_cast<std::size_t>(u)].front(),
@@ -220,6 +222,7 @@ void Lowerer::lower_backward(int rank) {
     }
     std::sort(entry.begin(), entry.end());
     entry.erase(std::unique(entry.begin(), entry.end()), entry.end());
+    const IdList entry_list(entry);
     const auto& members = unit_ops[static_cast<std::size_t>(u)];
     const Op& first = ops[static_cast<std::size_t>(members.front())];
     auto& out = done[static_cast<std::size_t>(u)];
@@ -245,7 +248,7 @@ void Lowerer::lower_backward(int rank) {
     } else if (first.kind == OpKind::remap || first.kind == OpKind::collective) {
       const int forward = op_collective_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(first.id)];
       // A member whose attention did not re-gather (it computes nothing of the group) still takes part.
-      if (is_kv_gather(forward)) out.push_back(regather_instr(rank, forward, entry));
+      if (is_kv_gather(forward)) out.push_back(regather_instr(rank, forward, entry_list));
       const int c = bwd_collective_[static_cast<std::size_t>(forward)];
       Collective& col = prog_.collectives[static_cast<std::size_t>(c)];
       Instr in;
@@ -263,7 +266,7 @@ void Lowerer::lower_backward(int rank) {
       col.instrs[pos] = emit(rank, std::move(in));
       out.push_back(col.instrs[pos]);
     } else {
-      lower_ring_backward(rank, members, entry, out);
+      lower_ring_backward(rank, members, entry_list, out);
       Instr like;  // earlier units wait on the group's whole backward through one instruction
       like.pass = Pass::bwd;
       like.micro_batch = first.micro_batch;
@@ -276,15 +279,15 @@ void Lowerer::lower_backward(int rank) {
   }
 }
 
-void Lowerer::lower_ring_backward(int rank, const std::vector<int>& members, const std::vector<int>& entry,
-                                  std::vector<int>& done) {
+void Lowerer::lower_ring_backward(int rank, const std::vector<int>& members, const IdList& entry,
+                                  IdList& done) {
   const auto& ops = plan_.ranks[static_cast<std::size_t>(rank)].ops;
-  std::map<int, std::vector<int>> bwd_ids;  // forward op → its backward K/V instructions
+  std::map<int, IdList> bwd_ids;  // forward op → its backward K/V instructions
   const auto deps_of = [&](const Op& op) {
-    std::vector<int> deps = entry;
+    IdList deps = entry;
     for (const int d : op.deps) {
       if (const auto it = bwd_ids.find(d); it != bwd_ids.end())
-        deps.insert(deps.end(), it->second.begin(), it->second.end());
+        deps.append(it->second.begin(), it->second.end());
     }
     return deps;
   };
@@ -292,7 +295,7 @@ void Lowerer::lower_ring_backward(int rank, const std::vector<int>& members, con
     const int m = kv_message_into(rank, group, owner);
     return m < 0 ? -1 : bwd_kv_[static_cast<std::size_t>(m)];
   };
-  const auto add_done = [&](const std::vector<int>& ids) { done.insert(done.end(), ids.begin(), ids.end()); };
+  const auto add_done = [&](const IdList& ids) { done.append(ids.begin(), ids.end()); };
 
   // 1. K/V around the ring again, and the attention steps at backward cost, in forward order.
   std::map<int, int> attention_of_owner;  // owner → the last backward attention step on its K/V
@@ -305,7 +308,7 @@ void Lowerer::lower_ring_backward(int rank, const std::vector<int>& members, con
       bwd_ids[id] = emit_last_legs(bwd_kv_[static_cast<std::size_t>(fm)], deps_of(op), op.name, id);
       add_done(bwd_ids[id]);
     } else if (op.kind == OpKind::send) {
-      std::vector<int> reads;
+      IdList reads;
       if (op.kv_owner >= 0 && op.kv_owner != rank) reads.push_back(bwd_kv_into(op.group, op.kv_owner));
       bwd_ids[id] = emit_first_legs(bwd_kv_[static_cast<std::size_t>(fm)], deps_of(op), op.name, id, reads);
       add_done(bwd_ids[id]);
@@ -347,21 +350,21 @@ void Lowerer::lower_ring_backward(int rank, const std::vector<int>& members, con
   }
 
   // 2. The dK/dV accumulators, one step behind their K/V.
-  std::map<int, std::vector<int>> dkv_in;  // owner → the recvs of its accumulator on this rank
-  std::map<int, int> dkv_message_in;       // owner → that accumulator's message
-  std::vector<int> previous_send;          // one accumulator in flight per direction
+  std::map<int, IdList> dkv_in;       // owner → the recvs of its accumulator on this rank
+  std::map<int, int> dkv_message_in;  // owner → that accumulator's message
+  IdList previous_send;               // one accumulator in flight per direction
   const auto accumulator_deps = [&](int owner) {
-    std::vector<int> deps = entry;
+    IdList deps = entry;
     if (const auto a = attention_of_owner.find(owner); a != attention_of_owner.end())
       deps.push_back(a->second);
     if (const auto in = dkv_in.find(owner); in != dkv_in.end())
-      deps.insert(deps.end(), in->second.begin(), in->second.end());
-    deps.insert(deps.end(), previous_send.begin(), previous_send.end());
+      deps.append(in->second.begin(), in->second.end());
+    deps.append(previous_send.begin(), previous_send.end());
     return deps;
   };
   const auto accumulator_reads = [&](int owner) {
     const auto it = dkv_message_in.find(owner);
-    return it == dkv_message_in.end() ? std::vector<int>{} : std::vector<int>{it->second};
+    return it == dkv_message_in.end() ? IdList{} : IdList{it->second};
   };
   for (const int id : members) {
     const Op& op = ops[static_cast<std::size_t>(id)];

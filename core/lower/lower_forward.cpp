@@ -71,11 +71,11 @@ Program Lowerer::run() {
   return std::move(prog_);
 }
 
-std::vector<int> Lowerer::done_of(int rank, const std::vector<int>& plan_deps) const {
-  std::vector<int> ids;
+IdList Lowerer::done_of(int rank, const std::vector<int>& plan_deps) const {
+  IdList ids;
   for (const int d : plan_deps) {
-    const auto& mine = fwd_ids_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(d)];
-    ids.insert(ids.end(), mine.begin(), mine.end());
+    const IdList& mine = fwd_ids_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(d)];
+    ids.append(mine.begin(), mine.end());
   }
   return ids;
 }
@@ -222,8 +222,8 @@ void Lowerer::lower_forward(int rank) {
   for (std::size_t i = 0; i < ops.size(); ++i) {
     const Op& op = ops[i];
     const int op_id = static_cast<int>(i);
-    std::vector<int> deps = done_of(rank, op.deps);
-    std::vector<int>& ids = ids_of(rank, op_id);
+    IdList deps = done_of(rank, op.deps);
+    IdList& ids = ids_of(rank, op_id);
     switch (op.kind) {
       case OpKind::attention: {
         Instr in;
@@ -277,7 +277,7 @@ void Lowerer::lower_forward(int rank) {
       }
       case OpKind::send: {
         const int m = transfer_message_[static_cast<std::size_t>(rank)][i];
-        std::vector<int> reads;
+        IdList reads;
         if (op.kv_owner >= 0 && op.kv_owner != rank) {
           const int held = kv_message_into(rank, op.group, op.kv_owner);
           if (held < 0) {

@@ -137,7 +137,7 @@ int Lowerer::kv_gather_of(int rank, int op) const {
   return is_kv_gather(c) ? c : -1;
 }
 
-int Lowerer::regather_instr(int rank, int c, const std::vector<int>& entry) {
+int Lowerer::regather_instr(int rank, int c, const IdList& entry) {
   if (const auto it = regather_instr_.find({rank, c}); it != regather_instr_.end()) return it->second;
   const int again = regather_[static_cast<std::size_t>(c)];
   Collective& col = prog_.collectives[static_cast<std::size_t>(again)];

@@ -48,14 +48,14 @@ void Lowerer::fail(int rank, int op, const std::string& what) const {
               "run `zeppelin-bench plan --verify` on the scenario (or the plan file): it names the fault");
 }
 
-int Lowerer::emit(int rank, Instr in) {
+int Lowerer::emit(int rank, Instr&& in) {
   auto& list = prog_.ranks[static_cast<std::size_t>(rank)].instrs;
   for (const int m : in.reads) ++prog_.messages[static_cast<std::size_t>(m)].readers;
   list.push_back(std::move(in));
   return static_cast<int>(list.size()) - 1;
 }
 
-std::vector<int> Lowerer::joined(int rank, std::vector<int> ids, Instr like) {
+IdList Lowerer::joined(int rank, IdList ids, Instr&& like) {
   if (ids.size() <= 1) return ids;
   like.kind = InstrKind::wait;
   like.stream = Stream::comm;
@@ -173,7 +173,11 @@ void Lowerer::pair_transfers() {
 }
 
 int Lowerer::add_message(Message m, const plan::Route& route) {
-  MessageRoute mr;
+  MessageRoute mr{.first = static_cast<int>(pieces_.size()), .count = 0};
+  const auto add_piece = [&](const Piece& p) {
+    pieces_.push_back(p);
+    ++mr.count;
+  };
   const bool routed = route.kind == plan::RouteKind::routed && !route.proxies.empty();
   if (routed) {
     const auto fault = [&](const std::string& what) { fail(m.src, m.plan_op, "its route " + what); };
@@ -208,29 +212,29 @@ int Lowerer::add_message(Message m, const plan::Route& route) {
         if (hop != p.hops[static_cast<std::size_t>(p.hop_count - 1)])
           p.hops[static_cast<std::size_t>(p.hop_count++)] = hop;
       }
-      mr.pieces.push_back(p);
+      add_piece(p);
     }
     if (total != m.bytes)
       fault("parts add up to " + std::to_string(total) + " bytes, the send has " + std::to_string(m.bytes));
   }
-  if (mr.pieces.empty()) {  // direct (or routed with nothing to move): one piece straight to dst
+  if (mr.count == 0) {  // direct (or routed with nothing to move): one piece straight to dst
     Piece p;
     p.bytes = m.bytes;
     p.hops = {m.src, m.dst, -1, -1};
     p.hop_count = 2;
-    mr.pieces.push_back(p);
+    add_piece(p);
   }
-  m.routed = mr.pieces.front().hop_count > 2 || mr.pieces.size() > 1;
-  for (const Piece& p : mr.pieces) {
-    std::vector<Leg> legs(static_cast<std::size_t>(p.hop_count - 1));
+  Piece* const pieces = pieces_.data() + mr.first;
+  m.routed = pieces[0].hop_count > 2 || mr.count > 1;
+  for (int k = 0; k < mr.count; ++k) {
+    Piece& p = pieces[k];
     for (int h = 0; h + 1 < p.hop_count; ++h) {
-      legs[static_cast<std::size_t>(h)].src = p.hops[static_cast<std::size_t>(h)];
-      legs[static_cast<std::size_t>(h)].dst = p.hops[static_cast<std::size_t>(h + 1)];
+      p.legs[static_cast<std::size_t>(h)].src = p.hops[static_cast<std::size_t>(h)];
+      p.legs[static_cast<std::size_t>(h)].dst = p.hops[static_cast<std::size_t>(h + 1)];
     }
-    mr.legs.push_back(std::move(legs));
   }
   prog_.messages.push_back(std::move(m));
-  routes_.push_back(std::move(mr));
+  routes_.push_back(mr);
   return static_cast<int>(prog_.messages.size()) - 1;
 }
 
@@ -265,10 +269,9 @@ LegRole leg_role(const Message& m, const Piece& p, int leg, int gpus_per_node) {
 
 }  // namespace
 
-Instr Lowerer::leg_instr(int message, std::size_t piece, int leg, InstrKind kind, Stream stream,
+Instr Lowerer::leg_instr(int message, const Piece& p, int leg, InstrKind kind, Stream stream,
                          const std::string& name, int plan_op) const {
   const Message& m = prog_.messages[static_cast<std::size_t>(message)];
-  const Piece& p = routes_[static_cast<std::size_t>(message)].pieces[piece];
   Instr in = transfer_instr(m, kind, stream, name, plan_op);
   in.peer = p.hops[static_cast<std::size_t>(kind == InstrKind::send ? leg + 1 : leg)];
   in.message = message;
@@ -279,36 +282,33 @@ Instr Lowerer::leg_instr(int message, std::size_t piece, int leg, InstrKind kind
   return in;
 }
 
-std::vector<int> Lowerer::emit_first_legs(int message, const std::vector<int>& deps, const std::string& name,
-                                          int plan_op, const std::vector<int>& reads) {
+IdList Lowerer::emit_first_legs(int message, const IdList& deps, const std::string& name, int plan_op,
+                                const IdList& reads) {
   const Message& m = prog_.messages[static_cast<std::size_t>(message)];
-  MessageRoute& route = routes_[static_cast<std::size_t>(message)];
-  std::vector<int> ids;
-  ids.reserve(route.pieces.size());
-  for (std::size_t p = 0; p < route.pieces.size(); ++p) {
-    Instr in = leg_instr(message, p, 0, InstrKind::send, Stream::comm, name, plan_op);
+  Piece* const pieces = pieces_of(message);
+  IdList ids;
+  for (int p = 0; p < piece_count(message); ++p) {
+    Instr in = leg_instr(message, pieces[p], 0, InstrKind::send, Stream::comm, name, plan_op);
     in.deps = deps;
     in.reads = reads;
     const int id = emit(m.src, std::move(in));
-    route.legs[p][0].send = id;
+    pieces[p].legs[0].send = id;
     ids.push_back(id);
   }
   return joined(m.src, std::move(ids), transfer_instr(m, InstrKind::wait, Stream::comm, name, plan_op));
 }
 
-std::vector<int> Lowerer::emit_last_legs(int message, const std::vector<int>& deps, const std::string& name,
-                                         int plan_op) {
+IdList Lowerer::emit_last_legs(int message, const IdList& deps, const std::string& name, int plan_op) {
   const Message& m = prog_.messages[static_cast<std::size_t>(message)];
-  MessageRoute& route = routes_[static_cast<std::size_t>(message)];
-  std::vector<int> ids;
-  ids.reserve(route.pieces.size());
-  for (std::size_t p = 0; p < route.pieces.size(); ++p) {
-    const int last = route.pieces[p].hop_count - 2;
-    Instr in = leg_instr(message, p, last, InstrKind::recv, Stream::comm, name, plan_op);
+  Piece* const pieces = pieces_of(message);
+  IdList ids;
+  for (int p = 0; p < piece_count(message); ++p) {
+    const int last = pieces[p].hop_count - 2;
+    Instr in = leg_instr(message, pieces[p], last, InstrKind::recv, Stream::comm, name, plan_op);
     in.deps = deps;
     in.last_leg = true;
     const int id = emit(m.dst, std::move(in));
-    route.legs[p].back().recv = id;
+    pieces[p].legs[static_cast<std::size_t>(last)].recv = id;
     ids.push_back(id);
   }
   return joined(m.dst, std::move(ids), transfer_instr(m, InstrKind::wait, Stream::comm, name, plan_op));
@@ -319,7 +319,7 @@ void Lowerer::emit_relays(Pass pass) {
   // recv at once and streams its chunks on as they arrive (`stream_from`).
   for (std::size_t mi = 0; mi < prog_.messages.size(); ++mi) {
     if (prog_.messages[mi].pass != pass) continue;
-    MessageRoute& route = routes_[mi];
+    Piece* const pieces = pieces_of(static_cast<int>(mi));
     const Message& m = prog_.messages[mi];
     // Relay names, built once per message and indexed by LegRole: "kv dispatch", "kv nic", "dkv combine".
     const std::string base = m.purpose == Purpose::dkv ? "dkv" : "kv";
@@ -327,19 +327,19 @@ void Lowerer::emit_relays(Pass pass) {
     const auto label = [&](const Piece& piece, int leg) -> const std::string& {
       return names[static_cast<int>(leg_role(m, piece, leg, plan_.gpus_per_node))];
     };
-    for (std::size_t p = 0; p < route.pieces.size(); ++p) {
-      const Piece& piece = route.pieces[p];
+    for (int p = 0; p < piece_count(static_cast<int>(mi)); ++p) {
+      Piece& piece = pieces[p];
       for (int h = 1; h + 1 < piece.hop_count; ++h) {
         const int rank = piece.hops[static_cast<std::size_t>(h)];
-        Instr recv = leg_instr(static_cast<int>(mi), p, h - 1, InstrKind::recv, Stream::relay,
+        Instr recv = leg_instr(static_cast<int>(mi), piece, h - 1, InstrKind::recv, Stream::relay,
                                label(piece, h - 1), -1);
         const int recv_id = emit(rank, std::move(recv));
-        route.legs[p][static_cast<std::size_t>(h - 1)].recv = recv_id;
+        piece.legs[static_cast<std::size_t>(h - 1)].recv = recv_id;
         Instr send =
-            leg_instr(static_cast<int>(mi), p, h, InstrKind::send, Stream::relay, label(piece, h), -1);
+            leg_instr(static_cast<int>(mi), piece, h, InstrKind::send, Stream::relay, label(piece, h), -1);
         send.deps = {recv_id};
         send.stream_from = recv_id;
-        route.legs[p][static_cast<std::size_t>(h)].send = emit(rank, std::move(send));
+        piece.legs[static_cast<std::size_t>(h)].send = emit(rank, std::move(send));
       }
     }
   }
@@ -351,8 +351,10 @@ void Lowerer::assign_matches() {
   std::unordered_map<std::uint64_t, std::uint64_t> next_key;
   const auto world = static_cast<std::uint64_t>(plan_.world_size);
   for (std::size_t mi = 0; mi < routes_.size(); ++mi) {
-    for (const auto& legs : routes_[mi].legs) {
-      for (const Leg& leg : legs) {
+    const Piece* const pieces = pieces_of(static_cast<int>(mi));
+    for (int p = 0; p < piece_count(static_cast<int>(mi)); ++p) {
+      for (int h = 0; h + 1 < pieces[p].hop_count; ++h) {
+        const Leg& leg = pieces[p].legs[static_cast<std::size_t>(h)];
         if (leg.send < 0 || leg.recv < 0) {
           fail(leg.send < 0 ? leg.src : leg.dst, -1,
                "message " + std::to_string(mi) + " has a leg " + std::to_string(leg.src) + " → " +

@@ -17,25 +17,28 @@
 
 namespace zb::lower::detail {
 
-// One piece of a message: a byte range that travels along `hops` (src, optional proxy, optional peer
-// proxy, dst) in `chunks` pipelined sub-pieces. A direct message is one piece with two hops.
-struct Piece {
-  int part = 0;
-  std::int64_t offset = 0, bytes = 0;
-  int chunks = 1;
-  std::array<int, 4> hops{};
-  int hop_count = 0;
-};
-
 // One hop of one piece: the send instruction on hops[i] and the recv on hops[i + 1].
 struct Leg {
   int src = -1, dst = -1;
   int send = -1, recv = -1;
 };
 
+// One piece of a message: a byte range that travels along `hops` (src, optional proxy, optional peer
+// proxy, dst) in `chunks` pipelined sub-pieces, and the leg of each hop. A direct message is one piece
+// with two hops.
+struct Piece {
+  int part = 0;
+  std::int64_t offset = 0, bytes = 0;
+  int chunks = 1;
+  std::array<int, 4> hops{};
+  int hop_count = 0;
+  std::array<Leg, 3> legs{};  // [hop], hop_count − 1 of them
+};
+
+// A message's pieces: [first, first + count) of Lowerer::pieces_ (one flat list: a 1024-GPU program has
+// tens of thousands of messages, and a vector each was most of the lowering's allocations).
 struct MessageRoute {
-  std::vector<Piece> pieces;
-  std::vector<std::vector<Leg>> legs;  // [piece][hop]
+  int first = 0, count = 0;
 };
 
 class Lowerer {
@@ -50,14 +53,19 @@ class Lowerer {
   // The K|V (or dK|dV) rows `owner` holds of `group`, cached: each ring hop shares its owner's list.
   SliceList owner_slices(int group, int owner, Tensor first, Tensor second, const plan::HeadRange& heads);
   // The sends of the message's first legs on its source; each lists `reads` (a forwarded buffer).
-  std::vector<int> emit_first_legs(int message, const std::vector<int>& deps, const std::string& name,
-                                   int plan_op, const std::vector<int>& reads = {});
-  std::vector<int> emit_last_legs(int message, const std::vector<int>& deps, const std::string& name,
-                                  int plan_op);
+  IdList emit_first_legs(int message, const IdList& deps, const std::string& name, int plan_op,
+                         const IdList& reads = {});
+  IdList emit_last_legs(int message, const IdList& deps, const std::string& name, int plan_op);
   void emit_relays(Pass pass);
   // A send (on hops[leg]) or recv (on hops[leg + 1]) of leg `leg` of a message's piece: peer, fragment, role.
-  Instr leg_instr(int message, std::size_t piece, int leg, InstrKind kind, Stream stream,
+  Instr leg_instr(int message, const Piece& piece, int leg, InstrKind kind, Stream stream,
                   const std::string& name, int plan_op) const;
+  [[nodiscard]] Piece* pieces_of(int message) {
+    return pieces_.data() + routes_[static_cast<std::size_t>(message)].first;
+  }
+  [[nodiscard]] int piece_count(int message) const {
+    return routes_[static_cast<std::size_t>(message)].count;
+  }
   void assign_matches();
   [[noreturn]] void fail(int rank, int op, const std::string& what) const;
 
@@ -65,7 +73,7 @@ class Lowerer {
   void lower_forward(int rank);
   int kv_message_into(int rank, int group, int owner) const;  // forward KV message arriving at rank; −1
   void build_collectives();
-  std::vector<int> done_of(int rank, const std::vector<int>& plan_deps) const;
+  IdList done_of(int rank, const std::vector<int>& plan_deps) const;
 
   // --- K/V all-gathers (lower_kv_gather.cpp) -------------------------------------------------------
   void build_kv_gathers();
@@ -80,7 +88,7 @@ class Lowerer {
   [[nodiscard]] int kv_gather_of(int rank, int op) const;
   // This rank's instruction of the backward re-gather of forward K/V all-gather `c`, emitted (after
   // `entry`) the first time it is asked for.
-  int regather_instr(int rank, int c, const std::vector<int>& entry);
+  int regather_instr(int rank, int c, const IdList& entry);
 
   // --- head all-to-alls (lower_head_all_to_all.cpp) ------------------------------------------------
   void build_head_all_to_alls();
@@ -90,13 +98,12 @@ class Lowerer {
   // --- backward (lower_backward.cpp) ---------------------------------------------------------------
   void build_backward_messages();
   void lower_backward(int rank);
-  void lower_ring_backward(int rank, const std::vector<int>& ops, const std::vector<int>& entry,
-                           std::vector<int>& done);
+  void lower_ring_backward(int rank, const std::vector<int>& ops, const IdList& entry, IdList& done);
 
-  int emit(int rank, Instr in);
+  int emit(int rank, Instr&& in);
   // One id for `ids`: itself when there is one, otherwise a wait on all of them.
-  std::vector<int> joined(int rank, std::vector<int> ids, Instr like);
-  std::vector<int>& ids_of(int rank, int op) {
+  IdList joined(int rank, IdList ids, Instr&& like);
+  IdList& ids_of(int rank, int op) {
     return fwd_ids_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(op)];
   }
 
@@ -105,9 +112,10 @@ class Lowerer {
   LowerOptions options_;
   Program prog_;
   std::vector<MessageRoute> routes_;                // per message
+  std::vector<Piece> pieces_;                       // every message's pieces, message by message
   std::vector<std::vector<int>> transfer_message_;  // [rank][op] → forward message of a plan send/recv, −1
-  std::vector<std::vector<std::vector<int>>> fwd_ids_;  // [rank][op] → forward instruction ids
-  std::map<std::tuple<int, int, int>, int> kv_in_;      // (dst, group, owner) → forward KV message
+  std::vector<std::vector<IdList>> fwd_ids_;        // [rank][op] → forward instruction ids
+  std::map<std::tuple<int, int, int>, int> kv_in_;  // (dst, group, owner) → forward KV message
   std::vector<std::vector<int>> op_collective_;  // [rank][op] → forward collective of a remap/collective op
   // backward tables, by forward message id
   std::vector<int> bwd_kv_, dkv_;

@@ -15,9 +15,9 @@ TransferModel free_transfers() {
 
 namespace {
 
-// Per-instruction state lives in flat arrays indexed by a global id (the rank's offset plus the
-// instruction's index): drain visits completions in time order across all ranks, and one indirection per
-// field instead of two keeps a 1024-GPU program's walk in cache.
+// Per-instruction state lives in one flat array of 64-byte records indexed by a global id (the rank's
+// offset plus the instruction's index): drain visits completions in time order across all ranks, and a
+// completion touches its own record and its successors', so one cache line each instead of one per field.
 class Scheduler {
  public:
   Scheduler(const Program& program, const TransferModel& model) : p_(program), model_(model) {}
@@ -27,7 +27,7 @@ class Scheduler {
     // Everything with nothing to wait for is posted at time zero, in rank then list order.
     for (std::size_t r = 0; r < p_.ranks.size(); ++r) {
       for (std::size_t i = 0; i < p_.ranks[r].instrs.size(); ++i) {
-        if (pending_[gid(static_cast<int>(r), static_cast<int>(i))] == 0)
+        if (node_[gid(static_cast<int>(r), static_cast<int>(i))].pending == 0)
           post(static_cast<int>(r), static_cast<int>(i));
       }
     }
@@ -49,15 +49,9 @@ class Scheduler {
     offset_.assign(n + 1, 0);
     for (std::size_t r = 0; r < n; ++r) offset_[r + 1] = offset_[r] + p_.ranks[r].instrs.size();
     const std::size_t total = offset_[n];
+    node_.resize(total);
     start_.assign(total, -1.0);
-    end_.assign(total, -1.0);
-    first_.assign(total, -1.0);
-    ready_.assign(total, 0.0);
-    pending_.assign(total, 0);
-    posted_.assign(total, 0);
-    forward_.resize(total);
-    stream_from_.resize(total);
-    hot_.resize(total);
+    bytes_.resize(total);
     // Successors in CSR form over global ids: dependency edges plus the compute stream's chain.
     std::vector<int> count(total + 1, 0), chain(total, -1);
     for (std::size_t r = 0; r < n; ++r) {
@@ -66,22 +60,29 @@ class Scheduler {
       int previous_compute = -1;
       for (std::size_t i = 0; i < list.size(); ++i) {
         const std::size_t g = base + i;
-        forward_[g] = list[i].pass == Pass::fwd;
-        stream_from_[g] = list[i].stream_from;
         const Instr& in = list[i];
-        hot_[g] = {in.seconds, in.bytes, in.kind, in.peer, in.match, in.message, in.collective, in.chunks};
-        for (const int d : list[i].deps) ++count[base + static_cast<std::size_t>(d)];
-        pending_[g] = static_cast<int>(list[i].deps.size());
-        if (is_compute(list[i])) {
+        Node& node = node_[g];
+        node.seconds = in.seconds;
+        node.peer = in.peer;
+        node.match = in.match;
+        node.ref = in.kind == InstrKind::collective ? in.collective : in.message;
+        node.stream_from = in.stream_from;
+        node.chunks = in.chunks;
+        node.kind = in.kind;
+        node.forward = in.pass == Pass::fwd;
+        bytes_[g] = in.bytes;
+        for (const int d : in.deps) ++count[base + static_cast<std::size_t>(d)];
+        node.pending = static_cast<int>(in.deps.size());
+        if (is_compute(in)) {
           if (previous_compute >= 0) {
             chain[g] = previous_compute;
             ++count[base + static_cast<std::size_t>(previous_compute)];
-            ++pending_[g];
+            ++node.pending;
           }
           previous_compute = static_cast<int>(i);
         }
-        if (list[i].pass == Pass::bwd) {
-          ++pending_[g];  // the barrier
+        if (in.pass == Pass::bwd) {
+          ++node.pending;  // the barrier
           backward_.emplace_back(static_cast<int>(r), static_cast<int>(i));
         } else {
           ++forward_left_;
@@ -145,9 +146,9 @@ class Scheduler {
 
   void post(int r, int i) {
     const std::size_t g = gid(r, i);
-    posted_[g] = 1;
-    const Hot& in = hot_[g];
-    const double ready = ready_[g];
+    Node& in = node_[g];
+    in.posted = true;
+    const double ready = in.ready;
     switch (in.kind) {
       case InstrKind::attention:
       case InstrKind::gemm:
@@ -160,25 +161,27 @@ class Scheduler {
       case InstrKind::recv: {
         if (in.peer < 0 || in.match < 0) return;  // unmatched: never completes (the verifier says why)
         const std::size_t other = gid(in.peer, in.match);
-        if (!posted_[other]) return;
-        const double start = std::max(ready, ready_[other]);
+        const Node& peer = node_[other];
+        if (!peer.posted) return;
+        const double start = std::max(ready, peer.ready);
         const bool is_send = in.kind == InstrKind::send;
         const int src = is_send ? r : in.peer, dst = is_send ? in.peer : r;
-        const Hot& send = is_send ? in : hot_[other];
+        const Node& send = is_send ? in : peer;
         // Chunks leave one after the other; a streamed relay's chunk c also waits for chunk c of its recv.
         // With both ends' chunk times linear in c, the first and last chunk bound every chunk exactly.
-        const Message& message = p_.messages[static_cast<std::size_t>(in.message)];
+        const Message& message = p_.messages[static_cast<std::size_t>(in.ref)];
         const int chunks = std::max(1, send.chunks);
-        const double chunk = model_.p2p(src, dst, in.bytes / chunks, message);
+        const double chunk = model_.p2p(src, dst, bytes_[g] / chunks, message);
         const double begin = claim_links(src, dst, message, start);
         const double first = begin + chunk;
         double end = begin + chunks * chunk;
         // A streamed relay leg that waits on its source occupies its links only for its own chunks.
         hold_links(end);
-        const int stream_from = stream_from_[is_send ? g : other];
-        if (stream_from >= 0) end = std::max(end, end_[gid(src, stream_from)] + chunk);
+        const int stream_from = send.stream_from;
+        if (stream_from >= 0) end = std::max(end, node_[gid(src, stream_from)].end + chunk);
+        const int peer_rank = in.peer, peer_instr = in.match;
         resolve(r, i, start, end, first);
-        resolve(in.peer, in.match, start, end, first);
+        resolve(peer_rank, peer_instr, start, end, first);
         break;
       }
       case InstrKind::collective:
@@ -188,14 +191,14 @@ class Scheduler {
   }
 
   void post_collective(int r, int i, double ready) {
-    const auto c = static_cast<std::size_t>(hot_[gid(r, i)].collective);
+    const auto c = static_cast<std::size_t>(node_[gid(r, i)].ref);
     const Collective& col = p_.collectives[c];
     ++arrived_[c];
     if (col.kind != CollectiveKind::all_to_all_v) {
       if (arrived_[c] != static_cast<int>(col.ranks.size())) return;
       double start = 0;
       for (std::size_t k = 0; k < col.ranks.size(); ++k)
-        start = std::max(start, ready_[gid(col.ranks[k], col.instrs[k])]);
+        start = std::max(start, node_[gid(col.ranks[k], col.instrs[k])].ready);
       const double end = start + model_.collective(col);
       for (std::size_t k = 0; k < col.ranks.size(); ++k) resolve(col.ranks[k], col.instrs[k], start, end);
       return;
@@ -207,8 +210,10 @@ class Scheduler {
       const Message& msg = p_.messages[static_cast<std::size_t>(m)];
       const auto other = static_cast<std::size_t>(other_pos);
       const int other_instr = col.instrs[other];
-      if (other_instr < 0 || !posted_[gid(col.ranks[other], other_instr)]) continue;
-      const double start = std::max(ready, ready_[gid(col.ranks[other], other_instr)]);
+      if (other_instr < 0) continue;
+      const Node& peer = node_[gid(col.ranks[other], other_instr)];
+      if (!peer.posted) continue;
+      const double start = std::max(ready, peer.ready);
       const double end =
           claim_links(msg.src, msg.dst, msg, start) + model_.p2p(msg.src, msg.dst, msg.bytes, msg);
       hold_links(end);
@@ -224,9 +229,9 @@ class Scheduler {
     const Collective& col = p_.collectives[c];
     const int r = col.ranks[k], i = col.instrs[k];
     if (i < 0 || open_messages_[c][k] != 0) return;
-    const std::size_t g = gid(r, i);
-    if (!posted_[g] || end_[g] >= 0) return;
-    resolve(r, i, ready_[g], std::max(ready_[g], member_end_[c][k]));
+    const Node& node = node_[gid(r, i)];
+    if (!node.posted || node.end >= 0) return;
+    resolve(r, i, node.ready, std::max(node.ready, member_end_[c][k]));
   }
 
   // The time a leg ready at `start` can begin once the links it holds (the model's) are free; remembers
@@ -245,10 +250,11 @@ class Scheduler {
   // `first`: when a chunked transfer's first chunk has arrived (what a streamed relay send waits for).
   void resolve(int r, int i, double start, double end, double first = -1) {
     const std::size_t g = gid(r, i);
-    if (end_[g] >= 0) return;
+    Node& node = node_[g];
+    if (node.end >= 0) return;
     start_[g] = start;
-    end_[g] = end;
-    first_[g] = first < 0 ? end : first;
+    node.end = end;
+    node.first = first < 0 ? end : first;
     done_.push({end, order_++, r, i});
   }
 
@@ -260,23 +266,24 @@ class Scheduler {
       done_.pop();
       const int r = top.rank, i = top.instr;
       const std::size_t g = gid(r, i);
-      const double end = end_[g];
-      if (forward_[g]) {
+      const Node& node = node_[g];
+      const double end = node.end, first = node.first;
+      if (node.forward) {
         s_.barrier = std::max(s_.barrier, end);
         if (--forward_left_ == 0) open_barrier();
       }
       const std::size_t base = offset_[static_cast<std::size_t>(r)];
       for (int k = succ_begin_[g]; k < succ_begin_[g + 1]; ++k) {
         const int next = succ_[static_cast<std::size_t>(k)];
-        release(r, next, stream_from_[base + static_cast<std::size_t>(next)] == i ? first_[g] : end);
+        release(r, next, node_[base + static_cast<std::size_t>(next)].stream_from == i ? first : end);
       }
     }
   }
 
   void release(int r, int i, double time) {
-    const std::size_t g = gid(r, i);
-    ready_[g] = std::max(ready_[g], time);
-    if (--pending_[g] == 0) post(r, i);
+    Node& node = node_[gid(r, i)];
+    node.ready = std::max(node.ready, time);
+    if (--node.pending == 0) post(r, i);
   }
 
   void open_barrier() {
@@ -293,12 +300,14 @@ class Scheduler {
       const auto from = static_cast<std::ptrdiff_t>(offset_[r]),
                  to = static_cast<std::ptrdiff_t>(offset_[r + 1]);
       s_.start[r].assign(start_.begin() + from, start_.begin() + to);
-      s_.end[r].assign(end_.begin() + from, end_.begin() + to);
+      s_.end[r].resize(static_cast<std::size_t>(to - from));
+      for (std::size_t i = 0; i < s_.end[r].size(); ++i) s_.end[r][i] = node_[offset_[r] + i].end;
       for (std::size_t i = 0; i < s_.end[r].size(); ++i) {
         if (s_.end[r][i] < 0) {
           s_.complete = false;
           s_.stuck.emplace_back(static_cast<int>(r), static_cast<int>(i));
-          if (posted_[offset_[r] + i]) s_.posted_stuck.emplace_back(static_cast<int>(r), static_cast<int>(i));
+          if (node_[offset_[r] + i].posted)
+            s_.posted_stuck.emplace_back(static_cast<int>(r), static_cast<int>(i));
         } else {
           s_.finish = std::max(s_.finish, s_.end[r][i]);
         }
@@ -318,22 +327,24 @@ class Scheduler {
   const TransferModel& model_;
   Schedule s_;
   std::vector<std::size_t> offset_;  // [rank] → global id of its first instruction; [ranks] = total
-  std::vector<double> start_, end_, ready_, first_;
-  std::vector<int> pending_;
-  std::vector<char> posted_;
-  // Copies of two Instr fields that drain reads for every completion, in time order across ranks: kept
-  // dense so that it does not miss the cache on whole instructions.
-  std::vector<char> forward_;
-  std::vector<int> stream_from_;
-  // The fields post() reads, for every instruction as it is posted: one 40-byte record instead of a
-  // whole Instr (a few cache lines) read in completion order across ranks.
-  struct Hot {
-    double seconds;
-    std::int64_t bytes;
-    InstrKind kind;
-    int peer, match, message, collective, chunks;
+  // What the scheduler reads and writes of one instruction, in one 64-byte record.
+  struct Node {
+    double ready = 0;    // when its last dependency was done
+    double end = -1;     // −1 until resolved
+    double first = -1;   // when the first chunk arrived (a streamed relay send waits for it)
+    double seconds = 0;  // compute duration
+    int peer = -1, match = -1;
+    int ref = -1;  // send / recv: its message; collective: its collective
+    int stream_from = -1;
+    int pending = 0;  // dependencies (and the compute chain, and the barrier) not yet done
+    int chunks = 1;
+    InstrKind kind = InstrKind::wait;
+    bool posted = false;
+    bool forward = true;
   };
-  std::vector<Hot> hot_;
+  std::vector<Node> node_;
+  std::vector<double> start_;           // written once, read by finish
+  std::vector<std::int64_t> bytes_;     // transfers: the leg's bytes
   std::vector<int> succ_begin_, succ_;  // successors (instruction ids of the same rank) in CSR form
   std::priority_queue<Completion, std::vector<Completion>, std::greater<>> done_;
   long order_ = 0;
