@@ -65,29 +65,20 @@ TransferModel nominal_transfers(const Program& program, const CostModel& cost) {
 }
 
 ProgramEstimate estimate(const Program& program, const TransferModel& model) {
-  ProgramEstimate e;
-  e.schedule = schedule(program, model);
-  if (!e.schedule.complete) {
-    const auto [r, i] =
-        e.schedule.posted_stuck.empty() ? e.schedule.stuck.front() : e.schedule.posted_stuck.front();
+  const Schedule s = schedule(program, model, ScheduleDetail::summary);
+  if (!s.complete) {
+    const auto [r, i] = s.posted_stuck.empty() ? s.stuck.front() : s.posted_stuck.front();
     Location where;
     where.rank = r;
     throw Error(ExitCode::runtime, where,
-                "the program cannot finish: " + std::to_string(e.schedule.stuck.size()) +
+                "the program cannot finish: " + std::to_string(s.stuck.size()) +
                     " instructions never run, first " + describe(program, r, i),
                 "run `zeppelin-bench plan --verify`: the rendezvous check names the cycle");
   }
-  e.rank_forward_finish.assign(program.ranks.size(), 0.0);
-  for (std::size_t r = 0; r < program.ranks.size(); ++r) {
-    const auto& rp = program.ranks[r];
-    for (std::size_t i = 0; i < rp.instrs.size(); ++i) {
-      const double end = e.schedule.end[r][i];
-      if (static_cast<int>(i) < rp.first_backward)
-        e.rank_forward_finish[r] = std::max(e.rank_forward_finish[r], end);
-    }
-  }
-  e.forward = e.schedule.barrier;
-  e.backward = program.backward ? e.schedule.finish - e.schedule.barrier : 0.0;
+  ProgramEstimate e;
+  e.rank_forward_finish = s.rank_forward_finish;
+  e.forward = s.barrier;
+  e.backward = program.backward ? s.finish - s.barrier : 0.0;
   return e;
 }
 

@@ -25,10 +25,9 @@ namespace zb::lower {
 [[nodiscard]] TransferModel nominal_transfers(const Program& program, const CostModel& cost);
 
 struct ProgramEstimate {
-  double forward = 0;   // one layer's forward makespan
-  double backward = 0;  // one layer's backward makespan (0 without a backward pass)
-  std::vector<double> rank_forward_finish;
-  Schedule schedule;
+  double forward = 0;                       // one layer's forward makespan
+  double backward = 0;                      // one layer's backward makespan (0 without a backward pass)
+  std::vector<double> rank_forward_finish;  // [rank]: when its last forward instruction ended
 };
 
 // Throws zb::Error (runtime) naming the stuck instructions when the program cannot finish.

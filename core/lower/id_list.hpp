@@ -49,6 +49,8 @@ class IdList {
   [[nodiscard]] std::size_t size() const { return size_; }
   [[nodiscard]] bool empty() const { return size_ == 0; }
   [[nodiscard]] int operator[](std::size_t i) const { return data()[i]; }
+  [[nodiscard]] int front() const { return data()[0]; }
+  [[nodiscard]] int back() const { return data()[size_ - 1]; }
   void clear() { size_ = 0; }
   void push_back(int id) { append(&id, &id + 1); }
   void append(const int* first, const int* last) {

@@ -173,7 +173,7 @@ void Lowerer::lower_backward(int rank) {
   const auto& ops = plan_.ranks[static_cast<std::size_t>(rank)].ops;
   // Units: one per CP group, one per other op; numbered in order of first appearance.
   std::vector<int> unit_of(ops.size(), -1);
-  std::vector<std::vector<int>> unit_ops;
+  std::vector<IdList> unit_ops;  // a unit's ops, four in place
   std::map<int, int> unit_of_group;
   for (std::size_t i = 0; i < ops.size(); ++i) {
     const Op& op = ops[i];
@@ -191,7 +191,7 @@ void Lowerer::lower_backward(int rank) {
     unit_of[i] = u;
     unit_ops[static_cast<std::size_t>(u)].push_back(static_cast<int>(i));
   }
-  std::vector<std::vector<int>> consumers(unit_ops.size());
+  std::vector<IdList> consumers(unit_ops.size());
   for (std::size_t i = 0; i < ops.size(); ++i) {
     for (const int d : ops[i].deps) {
       const int from = unit_of[static_cast<std::size_t>(d)], to = unit_of[i];
@@ -279,15 +279,17 @@ void Lowerer::lower_backward(int rank) {
   }
 }
 
-void Lowerer::lower_ring_backward(int rank, const std::vector<int>& members, const IdList& entry,
-                                  IdList& done) {
+void Lowerer::lower_ring_backward(int rank, const IdList& members, const IdList& entry, IdList& done) {
   const auto& ops = plan_.ranks[static_cast<std::size_t>(rank)].ops;
-  std::map<int, IdList> bwd_ids;  // forward op → its backward K/V instructions
+  // Scratch tables by forward op and by owner rank (core/lower/lowerer.hpp), empty between calls: O(1)
+  // lookups with no allocation, as this runs once per (rank, CP group).
+  std::vector<IdList>& bwd_ids = ring_.bwd_ids;  // forward op → its backward K/V instructions
+  if (bwd_ids.size() < ops.size()) bwd_ids.resize(ops.size());
   const auto deps_of = [&](const Op& op) {
     IdList deps = entry;
     for (const int d : op.deps) {
-      if (const auto it = bwd_ids.find(d); it != bwd_ids.end())
-        deps.append(it->second.begin(), it->second.end());
+      const IdList& ids = bwd_ids[static_cast<std::size_t>(d)];
+      deps.append(ids.begin(), ids.end());
     }
     return deps;
   };
@@ -296,22 +298,34 @@ void Lowerer::lower_ring_backward(int rank, const std::vector<int>& members, con
     return m < 0 ? -1 : bwd_kv_[static_cast<std::size_t>(m)];
   };
   const auto add_done = [&](const IdList& ids) { done.append(ids.begin(), ids.end()); };
+  // An owner's row in the tables; a hand-written plan may name a rank outside the world.
+  const auto owner_row = [&](int owner, int op_id) {
+    if (owner < 0 || owner >= plan_.world_size) {
+      fail(rank, op_id,
+           "names rank " + std::to_string(owner) + " as the owner of its K/V, which is not in the world of " +
+               std::to_string(plan_.world_size));
+    }
+    return static_cast<std::size_t>(owner);
+  };
 
   // 1. K/V around the ring again, and the attention steps at backward cost, in forward order.
-  std::map<int, int> attention_of_owner;  // owner → the last backward attention step on its K/V
+  // owner → the last backward attention step on its K/V (−1: none)
+  std::vector<int>& attention_of_owner = ring_.attention_of_owner;
   int group = -1;
   for (const int id : members) {
     const Op& op = ops[static_cast<std::size_t>(id)];
     group = op.group;
     const int fm = transfer_message_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(id)];
     if (op.kind == OpKind::recv) {
-      bwd_ids[id] = emit_last_legs(bwd_kv_[static_cast<std::size_t>(fm)], deps_of(op), op.name, id);
-      add_done(bwd_ids[id]);
+      IdList& ids = bwd_ids[static_cast<std::size_t>(id)];
+      ids = emit_last_legs(bwd_kv_[static_cast<std::size_t>(fm)], deps_of(op), op.name, id);
+      add_done(ids);
     } else if (op.kind == OpKind::send) {
       IdList reads;
       if (op.kv_owner >= 0 && op.kv_owner != rank) reads.push_back(bwd_kv_into(op.group, op.kv_owner));
-      bwd_ids[id] = emit_first_legs(bwd_kv_[static_cast<std::size_t>(fm)], deps_of(op), op.name, id, reads);
-      add_done(bwd_ids[id]);
+      IdList& ids = bwd_ids[static_cast<std::size_t>(id)];
+      ids = emit_first_legs(bwd_kv_[static_cast<std::size_t>(fm)], deps_of(op), op.name, id, reads);
+      add_done(ids);
     } else {
       Instr in;
       in.kind = InstrKind::attention;
@@ -344,27 +358,28 @@ void Lowerer::lower_ring_backward(int rank, const std::vector<int>& members, con
         }
       }
       const int aid = emit(rank, std::move(in));
-      attention_of_owner[op.zigzag_kv_rank >= 0 ? op.zigzag_kv_rank : rank] = aid;
+      const int owner = op.zigzag_kv_rank >= 0 ? op.zigzag_kv_rank : rank;
+      attention_of_owner[owner_row(owner, id)] = aid;
+      ring_.owners.push_back(owner);
       done.push_back(aid);
     }
   }
 
   // 2. The dK/dV accumulators, one step behind their K/V.
-  std::map<int, IdList> dkv_in;       // owner → the recvs of its accumulator on this rank
-  std::map<int, int> dkv_message_in;  // owner → that accumulator's message
-  IdList previous_send;               // one accumulator in flight per direction
+  std::vector<IdList>& dkv_in = ring_.dkv_in;               // owner → the recvs of its accumulator here
+  std::vector<int>& dkv_message_in = ring_.dkv_message_in;  // owner → that accumulator's message, −1
+  IdList previous_send;                                     // one accumulator in flight per direction
   const auto accumulator_deps = [&](int owner) {
     IdList deps = entry;
-    if (const auto a = attention_of_owner.find(owner); a != attention_of_owner.end())
-      deps.push_back(a->second);
-    if (const auto in = dkv_in.find(owner); in != dkv_in.end())
-      deps.append(in->second.begin(), in->second.end());
+    const std::size_t o = owner_row(owner, -1);
+    if (attention_of_owner[o] >= 0) deps.push_back(attention_of_owner[o]);
+    deps.append(dkv_in[o].begin(), dkv_in[o].end());
     deps.append(previous_send.begin(), previous_send.end());
     return deps;
   };
   const auto accumulator_reads = [&](int owner) {
-    const auto it = dkv_message_in.find(owner);
-    return it == dkv_message_in.end() ? IdList{} : IdList{it->second};
+    const int m = dkv_message_in[owner_row(owner, -1)];
+    return m < 0 ? IdList{} : IdList{m};
   };
   for (const int id : members) {
     const Op& op = ops[static_cast<std::size_t>(id)];
@@ -372,10 +387,13 @@ void Lowerer::lower_ring_backward(int rank, const std::vector<int>& members, con
     if (fm < 0 || op.kv_owner < 0) continue;
     const int dm = dkv_[static_cast<std::size_t>(fm)];
     if (op.kind == OpKind::recv) {
-      dkv_in[op.kv_owner] = emit_last_legs(dm, entry, "dkv", id);
-      dkv_message_in[op.kv_owner] = dm;
-      add_done(dkv_in[op.kv_owner]);
+      const std::size_t o = owner_row(op.kv_owner, id);
+      dkv_in[o] = emit_last_legs(dm, entry, "dkv", id);
+      dkv_message_in[o] = dm;
+      ring_.owners.push_back(op.kv_owner);
+      add_done(dkv_in[o]);
     } else if (op.kind == OpKind::send) {
+      owner_row(op.kv_owner, id);  // fails on an owner outside the world
       previous_send =
           emit_first_legs(dm, accumulator_deps(op.kv_owner), "dkv", id, accumulator_reads(op.kv_owner));
       add_done(previous_send);
@@ -392,6 +410,14 @@ void Lowerer::lower_ring_backward(int rank, const std::vector<int>& members, con
        it != dkv_home_.end() && std::get<0>(it->first) == rank && std::get<1>(it->first) == group; ++it) {
     add_done(emit_last_legs(it->second, entry, "dkv", -1));
   }
+  for (const int id : members) bwd_ids[static_cast<std::size_t>(id)].clear();
+  for (const int owner : ring_.owners) {
+    const auto o = static_cast<std::size_t>(owner);
+    attention_of_owner[o] = -1;
+    dkv_in[o].clear();
+    dkv_message_in[o] = -1;
+  }
+  ring_.owners.clear();
 }
 
 }  // namespace zb::lower::detail

@@ -25,6 +25,9 @@ Lowerer::Lowerer(const plan::Plan& plan, const CostModel& cost, const LowerOptio
                     " ranks but its world size is " + std::to_string(plan.world_size));
   }
   prog_.ranks.resize(n);
+  ring_.attention_of_owner.assign(n, -1);
+  ring_.dkv_message_in.assign(n, -1);
+  ring_.dkv_in.resize(n);
   transfer_message_.resize(n);
   fwd_ids_.resize(n);
   op_collective_.resize(n);

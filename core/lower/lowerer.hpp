@@ -98,7 +98,7 @@ class Lowerer {
   // --- backward (lower_backward.cpp) ---------------------------------------------------------------
   void build_backward_messages();
   void lower_backward(int rank);
-  void lower_ring_backward(int rank, const std::vector<int>& ops, const IdList& entry, IdList& done);
+  void lower_ring_backward(int rank, const IdList& ops, const IdList& entry, IdList& done);
 
   int emit(int rank, Instr&& in);
   // One id for `ids`: itself when there is one, otherwise a wait on all of them.
@@ -126,6 +126,14 @@ class Lowerer {
   std::map<std::pair<int, int>, std::vector<int>> messages_into_;  // (collective, dst) → its messages to dst
   std::map<std::pair<int, int>, int> regather_instr_;  // (rank, forward collective) → re-gather instruction
   std::map<std::tuple<int, int, int, int, int>, SliceList> owner_slices_;  // (group, owner, tensor, heads)
+  // lower_ring_backward's tables, kept between calls and left empty by each: by forward op of the rank,
+  // and by owner rank (sized to the world in the constructor); `owners` lists the entries a call set.
+  struct RingScratch {
+    std::vector<IdList> bwd_ids;
+    std::vector<int> attention_of_owner, dkv_message_in;
+    std::vector<IdList> dkv_in;
+    std::vector<int> owners;
+  } ring_;
 };
 
 }  // namespace zb::lower::detail

@@ -20,7 +20,8 @@ namespace {
 // completion touches its own record and its successors', so one cache line each instead of one per field.
 class Scheduler {
  public:
-  Scheduler(const Program& program, const TransferModel& model) : p_(program), model_(model) {}
+  Scheduler(const Program& program, const TransferModel& model, ScheduleDetail detail)
+      : p_(program), model_(model), detail_(detail) {}
 
   Schedule run() {
     init();
@@ -50,7 +51,7 @@ class Scheduler {
     for (std::size_t r = 0; r < n; ++r) offset_[r + 1] = offset_[r] + p_.ranks[r].instrs.size();
     const std::size_t total = offset_[n];
     node_.resize(total);
-    start_.assign(total, -1.0);
+    if (detail_ == ScheduleDetail::every_instruction) start_.assign(total, -1.0);
     bytes_.resize(total);
     // Successors in CSR form over global ids: dependency edges plus the compute stream's chain.
     std::vector<int> count(total + 1, 0), chain(total, -1);
@@ -252,7 +253,7 @@ class Scheduler {
     const std::size_t g = gid(r, i);
     Node& node = node_[g];
     if (node.end >= 0) return;
-    start_[g] = start;
+    if (!start_.empty()) start_[g] = start;
     node.end = end;
     node.first = first < 0 ? end : first;
     done_.push({end, order_++, r, i});
@@ -294,22 +295,30 @@ class Scheduler {
 
   void finish() {
     const std::size_t n = p_.ranks.size();
-    s_.start.resize(n);
-    s_.end.resize(n);
+    const bool every = detail_ == ScheduleDetail::every_instruction;
+    if (every) {
+      s_.start.resize(n);
+      s_.end.resize(n);
+    }
+    s_.rank_forward_finish.assign(n, 0.0);
     for (std::size_t r = 0; r < n; ++r) {
-      const auto from = static_cast<std::ptrdiff_t>(offset_[r]),
-                 to = static_cast<std::ptrdiff_t>(offset_[r + 1]);
-      s_.start[r].assign(start_.begin() + from, start_.begin() + to);
-      s_.end[r].resize(static_cast<std::size_t>(to - from));
-      for (std::size_t i = 0; i < s_.end[r].size(); ++i) s_.end[r][i] = node_[offset_[r] + i].end;
-      for (std::size_t i = 0; i < s_.end[r].size(); ++i) {
-        if (s_.end[r][i] < 0) {
+      const std::size_t count = offset_[r + 1] - offset_[r];
+      if (every) {
+        s_.start[r].assign(start_.begin() + static_cast<std::ptrdiff_t>(offset_[r]),
+                           start_.begin() + static_cast<std::ptrdiff_t>(offset_[r + 1]));
+        s_.end[r].resize(count);
+      }
+      const auto first_backward = static_cast<std::size_t>(p_.ranks[r].first_backward);
+      for (std::size_t i = 0; i < count; ++i) {
+        const Node& node = node_[offset_[r] + i];
+        if (every) s_.end[r][i] = node.end;
+        if (i < first_backward) s_.rank_forward_finish[r] = std::max(s_.rank_forward_finish[r], node.end);
+        if (node.end < 0) {
           s_.complete = false;
           s_.stuck.emplace_back(static_cast<int>(r), static_cast<int>(i));
-          if (node_[offset_[r] + i].posted)
-            s_.posted_stuck.emplace_back(static_cast<int>(r), static_cast<int>(i));
+          if (node.posted) s_.posted_stuck.emplace_back(static_cast<int>(r), static_cast<int>(i));
         } else {
-          s_.finish = std::max(s_.finish, s_.end[r][i]);
+          s_.finish = std::max(s_.finish, node.end);
         }
       }
     }
@@ -325,6 +334,7 @@ class Scheduler {
 
   const Program& p_;
   const TransferModel& model_;
+  ScheduleDetail detail_;
   Schedule s_;
   std::vector<std::size_t> offset_;  // [rank] → global id of its first instruction; [ranks] = total
   // What the scheduler reads and writes of one instruction, in one 64-byte record.
@@ -343,7 +353,7 @@ class Scheduler {
     bool forward = true;
   };
   std::vector<Node> node_;
-  std::vector<double> start_;           // written once, read by finish
+  std::vector<double> start_;           // written once, read by finish (every_instruction only)
   std::vector<std::int64_t> bytes_;     // transfers: the leg's bytes
   std::vector<int> succ_begin_, succ_;  // successors (instruction ids of the same rank) in CSR form
   std::priority_queue<Completion, std::vector<Completion>, std::greater<>> done_;
@@ -363,8 +373,8 @@ class Scheduler {
 
 }  // namespace
 
-Schedule schedule(const Program& program, const TransferModel& model) {
-  return Scheduler(program, model).run();
+Schedule schedule(const Program& program, const TransferModel& model, ScheduleDetail detail) {
+  return Scheduler(program, model, detail).run();
 }
 
 }  // namespace zb::lower

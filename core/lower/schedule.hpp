@@ -31,7 +31,8 @@ struct TransferModel {
 };
 
 struct Schedule {
-  std::vector<std::vector<double>> start, end;  // [rank][instr]; −1 = never started / ended
+  std::vector<std::vector<double>> start, end;  // [rank][instr]; −1 = never started / ended (empty: summary)
+  std::vector<double> rank_forward_finish;      // [rank]: when its last forward instruction ended
   double barrier = 0;    // when the last forward instruction ended (the backward pass starts then)
   double finish = 0;     // when the last instruction ended
   bool complete = true;  // every instruction ended
@@ -39,7 +40,11 @@ struct Schedule {
   std::vector<std::pair<int, int>> posted_stuck;  // of those, the ones posted (waiting for a peer)
 };
 
-[[nodiscard]] Schedule schedule(const Program& program, const TransferModel& model);
+// every_instruction fills start and end; summary leaves them empty (the planner's estimate reads only the
+// per-rank and whole-program times, and a 1024-GPU program has a few hundred thousand instructions).
+enum class ScheduleDetail : std::uint8_t { every_instruction, summary };
+[[nodiscard]] Schedule schedule(const Program& program, const TransferModel& model,
+                                ScheduleDetail detail = ScheduleDetail::every_instruction);
 
 // Transfers and collectives take no time: what the compute streams alone allow.
 [[nodiscard]] TransferModel free_transfers();
