@@ -52,9 +52,17 @@ void Lowerer::fail(int rank, int op, const std::string& what) const {
 }
 
 int Lowerer::emit(int rank, Instr&& in) {
-  auto& list = prog_.ranks[static_cast<std::size_t>(rank)].instrs;
-  for (const int m : in.reads) ++prog_.messages[static_cast<std::size_t>(m)].readers;
-  list.push_back(std::move(in));
+  append(rank) = std::move(in);
+  return appended(rank);
+}
+
+Instr& Lowerer::append(int rank) {
+  return prog_.ranks[static_cast<std::size_t>(rank)].instrs.emplace_back();
+}
+
+int Lowerer::appended(int rank) {
+  const auto& list = prog_.ranks[static_cast<std::size_t>(rank)].instrs;
+  for (const int m : list.back().reads) ++prog_.messages[static_cast<std::size_t>(m)].readers;
   return static_cast<int>(list.size()) - 1;
 }
 
@@ -243,8 +251,8 @@ int Lowerer::add_message(Message m, const plan::Route& route) {
 
 namespace {
 
-Instr transfer_instr(const Message& m, InstrKind kind, Stream stream, const std::string& name, int plan_op) {
-  Instr in;
+void fill_transfer(Instr& in, const Message& m, InstrKind kind, Stream stream, const std::string& name,
+                   int plan_op) {
   in.kind = kind;
   in.stream = stream;
   in.pass = m.pass;
@@ -253,6 +261,11 @@ Instr transfer_instr(const Message& m, InstrKind kind, Stream stream, const std:
   in.step = m.step;
   in.plan_op = plan_op;
   in.name = name;
+}
+
+Instr transfer_instr(const Message& m, InstrKind kind, Stream stream, const std::string& name, int plan_op) {
+  Instr in;
+  fill_transfer(in, m, kind, stream, name, plan_op);
   return in;
 }
 
@@ -272,17 +285,16 @@ LegRole leg_role(const Message& m, const Piece& p, int leg, int gpus_per_node) {
 
 }  // namespace
 
-Instr Lowerer::leg_instr(int message, const Piece& p, int leg, InstrKind kind, Stream stream,
-                         const std::string& name, int plan_op) const {
+void Lowerer::fill_leg(Instr& in, int message, const Piece& p, int leg, InstrKind kind, Stream stream,
+                       const std::string& name, int plan_op) const {
   const Message& m = prog_.messages[static_cast<std::size_t>(message)];
-  Instr in = transfer_instr(m, kind, stream, name, plan_op);
+  fill_transfer(in, m, kind, stream, name, plan_op);
   in.peer = p.hops[static_cast<std::size_t>(kind == InstrKind::send ? leg + 1 : leg)];
   in.message = message;
   in.offset = p.offset;
   in.bytes = p.bytes;
   in.chunks = p.chunks;
   in.leg = leg_role(m, p, leg, plan_.gpus_per_node);
-  return in;
 }
 
 IdList Lowerer::emit_first_legs(int message, const IdList& deps, const std::string& name, int plan_op,
@@ -291,13 +303,15 @@ IdList Lowerer::emit_first_legs(int message, const IdList& deps, const std::stri
   Piece* const pieces = pieces_of(message);
   IdList ids;
   for (int p = 0; p < piece_count(message); ++p) {
-    Instr in = leg_instr(message, pieces[p], 0, InstrKind::send, Stream::comm, name, plan_op);
+    Instr& in = append(m.src);
+    fill_leg(in, message, pieces[p], 0, InstrKind::send, Stream::comm, name, plan_op);
     in.deps = deps;
     in.reads = reads;
-    const int id = emit(m.src, std::move(in));
+    const int id = appended(m.src);
     pieces[p].legs[0].send = id;
     ids.push_back(id);
   }
+  if (ids.size() <= 1) return ids;
   return joined(m.src, std::move(ids), transfer_instr(m, InstrKind::wait, Stream::comm, name, plan_op));
 }
 
@@ -307,26 +321,29 @@ IdList Lowerer::emit_last_legs(int message, const IdList& deps, const std::strin
   IdList ids;
   for (int p = 0; p < piece_count(message); ++p) {
     const int last = pieces[p].hop_count - 2;
-    Instr in = leg_instr(message, pieces[p], last, InstrKind::recv, Stream::comm, name, plan_op);
+    Instr& in = append(m.dst);
+    fill_leg(in, message, pieces[p], last, InstrKind::recv, Stream::comm, name, plan_op);
     in.deps = deps;
     in.last_leg = true;
-    const int id = emit(m.dst, std::move(in));
+    const int id = appended(m.dst);
     pieces[p].legs[static_cast<std::size_t>(last)].recv = id;
     ids.push_back(id);
   }
+  if (ids.size() <= 1) return ids;
   return joined(m.dst, std::move(ids), transfer_instr(m, InstrKind::wait, Stream::comm, name, plan_op));
 }
 
 void Lowerer::emit_relays(Pass pass) {
   // Proxies relay in message order, piece order: a deterministic list on every rank. A relay posts its
   // recv at once and streams its chunks on as they arrive (`stream_from`).
+  // Relay names by purpose and LegRole: "kv dispatch", "kv nic", "dkv combine".
+  const std::string kv_names[] = {"kv", "kv dispatch", "kv nic", "kv combine"};
+  const std::string dkv_names[] = {"dkv", "dkv dispatch", "dkv nic", "dkv combine"};
   for (std::size_t mi = 0; mi < prog_.messages.size(); ++mi) {
     if (prog_.messages[mi].pass != pass) continue;
     Piece* const pieces = pieces_of(static_cast<int>(mi));
     const Message& m = prog_.messages[mi];
-    // Relay names, built once per message and indexed by LegRole: "kv dispatch", "kv nic", "dkv combine".
-    const std::string base = m.purpose == Purpose::dkv ? "dkv" : "kv";
-    const std::string names[] = {base, base + " dispatch", base + " nic", base + " combine"};
+    const std::string* const names = m.purpose == Purpose::dkv ? dkv_names : kv_names;
     const auto label = [&](const Piece& piece, int leg) -> const std::string& {
       return names[static_cast<int>(leg_role(m, piece, leg, plan_.gpus_per_node))];
     };
@@ -334,15 +351,16 @@ void Lowerer::emit_relays(Pass pass) {
       Piece& piece = pieces[p];
       for (int h = 1; h + 1 < piece.hop_count; ++h) {
         const int rank = piece.hops[static_cast<std::size_t>(h)];
-        Instr recv = leg_instr(static_cast<int>(mi), piece, h - 1, InstrKind::recv, Stream::relay,
-                               label(piece, h - 1), -1);
-        const int recv_id = emit(rank, std::move(recv));
+        Instr& recv = append(rank);
+        fill_leg(recv, static_cast<int>(mi), piece, h - 1, InstrKind::recv, Stream::relay,
+                 label(piece, h - 1), -1);
+        const int recv_id = appended(rank);
         piece.legs[static_cast<std::size_t>(h - 1)].recv = recv_id;
-        Instr send =
-            leg_instr(static_cast<int>(mi), piece, h, InstrKind::send, Stream::relay, label(piece, h), -1);
+        Instr& send = append(rank);
+        fill_leg(send, static_cast<int>(mi), piece, h, InstrKind::send, Stream::relay, label(piece, h), -1);
         send.deps = {recv_id};
         send.stream_from = recv_id;
-        piece.legs[static_cast<std::size_t>(h)].send = emit(rank, std::move(send));
+        piece.legs[static_cast<std::size_t>(h)].send = appended(rank);
       }
     }
   }

@@ -58,8 +58,8 @@ class Lowerer {
   IdList emit_last_legs(int message, const IdList& deps, const std::string& name, int plan_op);
   void emit_relays(Pass pass);
   // A send (on hops[leg]) or recv (on hops[leg + 1]) of leg `leg` of a message's piece: peer, fragment, role.
-  Instr leg_instr(int message, const Piece& piece, int leg, InstrKind kind, Stream stream,
-                  const std::string& name, int plan_op) const;
+  void fill_leg(Instr& in, int message, const Piece& piece, int leg, InstrKind kind, Stream stream,
+                const std::string& name, int plan_op) const;
   [[nodiscard]] Piece* pieces_of(int message) {
     return pieces_.data() + routes_[static_cast<std::size_t>(message)].first;
   }
@@ -101,6 +101,10 @@ class Lowerer {
   void lower_ring_backward(int rank, const IdList& ops, const IdList& entry, IdList& done);
 
   int emit(int rank, Instr&& in);
+  // In place: append() adds a default instruction to `rank`'s list for the caller to fill (the reference
+  // holds until the next append on that rank); appended() then counts its reads and returns its id.
+  Instr& append(int rank);
+  int appended(int rank);
   // One id for `ids`: itself when there is one, otherwise a wait on all of them.
   IdList joined(int rank, IdList ids, Instr&& like);
   IdList& ids_of(int rank, int op) {
