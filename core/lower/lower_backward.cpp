@@ -206,9 +206,8 @@ void Lowerer::lower_backward(int rank) {
 
   std::vector<IdList> done(unit_ops.size());
   std::vector<bool> emitted(unit_ops.size(), false);
-  std::vector<int> entry_ids;
+  std::vector<int> entry;  // reused across units
   for (const int u : order) {
-    std::vector<int>& entry = entry_ids;
     entry.clear();
     for (const int c : consumers[static_cast<std::size_t>(u)]) {
       if (!emitted[static_cast<std::size_t>(c)]) {
@@ -234,7 +233,7 @@ void Lowerer::lower_backward(int rank) {
         in.micro_batch = first.micro_batch;
         in.plan_op = first.id;
         in.name = first.name + (part == GemmPart::data_grad ? " dgrad" : " wgrad");
-        in.deps = entry;
+        in.deps = entry_list;
         in.gemm_part = part;
         in.seconds = gemm_seconds(first, cost_, part);
         in.flops = 2.0 * static_cast<double>(first.m) * static_cast<double>(first.n) *
@@ -258,7 +257,7 @@ void Lowerer::lower_backward(int rank) {
       in.micro_batch = first.micro_batch;
       in.plan_op = first.id;
       in.name = first.name + " bwd";
-      in.deps = entry;
+      in.deps = entry_list;
       in.collective = c;
       in.bytes = first.kind == OpKind::remap ? first.bytes_out + first.bytes_in : first.bytes;
       const auto pos =

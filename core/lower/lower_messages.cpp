@@ -297,6 +297,11 @@ void Lowerer::fill_leg(Instr& in, int message, const Piece& p, int leg, InstrKin
   in.leg = leg_role(m, p, leg, plan_.gpus_per_node);
 }
 
+IdList Lowerer::joined_legs(int rank, IdList&& ids, const Message& m, const std::string& name, int plan_op) {
+  if (ids.size() <= 1) return ids;  // the usual single piece: no wait, so no template to build
+  return joined(rank, std::move(ids), transfer_instr(m, InstrKind::wait, Stream::comm, name, plan_op));
+}
+
 IdList Lowerer::emit_first_legs(int message, const IdList& deps, const std::string& name, int plan_op,
                                 const IdList& reads) {
   const Message& m = prog_.messages[static_cast<std::size_t>(message)];
@@ -311,8 +316,7 @@ IdList Lowerer::emit_first_legs(int message, const IdList& deps, const std::stri
     pieces[p].legs[0].send = id;
     ids.push_back(id);
   }
-  if (ids.size() <= 1) return ids;
-  return joined(m.src, std::move(ids), transfer_instr(m, InstrKind::wait, Stream::comm, name, plan_op));
+  return joined_legs(m.src, std::move(ids), m, name, plan_op);
 }
 
 IdList Lowerer::emit_last_legs(int message, const IdList& deps, const std::string& name, int plan_op) {
@@ -329,8 +333,7 @@ IdList Lowerer::emit_last_legs(int message, const IdList& deps, const std::strin
     pieces[p].legs[static_cast<std::size_t>(last)].recv = id;
     ids.push_back(id);
   }
-  if (ids.size() <= 1) return ids;
-  return joined(m.dst, std::move(ids), transfer_instr(m, InstrKind::wait, Stream::comm, name, plan_op));
+  return joined_legs(m.dst, std::move(ids), m, name, plan_op);
 }
 
 void Lowerer::emit_relays(Pass pass) {

@@ -56,6 +56,8 @@ class Lowerer {
   IdList emit_first_legs(int message, const IdList& deps, const std::string& name, int plan_op,
                          const IdList& reads = {});
   IdList emit_last_legs(int message, const IdList& deps, const std::string& name, int plan_op);
+  // joined() for the legs of message `m` on `rank`: the wait, when there is one, is named as the transfer.
+  IdList joined_legs(int rank, IdList&& ids, const Message& m, const std::string& name, int plan_op);
   void emit_relays(Pass pass);
   // A send (on hops[leg]) or recv (on hops[leg + 1]) of leg `leg` of a message's piece: peer, fragment, role.
   void fill_leg(Instr& in, int message, const Piece& piece, int leg, InstrKind kind, Stream stream,
