@@ -26,5 +26,9 @@ struct HybridDpSetup {
 // already above its best estimate. 0 when a document fits no group.
 [[nodiscard]] double hybrid_dp_compute_floor(const HybridDpSetup& setup, const CostModel& cost,
                                              const std::vector<std::int64_t>& lengths);
+// A weaker bound under hybrid_dp_compute_floor, with no assignment: the costliest single document's share
+// per rank of its group. Few cost-model calls, so the planner asks it first.
+[[nodiscard]] double hybrid_dp_document_floor(const HybridDpSetup& setup, const CostModel& cost,
+                                              const std::vector<std::int64_t>& lengths);
 
 }  // namespace zb

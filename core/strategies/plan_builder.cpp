@@ -24,7 +24,6 @@ PlanBuilder::PlanBuilder(const CostModel& cost, std::string system, std::string 
     plan_.attention_layout[static_cast<std::size_t>(r)].rank = r;
     plan_.linear_layout[static_cast<std::size_t>(r)].rank = r;
     plan_.ranks[static_cast<std::size_t>(r)].rank = r;
-    plan_.ranks[static_cast<std::size_t>(r)].ops.reserve(64);  // typical layer: tens of ops per rank
   }
 }
 

@@ -89,9 +89,12 @@ struct Model {
   }
 
   int degree(std::int64_t s, double load_target) const {
+    return degree(s, load_target, local_seconds(static_cast<double>(s)));
+  }
+  // The same, given the sequence's local_seconds (worked out once per document by the caller).
+  int degree(std::int64_t s, double load_target, double local) const {
     const std::int64_t p_mem = capacity > 0 ? (s + capacity - 1) / capacity : std::numeric_limits<int>::max();
-    const double p_load =
-        load_target > 0 ? local_seconds(static_cast<double>(s)) / (load_target * (1 + balance_tolerance)) : 1;
+    const double p_load = load_target > 0 ? local / (load_target * (1 + balance_tolerance)) : 1;
     std::int64_t p = std::max<std::int64_t>({1, p_mem, static_cast<std::int64_t>(std::ceil(p_load - 1e-9))});
     if (p > gpn) p = ((p + gpn - 1) / gpn) * gpn;  // inter-node rings take whole nodes
     return static_cast<int>(std::min<std::int64_t>(p, std::numeric_limits<int>::max()));
@@ -120,9 +123,16 @@ Partition partition(const std::vector<std::int64_t>& lengths, const CostModel& c
   auto& load = out.gpu_load;
   auto& tokens = out.gpu_tokens;
 
+  // Each document's local cost and ring degree, worked out once: the passes below ask for them repeatedly.
+  std::vector<double> local_cost(lengths.size());
   double total = 0;
-  for (auto s : lengths) total += m.local_seconds(static_cast<double>(s));
+  for (std::size_t d = 0; d < lengths.size(); ++d) {
+    local_cost[d] = m.local_seconds(static_cast<double>(lengths[d]));
+    total += local_cost[d];
+  }
   const double target = total / m.world;
+  std::vector<int> degree(lengths.size());
+  for (std::size_t d = 0; d < lengths.size(); ++d) degree[d] = m.degree(lengths[d], target, local_cost[d]);
   auto& th = out.thresholds;
   th.hide_nvlink_tokens = m.hide_point(cost.nvlink(), LinkClass::nvlink);
   th.hide_internode_tokens = m.hide_point(m.inter, LinkClass::nic);
@@ -245,7 +255,7 @@ Partition partition(const std::vector<std::int64_t>& lengths, const CostModel& c
   };
 
   for (int doc : order) {
-    const int p = m.degree(lengths[static_cast<std::size_t>(doc)], target);
+    const int p = degree[static_cast<std::size_t>(doc)];
     if (p > 1) place_widening(doc, p);  // local sequences are placed below
   }
 
@@ -264,7 +274,7 @@ Partition partition(const std::vector<std::int64_t>& lengths, const CostModel& c
   rebuild();
   for (int doc : order) {
     const auto s = lengths[static_cast<std::size_t>(doc)];
-    if (m.degree(s, target) > 1) continue;
+    if (degree[static_cast<std::size_t>(doc)] > 1) continue;
     int r = -1;
     no_room.clear();
     while (!by_load.empty()) {
@@ -286,7 +296,7 @@ Partition partition(const std::vector<std::int64_t>& lengths, const CostModel& c
       rebuild();  // the ring changed its members' loads
       continue;
     }
-    load[static_cast<std::size_t>(r)] += m.local_seconds(static_cast<double>(s));
+    load[static_cast<std::size_t>(r)] += local_cost[static_cast<std::size_t>(doc)];
     tokens[static_cast<std::size_t>(r)] += s;
     local[static_cast<std::size_t>(r)].push_back(doc);
     by_load.emplace_back(load[static_cast<std::size_t>(r)], r);

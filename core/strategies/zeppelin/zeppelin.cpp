@@ -286,9 +286,12 @@ plan::Plan Zeppelin::make_plan(const Batch& batch) const {
       consider(std::move(p), "packed-cp");
     }
     // hybrid-dp's layout: whole documents where they fit, the smallest ring that holds the rest; skipped,
-    // as a packed layout is, when its compute alone is no faster than the best plan so far.
+    // as a packed layout is, when its compute alone is no faster than the best plan so far (the costliest
+    // document's bound first, then the assignment's).
     const HybridDpSetup hdp{system_.label, system_.name, passes_};
-    const double floor = hybrid_dp_compute_floor(hdp, cost_, batch.lengths);
+    double floor = hybrid_dp_document_floor(hdp, cost_, batch.lengths);
+    if (!best || floor < best->predicted.iteration_seconds)
+      floor = hybrid_dp_compute_floor(hdp, cost_, batch.lengths);
     if (best && floor >= best->predicted.iteration_seconds) {
       tried.push_back({{"layout", "hybrid-dp"},
                        {"skipped", "compute floor above the best estimate"},

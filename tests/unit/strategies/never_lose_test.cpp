@@ -119,7 +119,8 @@ TEST(ZeppelinNeverLoses, ThePackedCpComputeFloorIsNeverAboveThePlansEstimate) {
 
 // The same for hybrid-dp's layout: its bound, from the assignment alone, is never above the estimate of
 // the plan hybrid-dp makes of that assignment, forward only and forward plus backward, so skipping it
-// never drops the layout that would have won. Batches from all-short to a 64k tail, on both clusters.
+// never drops the layout that would have won; the costliest document's bound is never above it. Batches from
+// all-short to a 64k tail, on both clusters.
 TEST(ZeppelinNeverLoses, TheHybridDpComputeFloorIsNeverAboveThePlansEstimate) {
   const Cluster clusters[] = {{"dgx-h200", 2, "llama-7b"}, {"a800-4nic", 2, "llama-13b"}};
   int checked = 0;
@@ -131,8 +132,13 @@ TEST(ZeppelinNeverLoses, TheHybridDpComputeFloorIsNeverAboveThePlansEstimate) {
       const auto lengths = random_batch(rng, cost.token_capacity_per_gpu() * 10, longest);
       const plan::Plan p = plan_of(test::system("hybrid-dp"), s, cost, lengths);
       if (!p.feasible()) continue;
-      const double floor = hybrid_dp_compute_floor({"hybrid-dp", "hybrid-dp", passes}, cost, lengths);
+      const HybridDpSetup setup{"hybrid-dp", "hybrid-dp", passes};
+      const double floor = hybrid_dp_compute_floor(setup, cost, lengths);
       EXPECT_GT(floor, 0.0) << c.preset << " seed " << seed;
+      // The planner asks the costliest document's bound first: it must never be above the assignment's.
+      const double document_floor = hybrid_dp_document_floor(setup, cost, lengths);
+      EXPECT_GT(document_floor, 0.0) << c.preset << " seed " << seed;
+      EXPECT_LE(document_floor, floor) << c.preset << " seed " << seed << " longest " << longest;
       EXPECT_LE(floor, p.predicted.iteration_seconds)
           << c.preset << " seed " << seed << " longest " << longest;
       ++checked;
