@@ -9,16 +9,18 @@
 
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
+#include "core/common/allocator.hpp"
 #include "reports/terminal_text.hpp"
 #include "zb/build_info.hpp"
 
 namespace {
 
 std::string version_text() {
-  return fmt::format("zeppelin-bench {} (git {}, {} build, SimGrid {}, CUDA {}, MPI {})", zb::build::version,
-                     zb::build::git_sha, zb::build::build_type, zb::build::simgrid_version,
-                     zb::build::have_cuda ? zb::build::cuda_version : "off",
-                     zb::build::have_mpi ? "on" : "off");
+  const zb::ProcessAllocator allocator = zb::process_allocator();
+  return fmt::format("zeppelin-bench {} (git {}, {} build, SimGrid {}, CUDA {}, MPI {}, allocator {} {})",
+                     zb::build::version, zb::build::git_sha, zb::build::build_type,
+                     zb::build::simgrid_version, zb::build::have_cuda ? zb::build::cuda_version : "off",
+                     zb::build::have_mpi ? "on" : "off", allocator.name, allocator.version);
 }
 
 int print_error(const zb::Error& error) {

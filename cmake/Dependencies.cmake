@@ -26,6 +26,41 @@ if(NOT ZEPPELIN_MPI STREQUAL "OFF")
   endif()
 endif()
 
+# --- mimalloc (optional): the executable's allocator ---------------------------
+# Sanitizers bring their own allocator, so a sanitized build never links it (AUTO turns it off; ON fails).
+set(ZEPPELIN_HAVE_MIMALLOC OFF)
+set(ZEPPELIN_MIMALLOC_SUMMARY "no (ZEPPELIN_MIMALLOC=${ZEPPELIN_MIMALLOC}): glibc malloc")
+if(NOT ZEPPELIN_MIMALLOC STREQUAL "OFF")
+  if(ZEPPELIN_SANITIZE)
+    if(ZEPPELIN_MIMALLOC STREQUAL "ON")
+      message(FATAL_ERROR "ZEPPELIN_MIMALLOC=ON cannot be combined with ZEPPELIN_SANITIZE=${ZEPPELIN_SANITIZE}: "
+                          "the sanitizers replace the allocator. Configure with -DZEPPELIN_MIMALLOC=AUTO|OFF.")
+    endif()
+    set(ZEPPELIN_MIMALLOC_SUMMARY "no (sanitizers replace the allocator): glibc malloc")
+  else()
+    find_package(mimalloc 2.0 CONFIG QUIET)
+    if(mimalloc_FOUND)
+      set(ZEPPELIN_HAVE_MIMALLOC ON)
+      set(ZEPPELIN_MIMALLOC_SUMMARY "yes, ${mimalloc_VERSION}")
+    elseif(ZEPPELIN_MIMALLOC STREQUAL "ON")
+      message(FATAL_ERROR "ZEPPELIN_MIMALLOC=ON but mimalloc was not found. Install it with "
+                          "'apt-get install libmimalloc-dev', or configure with -DZEPPELIN_MIMALLOC=AUTO|OFF.")
+    else()
+      set(ZEPPELIN_MIMALLOC_SUMMARY "no (not found; apt-get install libmimalloc-dev): glibc malloc")
+    endif()
+  endif()
+endif()
+
+# Links `target` with mimalloc ahead of every other shared library (--no-as-needed: the executable names
+# no mimalloc symbol, so the linker would otherwise drop it), so that its malloc and free, and thereby
+# operator new and delete, replace glibc's for the whole process.
+function(zb_link_allocator target)
+  if(ZEPPELIN_HAVE_MIMALLOC)
+    target_link_options(${target} PRIVATE "LINKER:--push-state,--no-as-needed" $<TARGET_FILE:mimalloc>
+                        "LINKER:--pop-state")
+  endif()
+endfunction()
+
 # --- CUDA (optional) ----------------------------------------------------------
 set(ZEPPELIN_HAVE_CUDA OFF)
 set(ZEPPELIN_HAVE_NCCL OFF)

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "core/common/allocator.hpp"
 #include "zb/build_info.hpp"
 
 extern char** environ;  // POSIX: the process environment (read only here)
@@ -44,6 +45,9 @@ std::vector<LinkedLibrary> linked_libraries() {
                                  {"fmt", build::fmt_version},
                                  {"nlohmann_json", build::nlohmann_json_version},
                                  {"cli11", build::cli11_version}};
+  // The allocator serving this process (mimalloc when the executable links it): planner times depend on it.
+  const ProcessAllocator allocator = process_allocator();
+  if (allocator.name == "mimalloc") out.push_back({"mimalloc", allocator.version});
   if (build::have_mpi) {
     out.push_back({"mpi", std::string_view(build::mpi_library_version).empty() ? "version not recorded"
                                                                                : build::mpi_library_version});

@@ -18,6 +18,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libsimgrid-dev
   libopenmpi-dev openmpi-bin
+  libmimalloc-dev
   chromium
   clang libclang-rt-dev clang-format
 )

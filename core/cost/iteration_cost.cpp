@@ -16,8 +16,10 @@ constexpr double kBucketParamsPerDpRank = 1e6;
 
 constexpr double kFp32Bytes = 4.0;
 
+// The streaming HBM rate the cost model worked out once (streaming_memory_bandwidth looks the GPU up by
+// name, and this runs for every rank of every plan).
 double memory_seconds(const CostModel& cost, double bytes) {
-  return bytes > 0 ? bytes / streaming_memory_bandwidth(cost) : 0.0;
+  return bytes > 0 ? bytes / cost.pointwise_rates().bandwidth : 0.0;
 }
 
 // The backward of a GEMM timed like the layers' (CostModel::linear_bwd_time): backward_linear_factor × the

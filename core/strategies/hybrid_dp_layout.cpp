@@ -318,12 +318,17 @@ double hybrid_dp_document_floor(const HybridDpSetup& setup, const CostModel& cos
   // calls instead of one assignment of the whole batch.
   const int gpn = cost.cluster().gpus_per_node;
   const int nodes = cost.cluster().nodes;
-  std::map<int, std::int64_t> longest;  // group size → its longest document
+  // (group size, its longest document): a handful of sizes, so a list searched from the back (documents of
+  // one size tend to come together) is cheaper than a map.
+  std::vector<std::pair<int, std::int64_t>> longest;
   for (const std::int64_t s : lengths) {
     const int p = group_size(s, cost.token_capacity_per_gpu(), gpn, nodes);
     if (p == 0) return 0.0;  // mirrors compute_floor: the plan is an OOM
-    auto [it, fresh] = longest.try_emplace(p, s);
-    if (!fresh) it->second = std::max(it->second, s);
+    auto it = std::find_if(longest.rbegin(), longest.rend(), [p](const auto& e) { return e.first == p; });
+    if (it == longest.rend())
+      longest.emplace_back(p, s);
+    else
+      it->second = std::max(it->second, s);
   }
   double worst = 0;
   for (const auto& [p, s] : longest) {
