@@ -15,6 +15,7 @@
 
 namespace {
 
+// Built only when --version is asked for: it probes the allocator, which no other command needs.
 std::string version_text() {
   const zb::ProcessAllocator allocator = zb::process_allocator();
   return fmt::format("zeppelin-bench {} (git {}, {} build, SimGrid {}, CUDA {}, MPI {}, allocator {} {})",
@@ -35,7 +36,7 @@ int main(int argc, char** argv) {
       "Benchmark and profile distributed attention for LLM training on variable-length data:\n"
       "Zeppelin against context-parallel baselines, on the embedded simulator or real GPUs.",
       "zeppelin-bench"};
-  app.set_version_flag("--version", version_text(), "Print the version and git revision, then exit");
+  app.set_version_flag("--version", version_text, "Print the version and git revision, then exit");
   app.require_subcommand(1);
   app.footer(
       "Exit codes: 0 ok, 1 a gate or comparison failed, 2 bad input, 3 runtime failure (including an output\n"

@@ -312,10 +312,10 @@ double hybrid_dp_compute_floor(const HybridDpSetup& setup, const CostModel& cost
 
 double hybrid_dp_document_floor(const HybridDpSetup& setup, const CostModel& cost,
                                 const std::vector<std::int64_t>& lengths) {
-  // The busiest rank does at least the share of any one document its group gives each rank (the same
-  // terms as compute_floor's sums, and the GEMMs are affine in their rows). Within one group size every
-  // term grows with the length, so only the longest document of each size is evaluated: a few cost-model
-  // calls instead of one assignment of the whole batch.
+  // The busiest rank does at least the share of any one document its group gives each rank
+  // (document_share_floor: the same terms as compute_floor's sums, and the GEMMs are affine in their rows).
+  // Within one group size every term grows with the length, so only the longest document of each size is
+  // evaluated: a few cost-model calls instead of one assignment of the whole batch.
   const int gpn = cost.cluster().gpus_per_node;
   const int nodes = cost.cluster().nodes;
   // (group size, its longest document): a handful of sizes, so a list searched from the back (documents of
@@ -331,12 +331,7 @@ double hybrid_dp_document_floor(const HybridDpSetup& setup, const CostModel& cos
       it->second = std::max(it->second, s);
   }
   double worst = 0;
-  for (const auto& [p, s] : longest) {
-    const double tokens = static_cast<double>(s) / p;
-    const double linear =
-        cost.linear_fwd_time(tokens) + (setup.passes == Passes::fwd_bwd ? cost.linear_bwd_time(tokens) : 0.0);
-    worst = std::max(worst, zigzag_attention_floor(cost, s, p, setup.passes) + linear);
-  }
+  for (const auto& [p, s] : longest) worst = std::max(worst, document_share_floor(cost, s, p, setup.passes));
   return worst * cost.model().layers;
 }
 

@@ -147,10 +147,14 @@ double packed_cp_document_floor(const CostModel& cost, const std::vector<std::in
   // term grows with the length (more pairs and rows, and longer rows run no slower), so the costliest
   // document is the longest: one evaluation instead of one per document.
   const std::int64_t length = *std::max_element(lengths.begin(), lengths.end());
-  const double tokens = static_cast<double>(length) / degree;
+  return std::max(0.0, document_share_floor(cost, length, degree, passes)) * cost.model().layers;
+}
+
+double document_share_floor(const CostModel& cost, std::int64_t length, int ring, Passes passes) {
+  const double tokens = static_cast<double>(length) / ring;
   const double linear =
       cost.linear_fwd_time(tokens) + (passes == Passes::fwd_bwd ? cost.linear_bwd_time(tokens) : 0.0);
-  return std::max(0.0, zigzag_attention_floor(cost, length, degree, passes) + linear) * cost.model().layers;
+  return zigzag_attention_floor(cost, length, ring, passes) + linear;
 }
 
 bool packed_cp_fits(const CostModel& cost, const std::vector<std::int64_t>& lengths, int degree) {

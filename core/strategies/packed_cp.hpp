@@ -50,6 +50,12 @@ void read_packed_cp_options(const SystemSpec& system, PackedCpSetup& setup);
 [[nodiscard]] double zigzag_attention_floor(const CostModel& cost, std::int64_t length, int ring,
                                             Passes passes);
 
+// One rank's share of a whole document in a zigzag ring of `ring` GPUs, per layer: its attention share
+// (zigzag_attention_floor) plus its GEMMs over length/ring rows, forward and, with a backward pass,
+// backward. Any rank holding that share does at least this, so the costliest document bounds a plan.
+[[nodiscard]] double document_share_floor(const CostModel& cost, std::int64_t length, int ring,
+                                          Passes passes);
+
 // The compute the busiest group's ranks do in one iteration of the balanced packed-CP plan at `degree`
 // (each rank its zigzag share of every document's attention at its chunk length, without call
 // overheads, and one GEMM pass over its tokens): a floor under that plan's estimate, which also waits

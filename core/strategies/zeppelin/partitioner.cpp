@@ -324,12 +324,13 @@ Partition partition(const std::vector<std::int64_t>& lengths, const CostModel& c
     }
     if (partner < 0) break;
     const double ring = m.ring_seconds(static_cast<double>(s), 2);
-    const double new_r = load[static_cast<std::size_t>(r)] - m.local_seconds(static_cast<double>(s)) + ring;
+    const double own = local_cost[static_cast<std::size_t>(*big)];
+    const double new_r = load[static_cast<std::size_t>(r)] - own + ring;
     const double new_p = load[static_cast<std::size_t>(partner)] + ring;
     if (std::max(new_r, new_p) >= load[static_cast<std::size_t>(r)]) break;
     const int doc = *big;
     mine.erase(big);
-    load[static_cast<std::size_t>(r)] -= m.local_seconds(static_cast<double>(s));
+    load[static_cast<std::size_t>(r)] -= own;
     tokens[static_cast<std::size_t>(r)] -= s;
     place_ring(doc, {std::min(r, partner), std::max(r, partner)}, plan::Level::intra_node);
   }

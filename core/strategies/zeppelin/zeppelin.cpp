@@ -266,14 +266,17 @@ plan::Plan Zeppelin::make_plan(const Batch& batch) const {
       winner = layout;
     }
   };
+  // Whether a layout bounded below by `floor` could still beat the best plan so far (else it is skipped).
+  const auto below_best = [&best](double floor) {
+    return !best || floor < best->predicted.iteration_seconds;
+  };
   if (baseline_shapes_) {
     for (const int degree : zeppelin::baseline_shape_degrees(cost_, batch.lengths)) {
       // Planning a layout costs far more than bounding it: skip one whose compute alone is no faster,
       // asking the O(documents) bound of its costliest document before the dealt one.
       double floor = packed_cp_document_floor(cost_, batch.lengths, degree, passes_);
-      if (!best || floor < best->predicted.iteration_seconds)
-        floor = packed_cp_compute_floor(cost_, batch.lengths, degree, passes_);
-      if (best && floor >= best->predicted.iteration_seconds) {
+      if (below_best(floor)) floor = packed_cp_compute_floor(cost_, batch.lengths, degree, passes_);
+      if (!below_best(floor)) {
         tried.push_back({{"layout", "packed-cp"},
                          {"degree", degree},
                          {"skipped", "compute floor above the best estimate"},
@@ -290,9 +293,8 @@ plan::Plan Zeppelin::make_plan(const Batch& batch) const {
     // document's bound first, then the assignment's).
     const HybridDpSetup hdp{system_.label, system_.name, passes_};
     double floor = hybrid_dp_document_floor(hdp, cost_, batch.lengths);
-    if (!best || floor < best->predicted.iteration_seconds)
-      floor = hybrid_dp_compute_floor(hdp, cost_, batch.lengths);
-    if (best && floor >= best->predicted.iteration_seconds) {
+    if (below_best(floor)) floor = hybrid_dp_compute_floor(hdp, cost_, batch.lengths);
+    if (!below_best(floor)) {
       tried.push_back({{"layout", "hybrid-dp"},
                        {"skipped", "compute floor above the best estimate"},
                        {"compute_floor_ms", floor * 1e3}});
@@ -309,7 +311,7 @@ plan::Plan Zeppelin::make_plan(const Batch& batch) const {
         usp_degrees_, batch.lengths, 0, 0);
     if (usp.degree > 1) {
       const double usp_floor = ulysses_compute_floor(usp, cost_, batch.lengths);
-      if (best && usp_floor >= best->predicted.iteration_seconds) {
+      if (!below_best(usp_floor)) {
         tried.push_back({{"layout", "usp"},
                          {"degree", usp.degree},
                          {"ring", usp.ring},
