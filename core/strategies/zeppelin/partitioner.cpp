@@ -10,6 +10,23 @@
 namespace zb::zeppelin {
 namespace {
 
+// Restores a min-heap on (load, rank) (std::greater order, as std::make_heap builds it) after its root
+// grew: the root sinks below every smaller child.
+void sift_down_min_heap(std::vector<std::pair<double, int>>& heap) {
+  const std::size_t n = heap.size();
+  std::size_t at = 0;
+  const auto moving = heap[0];
+  for (;;) {
+    std::size_t child = 2 * at + 1;
+    if (child >= n) break;
+    if (child + 1 < n && heap[child + 1] < heap[child]) ++child;
+    if (!(heap[child] < moving)) break;
+    heap[at] = heap[child];
+    at = child;
+  }
+  heap[at] = moving;
+}
+
 constexpr double balance_tolerance = 0.05;  // a GPU may exceed the mean load by 5 % before we split more
 
 struct Model {
@@ -275,6 +292,17 @@ Partition partition(const std::vector<std::int64_t>& lengths, const CostModel& c
   for (int doc : order) {
     const auto s = lengths[static_cast<std::size_t>(doc)];
     if (degree[static_cast<std::size_t>(doc)] > 1) continue;
+    // Usually the least-loaded GPU has room: its load grows in place and sinks to its new position, one
+    // sift instead of a pop and a push. The heap's layout never decides the choice (ranks are distinct).
+    if (!by_load.empty() && tokens[static_cast<std::size_t>(by_load.front().second)] + s <= m.capacity) {
+      const int r = by_load.front().second;
+      load[static_cast<std::size_t>(r)] += local_cost[static_cast<std::size_t>(doc)];
+      tokens[static_cast<std::size_t>(r)] += s;
+      local[static_cast<std::size_t>(r)].push_back(doc);
+      by_load.front().first = load[static_cast<std::size_t>(r)];
+      sift_down_min_heap(by_load);
+      continue;
+    }
     int r = -1;
     no_room.clear();
     while (!by_load.empty()) {
