@@ -150,6 +150,23 @@ double packed_cp_document_floor(const CostModel& cost, const std::vector<std::in
   return std::max(0.0, document_share_floor(cost, length, degree, passes)) * cost.model().layers;
 }
 
+double packed_cp_average_floor(const CostModel& cost, const std::vector<std::int64_t>& lengths, int degree,
+                               Passes passes) {
+  if (lengths.empty()) return 0.0;
+  const int groups = cost.cluster().world_size() / degree;
+  double attention = 0, tokens = 0;
+  for (const std::int64_t length : lengths) {
+    attention += zigzag_attention_floor(cost, length, degree, passes);
+    tokens += static_cast<double>(length) / degree;
+  }
+  // LPT gives every group a document while documents last (lpt_groups), so this many groups hold tokens.
+  const double holding = std::min<double>(groups, static_cast<double>(lengths.size()));
+  const double per_group = tokens / holding;
+  const double linear =
+      cost.linear_fwd_time(per_group) + (passes == Passes::fwd_bwd ? cost.linear_bwd_time(per_group) : 0.0);
+  return (attention + holding * linear) / groups * cost.model().layers;
+}
+
 double document_share_floor(const CostModel& cost, std::int64_t length, int ring, Passes passes) {
   const double tokens = static_cast<double>(length) / ring;
   const double linear =

@@ -67,6 +67,12 @@ void read_packed_cp_options(const SystemSpec& system, PackedCpSetup& setup);
 // group. Lets a caller rule a degree out before paying for the LPT dealing.
 [[nodiscard]] double packed_cp_document_floor(const CostModel& cost, const std::vector<std::int64_t>& lengths,
                                               int degree, Passes passes);
+// The other O(documents) bound under packed_cp_compute_floor: the busiest group does at least the average
+// group's compute. A GEMM's time is affine in its rows (and zero without rows), so the GEMMs of the
+// min(groups, documents) groups that get documents sum to that many passes over their mean token count.
+// Unlike the document floor it grows with the batch: a batch of many short documents is ruled out here.
+[[nodiscard]] double packed_cp_average_floor(const CostModel& cost, const std::vector<std::int64_t>& lengths,
+                                             int degree, Passes passes);
 
 // Whether every document fits a pack at `degree` (pad(s, 2C) ≤ C·M): otherwise plan_packed_cp's plan is an
 // OOM.

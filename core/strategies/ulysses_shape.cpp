@@ -92,14 +92,17 @@ double ulysses_compute_floor(const UlyssesSetup& setup, const CostModel& cost,
   auto linear = [&](double tokens) {
     return cost.linear_fwd_time(tokens) + (backward ? cost.linear_bwd_time(tokens) : 0.0);
   };
-  double attention_sum = 0, tokens = 0, costliest = 0;
+  double attention_sum = 0, tokens = 0;
+  std::int64_t longest = 0;
   for (const std::int64_t length : lengths) {
     const double l = static_cast<double>(length);
-    const double a = attention(l);
-    attention_sum += a;
+    attention_sum += attention(l);
     tokens += l;
-    costliest = std::max(costliest, a / group + linear(l / group));
+    longest = std::max(longest, length);
   }
+  // Both terms grow with the length: the costliest document is the longest.
+  const double l = static_cast<double>(longest);
+  const double costliest = lengths.empty() ? 0.0 : attention(l) / group + linear(l / group);
   const double average = attention_sum / world + linear(tokens / world);
   const double leaving = (setup.degree - 1.0) / setup.degree;
   const double a2a_bytes =

@@ -273,8 +273,10 @@ plan::Plan Zeppelin::make_plan(const Batch& batch) const {
   if (baseline_shapes_) {
     for (const int degree : zeppelin::baseline_shape_degrees(cost_, batch.lengths)) {
       // Planning a layout costs far more than bounding it: skip one whose compute alone is no faster,
-      // asking the O(documents) bound of its costliest document before the dealt one.
+      // asking the O(documents) bounds (its costliest document, then its average group) before the dealt
+      // one.
       double floor = packed_cp_document_floor(cost_, batch.lengths, degree, passes_);
+      if (below_best(floor)) floor = packed_cp_average_floor(cost_, batch.lengths, degree, passes_);
       if (below_best(floor)) floor = packed_cp_compute_floor(cost_, batch.lengths, degree, passes_);
       if (!below_best(floor)) {
         tried.push_back({{"layout", "packed-cp"},

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <string>
 
 #include "core/strategies/hybrid_dp_layout.hpp"
 #include "core/strategies/packed_cp.hpp"
@@ -115,6 +116,35 @@ TEST(ZeppelinNeverLoses, ThePackedCpComputeFloorIsNeverAboveThePlansEstimate) {
       }
     }
   }
+}
+
+// The planner asks two O(documents) bounds before the dealt one: its costliest document's and its average
+// group's. Neither is ever above the dealt floor, forward only and forward plus backward, from batches of
+// fewer documents than groups (some groups hold nothing) to hundreds of documents, so a degree they rule out
+// would have been ruled out by the dealt floor too. With many short documents the average bound is the
+// tighter one, which is why it is asked.
+TEST(ZeppelinNeverLoses, ThePackedCpQuickFloorsAreNeverAboveTheDealtFloor) {
+  const Cluster clusters[] = {{"dgx-h200", 2, "llama-7b"}, {"a800-4nic", 2, "llama-13b"}};
+  int average_tighter = 0;
+  for_each_cluster_and_passes(clusters, [&](const Cluster& c, const Scenario& s, const CostModel& cost) {
+    for (std::uint64_t seed = 1; seed <= 8; ++seed) {
+      Rng rng(seed, 53);
+      const std::int64_t tokens = seed <= 2 ? 3000 * static_cast<std::int64_t>(seed) : 200'000 * seed;
+      const auto lengths = random_batch(rng, tokens, seed % 2 == 0 ? 2048 : 32768);
+      for (const int degree : {1, 2, 4, 8}) {
+        const double dealt = packed_cp_compute_floor(cost, lengths, degree, s.passes);
+        const double average = packed_cp_average_floor(cost, lengths, degree, s.passes);
+        const double document = packed_cp_document_floor(cost, lengths, degree, s.passes);
+        const std::string where = std::string(c.preset) + " seed " + std::to_string(seed) + " degree " +
+                                  std::to_string(degree) + " documents " + std::to_string(lengths.size());
+        EXPECT_GT(average, 0.0) << where;
+        EXPECT_LE(average, dealt * (1 + 1e-12)) << where;
+        EXPECT_LE(document, dealt * (1 + 1e-12)) << where;
+        if (average > document) ++average_tighter;
+      }
+    }
+  });
+  EXPECT_GT(average_tighter, 0) << "the average bound never beat the document bound: it would be dead weight";
 }
 
 // The same for hybrid-dp's layout: its bound, from the assignment alone, is never above the estimate of
