@@ -22,6 +22,12 @@ std::vector<std::vector<Pack>> deal_round_robin(const std::vector<std::int64_t>&
   return dealt;
 }
 
+// One rank's GEMMs over `tokens` rows per layer: forward and, with a backward pass, backward. The linear
+// term of every floor below.
+double linear_floor(const CostModel& cost, double tokens, Passes passes) {
+  return cost.linear_fwd_time(tokens) + (passes == Passes::fwd_bwd ? cost.linear_bwd_time(tokens) : 0.0);
+}
+
 // Estimated forward seconds of one document on one GPU (attention at its own length, and its GEMMs): the
 // work LPT balances. Dividing by the group size would not change the order, so it is left out.
 double document_cost(const CostModel& cost, std::int64_t length) {
@@ -133,9 +139,7 @@ double packed_cp_compute_floor(const CostModel& cost, const std::vector<std::int
       attention += zigzag_attention_floor(cost, lengths[static_cast<std::size_t>(d)], degree, passes);
       tokens += static_cast<double>(lengths[static_cast<std::size_t>(d)]) / c;
     }
-    const double linear =
-        cost.linear_fwd_time(tokens) + (passes == Passes::fwd_bwd ? cost.linear_bwd_time(tokens) : 0.0);
-    worst = std::max(worst, attention + linear);
+    worst = std::max(worst, attention + linear_floor(cost, tokens, passes));
   }
   return worst * cost.model().layers;
 }
@@ -161,17 +165,12 @@ double packed_cp_average_floor(const CostModel& cost, const std::vector<std::int
   }
   // LPT gives every group a document while documents last (lpt_groups), so this many groups hold tokens.
   const double holding = std::min<double>(groups, static_cast<double>(lengths.size()));
-  const double per_group = tokens / holding;
-  const double linear =
-      cost.linear_fwd_time(per_group) + (passes == Passes::fwd_bwd ? cost.linear_bwd_time(per_group) : 0.0);
-  return (attention + holding * linear) / groups * cost.model().layers;
+  return (attention + holding * linear_floor(cost, tokens / holding, passes)) / groups * cost.model().layers;
 }
 
 double document_share_floor(const CostModel& cost, std::int64_t length, int ring, Passes passes) {
-  const double tokens = static_cast<double>(length) / ring;
-  const double linear =
-      cost.linear_fwd_time(tokens) + (passes == Passes::fwd_bwd ? cost.linear_bwd_time(tokens) : 0.0);
-  return zigzag_attention_floor(cost, length, ring, passes) + linear;
+  return zigzag_attention_floor(cost, length, ring, passes) +
+         linear_floor(cost, static_cast<double>(length) / ring, passes);
 }
 
 bool packed_cp_fits(const CostModel& cost, const std::vector<std::int64_t>& lengths, int degree) {

@@ -292,28 +292,20 @@ Partition partition(const std::vector<std::int64_t>& lengths, const CostModel& c
   for (int doc : order) {
     const auto s = lengths[static_cast<std::size_t>(doc)];
     if (degree[static_cast<std::size_t>(doc)] > 1) continue;
-    // Usually the least-loaded GPU has room: its load grows in place and sinks to its new position, one
-    // sift instead of a pop and a push. The heap's layout never decides the choice (ranks are distinct).
-    if (!by_load.empty() && tokens[static_cast<std::size_t>(by_load.front().second)] + s <= m.capacity) {
-      const int r = by_load.front().second;
-      load[static_cast<std::size_t>(r)] += local_cost[static_cast<std::size_t>(doc)];
-      tokens[static_cast<std::size_t>(r)] += s;
-      local[static_cast<std::size_t>(r)].push_back(doc);
-      by_load.front().first = load[static_cast<std::size_t>(r)];
-      sift_down_min_heap(by_load);
-      continue;
-    }
-    int r = -1;
+    // Usually the least-loaded GPU has room: its load then grows in place and sinks to its new position,
+    // one sift instead of a pop and a push. The heap's layout never decides the choice (ranks are distinct).
+    const bool top_has_room =
+        !by_load.empty() && tokens[static_cast<std::size_t>(by_load.front().second)] + s <= m.capacity;
+    int r = top_has_room ? by_load.front().second : -1;
     no_room.clear();
-    while (!by_load.empty()) {
+    while (r < 0 && !by_load.empty()) {
       std::pop_heap(by_load.begin(), by_load.end(), std::greater<>());
       const Entry top = by_load.back();
       by_load.pop_back();
-      if (tokens[static_cast<std::size_t>(top.second)] + s <= m.capacity) {
+      if (tokens[static_cast<std::size_t>(top.second)] + s <= m.capacity)
         r = top.second;
-        break;
-      }
-      no_room.push_back(top);
+      else
+        no_room.push_back(top);
     }
     for (const Entry& e : no_room) {
       by_load.push_back(e);
@@ -327,8 +319,13 @@ Partition partition(const std::vector<std::int64_t>& lengths, const CostModel& c
     load[static_cast<std::size_t>(r)] += local_cost[static_cast<std::size_t>(doc)];
     tokens[static_cast<std::size_t>(r)] += s;
     local[static_cast<std::size_t>(r)].push_back(doc);
-    by_load.emplace_back(load[static_cast<std::size_t>(r)], r);
-    std::push_heap(by_load.begin(), by_load.end(), std::greater<>());
+    if (top_has_room) {
+      by_load.front().first = load[static_cast<std::size_t>(r)];
+      sift_down_min_heap(by_load);
+    } else {
+      by_load.emplace_back(load[static_cast<std::size_t>(r)], r);
+      std::push_heap(by_load.begin(), by_load.end(), std::greater<>());
+    }
   }
 
   // Refine: split the most loaded GPU's largest local sequence into a 2-GPU ring inside its node.
