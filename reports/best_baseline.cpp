@@ -80,20 +80,25 @@ std::string best_baseline_statement(const RunSummary& summary) {
 
 std::string versus_best_statement(const RunSummary& summary, const SystemSummary& system) {
   if (system.is_baseline || !has_baseline(summary)) return "";
+  // Whose layout earned the figure: a system that chose between layouts says which, per iteration counted.
+  const std::string layouts =
+      system.layouts.empty() ? "" : " (layouts: " + layouts_text(system.layouts) + ")";
   if (!summary.best_baseline) {
-    return fmt::format("{}: no speed-up against a best baseline, since no baseline fitted in every iteration",
-                       system.label);
+    return fmt::format(
+        "{}: no speed-up against a best baseline, since no baseline fitted in every iteration{}",
+        system.label, layouts);
   }
   const std::string& best = *summary.best_baseline;
   if (!system.fits_every_iteration()) {
-    return fmt::format("{} ran {}: no speed-up against the best baseline {}", system.label, oom_text(system),
-                       best);
+    return fmt::format("{} ran {}: no speed-up against the best baseline {}{}", system.label,
+                       oom_text(system), best, layouts);
   }
   if (!system.speedup_vs_best)
-    return fmt::format("{}: no speed-up against the best baseline {}", system.label, best);
+    return fmt::format("{}: no speed-up against the best baseline {}{}", system.label, best, layouts);
   const double ratio = *system.speedup_vs_best;
   const char* comparison = ratio > 1 ? "faster than" : ratio < 1 ? "slower than" : "as fast as";
-  return fmt::format("{} is {} the best baseline {}: {}", system.label, comparison, best, ratio_text(ratio));
+  return fmt::format("{} is {} the best baseline {}: {}{}", system.label, comparison, best, ratio_text(ratio),
+                     layouts);
 }
 
 }  // namespace zb::reports

@@ -29,7 +29,8 @@ struct RunSummary;
 [[nodiscard]] std::string best_baseline_statement(const RunSummary& summary);
 
 // For a system that is no baseline: "zeppelin is faster than the best baseline uniform-cp[degree=8]:
-// 1.52×", "zeppelin is slower than the best baseline ...: 0.92×", or why there is no such figure.
+// 1.52×", "zeppelin is slower than the best baseline ...: 0.92×", or why there is no such figure; a
+// system whose plans record their layout ends with them, "(layouts: hierarchical 9, hybrid-dp 1)".
 // Empty for a baseline and when the run has no baseline.
 [[nodiscard]] std::string versus_best_statement(const RunSummary& summary, const SystemSummary& system);
 

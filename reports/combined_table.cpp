@@ -53,7 +53,7 @@ CombinedRow combined_row(const RunSummary& summary, const std::string& file, con
   row.hardware_profile = summary.hardware_profile;
   row.gates_passed = summary.gates_passed();
   for (const SystemSummary& s : summary.systems) {
-    CombinedSystem c{s.label, s.is_baseline, std::nullopt, s.feasible_iterations, s.iterations};
+    CombinedSystem c{s.label, s.is_baseline, std::nullopt, s.feasible_iterations, s.iterations, s.layouts};
     if (s.fits_every_iteration()) c.mean_seconds = s.iteration_time.mean;
     row.systems.push_back(c);
   }
@@ -65,6 +65,7 @@ CombinedRow combined_row(const RunSummary& summary, const std::string& file, con
   row.subject = subject->label;
   row.subject_strategy = subject->strategy;
   if (subject->fits_every_iteration()) row.subject_seconds = subject->iteration_time.mean;
+  row.subject_layouts = subject->layouts;
   row.speedup_vs_best = subject->speedup_vs_best;
   for (const std::string& baseline : summary.baseline_ranking) {
     row.speedups.emplace_back(baseline, summary.speedup(subject->label, baseline));
@@ -99,6 +100,9 @@ CombinedTable combine(std::string title, std::vector<CombinedRow> rows) {
     t.ties += verdict == "ties";
     t.losses += verdict == "loses";
   }
+  std::vector<std::vector<LayoutCount>> layouts;
+  for (const CombinedRow& row : t.rows) layouts.push_back(row.subject_layouts);
+  t.subject_layouts = merge_layouts(layouts);
   t.versus_best = aggregate(std::move(versus_best));
   for (const std::string& baseline : t.baseline_columns) {
     std::vector<std::pair<double, std::string>> values;

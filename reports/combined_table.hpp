@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "reports/layouts.hpp"
 #include "reports/summary.hpp"
 
 namespace zb::reports {
@@ -22,6 +23,7 @@ struct CombinedSystem {
   std::optional<double> mean_seconds;  // none when it ran out of memory in some iteration
   int feasible_iterations = 0;
   int iterations = 0;
+  std::vector<LayoutCount> layouts;  // the layouts its plans ran (reports/layouts.hpp); empty when unrecorded
 };
 
 struct CombinedRow {
@@ -36,6 +38,7 @@ struct CombinedRow {
   std::string subject;           // its label; empty when every system is a baseline
   std::string subject_strategy;  // "zeppelin": names the subject in the aggregates when labels differ
   std::optional<double> subject_seconds;
+  std::vector<LayoutCount> subject_layouts;  // the layouts the subject's plans ran; empty when unrecorded
   std::optional<std::string> best_baseline;
   std::optional<double> best_seconds;
   std::optional<double> speedup_vs_best;
@@ -66,6 +69,7 @@ struct CombinedTable {
   RatioAggregates versus_best;
   std::vector<std::pair<std::string, RatioAggregates>> versus_baseline;  // per baseline column
   int wins = 0, ties = 0, losses = 0;
+  std::vector<LayoutCount> subject_layouts;  // summed over the rows
 };
 
 [[nodiscard]] CombinedRow combined_row(const RunSummary& summary, const std::string& file,

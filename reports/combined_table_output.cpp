@@ -33,15 +33,27 @@ bool has_baseline(const CombinedRow& row, const std::string& baseline) {
                      [&](const auto& s) { return s.first == baseline; });
 }
 
+bool any_layouts(const CombinedTable& t) {
+  return std::any_of(t.rows.begin(), t.rows.end(),
+                     [](const CombinedRow& row) { return !row.subject_layouts.empty(); });
+}
+
 TextTable table_of(const CombinedTable& t) {
   TextTable out;
-  out.header = {"scenario", "backend",       "cluster",    "model",   "system",
-                "s/iter",   "best baseline", "its s/iter", "vs best", "verdict"};
-  for (const std::string& b : t.baseline_columns) out.header.push_back("vs " + b);
-  out.header.push_back("gates");
-  out.align.assign(out.header.size(), Align::right);
-  for (std::size_t c : {0, 1, 2, 3, 4, 6, 9}) out.align[c] = Align::left;
-  out.align.back() = Align::left;
+  const bool layouts = any_layouts(t);
+  auto column = [&](std::string title, Align align) {
+    out.header.push_back(std::move(title));
+    out.align.push_back(align);
+  };
+  for (const char* title : {"scenario", "backend", "cluster", "model", "system"}) column(title, Align::left);
+  if (layouts) column("layouts", Align::left);
+  column("s/iter", Align::right);
+  column("best baseline", Align::left);
+  column("its s/iter", Align::right);
+  column("vs best", Align::right);
+  column("verdict", Align::left);
+  for (const std::string& b : t.baseline_columns) column("vs " + b, Align::right);
+  column("gates", Align::left);
   for (const CombinedRow& row : t.rows) {
     if (!row.error.empty()) {
       std::vector<std::string> cells{row.scenario, "error: " + row.error};
@@ -51,14 +63,14 @@ TextTable table_of(const CombinedTable& t) {
     }
     std::vector<std::string> cells{row.scenario,
                                    row.simulated ? row.backend + " (simulated)" : row.backend + " (measured)",
-                                   row.cluster,
-                                   row.model,
-                                   row.subject.empty() ? "\u2014" : row.subject,
-                                   row.subject.empty() ? "\u2014" : seconds_cell(row.subject_seconds),
-                                   row.best_baseline.value_or("none"),
-                                   row.best_seconds ? format_seconds(*row.best_seconds) : "\u2014",
-                                   ratio_cell(row.speedup_vs_best),
-                                   verdict_of(row)};
+                                   row.cluster, row.model, row.subject.empty() ? "\u2014" : row.subject};
+    if (layouts) cells.push_back(row.subject_layouts.empty() ? "\u2014" : layouts_text(row.subject_layouts));
+    for (std::string cell :
+         {row.subject.empty() ? "\u2014" : seconds_cell(row.subject_seconds),
+          row.best_baseline.value_or("none"), row.best_seconds ? format_seconds(*row.best_seconds) : "\u2014",
+          ratio_cell(row.speedup_vs_best), verdict_of(row)}) {
+      cells.push_back(std::move(cell));
+    }
     for (const std::string& b : t.baseline_columns) {
       cells.push_back(has_baseline(row, b) ? ratio_cell(speedup_against(row, b)) : "\u2014");
     }
@@ -97,6 +109,12 @@ std::vector<std::string> notes_of(const CombinedTable& t) {
                   fmt::format("; wins {}, ties {} (within \u00b10.5 %), loses {}", t.wins, t.ties, t.losses));
   for (const auto& [baseline, a] : t.versus_baseline)
     lines.push_back(aggregate_line(subject + " vs " + baseline, a));
+  if (!t.subject_layouts.empty()) {
+    int iterations = 0;
+    for (const LayoutCount& c : t.subject_layouts) iterations += c.iterations;
+    lines.push_back(fmt::format("layouts {} ran, over {} iterations: {}", subject, iterations,
+                                layouts_text(t.subject_layouts)));
+  }
   std::set<std::string> profiles;
   for (const CombinedRow& row : t.rows) {
     if (row.error.empty()) profiles.insert(row.hardware_profile);
@@ -165,6 +183,7 @@ nlohmann::ordered_json combined_json(const CombinedTable& t) {
     r["subject"] =
         row.subject.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(row.subject);
     r["subject_mean_iteration_seconds"] = optional_number(row.subject_seconds);
+    r["subject_layouts"] = layouts_json(row.subject_layouts);
     r["best_baseline"] =
         row.best_baseline ? nlohmann::ordered_json(*row.best_baseline) : nlohmann::ordered_json(nullptr);
     r["best_baseline_mean_iteration_seconds"] = optional_number(row.best_seconds);
@@ -179,7 +198,8 @@ nlohmann::ordered_json combined_json(const CombinedTable& t) {
                          {"baseline", s.is_baseline},
                          {"mean_iteration_seconds", optional_number(s.mean_seconds)},
                          {"feasible_iterations", s.feasible_iterations},
-                         {"iterations", s.iterations}});
+                         {"iterations", s.iterations},
+                         {"layouts", layouts_json(s.layouts)}});
     }
     r["systems"] = systems;
     r["gates_passed"] = row.gates_passed;
@@ -192,6 +212,7 @@ nlohmann::ordered_json combined_json(const CombinedTable& t) {
   agg["versus_best"]["ties"] = t.ties;
   agg["versus_best"]["losses"] = t.losses;
   for (const auto& [baseline, a] : t.versus_baseline) agg["versus"][baseline] = aggregate_json(a);
+  agg["subject_layouts"] = layouts_json(t.subject_layouts);
   j["aggregates"] = agg;
   return j;
 }

@@ -89,6 +89,15 @@ std::string options_text(const RunSummary& summary) {
   return out + "\n";
 }
 
+// Per system whose plans record their layout, how many iterations ran each (reports/layouts.hpp).
+std::string layouts_block(const RunSummary& summary) {
+  std::string out;
+  for (const SystemSummary& s : summary.systems) {
+    if (!s.layouts.empty()) out += fmt::format("  {}: {}\n", s.label, layouts_text(s.layouts));
+  }
+  return out.empty() ? out : "layouts run (iterations each):\n" + out + "\n";
+}
+
 // Per system, what the iteration spends outside the layers (docs/METRICS.md, "The whole iteration"):
 // means over feasible iterations of the critical rank's parts.
 std::string iteration_parts_text(const RunSummary& summary) {
@@ -141,6 +150,7 @@ RunSummary for_console(const RunSummary& summary) {
     for (std::string* text : {&s.label, &s.strategy, &s.resolved_options_text, &s.stand_in}) clean(*text);
     for (std::string& line : s.oom) clean(line);
     for (std::string& line : s.verification) clean(line);
+    for (LayoutCount& c : s.layouts) clean(c.layout);
   }
   for (std::string& label : safe.baseline_ranking) clean(label);
   if (safe.best_baseline) clean(*safe.best_baseline);
@@ -196,6 +206,7 @@ std::string console_summary(const RunSummary& unsafe_summary) {
     for (std::size_t i = 0; i < lines.size(); ++i) out += (i == 0 ? "" : "  ") + lines[i] + "\n";
     out += "\n";
   }
+  out += layouts_block(summary);
   out += options_text(summary);
   out += gates_text(summary);
   return out;

@@ -84,6 +84,13 @@ nlohmann::ordered_json out_of_memory_entry(const std::string& run_name, int fami
   return out;
 }
 
+// Google Benchmark's label (State::SetLabel), last in an entry as it writes it: the layouts the system's
+// plans ran, "layouts: hierarchical 9, hybrid-dp 1". The name stays the same whatever ran, so the
+// benchmark history keeps one series per system; none for a system whose plans record no layout.
+void add_layouts_label(nlohmann::ordered_json& entry, const SystemSummary& system) {
+  if (!system.layouts.empty()) entry["label"] = "layouts: " + layouts_text(system.layouts);
+}
+
 }  // namespace
 
 nlohmann::ordered_json gbench_json(const RunSummary& summary, const RunContext& context) {
@@ -94,7 +101,9 @@ nlohmann::ordered_json gbench_json(const RunSummary& summary, const RunContext& 
   for (const SystemSummary& system : summary.systems) {
     const std::string run_name = summary.scenario + "/" + system.label + "/iteration_time";
     if (!system.fits_every_iteration()) {
-      out["benchmarks"].push_back(out_of_memory_entry(run_name, family++, system));
+      nlohmann::ordered_json failed = out_of_memory_entry(run_name, family++, system);
+      add_layouts_label(failed, system);
+      out["benchmarks"].push_back(std::move(failed));
       continue;
     }
     const SampleAggregates& time = system.iteration_time;
@@ -109,11 +118,14 @@ nlohmann::ordered_json gbench_json(const RunSummary& summary, const RunContext& 
     // where the code did not change at all.
     main["iteration_time_sd_ms"] = time.sd * milliseconds_per_second;
     main["iteration_time_cv"] = time.mean > 0 ? time.sd / time.mean : 0.0;
+    add_layouts_label(main, system);
     out["benchmarks"].push_back(std::move(main));
-    out["benchmarks"].push_back(
-        aggregate_entry(run_name, family, n, n, "mean", time.mean * milliseconds_per_second));
-    out["benchmarks"].push_back(
-        aggregate_entry(run_name, family, n, n, "median", time.median * milliseconds_per_second));
+    for (const auto& [aggregate_name, ms] : {std::pair{"mean", time.mean * milliseconds_per_second},
+                                             std::pair{"median", time.median * milliseconds_per_second}}) {
+      nlohmann::ordered_json aggregated = aggregate_entry(run_name, family, n, n, aggregate_name, ms);
+      add_layouts_label(aggregated, system);
+      out["benchmarks"].push_back(std::move(aggregated));
+    }
     ++family;
   }
   return out;

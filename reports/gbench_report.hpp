@@ -11,6 +11,8 @@
 // entry's real_time, and a spread follows the batches, not the code. A system that ran out of memory in any
 // iteration gets one entry with error_occurred and error_message, as Google Benchmark writes a benchmark
 // that failed (its real_time: the mean of the iterations that fitted, 0 when none did).
+// A system whose plans record their layout (reports/layouts.hpp) carries them in each entry's "label"
+// ("layouts: hierarchical 9, hybrid-dp 1"), not in the name, which must stay one series per system.
 #include <filesystem>
 
 #include <nlohmann/json.hpp>

@@ -103,8 +103,11 @@ std::string summary_table(const RunSummary& summary) {
   for (const SystemSummary& s : summary.systems) {
     const std::string strategy =
         s.strategy == s.label ? "" : fmt::format(" <code>{}</code>", html_escape(s.strategy));
-    out += fmt::format(R"(<tr><td><span class="swatch" style="background:{}"></span>{}{}</td>)",
-                       system_colour(s.index), html_escape(s.label), strategy);
+    const std::string layouts = s.layouts.empty() ? ""
+                                                  : fmt::format(R"(<div class="layouts">layouts: {}</div>)",
+                                                                html_escape(layouts_text(s.layouts)));
+    out += fmt::format(R"(<tr><td><span class="swatch" style="background:{}"></span>{}{}{}</td>)",
+                       system_colour(s.index), html_escape(s.label), strategy, layouts);
     if (!s.feasible()) {
       out += fmt::format(R"(<td class="oom" colspan="{}">out of memory in all {} iterations</td></tr>)",
                          8 + speedup_columns, s.iterations);
@@ -200,6 +203,11 @@ std::string html_report(const RunResult& run, const RunSummary& summary, const R
       "Summary",
       "Mean over feasible iterations. Speed-up = baseline mean iteration time / system mean iteration time.",
       R"(<div class="table-scroll">)" + summary_table(summary) + "</div>" + options_list(summary));
+  if (const std::string table = iterations_table(summary); !table.empty()) {
+    page += section("Layouts per iteration",
+                    "The layout each iteration's plan ran, for the systems whose plans record it.",
+                    R"(<div class="table-scroll">)" + table + "</div>");
+  }
   page +=
       section("Gates", "Pass/fail checks from the scenario; any failure makes <code>run</code> exit with 1.",
               gates_table(summary));

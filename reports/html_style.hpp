@@ -39,6 +39,7 @@ th { white-space: normal; vertical-align: bottom; font-size: 11.5px; text-transf
 th:first-child, td:first-child { text-align: left; }
 td.oom { color: var(--fail); font-weight: 600; text-align: left; }
 td.best { font-weight: 700; }
+td .layouts { color: var(--muted); font-size: 12px; font-weight: 400; }
 .swatch { display:inline-block; width:10px; height:10px; border-radius:2px; margin-right:8px; vertical-align:baseline; }
 .gate.pass td.result { color: var(--pass); font-weight: 700; }
 .gate.fail td.result { color: var(--fail); font-weight: 700; }

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "reports/atomic_write.hpp"
+#include "reports/layouts.hpp"
 #include "reports/profile_report.hpp"
 #include "reports/resolved_options.hpp"
 
@@ -135,6 +136,8 @@ ojson iterations_json(const SystemResult& result, const SystemSummary& summary) 
     entry["feasible"] = it.feasible;
     entry["planner_seconds"] = it.planner_seconds;
     entry["resolved_options"] = iteration_resolved_options(result.system, it.plan_info);
+    const std::optional<std::string> layout = iteration_layout(it.plan_info);
+    entry["layout"] = layout ? ojson(*layout) : ojson();
     entry["predicted_seconds"] = it.feasible ? ojson(it.predicted_seconds) : ojson();
     entry["metrics"] = it.feasible && feasible_index < summary.per_iteration.size()
                            ? figures_json(summary.per_iteration[feasible_index++])
@@ -153,6 +156,7 @@ ojson system_json(const SystemResult& result, const SystemSummary& s) {
   out["options"] = ojson::parse(result.system.options.dump());
   out["baseline"] = s.is_baseline;
   out["resolved_options"] = s.resolved_options;
+  out["layouts"] = layouts_json(s.layouts);
   out["iterations"] = s.iterations;
   out["feasible_iterations"] = s.feasible_iterations;
   out["speedup_vs_best_baseline"] = s.speedup_vs_best ? ojson(*s.speedup_vs_best) : ojson();

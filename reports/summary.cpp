@@ -183,6 +183,8 @@ SystemSummary summarize_system(const SystemResult& result, std::size_t index) {
   s.nvlinks = mean_nvlinks(s.per_iteration);
   s.resolved_options = system_resolved_options(result);
   s.resolved_options_text = resolved_options_text(result.system, s.resolved_options);
+  s.layout_per_iteration = layout_per_iteration(result);
+  s.layouts = count_layouts(result);
   return s;
 }
 

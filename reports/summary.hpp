@@ -14,6 +14,7 @@
 #include "core/config/scenario.hpp"
 #include "core/metrics/metrics.hpp"
 #include "core/run/run_result.hpp"
+#include "reports/layouts.hpp"
 #include "reports/sample_statistics.hpp"
 
 namespace zb::reports {
@@ -69,6 +70,10 @@ struct SystemSummary {
   // The options it ran with, "auto" resolved (reports/resolved_options.hpp), and the same as one line.
   nlohmann::ordered_json resolved_options = nlohmann::ordered_json::object();
   std::string resolved_options_text;
+  // The layout each iteration's plan ran (reports/layouts.hpp): per iteration, "" where the plan records
+  // none, and counted over the feasible iterations (empty when no plan records a layout).
+  std::vector<std::string> layout_per_iteration;
+  std::vector<LayoutCount> layouts;
   // Mean iteration time of the best baseline / this system's; 1 for the best baseline itself. None when
   // there is no best baseline or this system ran out of memory in some iteration.
   std::optional<double> speedup_vs_best;

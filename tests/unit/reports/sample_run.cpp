@@ -270,17 +270,22 @@ RunResult sample_run(const SampleOptions& options) {
       batch.lengths.push_back(64 + (d * d * 37 + i * 101 + seed_shift * 13) % 16000);
     run.workload.add(batch);
   }
-  // Zeppelin's thresholds are structure (no option), left out of the resolved options; ring-cp's pack
-  // count differs between iterations, as a real one does.
+  // Zeppelin's thresholds are structure (no option), left out of the resolved options; its layout is its
+  // own partition in two iterations of three and hybrid-dp's in the third (as best_of records a baseline
+  // layout that won); ring-cp's pack count differs between iterations, as a real one does.
   const nlohmann::json zeppelin_info{
       {"routing", true},
       {"remap", true},
       {"partitioning", "hierarchical"},
+      {"layout", "hierarchical"},
       {"thresholds", nlohmann::json::array({{{"micro_batch", 0}, {"local", 4096}}})}};
+  nlohmann::json zeppelin_hybrid_info = zeppelin_info;
+  zeppelin_hybrid_info["layout"] = "hybrid-dp";
   const nlohmann::json ring_info{{"degree", 8}, {"groups", 1}, {"dealing", "balanced"}, {"packs", 2}};
   nlohmann::json ring_info_more_packs = ring_info;
   ring_info_more_packs["packs"] = 3;
-  run.systems.push_back(feasible_system(run.scenario.systems[0], zeppelin_times, 0.05, {zeppelin_info}));
+  run.systems.push_back(feasible_system(run.scenario.systems[0], zeppelin_times, 0.05,
+                                        {zeppelin_info, zeppelin_info, zeppelin_hybrid_info}));
   SystemResult ring =
       feasible_system(run.scenario.systems[1], ring_times, 0.6, {ring_info, ring_info_more_packs});
   for (int k = 0; k < options.ring_cp_oom_iterations && k < options.iterations; ++k) {
