@@ -51,6 +51,7 @@ CombinedRow combined_row(const RunSummary& summary, const std::string& file, con
   row.cluster = summary.cluster;
   row.model = summary.model;
   row.hardware_profile = summary.hardware_profile;
+  row.long_documents = summary.long_documents;
   row.gates_passed = summary.gates_passed();
   for (const SystemSummary& s : summary.systems) {
     CombinedSystem c{s.label, s.is_baseline, std::nullopt, s.feasible_iterations, s.iterations, s.layouts};

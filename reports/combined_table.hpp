@@ -35,6 +35,9 @@ struct CombinedRow {
   std::string cluster;
   std::string model;
   std::string hardware_profile;
+  // The scenario's batches (the same for every system): the shares in documents longer than one GPU's and
+  // one node's token capacity (core/metrics/long_documents.hpp); not recorded for a hand-built result.
+  LongDocumentRecord long_documents;
   std::string subject;           // its label; empty when every system is a baseline
   std::string subject_strategy;  // "zeppelin": names the subject in the aggregates when labels differ
   std::optional<double> subject_seconds;

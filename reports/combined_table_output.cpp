@@ -7,12 +7,15 @@
 #include "reports/atomic_write.hpp"
 #include "reports/combined_table.hpp"
 #include "reports/html_style.hpp"
+#include "reports/long_documents_report.hpp"
 #include "reports/number_format.hpp"
 #include "reports/svg.hpp"
 #include "reports/text_table.hpp"
 
 namespace zb::reports {
 namespace {
+
+constexpr const char* long_documents_column = "\u03a3s\u00b2 > GPU / node";
 
 std::string seconds_cell(const std::optional<double>& s) {
   return s ? format_seconds(*s) : "OOM";
@@ -33,6 +36,19 @@ bool has_baseline(const CombinedRow& row, const std::string& baseline) {
                      [&](const auto& s) { return s.first == baseline; });
 }
 
+bool any_long_documents(const CombinedTable& t) {
+  return std::any_of(t.rows.begin(), t.rows.end(),
+                     [](const CombinedRow& row) { return row.long_documents.recorded(); });
+}
+
+// "78.2 % / 0.0 %": the mean share of Σs² in documents longer than one GPU's / one node's capacity.
+std::string long_documents_cell(const LongDocumentRecord& record) {
+  if (!record.recorded()) return "\u2014";
+  const BatchLongDocuments mean = record.mean();
+  return format_percent(mean.above_gpu.attention_work) + " / " +
+         format_percent(mean.above_node.attention_work);
+}
+
 bool any_layouts(const CombinedTable& t) {
   return std::any_of(t.rows.begin(), t.rows.end(),
                      [](const CombinedRow& row) { return !row.subject_layouts.empty(); });
@@ -41,11 +57,14 @@ bool any_layouts(const CombinedTable& t) {
 TextTable table_of(const CombinedTable& t) {
   TextTable out;
   const bool layouts = any_layouts(t);
+  const bool long_documents = any_long_documents(t);
   auto column = [&](std::string title, Align align) {
     out.header.push_back(std::move(title));
     out.align.push_back(align);
   };
-  for (const char* title : {"scenario", "backend", "cluster", "model", "system"}) column(title, Align::left);
+  for (const char* title : {"scenario", "backend", "cluster", "model"}) column(title, Align::left);
+  if (long_documents) column(long_documents_column, Align::right);
+  column("system", Align::left);
   if (layouts) column("layouts", Align::left);
   column("s/iter", Align::right);
   column("best baseline", Align::left);
@@ -63,7 +82,9 @@ TextTable table_of(const CombinedTable& t) {
     }
     std::vector<std::string> cells{row.scenario,
                                    row.simulated ? row.backend + " (simulated)" : row.backend + " (measured)",
-                                   row.cluster, row.model, row.subject.empty() ? "\u2014" : row.subject};
+                                   row.cluster, row.model};
+    if (long_documents) cells.push_back(long_documents_cell(row.long_documents));
+    cells.push_back(row.subject.empty() ? "\u2014" : row.subject);
     if (layouts) cells.push_back(row.subject_layouts.empty() ? "\u2014" : layouts_text(row.subject_layouts));
     for (std::string cell :
          {row.subject.empty() ? "\u2014" : seconds_cell(row.subject_seconds),
@@ -114,6 +135,13 @@ std::vector<std::string> notes_of(const CombinedTable& t) {
     for (const LayoutCount& c : t.subject_layouts) iterations += c.iterations;
     lines.push_back(fmt::format("layouts {} ran, over {} iterations: {}", subject, iterations,
                                 layouts_text(t.subject_layouts)));
+  }
+  if (any_long_documents(t)) {
+    lines.push_back(
+        std::string(long_documents_column) +
+        ": the share of the attention work \u03a3s\u00b2 in documents longer than one GPU's / one "
+        "node's token capacity, mean over the scenario's batches (docs/METRICS.md, \"Long "
+        "documents\"; each report.json has the shares of documents and tokens too)");
   }
   std::set<std::string> profiles;
   for (const CombinedRow& row : t.rows) {
@@ -180,6 +208,11 @@ nlohmann::ordered_json combined_json(const CombinedTable& t) {
     r["cluster"] = row.cluster;
     r["model"] = row.model;
     r["hardware_profile"] = row.hardware_profile;
+    r["long_documents"] =
+        row.long_documents.recorded()
+            ? nlohmann::ordered_json{{"capacity_tokens", capacity_tokens_json(row.long_documents)},
+                                     {"above_capacity_mean", mean_long_documents_json(row.long_documents)}}
+            : nlohmann::ordered_json(nullptr);
     r["subject"] =
         row.subject.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(row.subject);
     r["subject_mean_iteration_seconds"] = optional_number(row.subject_seconds);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "reports/best_baseline.hpp"
+#include "reports/long_documents_report.hpp"
 #include "reports/number_format.hpp"
 #include "reports/simulation_statement.hpp"
 #include "reports/terminal_text.hpp"
@@ -194,7 +195,10 @@ std::string console_summary(const RunSummary& unsafe_summary) {
   std::string out = fmt::format("{} \u2014 {}, {}, {} iteration{}\n", summary.scenario, summary.cluster,
                                 summary.model, iterations, iterations == 1 ? "" : "s");
   out += backend_statement(summary) + "\n";
-  out += summary.hardware_profile + "\n\n";
+  out += summary.hardware_profile + "\n";
+  if (const std::string line = long_documents_statement(summary.long_documents); !line.empty())
+    out += line + "\n";
+  out += "\n";
   out += render_text(table);
   out +=
       "speed-up = baseline mean iteration time / system mean iteration time; "

@@ -37,9 +37,9 @@ inline constexpr int timeline_ranks = 4;
 [[nodiscard]] std::string measured_nic_table(const RunMetrics& metrics);
 // Document lengths of every iteration on a log₂ axis.
 [[nodiscard]] std::string length_histogram_chart(const BatchRecord& workload);
-// One row per iteration: the layout each system's plan ran, for the systems whose plans record one
-// (html_iterations.cpp); empty when none does.
-[[nodiscard]] std::string iterations_table(const RunSummary& summary);
+// One row per iteration: its batch (documents, tokens, longest, the long-document shares when recorded)
+// and the layout each system's plan ran, for the systems whose plans record one (html_iterations.cpp).
+[[nodiscard]] std::string iterations_table(const RunResult& run, const RunSummary& summary);
 // Gantt chart of the first ranks' compute and communication streams. A positive `axis_span_seconds`
 // fixes the length of the time axis, so several systems can share one scale.
 [[nodiscard]] std::string timeline_chart(const SystemSummary& system, const Trace& trace,

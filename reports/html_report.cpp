@@ -9,6 +9,7 @@
 #include "reports/console.hpp"
 #include "reports/html_charts.hpp"
 #include "reports/html_style.hpp"
+#include "reports/long_documents_report.hpp"
 #include "reports/number_format.hpp"
 #include "reports/profile_report.hpp"
 #include "reports/simulation_statement.hpp"
@@ -64,6 +65,8 @@ std::string header_html(const RunResult& run, const RunSummary& summary, const R
   out += headline_html(summary);
   out += fmt::format("<div>{}</div>", html_escape(backend_statement(summary)));
   out += fmt::format(R"(<div class="profile">{}</div>)", html_escape(summary.hardware_profile));
+  if (const std::string line = long_documents_statement(summary.long_documents); !line.empty())
+    out += fmt::format(R"(<div class="profile">{}</div>)", html_escape(line));
   const int iterations = summary.systems.empty() ? 0 : summary.systems.front().iterations;
   out += fmt::format(
       R"(<p class="facts"><span>{}</span><span>{}</span><span>{} iteration{}</span><span>{}</span><span>{} tokens per iteration</span><span>zeppelin-bench {} (git {})</span><span>{}</span></p>)",
@@ -203,11 +206,13 @@ std::string html_report(const RunResult& run, const RunSummary& summary, const R
       "Summary",
       "Mean over feasible iterations. Speed-up = baseline mean iteration time / system mean iteration time.",
       R"(<div class="table-scroll">)" + summary_table(summary) + "</div>" + options_list(summary));
-  if (const std::string table = iterations_table(summary); !table.empty()) {
-    page += section("Layouts per iteration",
-                    "The layout each iteration's plan ran, for the systems whose plans record it.",
-                    R"(<div class="table-scroll">)" + table + "</div>");
-  }
+  page +=
+      section("Iterations",
+              "Each iteration's batch: its documents, tokens and longest document, and the shares of its "
+              "documents, tokens and attention work (\u03a3s\u00b2) in documents longer than one GPU's and "
+              "one node's token capacity (docs/METRICS.md, \"Long documents\"); then the layout each "
+              "system's plan ran, for the systems whose plans record it.",
+              R"(<div class="table-scroll">)" + iterations_table(run, summary) + "</div>");
   page +=
       section("Gates", "Pass/fail checks from the scenario; any failure makes <code>run</code> exit with 1.",
               gates_table(summary));

@@ -8,6 +8,7 @@
 
 #include "reports/atomic_write.hpp"
 #include "reports/layouts.hpp"
+#include "reports/long_documents_report.hpp"
 #include "reports/profile_report.hpp"
 #include "reports/resolved_options.hpp"
 
@@ -207,13 +208,18 @@ ojson system_json(const SystemResult& result, const SystemSummary& s) {
 ojson workload_json(const RunResult& run) {
   ojson batches = ojson::array();
   for (const BatchSummary& batch : run.workload.batches) {
-    batches.push_back(ojson{{"iteration", batch.iteration},
-                            {"documents", batch.documents},
-                            {"tokens", batch.tokens},
-                            {"longest", batch.longest},
-                            {"lengths_fnv1a", lengths_fingerprint(batch.lengths_fnv1a)}});
+    batches.push_back(
+        ojson{{"iteration", batch.iteration},
+              {"documents", batch.documents},
+              {"tokens", batch.tokens},
+              {"longest", batch.longest},
+              {"lengths_fnv1a", lengths_fingerprint(batch.lengths_fnv1a)},
+              {"above_capacity", iteration_long_documents_json(run.long_documents, batch.iteration)}});
   }
-  return ojson{{"iterations", run.workload.batches.size()}, {"batches", std::move(batches)}};
+  return ojson{{"iterations", run.workload.batches.size()},
+               {"capacity_tokens", capacity_tokens_json(run.long_documents)},
+               {"above_capacity_mean", mean_long_documents_json(run.long_documents)},
+               {"batches", std::move(batches)}};
 }
 
 // The baseline every system is measured against first; null when no baseline fitted in every iteration.

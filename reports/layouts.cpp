@@ -35,9 +35,12 @@ std::optional<std::string> iteration_layout(const nlohmann::json& plan_info) {
 
 std::vector<std::string> layout_per_iteration(const SystemResult& result) {
   std::vector<std::string> out;
-  out.reserve(result.iterations.size());
-  for (const IterationResult& it : result.iterations)
-    out.push_back(iteration_layout(it.plan_info).value_or(""));
+  for (const IterationResult& it : result.iterations) {
+    if (it.iteration < 0) continue;
+    const auto k = static_cast<std::size_t>(it.iteration);
+    if (out.size() <= k) out.resize(k + 1);
+    out[k] = iteration_layout(it.plan_info).value_or("");
+  }
   return out;
 }
 

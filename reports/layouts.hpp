@@ -22,7 +22,8 @@ struct LayoutCount {
 // The layout one iteration's plan records (info["layout"], a string), or none.
 [[nodiscard]] std::optional<std::string> iteration_layout(const nlohmann::json& plan_info);
 
-// Every iteration's layout, in iteration order, "" where the plan records none.
+// Every iteration's layout, indexed by iteration number ("" where the plan records none, or where the
+// system did not run that iteration: `run --plan` runs one).
 [[nodiscard]] std::vector<std::string> layout_per_iteration(const SystemResult& result);
 
 // The layouts of the iterations that ran (the feasible ones), each with its count: most iterations

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/config/scenario.hpp"
+#include "core/metrics/long_documents.hpp"
 #include "core/metrics/metrics.hpp"
 #include "core/run/run_result.hpp"
 #include "reports/layouts.hpp"
@@ -70,8 +71,8 @@ struct SystemSummary {
   // The options it ran with, "auto" resolved (reports/resolved_options.hpp), and the same as one line.
   nlohmann::ordered_json resolved_options = nlohmann::ordered_json::object();
   std::string resolved_options_text;
-  // The layout each iteration's plan ran (reports/layouts.hpp): per iteration, "" where the plan records
-  // none, and counted over the feasible iterations (empty when no plan records a layout).
+  // The layout each iteration's plan ran (reports/layouts.hpp): by iteration number, "" where the plan
+  // records none, and counted over the feasible iterations (empty when no plan records a layout).
   std::vector<std::string> layout_per_iteration;
   std::vector<LayoutCount> layouts;
   // Mean iteration time of the best baseline / this system's; 1 for the best baseline itself. None when
@@ -111,6 +112,9 @@ struct RunSummary {
   std::string cluster;            // "2 × dgx-h200 (16 GPUs)"
   std::string
       hardware_profile;  // reports/profile_report.hpp: "hardware profile: defaults" or its source and changes
+  // Per batch, the shares in documents longer than one GPU's and one node's token capacity (the same for
+  // every system; not recorded for a hand-built result).
+  LongDocumentRecord long_documents;
   std::vector<SystemSummary> systems;
   // Baseline labels from strongest to weakest (reports/best_baseline.hpp): the order of every report's
   // speed-up columns. The best baseline is the fastest one that fitted in every iteration, if any.

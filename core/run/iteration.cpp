@@ -1,10 +1,12 @@
 #include "core/run/iteration.hpp"
 
+#include <algorithm>
 #include <optional>
 
 #include "core/cost/iteration_cost.hpp"
 #include "core/exec/sim/gradient_collective.hpp"
 #include "core/metrics/metrics.hpp"
+#include "core/strategies/tensor_parallel.hpp"
 
 namespace zb {
 
@@ -17,6 +19,16 @@ IterationResult iteration_of(const plan::Plan& plan, int iteration) {
   it.predicted_seconds = plan.predicted.iteration_seconds;
   it.plan_info = plan.info;
   return it;
+}
+
+LongDocumentRecord long_document_record(const Scenario& scenario, const CostModel& cost) {
+  const int t = tensor_parallel_degree(scenario);
+  LongDocumentRecord record;
+  record.tensor_parallel = std::max(1, t);
+  record.gpu_capacity_tokens = tensor_parallel_token_capacity(cost, t);
+  record.node_capacity_tokens =
+      record.gpu_capacity_tokens * (scenario.cluster.gpus_per_node / std::max(1, t));
+  return record;
 }
 
 std::unique_ptr<Executor> simulator_for(Backend backend, bool wanted) {

@@ -16,6 +16,10 @@ namespace zb {
 void execute_iteration(Executor& executor, const RunContext& context, plan::Plan plan,
                        IterationResult iteration, SystemResult& system, Executor* simulator = nullptr);
 
+// The capacities a run's long-document shares are measured against (core/metrics/long_documents.hpp):
+// one GPU's token capacity (a TP group's, on the grid strategies plan on) and a node's grid GPUs times it.
+[[nodiscard]] LongDocumentRecord long_document_record(const Scenario& scenario, const CostModel& cost);
+
 // The simulator for the simulation ratio of a run on `backend` (none for sim itself, or when not wanted).
 [[nodiscard]] std::unique_ptr<Executor> simulator_for(Backend backend, bool wanted);
 

@@ -90,8 +90,12 @@ RunResult run_plan(const Scenario& scenario, plan::Plan plan, const std::string&
   result.scenario.gates.clear();
   const CostModel cost(scenario.cluster, scenario.model, scenario.hardware_profile.profile);
   const Workload workload(scenario);
-  const int iteration = match_plan_to_scenario(plan, plan_file, scenario, workload,
-                                               [&result](const Batch& batch) { result.workload.add(batch); });
+  result.long_documents = long_document_record(scenario, cost);
+  const int iteration =
+      match_plan_to_scenario(plan, plan_file, scenario, workload, [&result](const Batch& batch) {
+        result.workload.add(batch);
+        result.long_documents.add(batch.iteration, batch.lengths);
+      });
 
   // A hand-edited plan is input: a broken promise is the file's fault (exit 2), and must be caught before
   // an executor relies on it.

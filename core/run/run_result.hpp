@@ -9,6 +9,7 @@
 
 #include "core/config/scenario.hpp"
 #include "core/exec/trace.hpp"
+#include "core/metrics/long_documents.hpp"
 #include "core/metrics/metrics.hpp"
 #include "core/plan/plan.hpp"
 #include "core/workload/batch_record.hpp"
@@ -46,8 +47,11 @@ struct SystemResult {
 
 struct RunResult {
   Scenario scenario;
-  std::string backend;                // "sim", "reference", "cuda"
-  BatchRecord workload;               // what the reports keep of every iteration's batch
+  std::string backend;   // "sim", "reference", "cuda"
+  BatchRecord workload;  // what the reports keep of every iteration's batch
+  // Per batch, the shares in documents longer than one GPU's and one node's token capacity (the same
+  // for every system): worked out when the batch is drawn, since the batch is dropped after.
+  LongDocumentRecord long_documents;
   std::vector<SystemResult> systems;  // in scenario order
 };
 

@@ -65,6 +65,7 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   const auto simulator = simulator_for(scenario.backend, options.simulate_measured);
   result.backend = executor->backend();
   const int iterations = scenario.workload.iterations;
+  result.long_documents = long_document_record(scenario, cost);
 
   const RunContext context{scenario, cost};
   const int systems = static_cast<int>(scenario.systems.size());
@@ -78,7 +79,10 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
       // Drawn now and dropped after this iteration: a batch depends on the seed and i only, so every system
       // gets the same one without any being stored, and memory does not grow with iterations × documents.
       const Batch batch = workload.batch(i);
-      if (si == 0) result.workload.add(batch);  // the scenario loader requires at least one system
+      if (si == 0) {  // the scenario loader requires at least one system
+        result.workload.add(batch);
+        result.long_documents.add(i, batch.lengths);
+      }
       plan::Plan p = timed_plan(*strategy, batch);
       IterationResult it = iteration_of(p, i);
       if (options.verify_plans && p.world_size <= options.verify_max_ranks) {

@@ -256,6 +256,10 @@ RunResult sample_run(const SampleOptions& options) {
   RunResult run;
   run.scenario = sample_scenario(options);
   run.backend = options.backend;
+  // Capacities of the test cluster as the long-document shares see them: about half the sample's longest
+  // documents are above one GPU's, none above one node's.
+  run.long_documents.gpu_capacity_tokens = 8000;
+  run.long_documents.node_capacity_tokens = 4 * 8000;
   std::vector<double> zeppelin_times, ring_times;
   const auto seed_shift = static_cast<std::int64_t>(options.seed - 1);
   for (int i = 0; i < options.iterations; ++i) {
@@ -269,6 +273,7 @@ RunResult sample_run(const SampleOptions& options) {
     for (int d = 0; d < 40; ++d)
       batch.lengths.push_back(64 + (d * d * 37 + i * 101 + seed_shift * 13) % 16000);
     run.workload.add(batch);
+    run.long_documents.add(i, batch.lengths);
   }
   // Zeppelin's thresholds are structure (no option), left out of the resolved options; its layout is its
   // own partition in two iterations of three and hybrid-dp's in the third (as best_of records a baseline

@@ -4,7 +4,8 @@
 // gates (one passes, one fails), and a trace per feasible system with compute, comm and relay events and
 // NIC load series. Every number is fixed, so reports built from it can be pinned by golden files. Each
 // iteration carries plan facts as the strategies record them (ring-cp's degree resolved from "auto";
-// zeppelin's layout: "hierarchical" in iterations i mod 3 = 0, 1 and "hybrid-dp" in i mod 3 = 2).
+// zeppelin's layout: "hierarchical" in iterations i mod 3 = 0, 1 and "hybrid-dp" in i mod 3 = 2). The
+// long-document shares of its batches are recorded against capacities of 8000 (GPU) and 32000 (node) tokens.
 #include <cstdint>
 #include <string>
 #include <vector>
