@@ -11,7 +11,7 @@ namespace {
 // 1.001× would be a claim the comparison did not earn.
 constexpr double kTie = 0.005;
 
-RatioAggregates aggregate(std::vector<std::pair<double, std::string>> values) {
+RatioAggregates aggregate_values(std::vector<std::pair<double, std::string>> values) {
   RatioAggregates a;
   a.count = static_cast<int>(values.size());
   if (values.empty()) return a;
@@ -30,6 +30,39 @@ RatioAggregates aggregate(std::vector<std::pair<double, std::string>> values) {
   a.max = values.back().first;
   a.max_scenario = values.back().second;
   return a;
+}
+
+struct RowFigure {
+  double value = 0;
+  std::string scenario;
+  std::optional<RatioInterval> interval;
+};
+
+RatioAggregates aggregate(const std::vector<RowFigure>& figures) {
+  std::vector<std::pair<double, std::string>> values;
+  for (const RowFigure& f : figures) values.emplace_back(f.value, f.scenario);
+  RatioAggregates a = aggregate_values(std::move(values));
+  for (const RowFigure& f : figures) {
+    if (!f.interval) {
+      ++a.untested;
+    } else if (!f.interval->significant) {
+      ++a.not_significant;
+    } else {
+      ++(f.interval->geometric_mean > 1 ? a.significantly_faster : a.significantly_slower);
+    }
+  }
+  return a;
+}
+
+// The paired interval of `subject`'s speed-up against `baseline`: the ratios baseline_i / subject_i of
+// their iteration times. Only where the speed-up exists: both fitted in every iteration, so their samples
+// are the same iterations in the same order.
+std::optional<RatioInterval> speedup_interval(const SystemSummary* subject, const SystemSummary* baseline) {
+  if (subject == nullptr || baseline == nullptr || !subject->fits_every_iteration() ||
+      !baseline->fits_every_iteration()) {
+    return std::nullopt;
+  }
+  return paired_ratio_interval(subject->iteration_seconds, baseline->iteration_seconds);
 }
 
 }  // namespace
@@ -68,8 +101,13 @@ CombinedRow combined_row(const RunSummary& summary, const std::string& file, con
   if (subject->fits_every_iteration()) row.subject_seconds = subject->iteration_time.mean;
   row.subject_layouts = subject->layouts;
   row.speedup_vs_best = subject->speedup_vs_best;
+  if (row.speedup_vs_best)
+    row.interval_vs_best = speedup_interval(&*subject, summary.find(*summary.best_baseline));
   for (const std::string& baseline : summary.baseline_ranking) {
-    row.speedups.emplace_back(baseline, summary.speedup(subject->label, baseline));
+    const std::optional<double> speedup = summary.speedup(subject->label, baseline);
+    row.speedups.emplace_back(baseline, speedup);
+    row.intervals.emplace_back(baseline,
+                               speedup ? speedup_interval(&*subject, summary.find(baseline)) : std::nullopt);
   }
   return row;
 }
@@ -87,7 +125,7 @@ CombinedTable combine(std::string title, std::vector<CombinedRow> rows) {
   CombinedTable t;
   t.title = std::move(title);
   t.rows = std::move(rows);
-  std::vector<std::pair<double, std::string>> versus_best;
+  std::vector<RowFigure> versus_best;
   for (const CombinedRow& row : t.rows) {
     for (const auto& [baseline, value] : row.speedups) {
       if (std::find(t.baseline_columns.begin(), t.baseline_columns.end(), baseline) ==
@@ -95,7 +133,8 @@ CombinedTable combine(std::string title, std::vector<CombinedRow> rows) {
         t.baseline_columns.push_back(baseline);
       }
     }
-    if (row.speedup_vs_best) versus_best.emplace_back(*row.speedup_vs_best, row.scenario);
+    if (row.speedup_vs_best)
+      versus_best.push_back({*row.speedup_vs_best, row.scenario, row.interval_vs_best});
     const std::string verdict = verdict_of(row);
     t.wins += verdict == "wins";
     t.ties += verdict == "ties";
@@ -104,15 +143,18 @@ CombinedTable combine(std::string title, std::vector<CombinedRow> rows) {
   std::vector<std::vector<LayoutCount>> layouts;
   for (const CombinedRow& row : t.rows) layouts.push_back(row.subject_layouts);
   t.subject_layouts = merge_layouts(layouts);
-  t.versus_best = aggregate(std::move(versus_best));
+  t.versus_best = aggregate(versus_best);
   for (const std::string& baseline : t.baseline_columns) {
-    std::vector<std::pair<double, std::string>> values;
+    std::vector<RowFigure> values;
     for (const CombinedRow& row : t.rows) {
-      for (const auto& [label, value] : row.speedups) {
-        if (label == baseline && value) values.emplace_back(*value, row.scenario);
+      for (std::size_t k = 0; k < row.speedups.size(); ++k) {
+        const auto& [label, value] = row.speedups[k];
+        if (label != baseline || !value) continue;
+        values.push_back(
+            {*value, row.scenario, k < row.intervals.size() ? row.intervals[k].second : std::nullopt});
       }
     }
-    t.versus_baseline.emplace_back(baseline, aggregate(std::move(values)));
+    t.versus_baseline.emplace_back(baseline, aggregate(values));
   }
   return t;
 }

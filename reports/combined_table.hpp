@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "reports/layouts.hpp"
+#include "reports/paired_test.hpp"
 #include "reports/summary.hpp"
 
 namespace zb::reports {
@@ -46,7 +47,12 @@ struct CombinedRow {
   std::optional<double> best_seconds;
   std::optional<double> speedup_vs_best;
   std::vector<std::pair<std::string, std::optional<double>>> speedups;  // subject vs each baseline, ranked
-  std::vector<CombinedSystem> systems;                                  // scenario order
+  // The 95 % interval of each speed-up from the paired t test over the iterations (iteration i of both
+  // systems ran the same batch; reports/paired_test.hpp): against the best baseline, and against each
+  // baseline in `speedups` order. None where the speed-up is none or fewer than 2 iterations were paired.
+  std::optional<RatioInterval> interval_vs_best;
+  std::vector<std::pair<std::string, std::optional<RatioInterval>>> intervals;
+  std::vector<CombinedSystem> systems;  // scenario order
   bool gates_passed = true;
   std::string error;  // a runtime failure of this scenario; the row then has no figures
 };
@@ -63,6 +69,12 @@ struct RatioAggregates {
   double max = 0;
   std::string min_scenario;
   std::string max_scenario;
+  // Over the same rows, by the paired t test of each row's speed-up (p < 0.05, i.e. its 95 % interval
+  // excludes 1): significantly faster, significantly slower, neither, and rows without an interval.
+  int significantly_faster = 0;
+  int significantly_slower = 0;
+  int not_significant = 0;
+  int untested = 0;
 };
 
 struct CombinedTable {

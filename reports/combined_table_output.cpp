@@ -1,4 +1,5 @@
-// The combined table as text (console and Markdown share one TextTable), JSON and HTML.
+// The combined table as text (console and Markdown share one TextTable) and HTML; JSON is in
+// combined_table_json.cpp.
 #include <algorithm>
 #include <set>
 
@@ -7,7 +8,6 @@
 #include "reports/atomic_write.hpp"
 #include "reports/combined_table.hpp"
 #include "reports/html_style.hpp"
-#include "reports/long_documents_report.hpp"
 #include "reports/number_format.hpp"
 #include "reports/svg.hpp"
 #include "reports/text_table.hpp"
@@ -20,15 +20,20 @@ constexpr const char* long_documents_column = "\u03a3s\u00b2 > GPU / node";
 std::string seconds_cell(const std::optional<double>& s) {
   return s ? format_seconds(*s) : "OOM";
 }
-std::string ratio_cell(const std::optional<double>& r) {
-  return r ? format_ratio(*r) : "n/a";
+// "1.05× [1.021, 1.078]": the speed-up and its paired 95 % interval; "[n/a]" with fewer than 2 pairs.
+std::string speedup_cell(const std::optional<double>& r, const std::optional<RatioInterval>& interval) {
+  if (!r) return "n/a";
+  if (!interval) return format_ratio(*r) + " [n/a]";
+  return fmt::format("{} [{:.3f}, {:.3f}]", format_ratio(*r), interval->low, interval->high);
 }
 
-std::optional<double> speedup_against(const CombinedRow& row, const std::string& baseline) {
-  for (const auto& [label, value] : row.speedups) {
-    if (label == baseline) return value;
+std::string speedup_against(const CombinedRow& row, const std::string& baseline) {
+  for (std::size_t k = 0; k < row.speedups.size(); ++k) {
+    if (row.speedups[k].first != baseline) continue;
+    return speedup_cell(row.speedups[k].second,
+                        k < row.intervals.size() ? row.intervals[k].second : std::nullopt);
   }
-  return std::nullopt;
+  return "n/a";
 }
 
 bool has_baseline(const CombinedRow& row, const std::string& baseline) {
@@ -89,11 +94,11 @@ TextTable table_of(const CombinedTable& t) {
     for (std::string cell :
          {row.subject.empty() ? "\u2014" : seconds_cell(row.subject_seconds),
           row.best_baseline.value_or("none"), row.best_seconds ? format_seconds(*row.best_seconds) : "\u2014",
-          ratio_cell(row.speedup_vs_best), verdict_of(row)}) {
+          speedup_cell(row.speedup_vs_best, row.interval_vs_best), verdict_of(row)}) {
       cells.push_back(std::move(cell));
     }
     for (const std::string& b : t.baseline_columns) {
-      cells.push_back(has_baseline(row, b) ? ratio_cell(speedup_against(row, b)) : "\u2014");
+      cells.push_back(has_baseline(row, b) ? speedup_against(row, b) : "\u2014");
     }
     cells.push_back(row.gates_passed ? "pass" : "FAIL");
     out.rows.push_back(std::move(cells));
@@ -122,14 +127,35 @@ std::string aggregate_line(const std::string& what, const RatioAggregates& a) {
                      a.min_scenario, format_ratio(a.max), a.max_scenario);
 }
 
+// In how many of the rows the difference is significant, by the paired t test of each row.
+std::string significance_text(const RatioAggregates& a) {
+  if (a.count == 0) return "";
+  std::string out =
+      fmt::format("; significant (paired t test, p < 0.05): faster in {}, slower in {}, neither in {}",
+                  a.significantly_faster, a.significantly_slower, a.not_significant);
+  if (a.untested > 0) out += fmt::format(", untested in {} (fewer than 2 iterations)", a.untested);
+  return out;
+}
+
 // The lines under the table: the aggregates, then where each row's figures came from.
 std::vector<std::string> notes_of(const CombinedTable& t) {
   const std::string subject = subject_name(t);
   std::vector<std::string> lines;
   lines.push_back(aggregate_line(subject + " vs the best baseline", t.versus_best) +
-                  fmt::format("; wins {}, ties {} (within \u00b10.5 %), loses {}", t.wins, t.ties, t.losses));
+                  fmt::format("; wins {}, ties {} (within \u00b10.5 %), loses {}", t.wins, t.ties, t.losses) +
+                  significance_text(t.versus_best));
   for (const auto& [baseline, a] : t.versus_baseline)
-    lines.push_back(aggregate_line(subject + " vs " + baseline, a));
+    lines.push_back(aggregate_line(subject + " vs " + baseline, a) + significance_text(a));
+  const bool any_speedup =
+      t.versus_best.count > 0 || std::any_of(t.versus_baseline.begin(), t.versus_baseline.end(),
+                                             [](const auto& v) { return v.second.count > 0; });
+  if (any_speedup)
+    lines.push_back(
+        "x\u00d7 [low, high]: the speed-up (ratio of mean iteration times) and the 95 % interval of the "
+        "per-batch "
+        "speed-up from the paired t test over the iterations (iteration i of both systems ran the same "
+        "batch); "
+        "[n/a] with fewer than 2 iterations (docs/METRICS.md, \"Combined table\")");
   if (!t.subject_layouts.empty()) {
     int iterations = 0;
     for (const LayoutCount& c : t.subject_layouts) iterations += c.iterations;
@@ -166,88 +192,6 @@ std::string combined_markdown(const CombinedTable& t) {
   out += render_markdown(table_of(t)) + "\n";
   for (const std::string& line : notes_of(t)) out += "- " + line + "\n";
   return out;
-}
-
-namespace {
-
-nlohmann::ordered_json optional_number(const std::optional<double>& v) {
-  return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
-}
-
-nlohmann::ordered_json aggregate_json(const RatioAggregates& a) {
-  nlohmann::ordered_json j;
-  j["count"] = a.count;
-  if (a.count == 0) return j;
-  j["mean"] = a.mean;
-  j["geometric_mean"] = a.geometric_mean;
-  j["median"] = a.median;
-  j["min"] = {{"value", a.min}, {"scenario", a.min_scenario}};
-  j["max"] = {{"value", a.max}, {"scenario", a.max_scenario}};
-  return j;
-}
-
-}  // namespace
-
-nlohmann::ordered_json combined_json(const CombinedTable& t) {
-  nlohmann::ordered_json j;
-  j["schema_version"] = 1;
-  j["title"] = t.title;
-  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-  for (const CombinedRow& row : t.rows) {
-    nlohmann::ordered_json r;
-    r["scenario"] = row.scenario;
-    r["file"] = row.file;
-    if (!row.error.empty()) {
-      r["error"] = row.error;
-      rows.push_back(r);
-      continue;
-    }
-    r["report_dir"] = row.report_dir;
-    r["backend"] = row.backend;
-    r["simulated"] = row.simulated;
-    r["cluster"] = row.cluster;
-    r["model"] = row.model;
-    r["hardware_profile"] = row.hardware_profile;
-    r["long_documents"] =
-        row.long_documents.recorded()
-            ? nlohmann::ordered_json{{"capacity_tokens", capacity_tokens_json(row.long_documents)},
-                                     {"above_capacity_mean", mean_long_documents_json(row.long_documents)}}
-            : nlohmann::ordered_json(nullptr);
-    r["subject"] =
-        row.subject.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(row.subject);
-    r["subject_mean_iteration_seconds"] = optional_number(row.subject_seconds);
-    r["subject_layouts"] = layouts_json(row.subject_layouts);
-    r["best_baseline"] =
-        row.best_baseline ? nlohmann::ordered_json(*row.best_baseline) : nlohmann::ordered_json(nullptr);
-    r["best_baseline_mean_iteration_seconds"] = optional_number(row.best_seconds);
-    r["speedup_vs_best"] = optional_number(row.speedup_vs_best);
-    r["verdict"] = verdict_of(row);
-    nlohmann::ordered_json speedups = nlohmann::ordered_json::object();
-    for (const auto& [baseline, value] : row.speedups) speedups[baseline] = optional_number(value);
-    r["speedups"] = speedups;
-    nlohmann::ordered_json systems = nlohmann::ordered_json::array();
-    for (const CombinedSystem& s : row.systems) {
-      systems.push_back({{"label", s.label},
-                         {"baseline", s.is_baseline},
-                         {"mean_iteration_seconds", optional_number(s.mean_seconds)},
-                         {"feasible_iterations", s.feasible_iterations},
-                         {"iterations", s.iterations},
-                         {"layouts", layouts_json(s.layouts)}});
-    }
-    r["systems"] = systems;
-    r["gates_passed"] = row.gates_passed;
-    rows.push_back(r);
-  }
-  j["rows"] = rows;
-  nlohmann::ordered_json agg;
-  agg["versus_best"] = aggregate_json(t.versus_best);
-  agg["versus_best"]["wins"] = t.wins;
-  agg["versus_best"]["ties"] = t.ties;
-  agg["versus_best"]["losses"] = t.losses;
-  for (const auto& [baseline, a] : t.versus_baseline) agg["versus"][baseline] = aggregate_json(a);
-  agg["subject_layouts"] = layouts_json(t.subject_layouts);
-  j["aggregates"] = agg;
-  return j;
 }
 
 std::string combined_html(const CombinedTable& t) {

@@ -84,4 +84,36 @@ PairedTestResult paired_log_ratio_t_test(const std::vector<double>& base,
   return result;
 }
 
+double student_t_critical_value(double alpha, double degrees_of_freedom) {
+  // P(|T| ≥ q) falls from 1 at q = 0 towards 0: widen the bracket until it holds alpha, then halve it.
+  double low = 0, high = 1;
+  while (student_t_two_sided_p(high, degrees_of_freedom) > alpha && high < 1e12) high *= 2;
+  for (int step = 0; step < 200 && high - low > 1e-13 * high; ++step) {
+    const double middle = 0.5 * (low + high);
+    (student_t_two_sided_p(middle, degrees_of_freedom) > alpha ? low : high) = middle;
+  }
+  return 0.5 * (low + high);
+}
+
+std::optional<RatioInterval> paired_ratio_interval(const std::vector<double>& denominator,
+                                                   const std::vector<double>& numerator, double alpha) {
+  const PairedTestResult test = paired_log_ratio_t_test(denominator, numerator);
+  if (test.pairs < 2) return std::nullopt;
+  RatioInterval out;
+  out.pairs = test.pairs;
+  out.p_value = test.p_value;
+  out.significant = test.p_value < alpha;
+  // The test calls a spread below its resolution none, and a mean within it no change: the interval then
+  // is the ratio itself, exactly 1 for no change.
+  const double mean = test.p_value == 1 && test.sd_log_ratio == 0 ? 0.0 : test.mean_log_ratio;
+  const double half = test.sd_log_ratio == 0
+                          ? 0.0
+                          : student_t_critical_value(alpha, test.pairs - 1) * test.sd_log_ratio /
+                                std::sqrt(static_cast<double>(test.pairs));
+  out.geometric_mean = std::exp(mean);
+  out.low = std::exp(mean - half);
+  out.high = std::exp(mean + half);
+  return out;
+}
+
 }  // namespace zb::reports

@@ -8,6 +8,8 @@ The library is generated so that its grid stays regular (every cluster x model x
 change to it is one edit here, reviewed as a diff of the files. docs/REPRODUCTION.md puts the paper's
 numbers beside the tool's and explains each deviation.
 
+Every scenario runs ITERATIONS (10) iterations, seed 1.
+
 Folders:
   headline/  clusters A, B, C x LLaMA 3B, 7B, 13B (TP 2), 30B (TP 4) x ArXiv, GitHub, ProLong64k, on 2
              nodes (30B: 4), context lengths 16k-128k, 64K tokens per GPU (the paper's Figure 8 grid; its
@@ -35,6 +37,9 @@ MODELS = [("llama3b", "llama-3b", 1), ("llama7b", "llama-7b", 1), ("llama13b", "
 DATASETS = [("arxiv", "ArXiv"), ("github", "GitHub"), ("prolong64k", "ProLong64k")]
 CONTEXTS = [16384, 32768, 65536, 131072]
 TOKENS_PER_GPU = 65536
+# Every scenario runs this many iterations (batches): the combined table gives each speed-up the 95 %
+# interval of a paired t test over the iterations, and two batches cannot carry a claim (issue 31, item 6).
+ITERATIONS = 10
 
 # The paper's baselines (TE CP, LLaMA CP, Hybrid DP) and the strongest fixed-degree one. TE CP appears
 # twice: CP over every GPU (the paper's figures for one long document) and CP inside a node with data
@@ -44,7 +49,7 @@ def baselines(gpus, tensor):
 
 
 def scenario(name, description, preset, nodes, model, tensor, dataset, context, tokens, systems, group,
-             iterations=2, comment=None, fixed_length=None):
+             iterations=ITERATIONS, comment=None, fixed_length=None):
     s = {"name": name, "description": description, "seed": 1,
          "cluster": {"preset": preset, "nodes": nodes}, "model": {"preset": model}}
     if tensor > 1:
@@ -114,7 +119,7 @@ def scaling():
                 dname, nodes, words, gpus, gpus * TOKENS_PER_GPU // 1024)
             write("scaling", scenario(name, desc, preset, nodes, "llama-3b", 1, dataset, 32768, gpus * TOKENS_PER_GPU,
                                       ["zeppelin", "ring-cp", {"name": "ring-cp", "degree": 8}, "llama3-cp", "hybrid-dp"],
-                                      "scaling", iterations=1, comment=comment))
+                                      "scaling", comment=comment))
 
 
 def timeline():
@@ -123,13 +128,13 @@ def timeline():
     write("timeline", scenario("h800x2-one-64k-sequence", "One 65536-token sequence on 2 x H800 (8 NICs), llama-7b",
                                "h800-8nic", 2, "llama-7b", 1, None, 65536, 65536,
                                ["ring-cp", {"name": "zeppelin", "baseline_shapes": False}], "timeline",
-                               iterations=1, comment=comment, fixed_length=65536))
+                               comment=comment, fixed_length=65536))
     comment = ("Figure 12, right: many short sequences. TE CP splits every one over both nodes; Zeppelin places\n"
                "them whole in node buckets. The paper gives the per-round cost, 105.44 -> 21.504 ms.")
     write("timeline", scenario("h800x2-many-short-sequences", "512 sequences of 2048 tokens on 2 x H800 (8 NICs), llama-7b",
                                "h800-8nic", 2, "llama-7b", 1, None, 65536, 512 * 2048,
                                ["ring-cp", {"name": "zeppelin", "baseline_shapes": False}], "timeline",
-                               iterations=1, comment=comment, fixed_length=2048))
+                               comment=comment, fixed_length=2048))
 
 
 def main():
