@@ -20,11 +20,19 @@ constexpr const char* long_documents_column = "\u03a3s\u00b2 > GPU / node";
 std::string seconds_cell(const std::optional<double>& s) {
   return s ? format_seconds(*s) : "OOM";
 }
+// An interval's end in three decimals, unless that would print 1.000 for an end that is not 1: an
+// interval that excludes 1 must not read as if it reached it.
+std::string bound_text(double bound) {
+  std::string text = fmt::format("{:.3f}", bound);
+  if (text == "1.000" && bound != 1) text = fmt::format("{:.6f}", bound);
+  return text;
+}
+
 // "1.05× [1.021, 1.078]": the speed-up and its paired 95 % interval; "[n/a]" with fewer than 2 pairs.
 std::string speedup_cell(const std::optional<double>& r, const std::optional<RatioInterval>& interval) {
   if (!r) return "n/a";
   if (!interval) return format_ratio(*r) + " [n/a]";
-  return fmt::format("{} [{:.3f}, {:.3f}]", format_ratio(*r), interval->low, interval->high);
+  return fmt::format("{} [{}, {}]", format_ratio(*r), bound_text(interval->low), bound_text(interval->high));
 }
 
 std::string speedup_against(const CombinedRow& row, const std::string& baseline) {

@@ -129,5 +129,24 @@ TEST(CombinedTableIntervals, AggregatesCountTheSignificantScenarios) {
   EXPECT_TRUE(j["rows"][3]["speedup_vs_best_interval"].is_null());
 }
 
+TEST(CombinedTableIntervals, AnIntervalJustBelowOneDoesNotPrintAsReachingIt) {
+  // uniform-cp 0.02 % faster on every batch, give or take 0.005 %: zeppelin is significantly slower by an
+  // amount three decimals would print as [1.000, 1.000].
+  const std::vector<double> zeppelin{1.0, 1.026, 1.052};
+  const std::vector<double> factors{0.9998, 0.99985, 0.99975};
+  std::vector<double> uniform;
+  for (std::size_t i = 0; i < 3; ++i) uniform.push_back(zeppelin[i] * factors[i]);
+  const CombinedRow row = combined_row(summary_with("close", uniform), "c.json", "out/c");
+  ASSERT_TRUE(row.interval_vs_best.has_value());
+  ASSERT_TRUE(row.interval_vs_best->significant);
+  ASSERT_GT(row.interval_vs_best->high, 0.9995);  // rounds to 1.000 in three decimals
+  ASSERT_LT(row.interval_vs_best->high, 1.0);
+  const std::string text = combined_text(combine("lib", {row}));
+  EXPECT_NE(text.find(fmt::format("[{:.6f}, {:.6f}]", row.interval_vs_best->low, row.interval_vs_best->high)),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("1.000]"), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace zb::reports
