@@ -96,10 +96,10 @@ def headline():
 def ablation():
     comment = ("The paper's ablation (Figure 11, ArXiv): TE CP, then Zeppelin with the routing layer only (one\n"
                "flat ring over every GPU), + hierarchical partitioning and the engine, + the remapping layer.\n"
-               "baseline_shapes is off in every rung, so each rung is the mechanism alone, not a baseline's layout.")
-    rungs = [{"name": "zeppelin", "partitioning": "flat", "routing": True, "remap": False, "baseline_shapes": False},
-             {"name": "zeppelin", "partitioning": "hierarchical", "routing": True, "remap": False, "baseline_shapes": False},
-             {"name": "zeppelin", "partitioning": "hierarchical", "routing": True, "remap": True, "baseline_shapes": False}]
+               "Every rung is Zeppelin's own planner (best_of is off by default): the mechanism alone, never a baseline's layout.")
+    rungs = [{"name": "zeppelin", "partitioning": "flat", "routing": True, "remap": False},
+             {"name": "zeppelin", "partitioning": "hierarchical", "routing": True, "remap": False},
+             {"name": "zeppelin", "partitioning": "hierarchical", "routing": True, "remap": True, "remap_policy": "always"}]
     for cluster in ("a800", "h800"):
         preset, words = CLUSTERS[cluster]
         name = "%s-llama7b-arxiv-64k-ablation" % cluster
@@ -127,13 +127,13 @@ def timeline():
                "transfer of one ring round: 2.18 ms for TE CP, 411 us for Zeppelin's routed transfer.")
     write("timeline", scenario("h800x2-one-64k-sequence", "One 65536-token sequence on 2 x H800 (8 NICs), llama-7b",
                                "h800-8nic", 2, "llama-7b", 1, None, 65536, 65536,
-                               ["ring-cp", {"name": "zeppelin", "baseline_shapes": False}], "timeline",
+                               ["ring-cp", {"name": "zeppelin"}], "timeline",
                                comment=comment, fixed_length=65536))
     comment = ("Figure 12, right: many short sequences. TE CP splits every one over both nodes; Zeppelin places\n"
                "them whole in node buckets. The paper gives the per-round cost, 105.44 -> 21.504 ms.")
     write("timeline", scenario("h800x2-many-short-sequences", "512 sequences of 2048 tokens on 2 x H800 (8 NICs), llama-7b",
                                "h800-8nic", 2, "llama-7b", 1, None, 65536, 512 * 2048,
-                               ["ring-cp", {"name": "zeppelin", "baseline_shapes": False}], "timeline",
+                               ["ring-cp", {"name": "zeppelin"}], "timeline",
                                comment=comment, fixed_length=2048))
 
 

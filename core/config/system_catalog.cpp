@@ -141,6 +141,9 @@ std::string format_option_value(const nlohmann::json& value) {
 }
 
 std::string default_label(const SystemInfo& system, const nlohmann::json& options) {
+  if (system.label) {
+    if (std::string own = system.label(system.with_defaults(options)); !own.empty()) return own;
+  }
   std::string changed;
   for (const SystemOption& option : system.options) {
     if (!options.is_object() || !options.contains(option.name)) continue;

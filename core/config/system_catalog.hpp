@@ -49,6 +49,11 @@ struct OptionProblem {
 using ValidateOptions = std::function<std::vector<OptionProblem>(const nlohmann::json& options,
                                                                  const SystemCheckContext& context)>;
 
+// A strategy's own default label for complete options, where "name[option=value,...]" would hide what
+// runs (zeppelin with best_of is a selector over other strategies' layouts and must say so). Empty hook:
+// the generic label.
+using LabelOptions = std::function<std::string(const nlohmann::json& options)>;
+
 struct SystemInfo {
   std::string name;
   std::string description;
@@ -56,6 +61,7 @@ struct SystemInfo {
   bool baseline = false;  // reports measure speed-ups against baselines
   std::vector<SystemOption> options;
   ValidateOptions validate;  // may be empty
+  LabelOptions label;        // may be empty
 
   [[nodiscard]] const SystemOption* find_option(std::string_view option_name) const;
   [[nodiscard]] nlohmann::json default_options() const;  // every option at its default

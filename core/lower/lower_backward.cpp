@@ -169,16 +169,68 @@ void Lowerer::build_backward_messages() {
   }
 }
 
+Instr Lowerer::backward_attention(const plan::Op& op, int plan_op) const {
+  Instr in;
+  in.kind = InstrKind::attention;
+  in.pass = Pass::bwd;
+  in.micro_batch = op.micro_batch;
+  in.group = op.group;
+  in.step = op.step;
+  in.plan_op = plan_op;
+  in.name = op.name + " bwd";
+  in.seconds = attention_seconds(op, cost_, Pass::bwd);
+  in.flops = attention_flops(op, cost_, Pass::bwd);
+  in.pairs = op.pairs;
+  in.kv_owner = op.zigzag_kv_rank;
+  return in;
+}
+
+bool Lowerer::is_local_call(int rank, int op_id) const {
+  const auto& ops = plan_.ranks[static_cast<std::size_t>(rank)].ops;
+  const Op& op = ops[static_cast<std::size_t>(op_id)];
+  if (op.kind != OpKind::attention || op.zigzag_kv_rank >= 0 || op.group < 0 ||
+      static_cast<std::size_t>(op.group) >= plan_.groups.size() ||
+      plan_.groups[static_cast<std::size_t>(op.group)].ranks.size() != 1)
+    return false;
+  // It reads only what the rank holds: no K/V a recv or an all-gather brought.
+  return std::none_of(op.deps.begin(), op.deps.end(), [&](int d) {
+    return ops[static_cast<std::size_t>(d)].kind == OpKind::recv || kv_gather_of(rank, d) >= 0;
+  });
+}
+
 void Lowerer::lower_backward(int rank) {
   const auto& ops = plan_.ranks[static_cast<std::size_t>(rank)].ops;
-  // Units: one per CP group, one per other op; numbered in order of first appearance.
+  // A call of a local group over what its rank holds that the forward placed inside a ring's span of ops
+  // (Zeppelin's engine: between its steps, where the ring waited for K/V) is nested in that ring: its
+  // backward runs at the same place in the ring's backward, which waits for K/V too.
+  std::map<int, std::pair<int, int>> span;  // group → its first and last op here
+  std::vector<int> rings;                   // the groups with transfers here
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const Op& op = ops[i];
+    if (op.group < 0) continue;
+    auto [it, inserted] = span.try_emplace(op.group, static_cast<int>(i), static_cast<int>(i));
+    it->second.second = static_cast<int>(i);
+    if ((op.kind == OpKind::send || op.kind == OpKind::recv) && (rings.empty() || rings.back() != op.group))
+      rings.push_back(op.group);
+  }
+  std::sort(rings.begin(), rings.end());
+  rings.erase(std::unique(rings.begin(), rings.end()), rings.end());
+  std::vector<int> nested_in(ops.size(), -1);  // op → the group whose ring it is nested in
+  for (const int group : rings) {
+    const auto [first, last] = span.at(group);
+    for (int i = first + 1; i < last; ++i) {
+      if (ops[static_cast<std::size_t>(i)].group != group && is_local_call(rank, i))
+        nested_in[static_cast<std::size_t>(i)] = group;
+    }
+  }
+  // Units: one per CP group, one per other op and per nested call; numbered in order of first appearance.
   std::vector<int> unit_of(ops.size(), -1);
   std::vector<IdList> unit_ops;  // a unit's ops, four in place
   std::map<int, int> unit_of_group;
   for (std::size_t i = 0; i < ops.size(); ++i) {
     const Op& op = ops[i];
-    const bool ring =
-        (op.kind == OpKind::attention || op.kind == OpKind::send || op.kind == OpKind::recv) && op.group >= 0;
+    const bool ring = (op.kind == OpKind::attention || op.kind == OpKind::send || op.kind == OpKind::recv) &&
+                      op.group >= 0 && nested_in[i] < 0;
     int u = -1;
     if (ring) {
       auto [it, inserted] = unit_of_group.try_emplace(op.group, static_cast<int>(unit_ops.size()));
@@ -198,6 +250,11 @@ void Lowerer::lower_backward(int rank) {
       if (from != to) consumers[static_cast<std::size_t>(from)].push_back(to);
     }
   }
+  std::vector<std::vector<int>> nested(unit_ops.size());  // ring unit → its nested calls' units, in order
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    if (nested_in[i] >= 0)
+      nested[static_cast<std::size_t>(unit_of_group.at(nested_in[i]))].push_back(unit_of[i]);
+  }
   std::vector<int> order(unit_ops.size());
   for (std::size_t u = 0; u < order.size(); ++u) order[u] = static_cast<int>(u);
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
@@ -207,7 +264,11 @@ void Lowerer::lower_backward(int rank) {
   std::vector<IdList> done(unit_ops.size());
   std::vector<bool> emitted(unit_ops.size(), false);
   std::vector<int> entry;  // reused across units
-  for (const int u : order) {
+  const auto consumers_emitted = [&](int u) {
+    const auto& c = consumers[static_cast<std::size_t>(u)];
+    return std::all_of(c.begin(), c.end(), [&](int x) { return emitted[static_cast<std::size_t>(x)]; });
+  };
+  const auto entry_of = [&](int u) {
     entry.clear();
     for (const int c : consumers[static_cast<std::size_t>(u)]) {
       if (!emitted[static_cast<std::size_t>(c)]) {
@@ -221,7 +282,20 @@ void Lowerer::lower_backward(int rank) {
     }
     std::sort(entry.begin(), entry.end());
     entry.erase(std::unique(entry.begin(), entry.end()), entry.end());
-    const IdList entry_list(entry);
+    return IdList(entry);
+  };
+  // A nested local call's backward: one attention instruction after its consumers' backward.
+  const auto emit_nested = [&](int v) {
+    const int id = unit_ops[static_cast<std::size_t>(v)].front();
+    const Op& op = ops[static_cast<std::size_t>(id)];
+    Instr in = backward_attention(op, id);
+    in.deps = entry_of(v);
+    done[static_cast<std::size_t>(v)] = IdList{emit(rank, std::move(in))};
+    emitted[static_cast<std::size_t>(v)] = true;
+  };
+  for (const int u : order) {
+    if (emitted[static_cast<std::size_t>(u)]) continue;  // nested in a ring, emitted with it
+    const IdList entry_list = entry_of(u);
     const auto& members = unit_ops[static_cast<std::size_t>(u)];
     const Op& first = ops[static_cast<std::size_t>(members.front())];
     auto& out = done[static_cast<std::size_t>(u)];
@@ -265,7 +339,18 @@ void Lowerer::lower_backward(int rank) {
       col.instrs[pos] = emit(rank, std::move(in));
       out.push_back(col.instrs[pos]);
     } else {
-      lower_ring_backward(rank, members, entry_list, out);
+      // The nested calls whose consumers are done run where the forward ran them: before the first of the
+      // ring's ops that came after them.
+      const auto& inner = nested[static_cast<std::size_t>(u)];
+      std::size_t next = 0;
+      const auto before = [&](int forward_op) {
+        for (; next < inner.size(); ++next) {
+          const int v = inner[next];
+          if (unit_ops[static_cast<std::size_t>(v)].front() > forward_op) break;
+          if (!emitted[static_cast<std::size_t>(v)] && consumers_emitted(v)) emit_nested(v);
+        }
+      };
+      lower_ring_backward(rank, members, entry_list, out, before);
       Instr like;  // earlier units wait on the group's whole backward through one instruction
       like.pass = Pass::bwd;
       like.micro_batch = first.micro_batch;
@@ -278,7 +363,8 @@ void Lowerer::lower_backward(int rank) {
   }
 }
 
-void Lowerer::lower_ring_backward(int rank, const IdList& members, const IdList& entry, IdList& done) {
+void Lowerer::lower_ring_backward(int rank, const IdList& members, const IdList& entry, IdList& done,
+                                  const std::function<void(int forward_op)>& before) {
   const auto& ops = plan_.ranks[static_cast<std::size_t>(rank)].ops;
   // Scratch tables by forward op and by owner rank (core/lower/lowerer.hpp), empty between calls: O(1)
   // lookups with no allocation, as this runs once per (rank, CP group).
@@ -314,6 +400,7 @@ void Lowerer::lower_ring_backward(int rank, const IdList& members, const IdList&
   for (const int id : members) {
     const Op& op = ops[static_cast<std::size_t>(id)];
     group = op.group;
+    if (op.kind == OpKind::attention && before) before(id);
     const int fm = transfer_message_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(id)];
     if (op.kind == OpKind::recv) {
       IdList& ids = bwd_ids[static_cast<std::size_t>(id)];
@@ -326,19 +413,8 @@ void Lowerer::lower_ring_backward(int rank, const IdList& members, const IdList&
       ids = emit_first_legs(bwd_kv_[static_cast<std::size_t>(fm)], deps_of(op), op.name, id, reads);
       add_done(ids);
     } else {
-      Instr in;
-      in.kind = InstrKind::attention;
-      in.pass = Pass::bwd;
-      in.micro_batch = op.micro_batch;
-      in.group = op.group;
-      in.step = op.step;
-      in.plan_op = id;
-      in.name = op.name + " bwd";
+      Instr in = backward_attention(op, id);
       in.deps = deps_of(op);
-      in.seconds = attention_seconds(op, cost_, Pass::bwd);
-      in.flops = attention_flops(op, cost_, Pass::bwd);
-      in.pairs = op.pairs;
-      in.kv_owner = op.zigzag_kv_rank;
       if (op.zigzag_kv_rank >= 0 && op.zigzag_kv_rank != rank) {
         in.reads.push_back(bwd_kv_into(op.group, op.zigzag_kv_rank));
       } else if (op.zigzag_kv_rank < 0) {
@@ -363,6 +439,8 @@ void Lowerer::lower_ring_backward(int rank, const IdList& members, const IdList&
       done.push_back(aid);
     }
   }
+
+  if (before) before(INT_MAX);  // what came after the ring's last attention step
 
   // 2. The dK/dV accumulators, one step behind their K/V.
   std::vector<IdList>& dkv_in = ring_.dkv_in;               // owner → the recvs of its accumulator here

@@ -7,6 +7,7 @@
 //   lower_head_all_to_all.cpp what a head all-to-all (Ulysses, USP) moves.
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <tuple>
@@ -100,7 +101,14 @@ class Lowerer {
   // --- backward (lower_backward.cpp) ---------------------------------------------------------------
   void build_backward_messages();
   void lower_backward(int rank);
-  void lower_ring_backward(int rank, const IdList& ops, const IdList& entry, IdList& done);
+  // `before(op)`, when given, is called before the backward of each of the ring's forward attention ops
+  // (and once with INT_MAX after the last): the caller emits there what the forward ran before that op.
+  void lower_ring_backward(int rank, const IdList& ops, const IdList& entry, IdList& done,
+                           const std::function<void(int forward_op)>& before = {});
+  // The backward instruction of a forward attention op, all but its deps and reads.
+  [[nodiscard]] Instr backward_attention(const plan::Op& op, int plan_op) const;
+  // A call of a local group over what the rank holds (no recv or K/V all-gather feeds it).
+  [[nodiscard]] bool is_local_call(int rank, int op) const;
 
   int emit(int rank, Instr&& in);
   // In place: append() adds a default instruction to `rank`'s list for the caller to fill (the reference

@@ -132,9 +132,30 @@ std::int64_t PlanBuilder::zigzag_rank_tokens(const plan::Group& g, int pos) cons
   return tokens;
 }
 
-std::vector<std::vector<int>> PlanBuilder::add_attention(int group, const std::vector<int>& ready,
-                                                         const RouteFn& route) {
+int PlanBuilder::add_local_attention(int group, const std::vector<int>& sequences, std::vector<int> deps) {
   const plan::Group& g = plan_.groups[static_cast<std::size_t>(group)];  // add_op never touches groups
+  Op op;
+  op.kind = OpKind::attention;
+  op.group = group;
+  op.micro_batch = g.micro_batch;
+  op.name = "attn";
+  EquivalentQTokens q;
+  for (int seq : sequences) {
+    const auto len = plan_.sequences[static_cast<std::size_t>(seq)].length;
+    op.blocks.push_back({seq, 0, len, 0, len, plan::Mask::causal, {}});
+    const double pairs = static_cast<double>(len) * static_cast<double>(len + 1) / 2;
+    op.pairs += pairs;
+    q.add(pairs, static_cast<double>(len));
+  }
+  op.q_tokens = q.value();
+  op.deps = std::move(deps);
+  return op.pairs > 0 ? add_op(g.ranks[0], std::move(op)) : -1;
+}
+
+std::vector<std::vector<int>> PlanBuilder::add_attention(int group, const std::vector<int>& ready,
+                                                         const RouteFn& route, const StepHook& after_step) {
+  // A copy: the hook may add groups.
+  const plan::Group g = plan_.groups[static_cast<std::size_t>(group)];
   const int p = static_cast<int>(g.ranks.size());
   std::vector<std::vector<int>> attn(static_cast<std::size_t>(p));
   auto ready_deps = [&](int pos) {
@@ -143,22 +164,8 @@ std::vector<std::vector<int>> PlanBuilder::add_attention(int group, const std::v
   };
 
   if (p == 1) {
-    Op op;
-    op.kind = OpKind::attention;
-    op.group = group;
-    op.micro_batch = g.micro_batch;
-    op.name = "attn";
-    EquivalentQTokens q;
-    for (int seq : g.sequences) {
-      const auto len = plan_.sequences[static_cast<std::size_t>(seq)].length;
-      op.blocks.push_back({seq, 0, len, 0, len, plan::Mask::causal, {}});
-      const double pairs = static_cast<double>(len) * static_cast<double>(len + 1) / 2;
-      op.pairs += pairs;
-      q.add(pairs, static_cast<double>(len));
-    }
-    op.q_tokens = q.value();
-    op.deps = ready_deps(0);
-    if (op.pairs > 0) attn[0].push_back(add_op(g.ranks[0], std::move(op)));
+    const int id = add_local_attention(group, g.sequences, ready_deps(0));
+    if (id >= 0) attn[0].push_back(id);
     return attn;
   }
 
@@ -179,7 +186,10 @@ std::vector<std::vector<int>> PlanBuilder::add_attention(int group, const std::v
     op.pairs = step_pairs.pairs;
     op.q_tokens = step_pairs.q_tokens;
     op.deps = std::move(deps);
-    if (op.pairs > 0) attn[static_cast<std::size_t>(pos)].push_back(add_op(rank_at(pos), std::move(op)));
+    if (op.pairs <= 0) return;
+    const int id = add_op(rank_at(pos), std::move(op));
+    attn[static_cast<std::size_t>(pos)].push_back(id);
+    if (after_step) after_step(pos, step, id);
   };
 
   for (int pos = 0; pos < p; ++pos) add_step(pos, 0, ready_deps(pos));

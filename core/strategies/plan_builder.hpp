@@ -32,11 +32,19 @@ class PlanBuilder {
   // too).
   int new_tag() { return next_tag_++; }
 
+  // Called after a ring step's attention op is appended to the list of the rank at group position `pos`
+  // (`op` its id): the strategy may append other compute there, which then runs before the next step.
+  using StepHook = std::function<void(int pos, int step, int op)>;
+
   // Emits the attention of a group: a local group is one varlen call; a ring of P ranks is P zigzag
   // steps with KV sends/recvs overlapping compute. `ready[r]` is the op each rank's first step waits
   // for (-1 = none). Returns, per group rank position, the ids of its attention ops.
   std::vector<std::vector<int>> add_attention(int group, const std::vector<int>& ready,
-                                              const RouteFn& route = {});
+                                              const RouteFn& route = {}, const StepHook& after_step = {});
+  // One varlen call over some of a local group's sequences (all of them: add_attention), after `deps`;
+  // returns its id, or −1 when they hold no pair. A strategy that splits a local group's work into several
+  // calls (Zeppelin's engine, filling a ring's waits) gives every sequence of the group to exactly one.
+  int add_local_attention(int group, const std::vector<int>& sequences, std::vector<int> deps);
 
   // Emits the per-layer GEMMs for `tokens` rows on `rank` after `deps`: "qkv" (returns its id) and,
   // with add_mlp_gemms, "o_proj", "mlp_up", "mlp_down" (returns the last id).

@@ -25,7 +25,7 @@ Prepared ring_plan() {
 }
 // Zeppelin over two nodes of 8 GPUs: one long sequence is routed over every NIC (relays on proxies).
 Prepared routed_plan() {
-  return Prepared(test::small_cluster(2, 8, false), test::system("zeppelin", {{"baseline_shapes", false}}),
+  return Prepared(test::small_cluster(2, 8, false), test::system("zeppelin", {{"partitioning", "flat"}}),
                   {4096});
 }
 // Zeppelin remapping between the linear and the attention layout.

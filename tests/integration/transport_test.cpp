@@ -141,7 +141,7 @@ TEST(AllToAllV, LinearToAttentionAndBackMovesEveryTokenBitForBit) {
   // A Zeppelin plan that rebalances: 2 × 8 GPUs, two long documents and two short ones.
   const Scenario s = test::small_cluster(2, 8, false);
   const CostModel cost(s.cluster, s.model);
-  const plan::Plan p = make_strategy(test::system("zeppelin", {{"baseline_shapes", false}}), s, cost)
+  const plan::Plan p = make_strategy(test::system("zeppelin", {{"remap_policy", "always"}}), s, cost)
                            ->make_plan(test::batch_of({1638, 714, 9, 1}));
   ASSERT_FALSE(p.remap.empty())
       << "the plan no longer remaps this batch: pick one it does, or the test proves nothing";

@@ -10,7 +10,7 @@
 namespace zb::zeppelin {
 namespace {
 
-// Restores a min-heap on (load, rank) (std::greater order, as std::make_heap builds it) after its root
+// Restores a min-heap on (load, bin) (std::greater order, as std::make_heap builds it) after its root
 // grew: the root sinks below every smaller child.
 void sift_down_min_heap(std::vector<std::pair<double, int>>& heap) {
   const std::size_t n = heap.size();
@@ -76,18 +76,35 @@ struct Model {
     return cost.transfer_time(cost.kv_bytes(c), link, cls);
   }
 
-  // Estimated per-rank seconds of a ring of p ranks over one sequence of s tokens.
-  double ring_seconds(double s, int p) const {
-    if (p <= 1) return local_seconds(s);
+  // One zigzag step of a ring of p ranks over s tokens (p ≥ 2), both passes when planned: its compute
+  // and its K/V transfer. The backward ring moves K, V and the dK, dV accumulators: three KV-sized
+  // transfers per step. Each step is a call of its own, so it pays the call overhead (per pass).
+  struct Step {
+    double compute = 0;
+    double transfer = 0;
+  };
+  Step ring_step(double s, int p) const {
     const double c = s / p;
     const LinkSpec& link = p <= gpn ? cost.nvlink() : inter;
     const LinkClass cls = p <= gpn ? LinkClass::nvlink : LinkClass::nic;
-    // The backward ring moves K, V and the dK, dV accumulators: three KV-sized transfers per step.
-    // Each step is a call of its own, so it pays the call overhead (per pass).
     const double passes = opt.backward ? 2 : 1;
-    const double compute = attention(c * c / 2, c / 2) + passes * cost.profile().attention_call_overhead;
-    const double transfer = step_transfer(c, link, cls) * (opt.backward ? 3 : 1);
-    return compute + (p - 1) * std::max(compute, transfer) + linear(c);
+    return {attention(c * c / 2, c / 2) + passes * cost.profile().attention_call_overhead,
+            step_transfer(c, link, cls) * (opt.backward ? 3 : 1)};
+  }
+
+  // Estimated per-rank seconds of a ring of p ranks over one sequence of s tokens.
+  double ring_seconds(double s, int p) const {
+    if (p <= 1) return local_seconds(s);
+    const Step step = ring_step(s, p);
+    return step.compute + (p - 1) * std::max(step.compute, step.transfer) + linear(s / p);
+  }
+  // The part of ring_seconds a member spends waiting for K/V (transfer-bound steps): the engine fills it
+  // with the rank's local work of the same micro-batch, so local sequences placed there cost nothing up to
+  // it.
+  double ring_wait(double s, int p) const {
+    if (p <= 1) return 0;
+    const Step step = ring_step(s, p);
+    return (p - 1) * std::max(0.0, step.transfer - step.compute);
   }
 
   double hide_point(const LinkSpec& link, LinkClass cls) const {
@@ -111,10 +128,24 @@ struct Model {
   // The same, given the sequence's local_seconds (worked out once per document by the caller).
   int degree(std::int64_t s, double load_target, double local) const {
     const std::int64_t p_mem = capacity > 0 ? (s + capacity - 1) / capacity : std::numeric_limits<int>::max();
-    const double p_load = load_target > 0 ? local / (load_target * (1 + balance_tolerance)) : 1;
+    const double p_load = opt.degrees == Degrees::memory || load_target <= 0
+                              ? 1
+                              : local / (load_target * (1 + balance_tolerance));
     std::int64_t p = std::max<std::int64_t>({1, p_mem, static_cast<std::int64_t>(std::ceil(p_load - 1e-9))});
     if (p > gpn) p = ((p + gpn - 1) / gpn) * gpn;  // inter-node rings take whole nodes
+    if (p > 1 && p < gpn && opt.degrees != Degrees::balance) p = tiling_size(static_cast<int>(p));
     return static_cast<int>(std::min<std::int64_t>(p, std::numeric_limits<int>::max()));
+  }
+  // The smallest divisor of the node's GPU count that is at least p (p ≤ G).
+  int tiling_size(int p) const {
+    while (gpn % p != 0) ++p;
+    return p;
+  }
+  // The ring size after q when a placement of q has no room: the next size inside a node (the next
+  // tiling one unless the degrees are the paper's), then whole nodes.
+  int wider(int q) const {
+    if (q >= gpn) return q + gpn;
+    return opt.degrees == Degrees::balance ? q + 1 : tiling_size(q + 1);
   }
 };
 
@@ -128,17 +159,146 @@ std::int64_t first_length_with(const std::function<bool(std::int64_t)>& pred) {
   return lo;
 }
 
+// See the call in partition(). `local[mb·N + r]` holds rank r's local documents of micro-batch mb.
+void align_ring_starts(const std::vector<std::int64_t>& lengths, const std::vector<double>& local_cost,
+                       int world, std::int64_t capacity, const std::vector<GroupAssignment>& inter,
+                       const std::vector<GroupAssignment>& intra, std::vector<std::vector<int>>& local,
+                       std::vector<std::vector<std::int64_t>>& tokens,
+                       std::vector<std::vector<double>>& bin_load,
+                       const std::function<double(std::int64_t, int)>& ring_seconds) {
+  const int k = static_cast<int>(tokens.size());
+  const auto cell = [](auto& table, int mb, int r) -> auto& {
+    return table[static_cast<std::size_t>(mb)][static_cast<std::size_t>(r)];
+  };
+  // Every local document back into its rank's pool (longest first), its bin emptied.
+  std::vector<std::multimap<double, int>> pool(static_cast<std::size_t>(world));
+  const auto saved_local = local;
+  const auto saved_tokens = tokens;
+  const auto saved_load = bin_load;
+  for (int mb = 0; mb < k; ++mb) {
+    for (int r = 0; r < world; ++r) {
+      auto& docs = local[static_cast<std::size_t>(mb * world + r)];
+      for (const int d : docs) {
+        pool[static_cast<std::size_t>(r)].emplace(local_cost[static_cast<std::size_t>(d)], d);
+        cell(tokens, mb, r) -= lengths[static_cast<std::size_t>(d)];
+        cell(bin_load, mb, r) -= local_cost[static_cast<std::size_t>(d)];
+      }
+      docs.clear();
+    }
+  }
+  std::vector<double> now(static_cast<std::size_t>(world), 0.0);  // each rank's work so far
+  std::vector<int> last_ring_mb(static_cast<std::size_t>(world), 0);
+  // Moves local documents of rank r into its micro-batches before `mb` until its work reaches `until`.
+  const auto fill_before = [&](int r, int mb, double until) {
+    auto& mine = pool[static_cast<std::size_t>(r)];
+    double& t = now[static_cast<std::size_t>(r)];
+    while (t < until && !mine.empty()) {
+      auto it = mine.upper_bound(until - t);
+      if (it == mine.begin()) break;
+      --it;
+      const int d = it->second;
+      const auto s = lengths[static_cast<std::size_t>(d)];
+      int to = -1;
+      for (int b = mb - 1; b >= 0 && to < 0; --b) {
+        if (cell(tokens, b, r) + s <= capacity) to = b;
+      }
+      if (to < 0) break;  // no earlier room for the longest that fits the gap: accept the wait
+      cell(tokens, to, r) += s;
+      cell(bin_load, to, r) += it->first;
+      local[static_cast<std::size_t>(to * world + r)].push_back(d);
+      t += it->first;
+      mine.erase(it);
+    }
+  };
+  for (int mb = 0; mb < k; ++mb) {
+    std::vector<bool> ringed(static_cast<std::size_t>(world), false);  // in a ring of this micro-batch yet
+    for (const auto* groups : {&inter, &intra}) {
+      for (const GroupAssignment& g : *groups) {
+        if (g.micro_batch != mb) continue;
+        double start = 0;
+        for (const int r : g.ranks) start = std::max(start, now[static_cast<std::size_t>(r)]);
+        for (const int r : g.ranks) {
+          if (!ringed[static_cast<std::size_t>(r)]) fill_before(r, mb, start);
+        }
+        double share = 0;
+        for (const int d : g.docs)
+          share += ring_seconds(lengths[static_cast<std::size_t>(d)], static_cast<int>(g.ranks.size()));
+        for (const int r : g.ranks) {
+          now[static_cast<std::size_t>(r)] = std::max(now[static_cast<std::size_t>(r)], start) + share;
+          ringed[static_cast<std::size_t>(r)] = true;
+          last_ring_mb[static_cast<std::size_t>(r)] = mb;
+        }
+      }
+    }
+  }
+  // The rest: from the rank's last ring's micro-batch on, the roomiest bin first; else any bin with room.
+  for (int r = 0; r < world; ++r) {
+    auto& mine = pool[static_cast<std::size_t>(r)];
+    for (auto it = mine.rbegin(); it != mine.rend(); ++it) {
+      const int d = it->second;
+      const auto s = lengths[static_cast<std::size_t>(d)];
+      int to = -1;
+      for (const int from : {last_ring_mb[static_cast<std::size_t>(r)], 0}) {
+        for (int b = from; b < k; ++b) {
+          if (cell(tokens, b, r) + s <= capacity && (to < 0 || cell(tokens, b, r) < cell(tokens, to, r)))
+            to = b;
+        }
+        if (to >= 0) break;
+      }
+      if (to < 0) {  // the dealing left no room for it: keep the first dealing, which fitted
+        local = saved_local;
+        tokens = saved_tokens;
+        bin_load = saved_load;
+        return;
+      }
+      cell(tokens, to, r) += s;
+      cell(bin_load, to, r) += it->first;
+      local[static_cast<std::size_t>(to * world + r)].push_back(d);
+    }
+  }
+}
+
 }  // namespace
 
-Partition partition(const std::vector<std::int64_t>& lengths, const CostModel& cost,
-                    const PartitionOptions& options, int micro_batch) {
+std::vector<int> ring_degrees(const std::vector<std::int64_t>& lengths, const CostModel& cost,
+                              const PartitionOptions& options) {
+  const int k = std::max(1, options.micro_batches);
   const double total_tokens = std::accumulate(lengths.begin(), lengths.end(), 0.0);
-  const Model m(cost, options, total_tokens / cost.cluster().world_size());
+  const Model m(cost, options, total_tokens / cost.cluster().world_size() / k);
+  std::vector<double> local_cost(lengths.size());
+  double total = 0;
+  for (std::size_t d = 0; d < lengths.size(); ++d) {
+    local_cost[d] = m.local_seconds(static_cast<double>(lengths[d]));
+    total += local_cost[d];
+  }
+  std::vector<int> degree(lengths.size());
+  for (std::size_t d = 0; d < lengths.size(); ++d)
+    degree[d] = m.degree(lengths[d], total / m.world, local_cost[d]);
+  return degree;
+}
+
+Partition partition(const std::vector<std::int64_t>& lengths, const CostModel& cost,
+                    const PartitionOptions& options) {
+  const int k = std::max(1, options.micro_batches);
+  const double total_tokens = std::accumulate(lengths.begin(), lengths.end(), 0.0);
+  // GEMMs run per micro-batch: their per-token time is taken at a rank's share of one micro-batch.
+  const Model m(cost, options, total_tokens / cost.cluster().world_size() / k);
   Partition out;
+  out.micro_batches = k;
   out.gpu_load.assign(static_cast<std::size_t>(m.world), 0.0);
-  out.gpu_tokens.assign(static_cast<std::size_t>(m.world), 0);
+  out.bin_load.assign(static_cast<std::size_t>(k),
+                      std::vector<double>(static_cast<std::size_t>(m.world), 0.0));
+  // Tokens per bin (micro-batch, GPU).
+  std::vector<std::vector<std::int64_t>> tokens(
+      static_cast<std::size_t>(k), std::vector<std::int64_t>(static_cast<std::size_t>(m.world), 0));
+  // Per bin: the ring waits its local work could still fill (Model::ring_wait).
+  std::vector<std::vector<double>> idle(static_cast<std::size_t>(k),
+                                        std::vector<double>(static_cast<std::size_t>(m.world), 0.0));
   auto& load = out.gpu_load;
-  auto& tokens = out.gpu_tokens;
+  auto& bin_load = out.bin_load;
+  const auto at = [](auto& table, int mb, int r) -> auto& {
+    return table[static_cast<std::size_t>(mb)][static_cast<std::size_t>(r)];
+  };
 
   // Each document's local cost and ring degree, worked out once: the passes below ask for them repeatedly.
   std::vector<double> local_cost(lengths.size());
@@ -163,112 +323,164 @@ Partition partition(const std::vector<std::int64_t>& lengths, const CostModel& c
     return lengths[static_cast<std::size_t>(a)] > lengths[static_cast<std::size_t>(b)];
   });
 
-  auto add_oom = [&](int rank, std::int64_t need) {
-    out.oom.push_back({rank, micro_batch, need, m.capacity});
+  auto add_oom = [&](int rank, int mb, std::int64_t need) {
+    out.oom.push_back({rank, mb, need, m.capacity});
+  };
+  auto finish_tokens = [&] {
+    out.gpu_tokens.assign(static_cast<std::size_t>(m.world), 0);
+    for (int mb = 0; mb < k; ++mb) {
+      for (int r = 0; r < m.world; ++r)
+        out.gpu_tokens[static_cast<std::size_t>(r)] =
+            std::max(out.gpu_tokens[static_cast<std::size_t>(r)], at(tokens, mb, r));
+    }
   };
 
   if (!options.hierarchical) {
-    GroupAssignment g;
-    g.level =
-        m.nodes > 1 ? plan::Level::inter_node : (m.world > 1 ? plan::Level::intra_node : plan::Level::local);
-    for (int r = 0; r < m.world; ++r) g.ranks.push_back(r);
-    g.docs = order;
+    // One ring over every GPU per micro-batch; the documents dealt longest-first to the micro-batch with
+    // the fewest tokens.
+    std::vector<GroupAssignment> rings(static_cast<std::size_t>(k));
+    std::vector<std::int64_t> mb_tokens(static_cast<std::size_t>(k), 0);
     for (int d : order) {
       const auto s = lengths[static_cast<std::size_t>(d)];
+      const int mb =
+          static_cast<int>(std::min_element(mb_tokens.begin(), mb_tokens.end()) - mb_tokens.begin());
+      mb_tokens[static_cast<std::size_t>(mb)] += s;
+      rings[static_cast<std::size_t>(mb)].docs.push_back(d);
       for (int r = 0; r < m.world; ++r) {
-        load[static_cast<std::size_t>(r)] += m.ring_seconds(static_cast<double>(s), m.world);
-        tokens[static_cast<std::size_t>(r)] += Model::rank_tokens(s, m.world);
+        const double seconds = m.ring_seconds(static_cast<double>(s), m.world);
+        load[static_cast<std::size_t>(r)] += seconds;
+        at(bin_load, mb, r) += seconds;
+        at(tokens, mb, r) += Model::rank_tokens(s, m.world);
       }
     }
-    for (int r = 0; r < m.world; ++r) {
-      if (tokens[static_cast<std::size_t>(r)] > m.capacity) add_oom(r, tokens[static_cast<std::size_t>(r)]);
+    for (int mb = 0; mb < k; ++mb) {
+      for (int r = 0; r < m.world; ++r) {
+        if (at(tokens, mb, r) > m.capacity) add_oom(r, mb, at(tokens, mb, r));
+      }
+      GroupAssignment& g = rings[static_cast<std::size_t>(mb)];
+      if (g.docs.empty()) continue;
+      g.level = m.nodes > 1 ? plan::Level::inter_node
+                            : (m.world > 1 ? plan::Level::intra_node : plan::Level::local);
+      for (int r = 0; r < m.world; ++r) g.ranks.push_back(r);
+      g.micro_batch = mb;
+      out.groups.push_back(std::move(g));
     }
-    out.groups.push_back(std::move(g));
+    finish_tokens();
     return out;
   }
 
   std::vector<GroupAssignment> inter, intra;
-  std::vector<std::vector<int>> local(static_cast<std::size_t>(m.world));
-  std::map<std::vector<int>, std::size_t> inter_by_ranks, intra_by_ranks;
-  auto place_ring = [&](int doc, std::vector<int> ranks, plan::Level level) {
+  std::vector<std::vector<int>> local(static_cast<std::size_t>(k * m.world));  // by bin mb·N + rank
+  std::map<std::pair<int, std::vector<int>>, std::size_t> inter_by_ranks, intra_by_ranks;
+  auto place_ring = [&](int doc, std::vector<int> ranks, plan::Level level, int mb) {
     const auto s = lengths[static_cast<std::size_t>(doc)];
     const int p = static_cast<int>(ranks.size());
+    const double seconds = m.ring_seconds(static_cast<double>(s), p);
+    const double wait = m.ring_wait(static_cast<double>(s), p);
     for (int r : ranks) {
-      load[static_cast<std::size_t>(r)] += m.ring_seconds(static_cast<double>(s), p);
-      tokens[static_cast<std::size_t>(r)] += Model::rank_tokens(s, p);
+      load[static_cast<std::size_t>(r)] += seconds;
+      at(bin_load, mb, r) += seconds;
+      at(idle, mb, r) += wait;
+      at(tokens, mb, r) += Model::rank_tokens(s, p);
     }
     auto& groups = level == plan::Level::inter_node ? inter : intra;
     auto& index = level == plan::Level::inter_node ? inter_by_ranks : intra_by_ranks;
-    const auto it = index.find(ranks);
+    const auto it = index.find({mb, ranks});
     if (it != index.end()) {
       groups[it->second].docs.push_back(doc);
     } else {
-      index.emplace(ranks, groups.size());
-      groups.push_back({level, std::move(ranks), {doc}});
+      index.emplace(std::make_pair(mb, ranks), groups.size());
+      groups.push_back({level, std::move(ranks), {doc}, mb});
     }
   };
-  auto node_load = [&](int node) {
+  // What a placement balances. With the remap every micro-batch ends in an all-to-all-v of every GPU, so
+  // each micro-batch's busiest GPU sets its pace: a bin's own load. Without it nothing joins the GPUs
+  // between micro-batches: a GPU's whole-iteration load (then the micro-batch only has to have room, and
+  // rings take the earliest one, so that their members start them together).
+  const bool per_bin = options.per_micro_batch;
+  const auto gpu_key = [&](int r, int mb) {
+    return per_bin ? at(bin_load, mb, r) : load[static_cast<std::size_t>(r)];
+  };
+  const auto node_key = [&](int node, int mb) {
     double l = 0;
-    for (int i = 0; i < m.gpn; ++i) l += load[static_cast<std::size_t>(node * m.gpn + i)];
+    for (int i = 0; i < m.gpn; ++i) l += gpu_key(node * m.gpn + i, mb);
     return l;
   };
 
-  // A ring of exactly p GPUs for `doc` where every member has room: p ≤ G → the least-loaded node with p
-  // GPUs that have room (its p least-loaded ones); p > G → the least-loaded ⌈p/G⌉ whole nodes that all
-  // have room. Returns false when no placement fits.
+  // A ring of exactly p GPUs for `doc` in the micro-batch and on the GPUs where they are least loaded and
+  // every member has room: p ≤ G → a node with p GPUs that have room (its p least-loaded ones); p > G →
+  // ⌈p/G⌉ whole nodes that all have room. Returns false when no placement fits.
   auto try_ring = [&](int doc, int p) {
     const auto s = lengths[static_cast<std::size_t>(doc)];
     const std::int64_t need = Model::rank_tokens(s, p);
-    auto room = [&](int r) { return tokens[static_cast<std::size_t>(r)] + need <= m.capacity; };
     if (p > m.gpn) {
       const int span = (p + m.gpn - 1) / m.gpn;
       if (span > m.nodes) return false;
-      std::vector<int> nodes;
-      for (int n = 0; n < m.nodes; ++n) {
-        bool all = true;
-        for (int i = 0; i < m.gpn && all; ++i) all = room(n * m.gpn + i);
-        if (all) nodes.push_back(n);
+      int best_mb = -1;
+      double best_score = 0;
+      std::vector<int> best_nodes;
+      for (int mb = 0; mb < k; ++mb) {
+        std::vector<int> nodes;
+        for (int n = 0; n < m.nodes; ++n) {
+          bool all = true;
+          for (int i = 0; i < m.gpn && all; ++i) all = at(tokens, mb, n * m.gpn + i) + need <= m.capacity;
+          if (all) nodes.push_back(n);
+        }
+        if (static_cast<int>(nodes.size()) < span) continue;
+        std::stable_sort(nodes.begin(), nodes.end(),
+                         [&](int a, int b) { return node_key(a, mb) < node_key(b, mb); });
+        nodes.resize(static_cast<std::size_t>(span));
+        double score = 0;
+        for (int n : nodes) score = std::max(score, node_key(n, mb));
+        if (best_mb < 0 || score < best_score) best_mb = mb, best_score = score, best_nodes = nodes;
       }
-      if (static_cast<int>(nodes.size()) < span) return false;
-      std::stable_sort(nodes.begin(), nodes.end(), [&](int a, int b) { return node_load(a) < node_load(b); });
-      nodes.resize(static_cast<std::size_t>(span));
-      std::sort(nodes.begin(), nodes.end());
+      if (best_mb < 0) return false;
+      std::sort(best_nodes.begin(), best_nodes.end());
       std::vector<int> ranks;
-      for (int n : nodes)
+      for (int n : best_nodes)
         for (int i = 0; i < m.gpn; ++i) ranks.push_back(n * m.gpn + i);
-      place_ring(doc, std::move(ranks), span > 1 ? plan::Level::inter_node : plan::Level::intra_node);
+      place_ring(doc, std::move(ranks), span > 1 ? plan::Level::inter_node : plan::Level::intra_node,
+                 best_mb);
       return true;
     }
-    int best_node = -1;
-    for (int n = 0; n < m.nodes; ++n) {
-      int with_room = 0;
-      for (int i = 0; i < m.gpn; ++i) with_room += room(n * m.gpn + i);
-      if (with_room >= p && (best_node < 0 || node_load(n) < node_load(best_node))) best_node = n;
+    int best_node = -1, best_mb = -1;
+    for (int mb = 0; mb < k; ++mb) {
+      for (int n = 0; n < m.nodes; ++n) {
+        int with_room = 0;
+        for (int i = 0; i < m.gpn; ++i) with_room += at(tokens, mb, n * m.gpn + i) + need <= m.capacity;
+        if (with_room >= p && (best_node < 0 || node_key(n, mb) < node_key(best_node, best_mb)))
+          best_node = n, best_mb = mb;
+      }
     }
     if (best_node < 0) return false;
     std::vector<int> gpus;
     for (int i = 0; i < m.gpn; ++i) {
-      if (room(best_node * m.gpn + i)) gpus.push_back(best_node * m.gpn + i);
+      if (at(tokens, best_mb, best_node * m.gpn + i) + need <= m.capacity)
+        gpus.push_back(best_node * m.gpn + i);
     }
-    std::stable_sort(gpus.begin(), gpus.end(), [&](int a, int b) {
-      return load[static_cast<std::size_t>(a)] < load[static_cast<std::size_t>(b)];
-    });
+    std::stable_sort(gpus.begin(), gpus.end(),
+                     [&](int a, int b) { return gpu_key(a, best_mb) < gpu_key(b, best_mb); });
     gpus.resize(static_cast<std::size_t>(p));
     std::sort(gpus.begin(), gpus.end());
-    place_ring(doc, std::move(gpus), plan::Level::intra_node);
+    place_ring(doc, std::move(gpus), plan::Level::intra_node, best_mb);
     return true;
   };
   // The sequence's own degree first; when the GPUs it would use are full, wider rings (each rank holds
   // less of it): the rest of the node's sizes, then whole nodes. Only when even the whole cluster has no
-  // room is it out of memory, reported on the rank with the least shortfall for the widest ring.
+  // room is it out of memory, reported on the bin with the least shortfall for the widest ring.
   auto place_widening = [&](int doc, int p) {
     const auto s = lengths[static_cast<std::size_t>(doc)];
-    for (int q = p; q <= m.world; q = q < m.gpn ? q + 1 : q + m.gpn) {
+    for (int q = p; q <= m.world; q = m.wider(q)) {
       if (try_ring(doc, q)) return;
     }
     const std::int64_t need = Model::rank_tokens(s, m.world);
-    const auto fullest = std::min_element(tokens.begin(), tokens.end());
-    add_oom(static_cast<int>(fullest - tokens.begin()), *fullest + need);
+    int fullest_mb = 0, fullest_rank = 0;
+    for (int mb = 0; mb < k; ++mb) {
+      for (int r = 0; r < m.world; ++r) {
+        if (at(tokens, mb, r) < at(tokens, fullest_mb, fullest_rank)) fullest_mb = mb, fullest_rank = r;
+      }
+    }
+    add_oom(fullest_rank, fullest_mb, at(tokens, fullest_mb, fullest_rank) + need);
   };
 
   for (int doc : order) {
@@ -276,34 +488,94 @@ Partition partition(const std::vector<std::int64_t>& lengths, const CostModel& c
     if (p > 1) place_widening(doc, p);  // local sequences are placed below
   }
 
-  // Local sequences, longest first, to the least-loaded GPU with room (LPT); one that fits no GPU's room
-  // becomes the narrowest ring that fits.
-  // A min-heap on (load, rank): the GPUs are taken in that order, those without room for this document
-  // set aside and put back after, so the choice is the first in (load, rank) order with room.
+  // Local sequences, longest first, to the least-loaded place with room (LPT): a bin (micro-batch-major
+  // numbering, so ties fill micro-batch 0 first) or, balancing whole GPUs, a GPU, in its micro-batch with
+  // the most room. One that fits nowhere becomes the narrowest ring that fits. A min-heap on (load,
+  // place): the places are taken in that order, those without room for this document set aside and put
+  // back after, so the choice is the first in (load, place) order with room.
   using Entry = std::pair<double, int>;
+  const int places = per_bin ? k * m.world : m.world;
+  const auto bin_rank = [&](int bin) { return bin % m.world; };
+  const auto bin_mb = [&](int bin) { return bin / m.world; };
+  // The bin a place offers a document of s tokens, −1 without room: a GPU's micro-batch whose rings
+  // still wait the longest, else its roomiest.
+  const auto bin_for = [&](int place, std::int64_t s) {
+    if (per_bin) return at(tokens, bin_mb(place), bin_rank(place)) + s <= m.capacity ? place : -1;
+    int best = -1;
+    for (int mb = 0; mb < k; ++mb) {
+      if (at(tokens, mb, place) + s > m.capacity) continue;
+      if (best < 0 || std::make_pair(at(idle, mb, place), -at(tokens, mb, place)) >
+                          std::make_pair(at(idle, best, place), -at(tokens, best, place)))
+        best = mb;
+    }
+    return best < 0 ? -1 : best * m.world + place;
+  };
+  // A place's load as a local sequence sees it: what its rings wait for is free to fill.
+  const auto idle_of = [&](int place) {
+    if (per_bin) return at(idle, bin_mb(place), bin_rank(place));
+    double sum = 0;
+    for (int mb = 0; mb < k; ++mb) sum += at(idle, mb, place);
+    return sum;
+  };
+  const auto place_load = [&](int place) {
+    return (per_bin ? at(bin_load, bin_mb(place), bin_rank(place)) : load[static_cast<std::size_t>(place)]) -
+           idle_of(place);
+  };
   std::vector<Entry> by_load;
   std::vector<Entry> no_room;
   auto rebuild = [&] {
     by_load.clear();
-    for (int r = 0; r < m.world; ++r) by_load.emplace_back(load[static_cast<std::size_t>(r)], r);
+    for (int place = 0; place < places; ++place) by_load.emplace_back(place_load(place), place);
     std::make_heap(by_load.begin(), by_load.end(), std::greater<>());
   };
   rebuild();
+  // Bins whose rings wait for K/V: a local sequence whose cost fits such a wait runs there for free (the
+  // engine puts it between the ring's steps), so it goes there first, to the bin that waits the longest.
+  std::vector<int> waiting;
+  for (int bin = 0; bin < k * m.world; ++bin) {
+    if (at(idle, bin_mb(bin), bin_rank(bin)) > 0) waiting.push_back(bin);
+  }
+  const auto free_bin = [&](int doc) {
+    int best = -1;
+    const auto s = lengths[static_cast<std::size_t>(doc)];
+    for (const int bin : waiting) {
+      const double w = at(idle, bin_mb(bin), bin_rank(bin));
+      if (w < local_cost[static_cast<std::size_t>(doc)] ||
+          at(tokens, bin_mb(bin), bin_rank(bin)) + s > m.capacity)
+        continue;
+      if (best < 0 || w > at(idle, bin_mb(best), bin_rank(best))) best = bin;
+    }
+    return best;
+  };
   for (int doc : order) {
     const auto s = lengths[static_cast<std::size_t>(doc)];
     if (degree[static_cast<std::size_t>(doc)] > 1) continue;
-    // Usually the least-loaded GPU has room: its load then grows in place and sinks to its new position,
-    // one sift instead of a pop and a push. The heap's layout never decides the choice (ranks are distinct).
-    const bool top_has_room =
-        !by_load.empty() && tokens[static_cast<std::size_t>(by_load.front().second)] + s <= m.capacity;
-    int r = top_has_room ? by_load.front().second : -1;
+    if (const int bin = waiting.empty() ? -1 : free_bin(doc); bin >= 0) {
+      at(idle, bin_mb(bin), bin_rank(bin)) -= local_cost[static_cast<std::size_t>(doc)];
+      at(tokens, bin_mb(bin), bin_rank(bin)) += s;
+      local[static_cast<std::size_t>(bin)].push_back(doc);
+      continue;
+    }
+    // A free placement raised its bin's load as seen here (its wait shrank): entries only ever grow, so a
+    // stale root is corrected and sunk before it is trusted.
+    while (!by_load.empty() && by_load.front().first < place_load(by_load.front().second)) {
+      by_load.front().first = place_load(by_load.front().second);
+      sift_down_min_heap(by_load);
+    }
+    // Usually the least-loaded place has room: its load then grows in place and sinks to its new
+    // position, one sift instead of a pop and a push. The heap's layout never decides the choice (places
+    // are distinct).
+    int bin = by_load.empty() ? -1 : bin_for(by_load.front().second, s);
+    const bool top_has_room = bin >= 0;
     no_room.clear();
-    while (r < 0 && !by_load.empty()) {
+    Entry taken{0.0, -1};
+    while (bin < 0 && !by_load.empty()) {
       std::pop_heap(by_load.begin(), by_load.end(), std::greater<>());
       const Entry top = by_load.back();
       by_load.pop_back();
-      if (tokens[static_cast<std::size_t>(top.second)] + s <= m.capacity)
-        r = top.second;
+      bin = bin_for(top.second, s);
+      if (bin >= 0)
+        taken = top;
       else
         no_room.push_back(top);
     }
@@ -311,61 +583,103 @@ Partition partition(const std::vector<std::int64_t>& lengths, const CostModel& c
       by_load.push_back(e);
       std::push_heap(by_load.begin(), by_load.end(), std::greater<>());
     }
-    if (r < 0) {
+    if (bin < 0) {
       place_widening(doc, 2);
       rebuild();  // the ring changed its members' loads
       continue;
     }
-    load[static_cast<std::size_t>(r)] += local_cost[static_cast<std::size_t>(doc)];
-    tokens[static_cast<std::size_t>(r)] += s;
-    local[static_cast<std::size_t>(r)].push_back(doc);
+    const int r = bin_rank(bin), mb = bin_mb(bin);
+    // What fills a ring's wait in its bin adds no time; the rest does.
+    const double absorbed = std::min(at(idle, mb, r), local_cost[static_cast<std::size_t>(doc)]);
+    at(idle, mb, r) -= absorbed;
+    load[static_cast<std::size_t>(r)] += local_cost[static_cast<std::size_t>(doc)] - absorbed;
+    at(bin_load, mb, r) += local_cost[static_cast<std::size_t>(doc)] - absorbed;
+    at(tokens, mb, r) += s;
+    local[static_cast<std::size_t>(bin)].push_back(doc);
+    const int place = per_bin ? bin : r;
     if (top_has_room) {
-      by_load.front().first = load[static_cast<std::size_t>(r)];
+      by_load.front().first = place_load(place);
       sift_down_min_heap(by_load);
     } else {
-      by_load.emplace_back(load[static_cast<std::size_t>(r)], r);
+      by_load.emplace_back(place_load(taken.second), taken.second);
       std::push_heap(by_load.begin(), by_load.end(), std::greater<>());
     }
   }
 
-  // Refine: split the most loaded GPU's largest local sequence into a 2-GPU ring inside its node.
-  for (int iter = 0; iter < 2 * m.world && m.gpn >= 2; ++iter) {
-    const auto max_it = std::max_element(load.begin(), load.end());
-    const int r = static_cast<int>(max_it - load.begin());
-    const double mean = std::accumulate(load.begin(), load.end(), 0.0) / m.world;
-    auto& mine = local[static_cast<std::size_t>(r)];
-    if (*max_it <= mean * (1 + balance_tolerance) || mine.empty()) break;
-    const auto big = std::max_element(mine.begin(), mine.end(), [&](int a, int b) {
-      return lengths[static_cast<std::size_t>(a)] < lengths[static_cast<std::size_t>(b)];
-    });
-    const auto s = lengths[static_cast<std::size_t>(*big)];
+  // Refine: split the most loaded place's largest local sequence into a 2-GPU ring inside its node, in the
+  // sequence's micro-batch, while that lowers the most loaded place's load.
+  const auto bins_of = [&](int place) {
+    std::vector<int> bins;
+    if (per_bin) return std::vector<int>{place};
+    for (int mb = 0; mb < k; ++mb) bins.push_back(mb * m.world + place);
+    return bins;
+  };
+  for (int iter = 0; iter < 2 * places && m.gpn >= 2; ++iter) {
+    int worst = 0;
+    double sum = 0;
+    for (int place = 0; place < places; ++place) {
+      sum += place_load(place);
+      if (place_load(place) > place_load(worst)) worst = place;
+    }
+    const double worst_load = place_load(worst);
+    if (worst_load <= sum / places * (1 + balance_tolerance)) break;
+    int big_bin = -1;
+    std::size_t big_at = 0;
+    for (const int bin : bins_of(worst)) {
+      const auto& docs = local[static_cast<std::size_t>(bin)];
+      for (std::size_t i = 0; i < docs.size(); ++i) {
+        if (big_bin < 0 ||
+            lengths[static_cast<std::size_t>(docs[i])] >
+                lengths[static_cast<std::size_t>(local[static_cast<std::size_t>(big_bin)][big_at])])
+          big_bin = bin, big_at = i;
+      }
+    }
+    if (big_bin < 0) break;
+    auto& mine = local[static_cast<std::size_t>(big_bin)];
+    const int doc = mine[big_at];
+    const int r = bin_rank(big_bin), mb = bin_mb(big_bin);
+    const auto s = lengths[static_cast<std::size_t>(doc)];
     const int node = r / m.gpn;
     int partner = -1;
     for (int i = 0; i < m.gpn; ++i) {
       const int q = node * m.gpn + i;
-      if (q == r || tokens[static_cast<std::size_t>(q)] + Model::rank_tokens(s, 2) > m.capacity) continue;
-      if (partner < 0 || load[static_cast<std::size_t>(q)] < load[static_cast<std::size_t>(partner)])
-        partner = q;
+      if (q == r || at(tokens, mb, q) + Model::rank_tokens(s, 2) > m.capacity) continue;
+      if (partner < 0 || gpu_key(q, mb) < gpu_key(partner, mb)) partner = q;
     }
     if (partner < 0) break;
     const double ring = m.ring_seconds(static_cast<double>(s), 2);
-    const double own = local_cost[static_cast<std::size_t>(*big)];
-    const double new_r = load[static_cast<std::size_t>(r)] - own + ring;
-    const double new_p = load[static_cast<std::size_t>(partner)] + ring;
-    if (std::max(new_r, new_p) >= load[static_cast<std::size_t>(r)]) break;
-    const int doc = *big;
-    mine.erase(big);
+    const double own = local_cost[static_cast<std::size_t>(doc)];
+    const double new_r = gpu_key(r, mb) - own + ring;
+    const double new_p = gpu_key(partner, mb) + ring;
+    if (std::max(new_r, new_p) >= worst_load) break;
+    mine.erase(mine.begin() + static_cast<std::ptrdiff_t>(big_at));
     load[static_cast<std::size_t>(r)] -= own;
-    tokens[static_cast<std::size_t>(r)] -= s;
-    place_ring(doc, {std::min(r, partner), std::max(r, partner)}, plan::Level::intra_node);
+    at(bin_load, mb, r) -= own;
+    at(tokens, mb, r) -= s;
+    place_ring(doc, {std::min(r, partner), std::max(r, partner)}, plan::Level::intra_node, mb);
   }
 
-  out.groups = std::move(inter);
-  for (auto& g : intra) out.groups.push_back(std::move(g));
-  for (int r = 0; r < m.world; ++r) {
-    if (!local[static_cast<std::size_t>(r)].empty())
-      out.groups.push_back({plan::Level::local, {r}, local[static_cast<std::size_t>(r)]});
+  // Without the remap nothing joins the GPUs between micro-batches, but a ring starts only when all its
+  // members reach it: a member whose earlier micro-batches hold less work than its partners' waits. So the
+  // local sequences are dealt to micro-batches again, rank by rank, to line the rings up: walking the
+  // micro-batches in order, a ring's members that would reach it early get local sequences (the longest
+  // that fit the gap and their memory) in earlier micro-batches; the rest go to the rank's micro-batches
+  // from its last ring on (the engine fills ring waits with them there), the roomiest first.
+  if (!per_bin && k > 1)
+    align_ring_starts(lengths, local_cost, m.world, m.capacity, inter, intra, local, tokens, bin_load,
+                      [&](std::int64_t s, int p) { return m.ring_seconds(static_cast<double>(s), p); });
+
+  for (int mb = 0; mb < k; ++mb) {
+    for (auto& g : inter)
+      if (g.micro_batch == mb) out.groups.push_back(std::move(g));
+    for (auto& g : intra)
+      if (g.micro_batch == mb) out.groups.push_back(std::move(g));
+    for (int r = 0; r < m.world; ++r) {
+      auto& docs = local[static_cast<std::size_t>(mb * m.world + r)];
+      if (!docs.empty()) out.groups.push_back({plan::Level::local, {r}, std::move(docs), mb});
+    }
   }
+  finish_tokens();
   return out;
 }
 

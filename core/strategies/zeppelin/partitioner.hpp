@@ -15,6 +15,13 @@
 //    fits); only when no ring up to the whole cluster has room is it reported out of memory.
 // 4. Refine: while the most loaded GPU exceeds the mean by more than 5 %, split its largest local sequence
 //    into a 2-GPU intra-node ring when the estimate says the maximum load drops.
+//
+// The whole iteration is partitioned at once (issue 31): the load target L* is the mean per-GPU load of
+// the whole batch, and the micro-batches are slots of each GPU's memory, not separate batches. Every
+// placement is a bin (GPU, micro-batch) with the per-GPU token capacity M; rings and local sequences go to
+// the least-loaded bins with room, so a long sequence takes the ring its memory and the whole iteration's
+// balance need, instead of a wide ring in every micro-batch (which forming micro-batches by token count
+// and balancing each on its own forced: each got one of the longest sequences and a small L*).
 #include <cstdint>
 #include <vector>
 
@@ -23,18 +30,31 @@
 
 namespace zb::zeppelin {
 
+// How a sequence's ring degree is chosen (step 2). balance: the paper's, P ≥ ⌈s/M⌉ and P ≥ cost(s)/L*,
+// any P inside a node. tiled: the same P rounded up to a divisor of the node's GPU count, so that the
+// rings of a micro-batch tile the node and start together. memory: memory alone, ⌈s/M⌉ tiled (short
+// sequences whole on one GPU, long ones on the smallest tiling group that holds them: the layout the
+// hybrid-dp baseline reaches, as a special case of the classes).
+enum class Degrees { balance, tiled, memory };
+
 struct PartitionOptions {
   bool routing = true;          // inter-node bandwidth = the node's NIC aggregate
   bool include_linear = false;  // without remap, linear work follows the attention layout
   bool hierarchical = true;     // false = "flat": every sequence over all GPUs
   bool backward = false;        // loads count the backward pass too (hide points stay forward-only)
+  int micro_batches = 1;        // memory slots per GPU (each holds at most M tokens)
+  // Balance each micro-batch's GPUs (when something joins them between micro-batches: the remap's
+  // all-to-all-v) instead of each GPU's whole iteration.
+  bool per_micro_batch = false;
+  Degrees degrees = Degrees::balance;
 };
 
 // One CP group decided by the partitioner.
 struct GroupAssignment {
   plan::Level level = plan::Level::local;
   std::vector<int> ranks;
-  std::vector<int> docs;  // indices into the micro-batch's lengths
+  std::vector<int> docs;  // indices into the batch's lengths
+  int micro_batch = 0;
 };
 
 struct Thresholds {
@@ -46,14 +66,22 @@ struct Thresholds {
 };
 
 struct Partition {
-  std::vector<GroupAssignment> groups;  // inter-node first, then intra-node, then local
+  // By micro-batch; inside one, inter-node first, then intra-node, then local.
+  std::vector<GroupAssignment> groups;
   Thresholds thresholds;
-  std::vector<double> gpu_load;  // estimated seconds per GPU
-  std::vector<std::int64_t> gpu_tokens;
+  int micro_batches = 1;
+  std::vector<double> gpu_load;               // estimated seconds per GPU, whole iteration
+  std::vector<std::vector<double>> bin_load;  // [micro-batch][GPU] estimated seconds
+  std::vector<std::int64_t> gpu_tokens;       // per GPU, its fullest micro-batch's tokens
   std::vector<plan::OomReport> oom;
 };
 
+// Each sequence's own ring degree (step 2) under `options`, before placement widens any: the planner
+// compares the degree rules by it and plans only those that differ.
+[[nodiscard]] std::vector<int> ring_degrees(const std::vector<std::int64_t>& lengths, const CostModel& cost,
+                                            const PartitionOptions& options);
+
 [[nodiscard]] Partition partition(const std::vector<std::int64_t>& lengths, const CostModel& cost,
-                                  const PartitionOptions& options, int micro_batch);
+                                  const PartitionOptions& options);
 
 }  // namespace zb::zeppelin

@@ -1,12 +1,15 @@
 // zeppelin: hierarchical sequence partitioning, an attention engine running rings of different degrees
 // side by side (queues inter-node → intra-node → local), the routing layer for inter-node hops and the
 // remapping layer to a token-balanced linear layout. Options: routing, remap, partitioning
-// (hierarchical | flat) and baseline_shapes, for ablations. See docs/STRATEGIES.md.
+// (hierarchical | flat), for ablations, and best_of. See docs/STRATEGIES.md.
 //
-// The planner never settles for less than a baseline could do on the same batch: when a micro-batch does
-// not fit it retries with more micro-batches, and it also plans the packed-CP layouts of the fixed-degree
-// baselines (core/strategies/zeppelin/baseline_shapes.hpp), hybrid-dp's and USP's, keeping the plan with
-// the least estimated time. Every plan tried (with its estimate) is in the plan's info, and which layout won.
+// The system under test runs its own code: the whole iteration is partitioned at once (micro-batches are
+// memory slots of each GPU, core/strategies/zeppelin/partitioner.hpp), and when it does not fit the
+// planner retries with more micro-batches. Only the explicit option best_of (never a default) also plans
+// the packed-CP layouts of the fixed-degree baselines (core/strategies/zeppelin/baseline_shapes.hpp),
+// hybrid-dp's and USP's, keeping the plan with the least estimated time; its label says "best-of(...)"
+// so that no report calls it zeppelin. Every plan tried (with its estimate) is in the plan's info, and
+// `info.layout` names the layout that ran.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -19,7 +22,7 @@
 #include "core/strategies/registration.hpp"
 #include "core/strategies/ulysses.hpp"
 #include "core/strategies/zeppelin/baseline_shapes.hpp"
-#include "core/strategies/zeppelin/layout_choice.hpp"
+#include "core/strategies/zeppelin/engine.hpp"
 #include "core/strategies/zeppelin/partitioner.hpp"
 #include "core/strategies/zeppelin/remap.hpp"
 #include "core/strategies/zeppelin/routing.hpp"
@@ -38,7 +41,8 @@ class Zeppelin final : public Strategy {
     routing_ = o.at("routing").get<bool>();
     remap_ = o.at("remap").get<bool>();
     hierarchical_ = o.at("partitioning").get<std::string>() == "hierarchical";
-    baseline_shapes_ = o.at("baseline_shapes").get<bool>();
+    best_of_ = o.at("best_of").get<bool>();
+    remap_always_ = remap_ && o.at("remap_policy").get<std::string>() == "always";
     const int t = std::max(1, scenario.parallelism.tensor);
     usp_kv_heads_ = std::max(1, cost.model().kv_heads / t);
     usp_degrees_ = ulysses_degrees(cost, t);
@@ -49,23 +53,42 @@ class Zeppelin final : public Strategy {
  private:
   // The micro-batch count memory suggests: ⌈tokens / (fill · world · per-GPU capacity)⌉.
   int memory_micro_batches(const std::vector<std::int64_t>& lengths) const;
-  // Splits the batch into k micro-batches, balancing tokens (longest first to the lightest).
-  static std::vector<std::vector<std::int64_t>> split_micro_batches(const std::vector<std::int64_t>& lengths,
-                                                                    int k);
   // Zeppelin's own plan of the batch as k micro-batches (an OOM plan when one does not fit).
-  plan::Plan plan_hierarchical(const Batch& batch, int k) const;
-  // Appends one micro-batch to the plan; returns its OOM reports (empty = it fits).
-  std::vector<plan::OomReport> plan_micro_batch(PlanBuilder& b, const std::vector<std::int64_t>& lengths,
-                                                int mb, std::vector<int>& last_op, zeppelin::Router& router,
-                                                nlohmann::json& facts) const;
+  // How the own partition of one plan is made: with the remap (attention balanced per micro-batch, each
+  // remapped to the token-balanced layout) or without (attention and linear work balanced together), and
+  // balancing each micro-batch's GPUs or each GPU's whole iteration.
+  struct Variant {
+    bool remap = false;
+    bool per_micro_batch = false;
+    zeppelin::Degrees degrees = zeppelin::Degrees::balance;
+  };
+  plan::Plan plan_hierarchical(const Batch& batch, int k, const Variant& variant) const;
+  // Appends micro-batch `mb` of the partition to the plan (as the plan's micro-batch `plan_mb`: empty
+  // slots are skipped).
+  void plan_micro_batch(PlanBuilder& b, const std::vector<std::int64_t>& lengths,
+                        const zeppelin::Partition& part, bool remap, int mb, int plan_mb,
+                        std::vector<int>& last_op, zeppelin::Router& router) const;
 
   SystemSpec system_;
   Passes passes_;
   const CostModel& cost_;
-  bool routing_ = true, remap_ = true, hierarchical_ = true, baseline_shapes_ = true;
+  bool routing_ = true, remap_ = true, hierarchical_ = true, best_of_ = false;
+  bool remap_always_ = false;     // the paper's engine: every micro-batch remapped, whatever the estimate
   int usp_kv_heads_ = 1;          // K/V heads per TP rank, for USP's layout
   std::vector<int> usp_degrees_;  // the Ulysses degrees usable here, ascending
 };
+
+const char* degrees_name(zeppelin::Degrees d) {
+  switch (d) {
+    case zeppelin::Degrees::tiled:
+      return "tiled";
+    case zeppelin::Degrees::memory:
+      return "memory";
+    case zeppelin::Degrees::balance:
+      break;
+  }
+  return "balance";
+}
 
 int Zeppelin::memory_micro_batches(const std::vector<std::int64_t>& lengths) const {
   const double capacity =
@@ -74,49 +97,16 @@ int Zeppelin::memory_micro_batches(const std::vector<std::int64_t>& lengths) con
   return static_cast<int>(std::max(1.0, std::ceil(total / std::max(1.0, capacity))));
 }
 
-std::vector<std::vector<std::int64_t>> Zeppelin::split_micro_batches(const std::vector<std::int64_t>& lengths,
-                                                                     int k) {
-  std::vector<std::vector<std::int64_t>> mbs(static_cast<std::size_t>(k));
-  std::vector<std::int64_t> tokens(static_cast<std::size_t>(k), 0);
-  std::vector<std::size_t> order(lengths.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) { return lengths[a] > lengths[b]; });
-  for (auto d : order) {
-    const auto m = static_cast<std::size_t>(std::min_element(tokens.begin(), tokens.end()) - tokens.begin());
-    mbs[m].push_back(lengths[d]);
-    tokens[m] += lengths[d];
-  }
-  return mbs;
-}
-
-std::vector<plan::OomReport> Zeppelin::plan_micro_batch(PlanBuilder& b,
-                                                        const std::vector<std::int64_t>& lengths, int mb,
-                                                        std::vector<int>& last_op, zeppelin::Router& router,
-                                                        nlohmann::json& facts) const {
+void Zeppelin::plan_micro_batch(PlanBuilder& b, const std::vector<std::int64_t>& lengths,
+                                const zeppelin::Partition& part, bool remap_on, int part_mb, int mb,
+                                std::vector<int>& last_op, zeppelin::Router& router) const {
   const int world = b.world_size();
-  zeppelin::PartitionOptions po;
-  po.routing = routing_;
-  po.hierarchical = hierarchical_;
-  po.backward = passes_ == Passes::fwd_bwd;
-  zeppelin::LayoutChoice choice = zeppelin::choose_layout(lengths, cost_, po, remap_, mb);
-  const zeppelin::Partition& part = choice.partition;
-  facts.push_back({{"micro_batch", mb},
-                   {"remap", choice.remap},
-                   {"estimate_with_remap_ms", choice.with_remap_seconds * 1e3},
-                   {"estimate_without_remap_ms", choice.without_remap_seconds * 1e3},
-                   {"hide_nvlink_tokens", part.thresholds.hide_nvlink_tokens},
-                   {"hide_internode_tokens", part.thresholds.hide_internode_tokens},
-                   {"local_below", part.thresholds.local_below},
-                   {"inter_from", part.thresholds.inter_from},
-                   {"load_target_ms", part.thresholds.load_target_seconds * 1e3}});
-  if (!part.oom.empty()) return part.oom;
-
-  std::vector<int> seq_of(lengths.size());
-  for (std::size_t d = 0; d < lengths.size(); ++d) seq_of[d] = b.add_sequence(lengths[d], mb);
+  // This micro-batch's documents become sequences in the order its groups list them.
   std::vector<int> group_ids;
   for (const auto& g : part.groups) {
+    if (g.micro_batch != part_mb) continue;
     std::vector<int> seqs;
-    for (int d : g.docs) seqs.push_back(seq_of[static_cast<std::size_t>(d)]);
+    for (int d : g.docs) seqs.push_back(b.add_sequence(lengths[static_cast<std::size_t>(d)], mb));
     group_ids.push_back(b.add_group(g.level, g.ranks, seqs, mb));
   }
 
@@ -129,7 +119,7 @@ std::vector<plan::OomReport> Zeppelin::plan_micro_batch(PlanBuilder& b,
     }
   }
   const zeppelin::RemapPlan remap =
-      choice.remap ? zeppelin::balance_tokens(attn, b.plan().gpus_per_node) : zeppelin::RemapPlan{attn, {}};
+      remap_on ? zeppelin::balance_tokens(attn, b.plan().gpus_per_node) : zeppelin::RemapPlan{attn, {}};
 
   auto tokens_of = [](const std::vector<plan::Shard>& v) {
     std::int64_t t = 0;
@@ -154,21 +144,13 @@ std::vector<plan::OomReport> Zeppelin::plan_micro_batch(PlanBuilder& b,
         ready[static_cast<std::size_t>(r)] = ids[static_cast<std::size_t>(r)];
     }
   }
-  // Engine queues: the partition lists inter-node groups first, then intra-node, then local.
-  std::vector<std::vector<int>> attn_ops(static_cast<std::size_t>(world));
+  // The engine: rings in the partition's order (inter-node, then intra-node), local work filling their
+  // waits (core/strategies/zeppelin/engine.hpp).
   const auto route = [&](int src, int dst, std::int64_t bytes, int step) {
     return routing_ ? router.route(src, dst, bytes, mb * 1'000'000 + step) : plan::Route{};
   };
-  for (int gid : group_ids) {
-    const plan::Group g = b.plan().groups[static_cast<std::size_t>(gid)];
-    std::vector<int> group_ready;
-    for (int r : g.ranks) group_ready.push_back(ready[static_cast<std::size_t>(r)]);
-    const auto ids = b.add_attention(gid, group_ready, route);
-    for (std::size_t i = 0; i < g.ranks.size(); ++i) {
-      auto& mine = attn_ops[static_cast<std::size_t>(g.ranks[i])];
-      mine.insert(mine.end(), ids[i].begin(), ids[i].end());
-    }
-  }
+  const std::vector<std::vector<int>> attn_ops =
+      zeppelin::emit_attention(b, cost_, zeppelin::EngineOptions{routing_}, group_ids, ready, route);
   std::vector<std::vector<int>> out_deps(static_cast<std::size_t>(world));
   for (int r = 0; r < world; ++r) {
     out_deps[static_cast<std::size_t>(r)] = attn_ops[static_cast<std::size_t>(r)];
@@ -203,26 +185,52 @@ std::vector<plan::OomReport> Zeppelin::plan_micro_batch(PlanBuilder& b,
   std::vector<plan::RemapMove> moves = b.plan().remap;
   moves.insert(moves.end(), remap.moves.begin(), remap.moves.end());
   b.set_remap(std::move(moves));
-  return {};
 }
 
-plan::Plan Zeppelin::plan_hierarchical(const Batch& batch, int k) const {
+plan::Plan Zeppelin::plan_hierarchical(const Batch& batch, int k, const Variant& variant) const {
+  zeppelin::PartitionOptions po;
+  po.routing = routing_;
+  po.hierarchical = hierarchical_;
+  po.backward = passes_ == Passes::fwd_bwd;
+  po.micro_batches = k;
+  po.include_linear = !variant.remap;  // without the remap, linear work follows the attention layout
+  po.per_micro_batch = variant.per_micro_batch;
+  po.degrees = variant.degrees;
+  const zeppelin::Partition part = zeppelin::partition(batch.lengths, cost_, po);
+  if (!part.oom.empty()) return oom_plan(cost_, system_.label, system_.name, batch.lengths, part.oom);
+
   PlanBuilder b(cost_, system_.label, system_.name);
   b.set_passes(passes_);
   zeppelin::Router router(cost_.cluster());
   std::vector<int> last_op(static_cast<std::size_t>(cost_.cluster().world_size()), -1);
-  nlohmann::json facts = nlohmann::json::array();
-  const auto mbs = split_micro_batches(batch.lengths, k);
-  for (std::size_t mb = 0; mb < mbs.size(); ++mb) {
-    auto oom = plan_micro_batch(b, mbs[mb], static_cast<int>(mb), last_op, router, facts);
-    if (!oom.empty()) return oom_plan(cost_, system_.label, system_.name, batch.lengths, std::move(oom));
+  // Micro-batch slots the partition left empty are no micro-batch of the plan.
+  int plan_mbs = 0;
+  for (int mb = 0; mb < part.micro_batches; ++mb) {
+    const bool used = std::any_of(part.groups.begin(), part.groups.end(),
+                                  [mb](const zeppelin::GroupAssignment& g) { return g.micro_batch == mb; });
+    if (used) plan_micro_batch(b, batch.lengths, part, variant.remap, mb, plan_mbs++, last_op, router);
   }
-  b.set_micro_batches(static_cast<int>(mbs.size()));
+  b.set_micro_batches(std::max(1, plan_mbs));
   b.add_info("layout", hierarchical_ ? "hierarchical" : "flat");
+  // How many documents each class of the partition holds (the reports show which classes ran).
+  int per_level[3] = {0, 0, 0};
+  for (const auto& g : part.groups) per_level[static_cast<int>(g.level)] += static_cast<int>(g.docs.size());
+  b.add_info("documents_local", per_level[static_cast<int>(plan::Level::local)]);
+  b.add_info("documents_intra_node", per_level[static_cast<int>(plan::Level::intra_node)]);
+  b.add_info("documents_inter_node", per_level[static_cast<int>(plan::Level::inter_node)]);
   b.add_info("routing", routing_);
   b.add_info("remap", remap_);
   b.add_info("partitioning", hierarchical_ ? "hierarchical" : "flat");
-  b.add_info("thresholds", facts);
+  b.add_info("balance", variant.per_micro_batch ? "per-micro-batch" : "per-gpu");
+  b.add_info("degrees", degrees_name(variant.degrees));
+  b.add_info("thresholds", {{"micro_batch_slots", k},
+                            {"remap", variant.remap},
+                            {"balance", variant.per_micro_batch ? "per-micro-batch" : "per-gpu"},
+                            {"hide_nvlink_tokens", part.thresholds.hide_nvlink_tokens},
+                            {"hide_internode_tokens", part.thresholds.hide_internode_tokens},
+                            {"local_below", part.thresholds.local_below},
+                            {"inter_from", part.thresholds.inter_from},
+                            {"load_target_ms", part.thresholds.load_target_seconds * 1e3}});
   return b.finish();
 }
 
@@ -249,14 +257,69 @@ plan::Plan Zeppelin::make_plan(const Batch& batch) const {
   std::vector<int> counts;
   for (int k = first_k; can_fit && k < most_k; k = std::max(k + 1, k + k / 2)) counts.push_back(k);
   counts.push_back(can_fit ? most_k : first_k);
-  for (const int k : counts) {
-    plan::Plan p = plan_hierarchical(batch, k);
-    note(p, {{"layout", hierarchical_ ? "hierarchical" : "flat"}, {"micro_batches", k}});
-    if (p.feasible()) {
+  // At each count the partition is made several ways (docs/STRATEGIES.md, zeppelin steps 2 and 9), and
+  // the lowered plan's estimate picks one. Planning a layout costs far more than partitioning it, so only
+  // the ways that can differ are planned: ring degrees by the paper's rule, then tiled to the node and by
+  // memory alone where those give other degrees (balancing each GPU's whole iteration, nothing joining the
+  // GPUs between micro-batches); then, on the best degrees so far, the remap where the best plan's linear
+  // tokens are uneven (the remap balances them), and balancing each micro-batch where its GPUs' forward
+  // finish times spread (rings waiting for members still in an earlier micro-batch).
+  const auto consider_own = [&](const int k, const Variant& v) {
+    plan::Plan p = plan_hierarchical(batch, k, v);
+    note(p, {{"layout", hierarchical_ ? "hierarchical" : "flat"},
+             {"micro_batches", k},
+             {"remap", v.remap},
+             {"balance", v.per_micro_batch ? "per-micro-batch" : "per-gpu"},
+             {"degrees", degrees_name(v.degrees)}});
+    const bool better =
+        p.feasible() && (!best || p.predicted.iteration_seconds < best->predicted.iteration_seconds);
+    if (better)
       best = std::move(p);
-      break;
+    else if (!p.feasible() && !first_oom)
+      first_oom = std::move(p);
+    return better;
+  };
+  for (const int k : counts) {
+    zeppelin::PartitionOptions po;
+    po.routing = routing_;
+    po.backward = passes_ == Passes::fwd_bwd;
+    po.micro_batches = k;
+    po.include_linear = true;
+    if (remap_always_) {  // the paper's: always remapped, so only the degree rules are weighed
+      for (const auto rule :
+           {zeppelin::Degrees::balance, zeppelin::Degrees::tiled, zeppelin::Degrees::memory}) {
+        if (rule == zeppelin::Degrees::balance || hierarchical_) consider_own(k, {true, true, rule});
+      }
+      if (best) break;
+      continue;
     }
-    if (!first_oom) first_oom = std::move(p);
+    Variant chosen{false, false, zeppelin::Degrees::balance};
+    consider_own(k, chosen);
+    if (hierarchical_) {
+      std::vector<std::vector<int>> seen{zeppelin::ring_degrees(batch.lengths, cost_, po)};
+      for (const auto rule : {zeppelin::Degrees::tiled, zeppelin::Degrees::memory}) {
+        po.degrees = rule;
+        auto degrees = zeppelin::ring_degrees(batch.lengths, cost_, po);
+        if (std::find(seen.begin(), seen.end(), degrees) != seen.end()) continue;
+        seen.push_back(std::move(degrees));
+        if (consider_own(k, {false, false, rule})) chosen.degrees = rule;
+      }
+    }
+    if (best) {
+      const auto& ranks = best->predicted.per_rank;
+      double most_tokens = 0, tokens = 0, first_done = 0, last_done = 0;
+      for (std::size_t r = 0; r < ranks.size(); ++r) {
+        most_tokens = std::max(most_tokens, static_cast<double>(ranks[r].tokens));
+        tokens += static_cast<double>(ranks[r].tokens);
+        first_done = r == 0 ? ranks[r].seconds : std::min(first_done, ranks[r].seconds);
+        last_done = std::max(last_done, ranks[r].seconds);
+      }
+      const double token_spread = tokens > 0 ? most_tokens * static_cast<double>(ranks.size()) / tokens : 1.0;
+      if (remap_ && token_spread > 1.05) consider_own(k, {true, true, chosen.degrees});
+      if (k > 1 && hierarchical_ && first_done > 0 && last_done > 1.05 * first_done)
+        consider_own(k, {false, true, chosen.degrees});
+    }
+    if (best) break;
   }
   // A baseline's layout that beats every plan so far; `winner` names it (empty: the own partition).
   std::string winner;
@@ -270,7 +333,7 @@ plan::Plan Zeppelin::make_plan(const Batch& batch) const {
   const auto below_best = [&best](double floor) {
     return !best || floor < best->predicted.iteration_seconds;
   };
-  if (baseline_shapes_) {
+  if (best_of_) {
     for (const int degree : zeppelin::baseline_shape_degrees(cost_, batch.lengths)) {
       // Planning a layout costs far more than bounding it: skip one whose compute alone is no faster,
       // asking the O(documents) bounds (its costliest document, then its average group) before the dealt
@@ -347,6 +410,24 @@ plan::Plan Zeppelin::make_plan(const Batch& batch) const {
   return out;
 }
 
+// With best_of the system is a selector over Zeppelin's plan and the baselines' layouts, and its label
+// says so: "best-of(zeppelin,packed-cp,hybrid-dp,usp)", the own options inside as usual.
+std::string best_of_label(const nlohmann::json& options) {
+  if (!options.value("best_of", false)) return {};
+  std::string own;
+  for (const char* key : {"routing", "remap", "partitioning", "remap_policy"}) {
+    const nlohmann::json& value = options.at(key);
+    const std::string name = key;
+    const bool is_default = name == "partitioning"   ? value == "hierarchical"
+                            : name == "remap_policy" ? value == "where-it-pays"
+                                                     : value == true;
+    if (is_default) continue;
+    if (!own.empty()) own += ',';
+    own += std::string(key) + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
+  }
+  return "best-of(zeppelin" + (own.empty() ? "" : "[" + own + "]") + ",packed-cp,hybrid-dp,usp)";
+}
+
 std::unique_ptr<Strategy> make_zeppelin(const SystemSpec& system, const Scenario& scenario,
                                         const CostModel& cost) {
   return std::make_unique<Zeppelin>(system, scenario, cost);
@@ -379,14 +460,22 @@ const StrategyRegistration registration{
                  .choices = {"hierarchical", "flat"},
                  .description =
                      "hierarchical: local / intra-node / inter-node classes; flat: one level (ablation)"},
-             SystemOption{.name = "baseline_shapes",
+             SystemOption{.name = "remap_policy",
+                          .type = OptionType::choice,
+                          .default_value = "where-it-pays",
+                          .choices = {"where-it-pays", "always"},
+                          .description =
+                              "with remap: where-it-pays weighs remapped and unremapped layouts by "
+                              "the estimate; always remaps every micro-batch (the paper)"},
+             SystemOption{.name = "best_of",
                           .type = OptionType::boolean,
-                          .default_value = true,
+                          .default_value = false,
                           .choices = {},
                           .description =
-                              "also plan the baselines' layouts (packed CP up to a node, hybrid-dp) "
-                              "and keep whichever plan has the least estimated time"}},
+                              "a selector, not Zeppelin: also plan the baselines' layouts (packed CP up to a "
+                              "node, hybrid-dp, USP) and run whichever has the least estimated time"}},
         .validate = {},
+        .label = best_of_label,
     },
     make_zeppelin};
 

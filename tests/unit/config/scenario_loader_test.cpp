@@ -40,10 +40,11 @@ TEST(ScenarioLoader, BaseScenarioTakesPresetValues) {
   EXPECT_EQ(s.workload.iterations, 3);
   ASSERT_EQ(s.systems.size(), 3u);
   EXPECT_EQ(s.systems[0].label, "zeppelin");
-  EXPECT_EQ(
-      s.systems[0].options,
-      (json{
-          {"routing", true}, {"remap", true}, {"partitioning", "hierarchical"}, {"baseline_shapes", true}}));
+  EXPECT_EQ(s.systems[0].options, (json{{"routing", true},
+                                        {"remap", true},
+                                        {"partitioning", "hierarchical"},
+                                        {"remap_policy", "where-it-pays"},
+                                        {"best_of", false}}));
   EXPECT_EQ(s.systems[1].label, "ring-cp");
   EXPECT_EQ(s.systems[2].label, "uniform-cp[degree=8]");
   EXPECT_EQ(s.systems[2].options, (json{{"degree", 8}, {"dealing", "balanced"}}));

@@ -26,10 +26,11 @@ TEST(SystemCatalog, KnowsTheSystemsAndTheirDefaults) {
   EXPECT_TRUE(find_system("uniform-cp")->baseline);
   const SystemInfo* zeppelin = find_system("zeppelin");
   ASSERT_NE(zeppelin, nullptr);
-  EXPECT_EQ(
-      zeppelin->default_options(),
-      (nlohmann::json{
-          {"routing", true}, {"remap", true}, {"partitioning", "hierarchical"}, {"baseline_shapes", true}}));
+  EXPECT_EQ(zeppelin->default_options(), (nlohmann::json{{"routing", true},
+                                                         {"remap", true},
+                                                         {"partitioning", "hierarchical"},
+                                                         {"remap_policy", "where-it-pays"},
+                                                         {"best_of", false}}));
   EXPECT_EQ(find_system("ring-cp")->default_options(),
             (nlohmann::json{{"degree", "auto"}, {"dealing", "balanced"}}));
   EXPECT_EQ(find_system("uniform-cp")->default_options(),

@@ -7,6 +7,7 @@
 #include <limits>
 #include <string>
 
+#include "core/config/system_catalog.hpp"
 #include "core/strategies/hybrid_dp_layout.hpp"
 #include "core/strategies/packed_cp.hpp"
 #include "core/strategies/strategy.hpp"
@@ -55,9 +56,9 @@ void for_each_cluster_and_passes(const Cluster (&clusters)[N], Body body) {
   }
 }
 
-// Over random batches on three clusters, Zeppelin's plan is feasible wherever uniform-cp (any degree),
-// ring-cp, hybrid-dp, packing-dp or USP (ulysses, degree and ring auto) is, and its predicted time is at
-// most the best of them.
+// Over random batches on three clusters, the best-of selector's plan is feasible wherever uniform-cp (any
+// degree), ring-cp, hybrid-dp, packing-dp or USP (ulysses, degree and ring auto) is, and its predicted time
+// is at most the best of them.
 TEST(ZeppelinNeverLoses, RandomBatchesOnThreeClustersAreNeverSlowerByItsEstimateThanAnyBaseline) {
   const Cluster clusters[] = {
       {"dgx-h200", 2, "llama-7b"}, {"a800-4nic", 2, "llama-13b"}, {"h800-8nic", 4, "llama-7b"}};
@@ -69,7 +70,7 @@ TEST(ZeppelinNeverLoses, RandomBatchesOnThreeClustersAreNeverSlowerByItsEstimate
       Rng rng(seed, 41);
       const std::int64_t per_gpu = cost.token_capacity_per_gpu();
       const auto lengths = random_batch(rng, per_gpu * world, std::min<std::int64_t>(per_gpu * 4, 131072));
-      const plan::Plan z = plan_of(test::system("zeppelin"), s, cost, lengths);
+      const plan::Plan z = plan_of(test::system("zeppelin", {{"best_of", true}}), s, cost, lengths);
       double best = std::numeric_limits<double>::infinity();
       std::string best_label = "none";
       std::vector<SystemSpec> baselines{test::system("ring-cp"), test::system("uniform-cp"),
@@ -211,7 +212,8 @@ TEST(ZeppelinNeverLoses, TheUspComputeFloorIsNeverAboveThePlansEstimate) {
 TEST(ZeppelinNeverLoses, InfoListsEveryCandidateAndTheChoice) {
   const Scenario s = test::preset_scenario("dgx-h200", 2, "llama-7b");
   const CostModel cost(s.cluster, s.model);
-  const plan::Plan p = plan_of(test::system("zeppelin"), s, cost, {65536, 4096, 4096, 2048, 1024, 512});
+  const plan::Plan p =
+      plan_of(test::system("zeppelin", {{"best_of", true}}), s, cost, {65536, 4096, 4096, 2048, 1024, 512});
   ASSERT_TRUE(p.feasible());
   ASSERT_TRUE(p.info.contains("candidates"));
   const auto& candidates = p.info.at("candidates");
@@ -230,15 +232,22 @@ TEST(ZeppelinNeverLoses, InfoListsEveryCandidateAndTheChoice) {
   }
 }
 
-TEST(ZeppelinNeverLoses, WithoutBaselineShapesOnlyTheOwnPartitionIsPlanned) {
+// The system under test runs its own code: by default no baseline's layout is planned, and the
+// selector is labelled as what it is.
+TEST(ZeppelinNeverLoses, ByDefaultOnlyTheOwnPartitionIsPlanned) {
   const Scenario s = test::preset_scenario("dgx-h200", 2, "llama-7b");
   const CostModel cost(s.cluster, s.model);
-  const plan::Plan p =
-      plan_of(test::system("zeppelin", {{"baseline_shapes", false}}), s, cost, {65536, 4096, 2048});
+  const plan::Plan p = plan_of(test::system("zeppelin"), s, cost, {65536, 4096, 2048});
   ASSERT_TRUE(p.feasible());
-  EXPECT_EQ(p.info.at("candidates").size(), 1u);
+  for (const auto& candidate : p.info.at("candidates")) EXPECT_EQ(candidate.at("layout"), "hierarchical");
   EXPECT_EQ(p.info.at("layout"), "hierarchical");
   EXPECT_FALSE(p.info.contains("fallback"));
+  const SystemInfo& info = *find_system("zeppelin");
+  EXPECT_EQ(default_label(info, nlohmann::json::object()), "zeppelin");
+  EXPECT_EQ(default_label(info, {{"routing", false}}), "zeppelin[routing=false]");
+  EXPECT_EQ(default_label(info, {{"best_of", true}}), "best-of(zeppelin,packed-cp,hybrid-dp,usp)");
+  EXPECT_EQ(default_label(info, {{"best_of", true}, {"routing", false}}),
+            "best-of(zeppelin[routing=false],packed-cp,hybrid-dp,usp)");
 }
 
 // 4 GPUs hold a 0.7·M document each and 8 more GPUs-worth of 0.55·M documents arrive: half of them fit no
@@ -249,7 +258,7 @@ TEST(ZeppelinPartitioner, ALocalSequenceThatFitsNoGpuBecomesAnIntraNodeRing) {
   const std::int64_t m = cost.token_capacity_per_gpu();
   std::vector<std::int64_t> lengths(4, m * 7 / 10);
   lengths.insert(lengths.end(), 8, m * 55 / 100);
-  const zeppelin::Partition part = zeppelin::partition(lengths, cost, {}, 0);
+  const zeppelin::Partition part = zeppelin::partition(lengths, cost, {});
   EXPECT_TRUE(part.oom.empty()) << part.oom.front().str();
   int rings = 0;
   for (const auto& g : part.groups) rings += g.level != plan::Level::local;
@@ -264,7 +273,7 @@ TEST(ZeppelinPartitioner, AnOomNamesARankAndItsShortfall) {
   const CostModel cost(s.cluster, s.model);
   const std::int64_t m = cost.token_capacity_per_gpu();
   std::vector<std::int64_t> lengths{m * 17};
-  const zeppelin::Partition part = zeppelin::partition(lengths, cost, {}, 0);
+  const zeppelin::Partition part = zeppelin::partition(lengths, cost, {});
   ASSERT_EQ(part.oom.size(), 1u);
   EXPECT_GE(part.oom[0].rank, 0);
   EXPECT_LT(part.oom[0].rank, 16);

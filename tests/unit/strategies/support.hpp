@@ -2,6 +2,7 @@
 // Scenario and batch builders shared by the plan and strategy tests.
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "core/config/scenario.hpp"
 #include "core/config/system_catalog.hpp"
 #include "core/cost/cost_model.hpp"
+#include "core/plan/plan.hpp"
 #include "core/workload/workload.hpp"
 
 namespace zb::test {
@@ -109,6 +111,31 @@ inline LoweringCase random_lowering_case(Rng& rng) {
     c.lengths.push_back(rng.below(3) == 0 ? 1 + static_cast<std::int64_t>(rng.below(64))
                                           : 1 + static_cast<std::int64_t>(rng.below(1ULL << 16)));
   return c;
+}
+
+// How many calls of local groups some rank runs between two attention steps of one ring (Zeppelin's
+// engine filling the ring's waits).
+inline int local_calls_between_ring_steps(const plan::Plan& p) {
+  int filled = 0;
+  for (const auto& rank : p.ranks) {
+    std::map<int, int> last_step_at;  // ring group → index of its last attention step seen so far
+    std::vector<int> locals;          // indices of local calls since the last ring step
+    for (std::size_t i = 0; i < rank.ops.size(); ++i) {
+      const plan::Op& op = rank.ops[i];
+      if (op.kind != plan::OpKind::attention) continue;
+      if (p.groups[static_cast<std::size_t>(op.group)].ranks.size() == 1) {
+        locals.push_back(static_cast<int>(i));
+      } else {
+        const auto it = last_step_at.find(op.group);
+        for (const int at : locals) {
+          if (it != last_step_at.end() && it->second < at) ++filled;
+        }
+        locals.clear();
+        last_step_at[op.group] = static_cast<int>(i);
+      }
+    }
+  }
+  return filled;
 }
 
 }  // namespace zb::test

@@ -47,7 +47,7 @@ class CorruptedPlan : public ::testing::Test {
 
 TEST_F(CorruptedPlan, DroppedAttentionBlockLeavesPairsUncomputed) {
   // Zeppelin's own partition (local sequences), not a baseline-shaped candidate.
-  plan::Plan p = make("zeppelin", {100, 200, 300, 400, 500, 600, 700, 800}, {{"baseline_shapes", false}});
+  plan::Plan p = make("zeppelin", {100, 200, 300, 400, 500, 600, 700, 800});
   plan::Op* op = find(p, OpKind::attention, false);
   ASSERT_NE(op, nullptr);
   const int seq = op->blocks.back().seq;
@@ -141,13 +141,13 @@ TEST_F(CorruptedPlan, OvercommittedMemoryIsReportedWithTheRank) {
 }
 
 TEST_F(CorruptedPlan, DroppedRemapMoveUnbalancesTheLinearLayout) {
-  // One 8-GPU node: a 30k ring and 50 short sequences, which the remap evens out (named_cases_test).
+  // One 8-GPU node: a 30k ring and 100 short sequences, which the remap evens out (named_cases_test).
   const Scenario one_node = test::preset_scenario("dgx-h200", 1, "llama-7b");
   const CostModel cost(one_node.cluster, one_node.model);
   std::vector<std::int64_t> lengths{30000};
-  lengths.insert(lengths.end(), 50, 100);
-  plan::Plan p = make_strategy(test::system("zeppelin", {{"baseline_shapes", false}}), one_node, cost)
-                     ->make_plan(test::batch_of(std::move(lengths)));
+  lengths.insert(lengths.end(), 100, 500);
+  plan::Plan p =
+      make_strategy(test::system("zeppelin"), one_node, cost)->make_plan(test::batch_of(std::move(lengths)));
   ASSERT_FALSE(p.remap.empty());
   p.remap.pop_back();
   const auto problems = plan::verify(p);
