@@ -81,15 +81,12 @@ def baselines(binary):
     return names
 
 
-def systems_for(scenario, names, variants):
-    gpn = {"dgx-h200": 8, "h800-8nic": 8, "a800-4nic": 8}.get(scenario["cluster"].get("preset"), 8)
-    gpn = scenario["cluster"].get("gpus_per_node", gpn)
-    world = gpn * scenario["cluster"].get("nodes", 1)
+def systems_for(names, variants):
+    """Zeppelin, the variants, every baseline at its defaults (ring-cp over every GPU, uniform-cp at its
+    best degree) and USP (ulysses with the ring auto)."""
     out = ["zeppelin"] + variants
     for n in names:
         out.append(n)
-        if n == "ring-cp" and world > gpn:
-            out.append({"name": "ring-cp", "degree": gpn})
         if n == "ulysses":
             out.append({"name": "ulysses", "ring": "auto"})
     return out
@@ -99,7 +96,7 @@ def run_one(binary, path, out_root, names, variants, iterations):
     with open(path, encoding="utf-8") as f:
         scenario = json.loads(strip_jsonc(f.read()))
     name = scenario["name"]
-    scenario["systems"] = systems_for(scenario, names, variants)
+    scenario["systems"] = systems_for(names, variants)
     scenario.pop("gates", None)
     out_dir = os.path.join(out_root, name)
     scenario["output"] = {"dir": out_dir, "formats": ["json"]}
@@ -191,11 +188,16 @@ def main():
             else:
                 raise BadInput(f"{p}: no such scenario file or folder")
         names = baselines(args.bin)
-        rows = []
+        rows, failed_runs = [], []
         with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
             futures = [pool.submit(run_one, args.bin, f, args.out, names, variants, args.iterations) for f in files]
             for fut in futures:
-                name, report = fut.result()
+                try:
+                    name, report = fut.result()
+                except BadInput as e:  # one scenario's failure is reported, the others still count
+                    print(f"versus-every-baseline: {e}", file=sys.stderr)
+                    failed_runs.append(str(e))
+                    continue
                 labels = [s["label"] for s in report["systems"] if not s["baseline"]]
                 rows.append(row_of(name, report, labels))
     except (BadInput, json.JSONDecodeError, OSError) as e:
@@ -248,6 +250,8 @@ def main():
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump({"rows": rows, "summary": summary, "iterations": args.iterations}, f, indent=1)
+    if failed_runs:
+        return 2
     return 1 if failed else 0
 
 
