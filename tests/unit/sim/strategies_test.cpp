@@ -20,10 +20,14 @@ struct Simulated {
   Trace trace;
 };
 
-Simulated simulate_system(const std::string& name) {
+// `name` at its defaults, or with `options`, on 2 × `cluster` with llama-7b, forward only; one 64k
+// sequence unless `lengths` says otherwise.
+Simulated simulate_system(const std::string& name, const std::string& cluster = "dgx-h200",
+                          std::vector<std::int64_t> lengths = {65536},
+                          nlohmann::json options = nlohmann::json::object()) {
   Scenario s;
   s.name = "one-64k";
-  s.cluster = find_cluster_preset("dgx-h200")->spec;
+  s.cluster = find_cluster_preset(cluster)->spec;
   s.cluster.nodes = 2;
   s.model = find_model_preset("llama-7b")->spec;
   s.passes = Passes::fwd;
@@ -31,8 +35,9 @@ Simulated simulate_system(const std::string& name) {
   SystemSpec sys;
   sys.name = name;
   sys.label = name;
+  sys.options = std::move(options);
   Batch batch;
-  batch.lengths = {65536};
+  batch.lengths = std::move(lengths);
   plan::Plan p = make_strategy(sys, s, cost)->make_plan(batch);
   Trace t = execute(*make_executor(Backend::sim), p, RunContext{s, cost});
   return {std::move(p), std::move(t)};
@@ -89,23 +94,10 @@ namespace {
 // local attention call starts after the previous step of its ring ended and before the next step's K/V
 // arrived, and that step starts only after the call.
 TEST(SimStrategies, ZeppelinRunsLocalAttentionWhileARingStepWaitsForItsKv) {
-  Scenario s;
-  s.name = "engine";
-  s.cluster = find_cluster_preset("h800-8nic")->spec;
-  s.cluster.nodes = 2;
-  s.model = find_model_preset("llama-7b")->spec;
-  s.passes = Passes::fwd;
-  const CostModel cost(s.cluster, s.model);
-  SystemSpec sys;
-  sys.name = "zeppelin";
-  sys.label = "zeppelin";
-  sys.options = {{"routing", false}};
-  Batch batch;
-  batch.lengths = {98304};
-  batch.lengths.insert(batch.lengths.end(), 200, 1024);
-  const plan::Plan p = make_strategy(sys, s, cost)->make_plan(batch);
+  std::vector<std::int64_t> lengths{98304};
+  lengths.insert(lengths.end(), 200, 1024);
+  const auto [p, t] = simulate_system("zeppelin", "h800-8nic", lengths, {{"routing", false}});
   ASSERT_TRUE(p.feasible());
-  const Trace t = execute(*make_executor(Backend::sim), p, RunContext{s, cost});
   const auto ring = [&](int group) { return p.groups[static_cast<std::size_t>(group)].ranks.size() > 1; };
   int filled = 0;
   for (int r = 0; r < p.world_size; ++r) {
