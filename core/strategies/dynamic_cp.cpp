@@ -123,6 +123,7 @@ const StrategyRegistration registration{
                            "max_seqlen_per_dp_cp_rank); auto = the GPU's token capacity",
         }},
         .validate = {},
+        .label = {},
     },
     make_dynamic_cp};
 

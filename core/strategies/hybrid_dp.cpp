@@ -41,6 +41,7 @@ const StrategyRegistration registration{
         .baseline = true,
         .options = {},
         .validate = {},
+        .label = {},
     },
     make_hybrid_dp};
 

@@ -179,6 +179,7 @@ const StrategyRegistration registration{
         .baseline = true,
         .options = {},
         .validate = {},
+        .label = {},
     },
     make_hydraulis};
 

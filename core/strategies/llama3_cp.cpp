@@ -187,6 +187,7 @@ const StrategyRegistration registration{
                         "smallest power of two whose group holds the longest document"),
                     dealing_system_option()},
         .validate = check_cp_degree,
+        .label = {},
     },
     make_llama3_cp};
 

@@ -57,6 +57,7 @@ const StrategyRegistration registration{
         .baseline = true,
         .options = {dealing_system_option()},
         .validate = {},
+        .label = {},
     },
     make_packing_dp};
 

@@ -41,6 +41,7 @@ const StrategyRegistration registration{
                         "TE CP size C, dividing the world size (N/C data-parallel groups); auto = all GPUs"),
                     dealing_system_option()},
         .validate = check_cp_degree,
+        .label = {},
     },
     make_ring_cp};
 

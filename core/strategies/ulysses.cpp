@@ -99,6 +99,7 @@ const StrategyRegistration registration{
                             "Ulysses); auto = a ring only when a u-group cannot hold the longest document"},
                     dealing_system_option()},
         .validate = check_mesh,
+        .label = {},
     },
     make_ulysses};
 

@@ -99,6 +99,7 @@ const StrategyRegistration registration{
                         "CP degree C; must divide the world size; auto = the best feasible C"),
                     dealing_system_option()},
         .validate = check_cp_degree,
+        .label = {},
     },
     make_uniform_cp};
 

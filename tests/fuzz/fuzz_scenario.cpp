@@ -41,6 +41,7 @@ void register_stand_in_systems() {
                    .choices = {"hierarchical", "flat"},
                    .description = ""}},
       .validate = {},
+      .label = {},
   });
   zb::register_system(zb::SystemInfo{
       .name = "fuzz-cp",
@@ -53,6 +54,7 @@ void register_stand_in_systems() {
                    .choices = {},
                    .description = ""}},
       .validate = degree_divides_world,
+      .label = {},
   });
 }
 

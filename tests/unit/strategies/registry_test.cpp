@@ -59,6 +59,7 @@ const StrategyRegistration probe_registration{
                                  .choices = {},
                                  .description = "a number"}},
         .validate = check_probe,
+        .label = {},
     },
     make_probe};
 
