@@ -125,7 +125,8 @@ def classes_of(system):
     for it in system.get("per_iteration", []):
         ro = it.get("resolved_options") or {}
         layouts.append(ro.get("layout", "?"))
-        used.append({c for c in ("local", "intra_node", "inter_node") if (ro.get("documents_" + c) or 0) > 0})
+        used.append({c for c in ("local", "intra_node", "inter_node", "head_parallel")
+                     if (ro.get("documents_" + c) or 0) > 0})
     return used, layouts
 
 

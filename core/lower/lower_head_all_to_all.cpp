@@ -5,7 +5,8 @@
 // the pieces (plan::coverage reads them the same way):
 //   * a member's tokens: its attention-layout shards of the collective's sequences (its group's; without
 //     a group, those of its micro-batch);
-//   * a member's heads: the head range of its attention ops of the collective's micro-batch;
+//   * a member's heads: the head range of its attention ops of those sequences (of the micro-batch
+//     without a group);
 //   * which way: an all-to-all that depends (within its micro-batch) on an attention op brings O back;
 //     one that does not brings Q, K and V in.
 // The lowering gives each such collective one message per ordered pair of members naming exactly those
@@ -42,18 +43,32 @@ bool follows_attention(const std::vector<Op>& ops, int id) {
 
 }  // namespace
 
-plan::HeadRange Lowerer::member_heads(int rank, int micro_batch, int collective) const {
+plan::HeadRange Lowerer::member_heads(int rank, const Collective& col, int collective) const {
+  // The attention ops that read what the collective trades: those of its group's sequences (a ring of
+  // USP's head slice lists the same sequences as its u-group), or, without a group, of its micro-batch.
+  std::set<int> sequences;
+  if (col.group >= 0) {
+    const auto& seqs = plan_.groups[static_cast<std::size_t>(col.group)].sequences;
+    sequences.insert(seqs.begin(), seqs.end());
+  }
+  const auto reads_them = [&](const Op& op) {
+    if (col.group < 0 || op.group == col.group) return true;
+    if (op.group < 0 || static_cast<std::size_t>(op.group) >= plan_.groups.size()) return false;
+    const auto& seqs = plan_.groups[static_cast<std::size_t>(op.group)].sequences;
+    return !seqs.empty() && sequences.count(seqs.front()) > 0;
+  };
   std::set<std::pair<int, int>> ranges;
   for (const Op& op : plan_.ranks[static_cast<std::size_t>(rank)].ops) {
-    if (op.kind == OpKind::attention && op.micro_batch == micro_batch)
+    if (op.kind == OpKind::attention && op.micro_batch == col.micro_batch && reads_them(op))
       ranges.insert({op.heads.begin, op.heads.end});
   }
   if (ranges.size() != 1 || plan::HeadRange{ranges.begin()->first, ranges.begin()->second}.all()) {
     fail(
         rank, -1,
         "its part of head all-to-all " + std::to_string(collective) + " (micro-batch " +
-            std::to_string(micro_batch) +
-            ") needs its attention ops of that micro-batch to compute one slice of the heads; they compute " +
+            std::to_string(col.micro_batch) +
+            ") needs its attention ops of the collective's sequences to compute one slice of the heads; they "
+            "compute " +
             std::to_string(ranges.size()) + " different head ranges" +
             (ranges.size() == 1 ? " (every head)" : ""));
   }
@@ -108,7 +123,7 @@ void Lowerer::build_head_all_to_alls() {
     std::map<int, plan::HeadRange> heads;
     std::map<int, std::vector<plan::Shard>> tokens;
     for (const auto& [r, op] : members) {
-      heads[r] = member_heads(r, col.micro_batch, c);
+      heads[r] = member_heads(r, col, c);
       tokens[r] = member_tokens(r, col);
     }
     for (const auto& [from, op] : members) {

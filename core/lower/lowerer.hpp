@@ -95,7 +95,7 @@ class Lowerer {
 
   // --- head all-to-alls (lower_head_all_to_all.cpp) ------------------------------------------------
   void build_head_all_to_alls();
-  [[nodiscard]] plan::HeadRange member_heads(int rank, int micro_batch, int collective) const;
+  [[nodiscard]] plan::HeadRange member_heads(int rank, const Collective& col, int collective) const;
   [[nodiscard]] std::vector<plan::Shard> member_tokens(int rank, const Collective& col) const;
 
   // --- backward (lower_backward.cpp) ---------------------------------------------------------------

@@ -38,14 +38,16 @@ void PlanBuilder::set_micro_batches(int n) {
   plan_.micro_batches = n;
 }
 
-int PlanBuilder::add_group(Level level, std::vector<int> ranks, std::vector<int> sequences, int micro_batch) {
+int PlanBuilder::add_group(Level level, std::vector<int> ranks, std::vector<int> sequences, int micro_batch,
+                           bool with_layout) {
   plan::Group g;
   g.id = static_cast<int>(plan_.groups.size());
   g.level = level;
   g.sharding = ranks.size() == 1 ? plan::Sharding::whole : plan::Sharding::zigzag;
   g.micro_batch = micro_batch;
   const int parts = static_cast<int>(ranks.size());
-  for (int seq : sequences) {
+  for (std::size_t i = 0; with_layout && i < sequences.size(); ++i) {
+    const int seq = sequences[i];
     const auto len = plan_.sequences[static_cast<std::size_t>(seq)].length;
     for (int pos = 0; pos < parts; ++pos) {
       auto& shards =
@@ -58,6 +60,11 @@ int PlanBuilder::add_group(Level level, std::vector<int> ranks, std::vector<int>
   g.sequences = std::move(sequences);
   plan_.groups.push_back(std::move(g));
   return plan_.groups.back().id;
+}
+
+void PlanBuilder::add_attention_shards(int rank, const std::vector<plan::Shard>& shards) {
+  auto& mine = plan_.attention_layout[static_cast<std::size_t>(rank)].shards;
+  mine.insert(mine.end(), shards.begin(), shards.end());
 }
 
 int PlanBuilder::add_op(int rank, Op op) {

@@ -23,11 +23,18 @@ class PlanBuilder {
   int add_sequence(std::int64_t length, int micro_batch);
   void set_micro_batches(int n);
 
-  // Adds a CP group and its attention-layout shards (whole sequences for one rank, zigzag otherwise).
-  int add_group(plan::Level level, std::vector<int> ranks, std::vector<int> sequences, int micro_batch);
+  // Adds a CP group and its attention-layout shards (whole sequences for one rank, zigzag otherwise);
+  // with `with_layout` false the strategy writes the members' shards itself (add_attention_shards).
+  int add_group(plan::Level level, std::vector<int> ranks, std::vector<int> sequences, int micro_batch,
+                bool with_layout = true);
+  void add_attention_shards(int rank, const std::vector<plan::Shard>& shards);
 
   // Appends one op to `rank`'s list and returns its id.
   int add_op(int rank, plan::Op op);
+  // An op already appended, for a strategy that narrows what a generated op carries (USP's head slices).
+  plan::Op& mutable_op(int rank, int id) {
+    return plan_.ranks[static_cast<std::size_t>(rank)].ops[static_cast<std::size_t>(id)];
+  }
   // A plan-unique tag for an op pair or a collective the strategy writes itself (ring hops take theirs here
   // too).
   int new_tag() { return next_tag_++; }

@@ -32,7 +32,8 @@ TEST_P(BackwardRandomScenarios, EveryStrategyVerifiesEveryGradient) {
   for (const SystemSpec& system : test::reference_systems(c.scenario.cluster)) {
     SCOPED_TRACE(system.label + " on " + test::describe(c));
     try {
-      const test::ReferenceRun run = test::run_reference(c.scenario, system, c.lengths, options);
+      const test::ReferenceRun run = test::run_reference(
+          c.scenario, system, c.lengths, test::reference_options_for(system, c.scenario, options));
       if (!run.plan.feasible()) continue;
       EXPECT_TRUE(run.trace.backward);
       EXPECT_NE(run.trace.model_note.find("backward verified"), std::string::npos) << run.trace.model_note;
@@ -144,6 +145,48 @@ TEST(BackwardNamedCases, ZeppelinsInterleavedLocalWorkVerifiesForwardAndBackward
     }
   }
   EXPECT_GT(mirrored, 0) << "no local call ran between two backward steps of a ring";
+}
+
+}  // namespace
+}  // namespace zb
+
+namespace zb {
+namespace {
+
+// Zeppelin's `heads: auto` puts some documents in head-parallel groups beside its rings and local work in
+// the same micro-batch: Ulysses all-to-alls inside a node (u × 1), or USP rings of head slices across
+// nodes (u × r). For each form, the first of a few small two-node batches whose plan keeps it verifies
+// forward and backward on the reference numerics.
+TEST(BackwardNamedCases, ZeppelinsHeadParallelGroupsVerifyForwardAndBackward) {
+  Scenario s = test::small_cluster(2, 4, false);
+  s.passes = Passes::fwd_bwd;
+  const CostModel cost(s.cluster, s.model);
+  const SystemSpec zeppelin = test::system("zeppelin", {{"heads", "auto"}});
+  // Whether a plan splits heads over whole documents (Ulysses), or on a ring's steps (USP).
+  const auto splits = [](const plan::Plan& p, bool on_a_ring) {
+    return std::any_of(p.ranks.begin(), p.ranks.end(), [&](const plan::RankOps& rank) {
+      return std::any_of(rank.ops.begin(), rank.ops.end(), [&](const plan::Op& op) {
+        return op.kind == plan::OpKind::attention && !op.heads.all() && (op.zigzag_kv_rank >= 0) == on_a_ring;
+      });
+    });
+  };
+  for (const bool usp : {false, true}) {
+    SCOPED_TRACE(usp ? "USP across nodes" : "Ulysses inside a node");
+    std::vector<std::int64_t> chosen;
+    for (const std::int64_t longest : {1024, 2048, 4096, 6144, 8192, 12288, 16384}) {
+      for (const int shorts : {0, 8, 32}) {
+        std::vector<std::int64_t> lengths{longest, longest / 2};
+        lengths.insert(lengths.end(), static_cast<std::size_t>(shorts), 40);
+        const plan::Plan p = make_strategy(zeppelin, s, cost)->make_plan(test::batch_of(lengths));
+        if (chosen.empty() && p.feasible() && splits(p, usp)) chosen = lengths;
+      }
+    }
+    ASSERT_FALSE(chosen.empty()) << "no batch kept such a group: the case tests nothing";
+    const auto run = test::run_reference(
+        s, zeppelin, chosen, test::reference_options_for(zeppelin, s, test::in_process_options()));
+    EXPECT_TRUE(splits(run.plan, usp));
+    EXPECT_NE(run.trace.model_note.find("backward verified"), std::string::npos) << run.trace.model_note;
+  }
 }
 
 }  // namespace

@@ -54,7 +54,7 @@ TEST(ExecutorConformance, ReferenceRunsEveryRanksComputeInTheSimulatorsOrder) {
       SCOPED_TRACE("seed " + std::to_string(seed) + ", " + system.label);
       const plan::Plan p = make_strategy(system, s, cost)->make_plan(test::batch_of(lengths));
       if (!p.feasible()) continue;
-      reference::ReferenceExecutor executor(options);
+      reference::ReferenceExecutor executor(test::reference_options_for(system, s, options));
       const Trace measured = test::run_plan(executor, p, s, cost);
       const Trace simulated = execute(*make_executor(Backend::sim), p, RunContext{s, cost});
       EXPECT_EQ(compute_order(measured), compute_order(simulated));

@@ -151,6 +151,19 @@ inline reference::ReferenceOptions in_process_options(bool gqa = false) {
   return options;
 }
 
+// The reference's options for `system` on `scenario`: `options`, except that a system splitting heads as
+// wide as a node (Zeppelin's heads: auto takes u up to the GPUs per node, where the ulysses variants
+// above take 2) computes the model's own heads, so that every head slice it moves is whole reference
+// heads (the default 2 reference heads are no whole part of a slice of 8/4 model heads).
+inline reference::ReferenceOptions reference_options_for(const SystemSpec& system, const Scenario& scenario,
+                                                         reference::ReferenceOptions options) {
+  if (system.options.value("heads", std::string("ring")) == "auto") {
+    options.heads = scenario.model.heads;
+    options.kv_heads = scenario.model.kv_heads;
+  }
+  return options;
+}
+
 // The systems every integration test runs on `cluster`: every registered strategy and each value of its
 // options, fixed degrees 2 where 2 divides the world, and USP (ulysses degree 2, ring 2) where 4 divides
 // it. A ulysses degree must also divide the GPUs per node (a u-group stays in one node), so degree 2 is

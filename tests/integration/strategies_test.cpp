@@ -25,7 +25,8 @@ TEST_P(RandomScenarios, EveryStrategyVerifies) {
   for (const SystemSpec& system : test::reference_systems(c.scenario.cluster)) {
     SCOPED_TRACE(system.label + " on " + test::describe(c));
     try {
-      const test::ReferenceRun run = test::run_reference(c.scenario, system, c.lengths, options);
+      const test::ReferenceRun run = test::run_reference(
+          c.scenario, system, c.lengths, test::reference_options_for(system, c.scenario, options));
       if (!run.plan.feasible()) continue;
       EXPECT_NE(run.trace.model_note.find("verified"), std::string::npos) << run.trace.model_note;
       double worst = 0;
@@ -66,7 +67,8 @@ TEST(ReferenceNamedCases, SingleTokensAndSequencesShorterThanTwoP) {
   options.transport = reference::TransportChoice::in_process;
   for (const SystemSpec& system : test::reference_systems(s.cluster)) {
     SCOPED_TRACE(system.label);
-    EXPECT_NO_THROW((void)test::run_reference(s, system, {1, 1, 1, 3, 15, 2, 7, 16, 17}, options));
+    EXPECT_NO_THROW((void)test::run_reference(s, system, {1, 1, 1, 3, 15, 2, 7, 16, 17},
+                                              test::reference_options_for(system, s, options)));
   }
 }
 

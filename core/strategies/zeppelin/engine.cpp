@@ -26,11 +26,12 @@ class Engine {
         local_group_(static_cast<std::size_t>(world_), -1),
         ops_(static_cast<std::size_t>(world_)) {}
 
-  std::vector<std::vector<int>> run(const std::vector<int>& groups, const PlanBuilder::RouteFn& route) {
+  std::vector<std::vector<int>> run(const std::vector<int>& groups, const PlanBuilder::RouteFn& route,
+                                    const std::map<int, HeadParallelGroup>& heads) {
     std::vector<int> rings;
     for (const int gid : groups) {
       const plan::Group& g = b_.plan().groups[static_cast<std::size_t>(gid)];
-      if (g.ranks.size() > 1) {
+      if (g.ranks.size() > 1 || heads.count(gid) > 0) {
         rings.push_back(gid);
         continue;
       }
@@ -43,7 +44,13 @@ class Engine {
         pending_[static_cast<std::size_t>(r)].emplace(std::max(0.0, seconds), seq);
       }
     }
-    for (const int gid : rings) emit_ring(gid, route);
+    for (const int gid : rings) {
+      const auto hp = heads.find(gid);
+      if (hp == heads.end())
+        emit_ring(gid, route);
+      else
+        emit_head_parallel(hp->second, route);
+    }
     // What no wait held: one call per rank after its rings.
     for (int r = 0; r < world_; ++r) {
       auto& left = pending_[static_cast<std::size_t>(r)];
@@ -91,6 +98,24 @@ class Engine {
     }
   }
 
+  // A head-parallel group in its place among the rings; its members' streams are busy with it until its
+  // attention is done, which the waits of later rings count from (its all-to-alls are not estimated).
+  void emit_head_parallel(const HeadParallelGroup& g, const PlanBuilder::RouteFn& route) {
+    std::vector<int> member_ready;
+    for (const int r : g.ranks) member_ready.push_back(ready_[static_cast<std::size_t>(r)]);
+    const auto ids = add_head_parallel_attention(b_, cost_, g, member_ready, route);
+    for (std::size_t k = 0; k < g.ranks.size(); ++k) {
+      auto& mine = ops_[static_cast<std::size_t>(g.ranks[k])];
+      mine.insert(mine.end(), ids[k].begin(), ids[k].end());
+      const plan::RankOps& rank_ops = b_.plan().ranks[static_cast<std::size_t>(g.ranks[k])];
+      for (const plan::Op& o : rank_ops.ops) {
+        if (o.kind == plan::OpKind::attention && o.micro_batch == g.micro_batch &&
+            (o.group == g.u_groups.front() || std::count(g.rings.begin(), g.rings.end(), o.group) > 0))
+          free_at_[static_cast<std::size_t>(g.ranks[k])] += lower::attention_seconds(o, cost_, Pass::fwd);
+      }
+    }
+  }
+
   // Local sequences of rank r whose call fits `wait` seconds, the longest that fit first.
   void fill(int r, double wait) {
     auto& pending = pending_[static_cast<std::size_t>(r)];
@@ -133,9 +158,9 @@ class Engine {
 
 std::vector<std::vector<int>> emit_attention(PlanBuilder& b, const CostModel& cost,
                                              const EngineOptions& options, const std::vector<int>& groups,
-                                             const std::vector<int>& ready,
-                                             const PlanBuilder::RouteFn& route) {
-  return Engine(b, cost, options, ready).run(groups, route);
+                                             const std::vector<int>& ready, const PlanBuilder::RouteFn& route,
+                                             const std::map<int, HeadParallelGroup>& heads) {
+  return Engine(b, cost, options, ready).run(groups, route, heads);
 }
 
 }  // namespace zb::zeppelin

@@ -11,9 +11,11 @@
 // as a call of their own (the longest that fit first). What no wait holds runs in one call after the
 // rings. The backward pass mirrors the order (core/lower/lower_backward.cpp), so the same local work fills
 // the backward ring's waits.
+#include <map>
 #include <vector>
 
 #include "core/cost/cost_model.hpp"
+#include "core/strategies/head_parallel.hpp"
 #include "core/strategies/plan_builder.hpp"
 
 namespace zb::zeppelin {
@@ -23,11 +25,12 @@ struct EngineOptions {
 };
 
 // Emits the attention of `groups` (ids of one micro-batch's groups, rings first, local groups of one rank
-// each) after `ready[rank]` (−1 = nothing). Returns each rank's attention op ids.
-[[nodiscard]] std::vector<std::vector<int>> emit_attention(PlanBuilder& b, const CostModel& cost,
-                                                           const EngineOptions& options,
-                                                           const std::vector<int>& groups,
-                                                           const std::vector<int>& ready,
-                                                           const PlanBuilder::RouteFn& route);
+// each) after `ready[rank]` (−1 = nothing). A group id that `heads` holds runs head-parallel
+// (head_parallel.hpp; `heads` keyed by the id listed in `groups`), in its place in the order. Returns each
+// rank's attention op ids (for a head-parallel group, what its output GEMMs wait for).
+[[nodiscard]] std::vector<std::vector<int>> emit_attention(
+    PlanBuilder& b, const CostModel& cost, const EngineOptions& options, const std::vector<int>& groups,
+    const std::vector<int>& ready, const PlanBuilder::RouteFn& route,
+    const std::map<int, HeadParallelGroup>& heads = {});
 
 }  // namespace zb::zeppelin

@@ -135,6 +135,7 @@ struct Model {
                               : local / (load_target * (1 + balance_tolerance));
     std::int64_t p = std::max<std::int64_t>({1, p_mem, static_cast<std::int64_t>(std::ceil(p_load - 1e-9))});
     if (p > gpn) p = ((p + gpn - 1) / gpn) * gpn;  // inter-node rings take whole nodes
+    if (p > 1 && p < gpn && opt.degrees == Degrees::node) p = gpn;
     if (p > 1 && p < gpn && opt.degrees != Degrees::balance) p = tiling_size(static_cast<int>(p));
     return static_cast<int>(std::min<std::int64_t>(p, std::numeric_limits<int>::max()));
   }
@@ -147,6 +148,7 @@ struct Model {
   // tiling one unless the degrees are the paper's), then whole nodes.
   int wider(int q) const {
     if (q >= gpn) return q + gpn;
+    if (opt.degrees == Degrees::node) return gpn;
     return opt.degrees == Degrees::balance ? q + 1 : tiling_size(q + 1);
   }
 };

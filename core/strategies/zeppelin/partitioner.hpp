@@ -35,7 +35,9 @@ namespace zb::zeppelin {
 // rings of a micro-batch tile the node and start together. memory: memory alone, ⌈s/M⌉ tiled (short
 // sequences whole on one GPU, long ones on the smallest tiling group that holds them: the layout the
 // hybrid-dp baseline reaches, as a special case of the classes).
-enum class Degrees { balance, tiled, memory };
+// node (for head-parallel groups, zeppelin's heads: auto): a sequence the balance rule would ring inside a
+// node takes the whole node, where splitting its heads balances it exactly.
+enum class Degrees { balance, tiled, memory, node };
 
 struct PartitionOptions {
   bool routing = true;          // inter-node bandwidth = the node's NIC aggregate

@@ -12,6 +12,7 @@
 // `info.layout` names the layout that ran.
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numeric>
 #include <optional>
 #include <string>
@@ -23,6 +24,7 @@
 #include "core/strategies/ulysses.hpp"
 #include "core/strategies/zeppelin/baseline_shapes.hpp"
 #include "core/strategies/zeppelin/engine.hpp"
+#include "core/strategies/zeppelin/head_groups.hpp"
 #include "core/strategies/zeppelin/partitioner.hpp"
 #include "core/strategies/zeppelin/remap.hpp"
 #include "core/strategies/zeppelin/routing.hpp"
@@ -43,6 +45,7 @@ class Zeppelin final : public Strategy {
     hierarchical_ = o.at("partitioning").get<std::string>() == "hierarchical";
     best_of_ = o.at("best_of").get<bool>();
     remap_always_ = remap_ && o.at("remap_policy").get<std::string>() == "always";
+    heads_auto_ = o.at("heads").get<std::string>() == "auto";
     const int t = std::max(1, scenario.parallelism.tensor);
     usp_kv_heads_ = std::max(1, cost.model().kv_heads / t);
     usp_degrees_ = ulysses_degrees(cost, t);
@@ -61,19 +64,22 @@ class Zeppelin final : public Strategy {
     bool remap = false;
     bool per_micro_batch = false;
     zeppelin::Degrees degrees = zeppelin::Degrees::balance;
+    zeppelin::HeadGroups heads = zeppelin::HeadGroups::none;  // rings that run head-parallel (heads: auto)
   };
   plan::Plan plan_hierarchical(const Batch& batch, int k, const Variant& variant) const;
   // Appends micro-batch `mb` of the partition to the plan (as the plan's micro-batch `plan_mb`: empty
   // slots are skipped).
   void plan_micro_batch(PlanBuilder& b, const std::vector<std::int64_t>& lengths,
-                        const zeppelin::Partition& part, bool remap, int mb, int plan_mb,
-                        std::vector<int>& last_op, zeppelin::Router& router) const;
+                        const zeppelin::Partition& part,
+                        const std::vector<std::optional<zeppelin::HeadGroup>>& heads, bool remap, int mb,
+                        int plan_mb, std::vector<int>& last_op, zeppelin::Router& router) const;
 
   SystemSpec system_;
   Passes passes_;
   const CostModel& cost_;
   bool routing_ = true, remap_ = true, hierarchical_ = true, best_of_ = false;
   bool remap_always_ = false;     // the paper's engine: every micro-batch remapped, whatever the estimate
+  bool heads_auto_ = false;       // beyond the paper: rings may run head-parallel where it pays
   int usp_kv_heads_ = 1;          // K/V heads per TP rank, for USP's layout
   std::vector<int> usp_degrees_;  // the Ulysses degrees usable here, ascending
 };
@@ -84,10 +90,26 @@ const char* degrees_name(zeppelin::Degrees d) {
       return "tiled";
     case zeppelin::Degrees::memory:
       return "memory";
+    case zeppelin::Degrees::node:
+      return "node";
     case zeppelin::Degrees::balance:
       break;
   }
   return "balance";
+}
+
+const char* heads_name(zeppelin::HeadGroups h) {
+  switch (h) {
+    case zeppelin::HeadGroups::inter_node:
+      return "inter-node";
+    case zeppelin::HeadGroups::all:
+      return "all";
+    case zeppelin::HeadGroups::nodes:
+      return "nodes";
+    case zeppelin::HeadGroups::none:
+      break;
+  }
+  return "ring";
 }
 
 int Zeppelin::memory_micro_batches(const std::vector<std::int64_t>& lengths) const {
@@ -98,16 +120,41 @@ int Zeppelin::memory_micro_batches(const std::vector<std::int64_t>& lengths) con
 }
 
 void Zeppelin::plan_micro_batch(PlanBuilder& b, const std::vector<std::int64_t>& lengths,
-                                const zeppelin::Partition& part, bool remap_on, int part_mb, int mb,
-                                std::vector<int>& last_op, zeppelin::Router& router) const {
+                                const zeppelin::Partition& part,
+                                const std::vector<std::optional<zeppelin::HeadGroup>>& heads, bool remap_on,
+                                int part_mb, int mb, std::vector<int>& last_op,
+                                zeppelin::Router& router) const {
   const int world = b.world_size();
-  // This micro-batch's documents become sequences in the order its groups list them.
+  // This micro-batch's documents become sequences in the order its groups list them; a group the heads
+  // option turned head-parallel is listed by its first plan group.
+  // Head-parallel groups on the same GPUs in the same shape are one group (one pair of all-to-alls), at
+  // the place of the first.
   std::vector<int> group_ids;
-  for (const auto& g : part.groups) {
-    if (g.micro_batch != part_mb) continue;
+  std::map<int, HeadParallelGroup> head_parallel;
+  std::vector<bool> merged(part.groups.size(), false);
+  const auto same_head_group = [&heads](std::size_t i, std::size_t j) {
+    return heads[j] && heads[j]->ranks == heads[i]->ranks &&
+           heads[j]->shape.degree == heads[i]->shape.degree && heads[j]->shape.ring == heads[i]->shape.ring;
+  };
+  for (std::size_t i = 0; i < part.groups.size(); ++i) {
+    const auto& g = part.groups[i];
+    if (g.micro_batch != part_mb || merged[i]) continue;
     std::vector<int> seqs;
     for (int d : g.docs) seqs.push_back(b.add_sequence(lengths[static_cast<std::size_t>(d)], mb));
-    group_ids.push_back(b.add_group(g.level, g.ranks, seqs, mb));
+    if (!heads[i]) {
+      group_ids.push_back(b.add_group(g.level, g.ranks, seqs, mb));
+      continue;
+    }
+    for (std::size_t j = i + 1; j < part.groups.size(); ++j) {
+      if (part.groups[j].micro_batch != part_mb || !same_head_group(i, j)) continue;
+      merged[j] = true;
+      for (int d : part.groups[j].docs)
+        seqs.push_back(b.add_sequence(lengths[static_cast<std::size_t>(d)], mb));
+    }
+    HeadParallelGroup hp = add_head_parallel_group(b, cost_, heads[i]->shape, heads[i]->ranks, seqs, mb);
+    const int id = hp.shape.ring == 1 ? hp.u_groups.front() : hp.rings.front();
+    group_ids.push_back(id);
+    head_parallel.emplace(id, std::move(hp));
   }
 
   // This micro-batch's attention shards per rank, and the token-balanced linear layout.
@@ -149,8 +196,8 @@ void Zeppelin::plan_micro_batch(PlanBuilder& b, const std::vector<std::int64_t>&
   const auto route = [&](int src, int dst, std::int64_t bytes, int step) {
     return routing_ ? router.route(src, dst, bytes, mb * 1'000'000 + step) : plan::Route{};
   };
-  const std::vector<std::vector<int>> attn_ops =
-      zeppelin::emit_attention(b, cost_, zeppelin::EngineOptions{routing_}, group_ids, ready, route);
+  const std::vector<std::vector<int>> attn_ops = zeppelin::emit_attention(
+      b, cost_, zeppelin::EngineOptions{routing_}, group_ids, ready, route, head_parallel);
   std::vector<std::vector<int>> out_deps(static_cast<std::size_t>(world));
   for (int r = 0; r < world; ++r) {
     out_deps[static_cast<std::size_t>(r)] = attn_ops[static_cast<std::size_t>(r)];
@@ -198,6 +245,8 @@ plan::Plan Zeppelin::plan_hierarchical(const Batch& batch, int k, const Variant&
   po.degrees = variant.degrees;
   const zeppelin::Partition part = zeppelin::partition(batch.lengths, cost_, po);
   if (!part.oom.empty()) return oom_plan(cost_, system_.label, system_.name, batch.lengths, part.oom);
+  const auto heads =
+      zeppelin::head_groups(part, cost_, batch.lengths, {variant.heads, usp_degrees_, usp_kv_heads_});
 
   PlanBuilder b(cost_, system_.label, system_.name);
   b.set_passes(passes_);
@@ -208,7 +257,7 @@ plan::Plan Zeppelin::plan_hierarchical(const Batch& batch, int k, const Variant&
   for (int mb = 0; mb < part.micro_batches; ++mb) {
     const bool used = std::any_of(part.groups.begin(), part.groups.end(),
                                   [mb](const zeppelin::GroupAssignment& g) { return g.micro_batch == mb; });
-    if (used) plan_micro_batch(b, batch.lengths, part, variant.remap, mb, plan_mbs++, last_op, router);
+    if (used) plan_micro_batch(b, batch.lengths, part, heads, variant.remap, mb, plan_mbs++, last_op, router);
   }
   b.set_micro_batches(std::max(1, plan_mbs));
   b.add_info("layout", hierarchical_ ? "hierarchical" : "flat");
@@ -218,6 +267,13 @@ plan::Plan Zeppelin::plan_hierarchical(const Batch& batch, int k, const Variant&
   b.add_info("documents_local", per_level[static_cast<int>(plan::Level::local)]);
   b.add_info("documents_intra_node", per_level[static_cast<int>(plan::Level::intra_node)]);
   b.add_info("documents_inter_node", per_level[static_cast<int>(plan::Level::inter_node)]);
+  if (heads_auto_) {
+    int head_parallel = 0;
+    for (std::size_t i = 0; i < heads.size(); ++i)
+      head_parallel += heads[i] ? static_cast<int>(part.groups[i].docs.size()) : 0;
+    b.add_info("documents_head_parallel", head_parallel);
+    b.add_info("heads", heads_name(variant.heads));
+  }
   b.add_info("routing", routing_);
   b.add_info("remap", remap_);
   b.add_info("partitioning", hierarchical_ ? "hierarchical" : "flat");
@@ -264,19 +320,24 @@ plan::Plan Zeppelin::make_plan(const Batch& batch) const {
   // GPUs between micro-batches); then, on the best degrees so far, the remap where the best plan's linear
   // tokens are uneven (the remap balances them), and balancing each micro-batch where its GPUs' forward
   // finish times spread (rings waiting for members still in an earlier micro-batch).
+  std::optional<std::pair<int, Variant>> best_own;  // the best plan's micro-batch count and variant
   const auto consider_own = [&](const int k, const Variant& v) {
     plan::Plan p = plan_hierarchical(batch, k, v);
-    note(p, {{"layout", hierarchical_ ? "hierarchical" : "flat"},
-             {"micro_batches", k},
-             {"remap", v.remap},
-             {"balance", v.per_micro_batch ? "per-micro-batch" : "per-gpu"},
-             {"degrees", degrees_name(v.degrees)}});
+    nlohmann::json what = {{"layout", hierarchical_ ? "hierarchical" : "flat"},
+                           {"micro_batches", k},
+                           {"remap", v.remap},
+                           {"balance", v.per_micro_batch ? "per-micro-batch" : "per-gpu"},
+                           {"degrees", degrees_name(v.degrees)}};
+    if (heads_auto_) what["heads"] = heads_name(v.heads);
+    note(p, std::move(what));
     const bool better =
         p.feasible() && (!best || p.predicted.iteration_seconds < best->predicted.iteration_seconds);
-    if (better)
+    if (better) {
       best = std::move(p);
-    else if (!p.feasible() && !first_oom)
+      best_own = {k, v};
+    } else if (!p.feasible() && !first_oom) {
       first_oom = std::move(p);
+    }
     return better;
   };
   for (const int k : counts) {
@@ -288,12 +349,13 @@ plan::Plan Zeppelin::make_plan(const Batch& batch) const {
     if (remap_always_) {  // the paper's: always remapped, so only the degree rules are weighed
       for (const auto rule :
            {zeppelin::Degrees::balance, zeppelin::Degrees::tiled, zeppelin::Degrees::memory}) {
-        if (rule == zeppelin::Degrees::balance || hierarchical_) consider_own(k, {true, true, rule});
+        if (rule == zeppelin::Degrees::balance || hierarchical_)
+          consider_own(k, {true, true, rule, zeppelin::HeadGroups::none});
       }
       if (best) break;
       continue;
     }
-    Variant chosen{false, false, zeppelin::Degrees::balance};
+    Variant chosen{false, false, zeppelin::Degrees::balance, zeppelin::HeadGroups::none};
     consider_own(k, chosen);
     if (hierarchical_) {
       std::vector<std::vector<int>> seen{zeppelin::ring_degrees(batch.lengths, cost_, po)};
@@ -302,7 +364,7 @@ plan::Plan Zeppelin::make_plan(const Batch& batch) const {
         auto degrees = zeppelin::ring_degrees(batch.lengths, cost_, po);
         if (std::find(seen.begin(), seen.end(), degrees) != seen.end()) continue;
         seen.push_back(std::move(degrees));
-        if (consider_own(k, {false, false, rule})) chosen.degrees = rule;
+        if (consider_own(k, {false, false, rule, zeppelin::HeadGroups::none})) chosen.degrees = rule;
       }
     }
     if (best) {
@@ -315,11 +377,33 @@ plan::Plan Zeppelin::make_plan(const Batch& batch) const {
         last_done = std::max(last_done, ranks[r].seconds);
       }
       const double token_spread = tokens > 0 ? most_tokens * static_cast<double>(ranks.size()) / tokens : 1.0;
-      if (remap_ && token_spread > 1.05) consider_own(k, {true, true, chosen.degrees});
+      if (remap_ && token_spread > 1.05)
+        consider_own(k, {true, true, chosen.degrees, zeppelin::HeadGroups::none});
       if (k > 1 && hierarchical_ && first_done > 0 && last_done > 1.05 * first_done)
-        consider_own(k, {false, true, chosen.degrees});
+        consider_own(k, {false, true, chosen.degrees, zeppelin::HeadGroups::none});
     }
     if (best) break;
+  }
+  // heads: auto, beyond the paper: the best plan's partition with its rings head-parallel (those between
+  // nodes, then all that can be); and every sequence the paper's rule would ring inside a node on the
+  // whole node instead, head-parallel (splitting heads over the node balances it exactly, and the
+  // node's such sequences share one all-to-all: USP's layout for them, short sequences whole), and the
+  // degrees by memory alone, head-parallel. The estimate keeps the rings where they are faster.
+  if (heads_auto_ && best_own) {
+    const auto [k, v] = *best_own;
+    for (const auto which :
+         {zeppelin::HeadGroups::inter_node, zeppelin::HeadGroups::all, zeppelin::HeadGroups::nodes}) {
+      Variant h = v;
+      h.heads = which;
+      consider_own(k, h);
+    }
+    if (hierarchical_) {
+      for (const auto rule : {zeppelin::Degrees::node, zeppelin::Degrees::memory}) {
+        if (v.degrees == rule) continue;
+        for (const auto which : {zeppelin::HeadGroups::all, zeppelin::HeadGroups::nodes})
+          consider_own(k, {v.remap, v.per_micro_batch, rule, which});
+      }
+    }
   }
   // A baseline's layout that beats every plan so far; `winner` names it (empty: the own partition).
   std::string winner;
@@ -415,11 +499,12 @@ plan::Plan Zeppelin::make_plan(const Batch& batch) const {
 std::string best_of_label(const nlohmann::json& options) {
   if (!options.value("best_of", false)) return {};
   std::string own;
-  for (const char* key : {"routing", "remap", "partitioning", "remap_policy"}) {
+  for (const char* key : {"routing", "remap", "partitioning", "remap_policy", "heads"}) {
     const nlohmann::json& value = options.at(key);
     const std::string name = key;
     const bool is_default = name == "partitioning"   ? value == "hierarchical"
                             : name == "remap_policy" ? value == "where-it-pays"
+                            : name == "heads"        ? value == "ring"
                                                      : value == true;
     if (is_default) continue;
     if (!own.empty()) own += ',';
@@ -467,6 +552,14 @@ const StrategyRegistration registration{
                           .description =
                               "with remap: where-it-pays weighs remapped and unremapped layouts by "
                               "the estimate; always remaps every micro-batch (the paper)"},
+             SystemOption{.name = "heads",
+                          .type = OptionType::choice,
+                          .default_value = "ring",
+                          .choices = {"ring", "auto"},
+                          .description =
+                              "ring: the paper's rings; auto (beyond the paper): a ring may run "
+                              "head-parallel (Ulysses inside a node, USP across nodes) where the estimate "
+                              "says it pays"},
              SystemOption{.name = "best_of",
                           .type = OptionType::boolean,
                           .default_value = false,

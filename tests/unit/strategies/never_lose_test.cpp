@@ -23,20 +23,6 @@ plan::Plan plan_of(const SystemSpec& sys, const Scenario& s, const CostModel& co
   return make_strategy(sys, s, cost)->make_plan(test::batch_of(lengths));
 }
 
-// A batch of `tokens` tokens: mostly short documents with a heavy tail up to `longest`.
-std::vector<std::int64_t> random_batch(Rng& rng, std::int64_t tokens, std::int64_t longest) {
-  std::vector<std::int64_t> lengths;
-  std::int64_t total = 0;
-  while (total < tokens) {
-    const double u = rng.uniform();
-    auto len = static_cast<std::int64_t>(128.0 * std::pow(static_cast<double>(longest) / 128.0, u * u));
-    len = std::min(len, tokens - total);
-    lengths.push_back(std::max<std::int64_t>(len, 1));
-    total += lengths.back();
-  }
-  return lengths;
-}
-
 struct Cluster {
   const char* preset;
   int nodes;
@@ -69,7 +55,8 @@ TEST(ZeppelinNeverLoses, RandomBatchesOnThreeClustersAreNeverSlowerByItsEstimate
     for (std::uint64_t seed = 1; seed <= 6; ++seed) {
       Rng rng(seed, 41);
       const std::int64_t per_gpu = cost.token_capacity_per_gpu();
-      const auto lengths = random_batch(rng, per_gpu * world, std::min<std::int64_t>(per_gpu * 4, 131072));
+      const auto lengths =
+          test::tailed_lengths(rng, per_gpu * world, 128.0, std::min<std::int64_t>(per_gpu * 4, 131072), 2);
       const plan::Plan z = plan_of(test::system("zeppelin", {{"best_of", true}}), s, cost, lengths);
       double best = std::numeric_limits<double>::infinity();
       std::string best_label = "none";
@@ -107,7 +94,7 @@ TEST(ZeppelinNeverLoses, ThePackedCpComputeFloorIsNeverAboveThePlansEstimate) {
     const CostModel cost(s.cluster, s.model);
     for (std::uint64_t seed = 1; seed <= 5; ++seed) {
       Rng rng(seed, 43);
-      const auto lengths = random_batch(rng, cost.token_capacity_per_gpu() * 12, 32768);
+      const auto lengths = test::tailed_lengths(rng, cost.token_capacity_per_gpu() * 12, 128.0, 32768, 2);
       for (const int degree : {1, 2, 4, 8}) {
         const plan::Plan p = plan_of(test::system("uniform-cp", {{"degree", degree}}), s, cost, lengths);
         if (!p.feasible()) continue;
@@ -131,7 +118,7 @@ TEST(ZeppelinNeverLoses, ThePackedCpQuickFloorsAreNeverAboveTheDealtFloor) {
     for (std::uint64_t seed = 1; seed <= 8; ++seed) {
       Rng rng(seed, 53);
       const std::int64_t tokens = seed <= 2 ? 3000 * static_cast<std::int64_t>(seed) : 200'000 * seed;
-      const auto lengths = random_batch(rng, tokens, seed % 2 == 0 ? 2048 : 32768);
+      const auto lengths = test::tailed_lengths(rng, tokens, 128.0, seed % 2 == 0 ? 2048 : 32768, 2);
       for (const int degree : {1, 2, 4, 8}) {
         const double dealt = packed_cp_compute_floor(cost, lengths, degree, s.passes);
         const double average = packed_cp_average_floor(cost, lengths, degree, s.passes);
@@ -160,7 +147,7 @@ TEST(ZeppelinNeverLoses, TheHybridDpComputeFloorIsNeverAboveThePlansEstimate) {
     for (std::uint64_t seed = 1; seed <= 6; ++seed) {
       Rng rng(seed, 47);
       const std::int64_t longest = seed % 3 == 0 ? 2048 : seed % 3 == 1 ? 16384 : 65536;
-      const auto lengths = random_batch(rng, cost.token_capacity_per_gpu() * 10, longest);
+      const auto lengths = test::tailed_lengths(rng, cost.token_capacity_per_gpu() * 10, 128.0, longest, 2);
       const plan::Plan p = plan_of(test::system("hybrid-dp"), s, cost, lengths);
       if (!p.feasible()) continue;
       const HybridDpSetup setup{"hybrid-dp", "hybrid-dp", passes};
@@ -191,7 +178,7 @@ TEST(ZeppelinNeverLoses, TheUspComputeFloorIsNeverAboveThePlansEstimate) {
     for (std::uint64_t seed = 1; seed <= 4; ++seed) {
       Rng rng(seed, 53);
       const std::int64_t longest = seed % 2 == 0 ? 32768 : 131072;
-      const auto lengths = random_batch(rng, cost.token_capacity_per_gpu() * 8, longest);
+      const auto lengths = test::tailed_lengths(rng, cost.token_capacity_per_gpu() * 8, 128.0, longest, 2);
       const std::vector<int> degrees = ulysses_degrees(cost, 1);
       for (const int u : degrees) {
         const UlyssesSetup shape = ulysses_shape(

@@ -1,6 +1,7 @@
 #pragma once
 // Scenario and batch builders shared by the plan and strategy tests.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -82,6 +83,24 @@ inline Batch batch_of(std::vector<std::int64_t> lengths) {
   Batch b;
   b.lengths = std::move(lengths);
   return b;
+}
+
+// A batch of `tokens` tokens, mostly short documents with a heavy tail: each length is
+// shortest·(longest/shortest)^(x^power), x uniform in [0, 1), the last one cut to what is left.
+inline std::vector<std::int64_t> tailed_lengths(Rng& rng, std::int64_t tokens, double shortest,
+                                                std::int64_t longest, int power) {
+  std::vector<std::int64_t> lengths;
+  std::int64_t total = 0;
+  while (total < tokens) {
+    const double x = rng.uniform();
+    double e = 1;
+    for (int i = 0; i < power; ++i) e *= x;
+    auto len = static_cast<std::int64_t>(shortest * std::pow(static_cast<double>(longest) / shortest, e));
+    len = std::max<std::int64_t>(1, std::min(len, tokens - total));
+    lengths.push_back(len);
+    total += len;
+  }
+  return lengths;
 }
 
 // A random scenario for the lowering's property tests (conformance, the NCCL order): a cluster of at

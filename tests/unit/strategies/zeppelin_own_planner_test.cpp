@@ -1,9 +1,8 @@
 // Zeppelin measured as itself (issue 31): its own partitioner over the whole iteration, its engine filling
-// ring waits with local work, and a selector that says what it is.
+// ring waits with local work, a selector that says what it is, and the head-parallel extension.
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cmath>
 #include <map>
 #include <set>
 #include <string>
@@ -19,20 +18,6 @@ namespace {
 plan::Plan plan_of(const SystemSpec& sys, const Scenario& s, const CostModel& cost,
                    std::vector<std::int64_t> lengths) {
   return make_strategy(sys, s, cost)->make_plan(test::batch_of(std::move(lengths)));
-}
-
-// Mostly short documents and a tail of long ones up to `longest`, `tokens` in all.
-std::vector<std::int64_t> tailed_batch(Rng& rng, std::int64_t tokens, std::int64_t longest) {
-  std::vector<std::int64_t> lengths;
-  std::int64_t total = 0;
-  while (total < tokens) {
-    const double u = rng.uniform();
-    auto len = static_cast<std::int64_t>(256.0 * std::pow(static_cast<double>(longest) / 256.0, u * u * u));
-    len = std::max<std::int64_t>(1, std::min(len, tokens - total));
-    lengths.push_back(len);
-    total += len;
-  }
-  return lengths;
 }
 
 // The own planner is what runs by default: no baseline's layout among the candidates, every plan
@@ -51,8 +36,8 @@ TEST(ZeppelinOwnPlanner, RandomBatchesPlanOnlyOwnLayoutsThatVerifyAndFitWhereHyb
     const std::int64_t m = cost.token_capacity_per_gpu();
     for (std::uint64_t seed = 1; seed <= 5; ++seed) {
       Rng rng(seed, 61);
-      const auto lengths =
-          tailed_batch(rng, m * s.cluster.world_size() * 2, std::min<std::int64_t>(m * 6, 131072));
+      const auto lengths = test::tailed_lengths(rng, m * s.cluster.world_size() * 2, 256.0,
+                                                std::min<std::int64_t>(m * 6, 131072), 3);
       const std::string where = std::string(c.preset) + " seed " + std::to_string(seed);
       const plan::Plan z = plan_of(test::system("zeppelin"), s, cost, lengths);
       const plan::Plan h = plan_of(test::system("hybrid-dp"), s, cost, lengths);
@@ -132,11 +117,81 @@ TEST(ZeppelinOwnPlanner, TheBestOfSelectorIsExplicitAndLabelledAsSuch) {
   const Scenario s = test::preset_scenario("dgx-h200", 2, "llama-7b");
   const CostModel cost(s.cluster, s.model);
   Rng rng(3, 61);
-  const auto lengths = tailed_batch(rng, cost.token_capacity_per_gpu() * 16, 65536);
+  const auto lengths = test::tailed_lengths(rng, cost.token_capacity_per_gpu() * 16, 256.0, 65536, 3);
   const plan::Plan selector = plan_of(test::system("zeppelin", {{"best_of", true}}), s, cost, lengths);
   std::set<std::string> layouts;
   for (const auto& candidate : selector.info.at("candidates")) layouts.insert(candidate.at("layout"));
   EXPECT_GT(layouts.size(), 1u) << "the selector planned no baseline layout";
+}
+
+// Zeppelin's `heads: auto` (beyond the paper): a group of the partition may run head-parallel (Ulysses
+// inside a node, USP's u × r across nodes) where the plan's estimate says it pays; the plain system stays
+// the paper's rings.
+
+// The ops of a plan that split heads: attention for a slice of the heads, and the all-to-alls around it.
+int head_parallel_ops(const plan::Plan& p) {
+  int n = 0;
+  for (const auto& rank : p.ranks) {
+    n += static_cast<int>(std::count_if(rank.ops.begin(), rank.ops.end(), [](const plan::Op& op) {
+      return (op.kind == plan::OpKind::attention && !op.heads.all()) ||
+             (op.kind == plan::OpKind::collective && op.collective == plan::CollectiveKind::all_to_all);
+    }));
+  }
+  return n;
+}
+
+TEST(ZeppelinHeads, TheExtensionIsAnOptionWithItsOwnLabelAndThePaperSystemSplitsNoHeads) {
+  const SystemInfo& info = *find_system("zeppelin");
+  EXPECT_EQ(info.default_options().at("heads"), "ring");
+  EXPECT_EQ(default_label(info, {{"heads", "auto"}}), "zeppelin[heads=auto]");
+  EXPECT_EQ(default_label(info, {{"heads", "auto"}, {"best_of", true}}),
+            "best-of(zeppelin[heads=auto],packed-cp,hybrid-dp,usp)");
+  const Scenario s = test::preset_scenario("h800-8nic", 4, "llama-7b");
+  const CostModel cost(s.cluster, s.model);
+  Rng rng(7, 31);
+  const auto lengths = test::tailed_lengths(rng, cost.token_capacity_per_gpu() * 32, 512.0, 131072, 2);
+  const plan::Plan p = plan_of(test::system("zeppelin"), s, cost, lengths);
+  ASSERT_TRUE(p.feasible());
+  EXPECT_EQ(head_parallel_ops(p), 0) << "the paper's system split heads";
+  EXPECT_FALSE(p.info.contains("documents_head_parallel"));
+}
+
+// Long-context batches on three clusters: `heads: auto` weighs the ring plans and their head-parallel
+// forms by one estimate, so it is never predicted slower than the paper's rings (it plans what they
+// plan, and more); every plan verifies (coverage per head slice, memory, the lowered all-to-alls), and
+// head-parallel groups win somewhere (else the option does nothing).
+TEST(ZeppelinHeads, HeadParallelGroupsAreKeptWhereTheEstimateSaysTheyPayAndVerify) {
+  const struct {
+    const char* preset;
+    int nodes;
+    const char* model;
+  } clusters[] = {{"h800-8nic", 4, "llama-7b"}, {"a800-4nic", 4, "llama-3b"}, {"dgx-h200", 3, "llama3-8b"}};
+  int used = 0, planned = 0;
+  for (const auto& c : clusters) {
+    const Scenario s = test::preset_scenario(c.preset, c.nodes, c.model);
+    const CostModel cost(s.cluster, s.model);
+    for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+      Rng rng(seed, 31);
+      const auto lengths = test::tailed_lengths(
+          rng, cost.token_capacity_per_gpu() * s.cluster.world_size() * 2, 512.0, 131072, 2);
+      const std::string where = std::string(c.preset) + " seed " + std::to_string(seed);
+      const plan::Plan rings = plan_of(test::system("zeppelin"), s, cost, lengths);
+      const plan::Plan heads = plan_of(test::system("zeppelin", {{"heads", "auto"}}), s, cost, lengths);
+      ASSERT_EQ(rings.feasible(), heads.feasible()) << where;
+      if (!heads.feasible()) continue;
+      ++planned;
+      EXPECT_LE(heads.predicted.iteration_seconds, rings.predicted.iteration_seconds) << where;
+      const auto problems =
+          plan::verify(heads, {.token_capacity = cost.token_capacity_per_gpu(), .heads = s.model.heads});
+      EXPECT_TRUE(problems.empty()) << where << ": " << problems.front();
+      if (heads.info.at("documents_head_parallel").get<int>() > 0) {
+        ++used;
+        EXPECT_GT(head_parallel_ops(heads), 0) << where;
+      }
+    }
+  }
+  EXPECT_GE(planned, 6) << "too few feasible batches to say anything";
+  EXPECT_GT(used, 0) << "no batch kept a head-parallel group";
 }
 
 }  // namespace
