@@ -16,7 +16,9 @@ Folders:
              exact sizes are not known);
   ablation/  routing only; + hierarchical partitioning and the engine; + remap (Figure 11, ArXiv);
   scaling/   LLaMA-3B on cluster A, 16 -> 128 GPUs, tokens per GPU constant (Figure 9);
-  timeline/  one 64k sequence on 2 nodes; many short sequences on 2 nodes (Figure 12).
+  timeline/  one 64k sequence on 2 nodes; many short sequences on 2 nodes (Figure 12);
+  long-context/  beyond the paper's grid: 8-16 nodes, 128K-512K contexts, documents longer than a GPU
+             and a node hold, with USP and Zeppelin's head-parallel extension (issue 31, item 5).
 
 Python 3.8+, standard library only.
 """
@@ -137,6 +139,31 @@ def timeline():
                                comment=comment, fixed_length=2048))
 
 
+def long_context():
+    # Issue 31, item 5: the mechanisms under load. Documents longer than one GPU (and than one node) holds,
+    # 8-16 nodes, the 4-NIC cluster, 128K-512K contexts; USP (ulysses, ring auto) and Zeppelin's
+    # head-parallel extension beside the paper's system and the ring baselines.
+    comment = ("Long contexts (issue 31, item 5): documents longer than a GPU, and than a node, holds; 8-16 nodes.\n"
+               "zeppelin is the paper's system; zeppelin[heads=auto] the head-parallel extension; USP the head-parallel baseline.")
+    cases = [("a800", 8, "llama7b", "llama-7b", 1, "prolong64k", "ProLong64k", 131072),
+             ("a800", 16, "llama7b", "llama-7b", 1, "bimodal-long", "Bimodal-long", 262144),
+             ("a800", 16, "llama3b", "llama-3b", 1, "prolong64k", "ProLong64k", 524288),
+             ("h800", 8, "llama13b", "llama-13b", 2, "bimodal-long", "Bimodal-long", 524288),
+             ("h800", 16, "llama7b", "llama-7b", 1, "github", "GitHub", 262144),
+             ("h200", 8, "llama7b", "llama-7b", 1, "github", "GitHub", 524288)]
+    for cluster, nodes, mshort, model, tensor, dataset, dname, context in cases:
+        preset, words = CLUSTERS[cluster]
+        gpus = 8 * nodes
+        name = "%sx%d-%s-%s-%dk" % (cluster, nodes, mshort, dataset, context // 1024)
+        tp = " with TP %d" % tensor if tensor > 1 else ""
+        desc = "%s lengths, %dK context, on %d x %s (%d GPUs), %s%s, %dK tokens per iteration" % (
+            dname, context // 1024, nodes, words, gpus, model, tp, gpus * TOKENS_PER_GPU // 1024)
+        systems = ["zeppelin", {"name": "zeppelin", "heads": "auto"}, {"name": "ulysses", "ring": "auto"},
+                   {"name": "ring-cp", "degree": 8 // tensor}, "llama3-cp", "hybrid-dp", "uniform-cp"]
+        write("long-context", scenario(name, desc, preset, nodes, model, tensor, dataset, context,
+                                       gpus * TOKENS_PER_GPU, systems, "long-context", comment=comment))
+
+
 def main():
     if os.path.isdir(ROOT):
         shutil.rmtree(ROOT)
@@ -144,6 +171,7 @@ def main():
     ablation()
     scaling()
     timeline()
+    long_context()
     count = sum(len(files) for _, _, files in os.walk(ROOT))
     print("wrote %d scenarios under %s" % (count, os.path.relpath(ROOT, REPO)))
 
