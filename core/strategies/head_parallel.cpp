@@ -71,8 +71,9 @@ double head_parallel_member_need(const CostModel& cost, const HeadParallelShape&
   return share + (u_group - share) * qkv + (r > 1 ? 2.0 * u_group * kv : 0.0);
 }
 
-HeadParallelGroup add_head_parallel_group(PlanBuilder& b, const CostModel& cost, const HeadParallelShape& shape,
-                                          std::vector<int> ranks, std::vector<int> sequences, int micro_batch) {
+HeadParallelGroup add_head_parallel_group(PlanBuilder& b, const CostModel& cost,
+                                          const HeadParallelShape& shape, std::vector<int> ranks,
+                                          std::vector<int> sequences, int micro_batch) {
   HeadParallelGroup g;
   g.shape = shape;
   g.ranks = std::move(ranks);

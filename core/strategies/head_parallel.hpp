@@ -38,23 +38,23 @@ struct HeadParallelGroup {
   std::vector<int> ranks;
   std::vector<int> sequences;
   int micro_batch = 0;
-  std::vector<int> u_groups;          // per u-group, its plan group (its all-to-alls name it)
-  std::vector<int> rings;             // r > 1: per head slice j, the plan group of its ring; else empty
-  std::vector<std::int64_t> tokens;   // per member: its sequence-shard rows
+  std::vector<int> u_groups;         // per u-group, its plan group (its all-to-alls name it)
+  std::vector<int> rings;            // r > 1: per head slice j, the plan group of its ring; else empty
+  std::vector<std::int64_t> tokens;  // per member: its sequence-shard rows
 };
 
 // Adds the group's plan groups and its members' attention-layout shards (r = 1: each document zigzagged
 // over the u-group; r > 1: member m's m-th u-th of its u-group's two zigzag ring chunks).
 [[nodiscard]] HeadParallelGroup add_head_parallel_group(PlanBuilder& b, const CostModel& cost,
-                                                        const HeadParallelShape& shape, std::vector<int> ranks,
-                                                        std::vector<int> sequences, int micro_batch);
+                                                        const HeadParallelShape& shape,
+                                                        std::vector<int> ranks, std::vector<int> sequences,
+                                                        int micro_batch);
 
 // Emits the group's all-to-alls and attention after `ready[k]` (member k's op its Q/K/V rows wait for,
 // −1 = none); ring hops between nodes take `route`. Returns, per member, the ops its output GEMMs wait
 // for (the O all-to-all; the attention itself when u = 1).
-[[nodiscard]] std::vector<std::vector<int>> add_head_parallel_attention(PlanBuilder& b, const CostModel& cost,
-                                                                        const HeadParallelGroup& group,
-                                                                        const std::vector<int>& ready,
-                                                                        const PlanBuilder::RouteFn& route = {});
+[[nodiscard]] std::vector<std::vector<int>> add_head_parallel_attention(
+    PlanBuilder& b, const CostModel& cost, const HeadParallelGroup& group, const std::vector<int>& ready,
+    const PlanBuilder::RouteFn& route = {});
 
 }  // namespace zb

@@ -45,7 +45,8 @@ std::vector<std::optional<HeadGroup>> head_groups(const Partition& part, const C
   }
   const auto capacity = static_cast<double>(cost.token_capacity_per_gpu());
   const int gpn = cost.cluster().gpus_per_node;
-  const bool node_degree = std::find(options.degrees.begin(), options.degrees.end(), gpn) != options.degrees.end();
+  const bool node_degree =
+      std::find(options.degrees.begin(), options.degrees.end(), gpn) != options.degrees.end();
   for (std::size_t i = 0; i < part.groups.size(); ++i) {
     const GroupAssignment& g = part.groups[i];
     const bool local = g.ranks.size() < 2;
@@ -64,10 +65,17 @@ std::vector<std::optional<HeadGroup>> head_groups(const Partition& part, const C
     for (auto u = options.degrees.rbegin(); u != options.degrees.rend(); ++u) {
       if (*u < 2 || p % *u != 0 || !u_groups_in_nodes(ranks, *u, gpn)) continue;
       const HeadParallelShape shape{*u, p / *u, options.kv_heads};
+      // A ring of head slices (r > 1) needs every document in every zigzag chunk: a member whose ring
+      // steps hold no pair would compute no heads of what its all-to-all traded.
+      if (shape.ring > 1 && std::any_of(g.docs.begin(), g.docs.end(), [&](int d) {
+            return lengths[static_cast<std::size_t>(d)] < 2LL * p;
+          }))
+        continue;
       // A member's bin gives up its old share of the group and holds its new share plus the received
       // rows (and USP's ring buffers), on top of what earlier head-parallel groups of the bin hold
       // (merged groups add up the same way).
-      const double need = head_parallel_member_need(cost, shape, tokens) - tokens / p + member_share(g, lengths, p);
+      const double need =
+          head_parallel_member_need(cost, shape, tokens) - tokens / p + member_share(g, lengths, p);
       const auto after = [&](int r) {
         const bool was_member = std::find(g.ranks.begin(), g.ranks.end(), r) != g.ranks.end();
         return bin_tokens[{g.micro_batch, r}] - (was_member ? old_share : 0.0) + need;

@@ -44,6 +44,7 @@ TEST(ScenarioLoader, BaseScenarioTakesPresetValues) {
                                         {"remap", true},
                                         {"partitioning", "hierarchical"},
                                         {"remap_policy", "where-it-pays"},
+                                        {"heads", "ring"},
                                         {"best_of", false}}));
   EXPECT_EQ(s.systems[1].label, "ring-cp");
   EXPECT_EQ(s.systems[2].label, "uniform-cp[degree=8]");

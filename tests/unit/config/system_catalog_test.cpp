@@ -30,6 +30,7 @@ TEST(SystemCatalog, KnowsTheSystemsAndTheirDefaults) {
                                                          {"remap", true},
                                                          {"partitioning", "hierarchical"},
                                                          {"remap_policy", "where-it-pays"},
+                                                         {"heads", "ring"},
                                                          {"best_of", false}}));
   EXPECT_EQ(find_system("ring-cp")->default_options(),
             (nlohmann::json{{"degree", "auto"}, {"dealing", "balanced"}}));
