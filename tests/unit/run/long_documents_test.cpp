@@ -31,7 +31,9 @@ TEST(RunLongDocuments, EveryBatchAgainstTheScenariosCapacities) {
     const CostModel cost(s.cluster, s.model, s.hardware_profile.profile);
     const RunResult run = run_scenario(s);
     const std::int64_t gpu = tensor_parallel_token_capacity(cost, tensor);
-    if (tensor == 1) EXPECT_EQ(gpu, cost.token_capacity_per_gpu());
+    if (tensor == 1) {
+      EXPECT_EQ(gpu, cost.token_capacity_per_gpu());
+    }
     EXPECT_EQ(run.long_documents.gpu_capacity_tokens, gpu);
     EXPECT_EQ(run.long_documents.node_capacity_tokens, gpu * (8 / tensor));
     EXPECT_EQ(run.long_documents.tensor_parallel, tensor);
@@ -48,7 +50,9 @@ TEST(RunLongDocuments, EveryBatchAgainstTheScenariosCapacities) {
       any_above_gpu = any_above_gpu || gpu_shares.documents > 0;
     }
     // 64K-token documents of prolong64k do not fit one GPU of llama-7b (about 23 k tokens).
-    if (tensor == 1) EXPECT_TRUE(any_above_gpu);
+    if (tensor == 1) {
+      EXPECT_TRUE(any_above_gpu);
+    }
   }
 }
 
