@@ -182,6 +182,13 @@ ByteRange payload_fragment(const Message& message, const Payload& payload, std::
 }
 
 std::string verification_blocker(const lower::Program& program, const AttentionDims& dims) {
+  // A head all-to-all trades sequence shards for head slices (Ulysses, USP, zeppelin's heads: auto); the
+  // pass replays K/V rows, not head slices of them, so such a Program is not checked here (the reference
+  // backend checks them on real numbers).
+  for (std::size_t c = 0; c < program.collectives.size(); ++c) {
+    if (program.collectives[c].kind == lower::CollectiveKind::all_to_all)
+      return "a head all-to-all (collective " + std::to_string(c) + ") moves head slices";
+  }
   for (int r = 0; r < program.world_size; ++r) {
     const auto& list = program.ranks[static_cast<std::size_t>(r)].instrs;
     for (std::size_t i = 0; i < list.size(); ++i) {

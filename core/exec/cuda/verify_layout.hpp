@@ -87,9 +87,9 @@ struct VerifyLayout {
   std::string problem;         // a row no source holds: the rank cannot compute what the plan says
 };
 
-// Why the correctness pass cannot check this Program, or empty when it can: attention over a subset of
-// the heads (tensor or head parallelism), or K/V that arrive inside an NCCL all-gather (whose shards the
-// pass does not lay out as rows). The same answer on every rank.
+// Why the correctness pass cannot check this Program, or empty when it can: a head all-to-all, attention
+// over a subset of the heads (tensor or head parallelism), or K/V that arrive inside an NCCL all-gather
+// (whose shards the pass does not lay out as rows). The same answer on every rank.
 [[nodiscard]] std::string verification_blocker(const lower::Program& program, const AttentionDims& dims);
 
 // The multiply-adds of the float64 oracle on the busiest rank: what decides "small enough to verify".

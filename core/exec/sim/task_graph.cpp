@@ -158,6 +158,15 @@ void TaskGraph::add_collective(int c) {
   } else if (col.kind == CollectiveKind::all_to_all) {
     step_bytes = bytes / (p - 1);  // `bytes` is everything a member sends (plan.hpp), one part per peer
   }
+  // A head all-to-all's messages name each pair's rows (lower_head_all_to_all.cpp): step s moves exactly
+  // those from each member to the member s + 1 places on, so the simulator moves the Program's bytes.
+  std::map<std::pair<int, int>, double> pair_bytes;
+  if (col.kind == CollectiveKind::all_to_all) {
+    for (const int m : col.messages) {
+      const lower::Message& msg = program_.messages[static_cast<std::size_t>(m)];
+      pair_bytes[{msg.src, msg.dst}] += static_cast<double>(msg.bytes);
+    }
+  }
   int previous = add_task(Task{});
   for (int k = 0; k < p; ++k) add_edge(member(col.ranks[static_cast<std::size_t>(k)]).gate, previous);
   for (int s = 0; s < steps; ++s) {
@@ -167,7 +176,12 @@ void TaskGraph::add_collective(int c) {
       const int shift = col.kind == CollectiveKind::all_to_all ? s + 1 : 1;
       const int src = col.ranks[static_cast<std::size_t>(k)],
                 dst = col.ranks[static_cast<std::size_t>((k + shift) % p)];
-      const int flow = add_flow(src, dst, step_bytes, -1, -1, -1);
+      const auto exact = pair_bytes.find({src, dst});
+      const int flow = add_flow(src, dst,
+                                pair_bytes.empty()          ? step_bytes
+                                : exact == pair_bytes.end() ? 0.0
+                                                            : exact->second,
+                                -1, -1, -1);
       add_edge(previous, flow);
       add_edge(flow, joined);
       member(src).flows.push_back(flow);

@@ -70,11 +70,6 @@ inline std::vector<SystemSpec> registered_variants(int world_size, const std::ve
       }
       for (const nlohmann::json& value : values) {
         if (value == option.default_value) continue;
-        // Zeppelin's heads: auto has tests of its own (zeppelin_own_planner_test.cpp, the backward named
-        // cases); two checks the generic suites make do not hold for it yet (issue 31's closing note): the
-        // simulator moves a head all-to-all as even steps, not the Program's per-pair rows, and the CUDA
-        // layout check does not know its head-parallel groups.
-        if (info.name == "zeppelin" && option.name == "heads") continue;
         nlohmann::json options{{option.name, value}};
         if (!info.check(info.with_defaults(options), SystemCheckContext{world_size}).empty()) continue;
         variants.push_back(system(info.name, std::move(options)));
