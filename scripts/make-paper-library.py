@@ -148,7 +148,7 @@ def long_context():
     cases = [("a800", 8, "llama7b", "llama-7b", 1, "prolong64k", "ProLong64k", 131072),
              ("a800", 16, "llama7b", "llama-7b", 1, "bimodal-long", "Bimodal-long", 262144),
              ("a800", 16, "llama3b", "llama-3b", 1, "prolong64k", "ProLong64k", 524288),
-             ("h800", 8, "llama13b", "llama-13b", 2, "bimodal-long", "Bimodal-long", 524288),
+             ("h800", 8, "llama7b", "llama-7b", 1, "bimodal-long", "Bimodal-long", 262144),
              ("h800", 16, "llama7b", "llama-7b", 1, "github", "GitHub", 262144),
              ("h200", 8, "llama7b", "llama-7b", 1, "github", "GitHub", 524288)]
     for cluster, nodes, mshort, model, tensor, dataset, dname, context in cases:
