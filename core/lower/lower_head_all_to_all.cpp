@@ -44,18 +44,14 @@ bool follows_attention(const std::vector<Op>& ops, int id) {
 }  // namespace
 
 plan::HeadRange Lowerer::member_heads(int rank, const Collective& col, int collective) const {
-  // The attention ops that read what the collective trades: those of its group's sequences (a ring of
-  // USP's head slice lists the same sequences as its u-group), or, without a group, of its micro-batch.
-  std::set<int> sequences;
-  if (col.group >= 0) {
-    const auto& seqs = plan_.groups[static_cast<std::size_t>(col.group)].sequences;
-    sequences.insert(seqs.begin(), seqs.end());
-  }
+  // The attention ops that read what the collective trades: those of its group, or of a group holding the
+  // same sequences (a ring of USP's head slices lists its u-group's), or, without a group, of its
+  // micro-batch.
   const auto reads_them = [&](const Op& op) {
     if (col.group < 0 || op.group == col.group) return true;
     if (op.group < 0 || static_cast<std::size_t>(op.group) >= plan_.groups.size()) return false;
-    const auto& seqs = plan_.groups[static_cast<std::size_t>(op.group)].sequences;
-    return !seqs.empty() && sequences.count(seqs.front()) > 0;
+    return plan_.groups[static_cast<std::size_t>(op.group)].sequences ==
+           plan_.groups[static_cast<std::size_t>(col.group)].sequences;
   };
   std::set<std::pair<int, int>> ranges;
   for (const Op& op : plan_.ranks[static_cast<std::size_t>(rank)].ops) {

@@ -102,16 +102,19 @@ class Engine {
   // attention is done, which the waits of later rings count from (its all-to-alls are not estimated).
   void emit_head_parallel(const HeadParallelGroup& g, const PlanBuilder::RouteFn& route) {
     std::vector<int> member_ready;
-    for (const int r : g.ranks) member_ready.push_back(ready_[static_cast<std::size_t>(r)]);
+    std::vector<std::size_t> first_new;  // per member: its first op of this group
+    for (const int r : g.ranks) {
+      member_ready.push_back(ready_[static_cast<std::size_t>(r)]);
+      first_new.push_back(b_.plan().ranks[static_cast<std::size_t>(r)].ops.size());
+    }
     const auto ids = add_head_parallel_attention(b_, cost_, g, member_ready, route);
     for (std::size_t k = 0; k < g.ranks.size(); ++k) {
-      auto& mine = ops_[static_cast<std::size_t>(g.ranks[k])];
-      mine.insert(mine.end(), ids[k].begin(), ids[k].end());
-      const plan::RankOps& rank_ops = b_.plan().ranks[static_cast<std::size_t>(g.ranks[k])];
-      for (const plan::Op& o : rank_ops.ops) {
-        if (o.kind == plan::OpKind::attention && o.micro_batch == g.micro_batch &&
-            (o.group == g.u_groups.front() || std::count(g.rings.begin(), g.rings.end(), o.group) > 0))
-          free_at_[static_cast<std::size_t>(g.ranks[k])] += lower::attention_seconds(o, cost_, Pass::fwd);
+      const auto r = static_cast<std::size_t>(g.ranks[k]);
+      ops_[r].insert(ops_[r].end(), ids[k].begin(), ids[k].end());
+      const auto& added = b_.plan().ranks[r].ops;
+      for (std::size_t i = first_new[k]; i < added.size(); ++i) {
+        if (added[i].kind == plan::OpKind::attention)
+          free_at_[r] += lower::attention_seconds(added[i], cost_, Pass::fwd);
       }
     }
   }

@@ -16,6 +16,7 @@
 #include <numeric>
 #include <optional>
 #include <string>
+#include <tuple>
 
 #include "core/strategies/hybrid_dp_layout.hpp"
 #include "core/strategies/packed_cp.hpp"
@@ -125,29 +126,30 @@ void Zeppelin::plan_micro_batch(PlanBuilder& b, const std::vector<std::int64_t>&
                                 int part_mb, int mb, std::vector<int>& last_op,
                                 zeppelin::Router& router) const {
   const int world = b.world_size();
-  // This micro-batch's documents become sequences in the order its groups list them; a group the heads
-  // option turned head-parallel is listed by its first plan group.
-  // Head-parallel groups on the same GPUs in the same shape are one group (one pair of all-to-alls), at
-  // the place of the first.
+  // This micro-batch's documents become sequences in the order its groups list them. Head-parallel groups
+  // on the same GPUs in the same shape are one group (one pair of all-to-alls) at the place of the first,
+  // listed by its first plan group.
   std::vector<int> group_ids;
   std::map<int, HeadParallelGroup> head_parallel;
-  std::vector<bool> merged(part.groups.size(), false);
-  const auto same_head_group = [&heads](std::size_t i, std::size_t j) {
-    return heads[j] && heads[j]->ranks == heads[i]->ranks &&
-           heads[j]->shape.degree == heads[i]->shape.degree && heads[j]->shape.ring == heads[i]->shape.ring;
-  };
+  using HeadKey = std::tuple<std::vector<int>, int, int>;       // GPUs, u, r
+  std::map<HeadKey, std::vector<std::size_t>> same_head_group;  // partition groups, in order
+  for (std::size_t i = 0; i < part.groups.size(); ++i) {
+    if (part.groups[i].micro_batch == part_mb && heads[i])
+      same_head_group[{heads[i]->ranks, heads[i]->shape.degree, heads[i]->shape.ring}].push_back(i);
+  }
   for (std::size_t i = 0; i < part.groups.size(); ++i) {
     const auto& g = part.groups[i];
-    if (g.micro_batch != part_mb || merged[i]) continue;
-    std::vector<int> seqs;
-    for (int d : g.docs) seqs.push_back(b.add_sequence(lengths[static_cast<std::size_t>(d)], mb));
+    if (g.micro_batch != part_mb) continue;
     if (!heads[i]) {
+      std::vector<int> seqs;
+      for (int d : g.docs) seqs.push_back(b.add_sequence(lengths[static_cast<std::size_t>(d)], mb));
       group_ids.push_back(b.add_group(g.level, g.ranks, seqs, mb));
       continue;
     }
-    for (std::size_t j = i + 1; j < part.groups.size(); ++j) {
-      if (part.groups[j].micro_batch != part_mb || !same_head_group(i, j)) continue;
-      merged[j] = true;
+    const auto& members = same_head_group.at({heads[i]->ranks, heads[i]->shape.degree, heads[i]->shape.ring});
+    if (members.front() != i) continue;  // planned with the first of its shape
+    std::vector<int> seqs;
+    for (const std::size_t j : members) {
       for (int d : part.groups[j].docs)
         seqs.push_back(b.add_sequence(lengths[static_cast<std::size_t>(d)], mb));
     }
