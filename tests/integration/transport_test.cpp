@@ -65,6 +65,32 @@ TEST(InProcessTransport, ReceiveThatNeverComesNamesRankSourceAndTag) {
   });
 }
 
+// In one process a stall does not stop the other ranks, but a rank past the last barrier waits for the
+// others' records (row statistics, results) without the stall timeout: the notice of a rank that gave up
+// ends that wait at once, as a secondary failure, instead of after hours.
+TEST(InProcessTransport, AWaitForARankThatStalledEndsAtItsNotice) {
+  on_ranks(2, [](int r, reference::Transport& t) {
+    if (r == 0) {
+      const std::string why = "waited 1500 ms and nothing arrived";
+      Bytes payload(why.size());
+      std::memcpy(payload.data(), why.data(), why.size());
+      t.send(1, Tag::make(MessageKind::stalled, 0), payload);
+      return;
+    }
+    const auto start = std::chrono::steady_clock::now();
+    try {
+      (void)t.recv(0, Tag::make(MessageKind::result, 2), 60s);
+      ADD_FAILURE() << "recv returned without a message";
+    } catch (const reference::PeerFailed& e) {
+      const std::string m = e.what();
+      EXPECT_NE(m.find("rank 0 stalled: waited 1500 ms"), std::string::npos) << m;
+    } catch (const Error& e) {
+      ADD_FAILURE() << "not a peer's failure: " << e.what();
+    }
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 30s) << "the notice must end the wait";
+  });
+}
+
 TEST(Launcher, MultiProcessLaunchWithoutMpiTransportIsRefused) {
   ::setenv("OMPI_COMM_WORLD_SIZE", "4", 1);
   try {

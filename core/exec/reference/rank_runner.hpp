@@ -54,13 +54,6 @@ struct RankResult {
   std::vector<LinkLoad> nic_loads;  // measured runs: this node's NIC loads, on the node's first rank only
 };
 
-// Raised on a rank that stopped because another rank failed: the executor reports the other rank's
-// error, which says what went wrong, rather than this one.
-class PeerFailed : public Error {
- public:
-  using Error::Error;
-};
-
 // Raised on a rank that waited the receive timeout with nothing arriving. In one process it does NOT
 // stop the other ranks: when a program is stuck every rank stalls within about one timeout, and only
 // the full picture shows which wait is the cause (a rank waiting for one that already finished its

@@ -45,6 +45,12 @@ std::vector<Problem> explain_stalls(const std::vector<RankFailure>& failures) {
   return causes;
 }
 
+Bytes as_bytes(const std::string& text) {
+  Bytes payload(text.size());
+  std::memcpy(payload.data(), text.data(), text.size());
+  return payload;
+}
+
 std::vector<RankResult> run_in_process(const RunInputs& inputs, int ranks) {
   InProcessFabric fabric(ranks);
   std::vector<RankResult> results(static_cast<std::size_t>(ranks));
@@ -63,7 +69,12 @@ std::vector<RankResult> run_in_process(const RunInputs& inputs, int ranks) {
           failure = {e, true, std::nullopt};
           return;
         } catch (const RankStalled& e) {
-          failure = {e, false, e};  // the others stall on their own; see explain_stalls
+          // The others stall on their own (see explain_stalls); only the executor's waits after the
+          // last barrier, which would wait for this rank's records for hours, stop on the notice.
+          failure = {e, false, e};
+          for (int other = 0; other < ranks; ++other)
+            if (other != r)
+              transport.send(other, Tag::make(MessageKind::stalled, 0), as_bytes(e.problems().front().str()));
           return;
         } catch (const Error& e) {
           failure = {e, false, std::nullopt};
@@ -71,9 +82,7 @@ std::vector<RankResult> run_in_process(const RunInputs& inputs, int ranks) {
           failure = {Error(ExitCode::runtime, rank_location(r), e.what()), false, std::nullopt};
         }
         // Tell the others, so they stop now instead of waiting for the receive timeout.
-        const std::string reason = failure.error->problems().front().str();
-        Bytes payload(reason.size());
-        std::memcpy(payload.data(), reason.data(), reason.size());
+        const Bytes payload = as_bytes(failure.error->problems().front().str());
         for (int other = 0; other < ranks; ++other)
           if (other != r) transport.send(other, Tag::make(MessageKind::abort, 0), payload);
       });

@@ -27,6 +27,8 @@ std::string describe(Tag tag) {
       return "liveness answer";
     case MessageKind::drained:
       return "all-received notice";
+    case MessageKind::stalled:
+      return "stall notice";
   }
   return "message " + std::to_string(tag.value);
 }
@@ -36,12 +38,14 @@ Bytes Transport::recv(int src, Tag tag, std::chrono::milliseconds timeout) {
   const auto deadline = Clock::now() + timeout;
   for (;;) {
     if (auto payload = try_recv(src, tag)) return std::move(*payload);
-    if (auto aborted = try_recv_kind(MessageKind::abort)) {
-      throw Error(
-          ExitCode::runtime, rank_location(rank()),
-          "stopped waiting for " + describe(tag) + " from rank " + std::to_string(src) + ": rank " +
-              std::to_string(aborted->src) + " failed: " +
-              std::string(reinterpret_cast<const char*>(aborted->payload.data()), aborted->payload.size()));
+    for (const MessageKind kind : {MessageKind::abort, MessageKind::stalled}) {
+      if (auto aborted = try_recv_kind(kind)) {
+        throw PeerFailed(
+            ExitCode::runtime, rank_location(rank()),
+            "stopped waiting for " + describe(tag) + " from rank " + std::to_string(src) + ": rank " +
+                std::to_string(aborted->src) + (kind == MessageKind::abort ? " failed: " : " stalled: ") +
+                std::string(reinterpret_cast<const char*>(aborted->payload.data()), aborted->payload.size()));
+      }
     }
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     if (left.count() <= 0 || !wait_for_message(left)) {

@@ -33,6 +33,11 @@ enum class MessageKind : std::uint8_t {
   // "everything I received for my instructions has arrived": the barrier after `finished` that a run
   // sampling NIC counters waits for, so the counters stop once no transfer of the layer is in flight.
   drained = 10,
+  // "I stopped waiting (a stall)": sent in one process, where a stall does not stop the other ranks
+  // (rank_runner.hpp, RankStalled). Only Transport::recv stops on it, the executor's own waits after
+  // the last barrier: a rank that passed the barrier would otherwise wait hours for the row statistics
+  // or results of a rank that gave up inside it.
+  stalled = 11,
 };
 
 struct Tag {
@@ -61,6 +66,13 @@ class WaitTimedOut : public Error {
   using Error::Error;
 };
 
+// Raised on a rank that stopped because another rank failed (or, in Transport::recv, gave up waiting):
+// the executor reports the other rank's error, which says what went wrong, rather than this one.
+class PeerFailed : public Error {
+ public:
+  using Error::Error;
+};
+
 class Transport {
  public:
   virtual ~Transport() = default;
@@ -83,7 +95,7 @@ class Transport {
   virtual void abandon_pending_sends(std::chrono::milliseconds grace) { (void)grace; }
 
   // Blocking receive with a deadline: throws WaitTimedOut naming this rank, `src` and the tag, or
-  // zb::Error (runtime) with the reason another rank gave when it aborted the run.
+  // PeerFailed with the reason another rank gave when it aborted the run or stalled.
   Bytes recv(int src, Tag tag, std::chrono::milliseconds timeout);
 };
 
