@@ -45,23 +45,14 @@ std::vector<std::optional<HeadGroup>> head_groups(const Partition& part, const C
   }
   const auto capacity = static_cast<double>(cost.token_capacity_per_gpu());
   const int gpn = cost.cluster().gpus_per_node;
-  const bool node_degree =
-      std::find(options.degrees.begin(), options.degrees.end(), gpn) != options.degrees.end();
   for (std::size_t i = 0; i < part.groups.size(); ++i) {
     const GroupAssignment& g = part.groups[i];
-    const bool local = g.ranks.size() < 2;
-    if (local && !(options.which == HeadGroups::nodes && node_degree && gpn > 1)) continue;
-    if (options.which == HeadGroups::inter_node && g.level != plan::Level::inter_node) continue;
+    if (g.ranks.size() < 2) continue;  // a local sequence: nothing to split
     std::vector<int> ranks = g.ranks;
-    if (local) {
-      const int node = g.ranks.front() / gpn;
-      ranks.clear();
-      for (int r = node * gpn; r < (node + 1) * gpn; ++r) ranks.push_back(r);
-    }
     std::sort(ranks.begin(), ranks.end());
     const int p = static_cast<int>(ranks.size());
     const double tokens = group_tokens(g, lengths);
-    const double old_share = member_share(g, lengths, static_cast<int>(g.ranks.size()));
+    const double old_share = member_share(g, lengths, p);
     for (auto u = options.degrees.rbegin(); u != options.degrees.rend(); ++u) {
       if (*u < 2 || p % *u != 0 || !u_groups_in_nodes(ranks, *u, gpn)) continue;
       const HeadParallelShape shape{*u, p / *u, options.kv_heads};
@@ -71,15 +62,11 @@ std::vector<std::optional<HeadGroup>> head_groups(const Partition& part, const C
             return lengths[static_cast<std::size_t>(d)] < 2LL * p;
           }))
         continue;
-      // A member's bin gives up its old share of the group and holds its new share plus the received
+      // A member's bin gives up its share of the group as a ring and holds its share plus the received
       // rows (and USP's ring buffers), on top of what earlier head-parallel groups of the bin hold
       // (merged groups add up the same way).
-      const double need =
-          head_parallel_member_need(cost, shape, tokens) - tokens / p + member_share(g, lengths, p);
-      const auto after = [&](int r) {
-        const bool was_member = std::find(g.ranks.begin(), g.ranks.end(), r) != g.ranks.end();
-        return bin_tokens[{g.micro_batch, r}] - (was_member ? old_share : 0.0) + need;
-      };
+      const double need = head_parallel_member_need(cost, shape, tokens) - tokens / p + old_share;
+      const auto after = [&](int r) { return bin_tokens[{g.micro_batch, r}] - old_share + need; };
       if (!std::all_of(ranks.begin(), ranks.end(), [&](int r) { return after(r) <= capacity; })) continue;
       for (const int r : ranks) bin_tokens[{g.micro_batch, r}] = after(r);
       out[i] = HeadGroup{shape, std::move(ranks)};

@@ -13,10 +13,8 @@
 
 namespace zb::zeppelin {
 
-// Which groups may turn head-parallel: the rings between nodes, every ring, or every ring and each node's
-// local sequences too (one u = G group over the node per micro-batch: USP's packing inside the node, whose
-// heads split balances the node's GPUs exactly; the partition still balances the nodes).
-enum class HeadGroups { none, inter_node, all, nodes };
+// Which groups may turn head-parallel: none (the paper's rings) or every ring of two or more GPUs.
+enum class HeadGroups { none, all };
 
 struct HeadGroupOptions {
   HeadGroups which = HeadGroups::none;
@@ -31,8 +29,7 @@ struct HeadGroup {
 };
 
 // Per group of `part` (same order): its head-parallel form, or none (it stays a ring or local). The widest
-// u whose u-groups each lie in one node and fit every member's memory in that micro-batch is taken; a
-// local group (HeadGroups::nodes) takes its node's GPUs, where the node is a usable degree.
+// u whose u-groups each lie in one node and fit every member's memory in that micro-batch is taken.
 [[nodiscard]] std::vector<std::optional<HeadGroup>> head_groups(const Partition& part, const CostModel& cost,
                                                                 const std::vector<std::int64_t>& lengths,
                                                                 const HeadGroupOptions& options);

@@ -241,34 +241,61 @@ Partition partition(const std::vector<std::int64_t>& lengths, const CostModel& c
   };
 
   if (!options.hierarchical) {
-    // One ring over every GPU per micro-batch; the documents dealt longest-first to the micro-batch with
-    // the fewest tokens.
-    std::vector<GroupAssignment> rings(static_cast<std::size_t>(k));
-    std::vector<std::int64_t> mb_tokens(static_cast<std::size_t>(k), 0);
+    // Every document on one group of `width` GPUs (consecutive, whole nodes): all GPUs by default, one
+    // group per micro-batch. With several groups, each document (longest first) goes to the group with the
+    // least work so far whose emptiest micro-batch has room for it (else the least loaded), and there to
+    // the micro-batch with the fewest tokens. The work is each document's cost on one GPU: a group splits
+    // every document evenly (head-parallel: exactly), so its time follows the sum of its documents'.
+    const int width = options.flat_width > 0 ? options.flat_width : m.world;
+    const int sets = std::max(1, m.world / width);
+    std::vector<GroupAssignment> rings(static_cast<std::size_t>(k * sets));  // by mb·sets + set
+    std::vector<std::int64_t> bin_tokens(rings.size(), 0);
+    std::vector<double> set_load(static_cast<std::size_t>(sets), 0.0);
+    const auto emptiest = [&](int set) {
+      int best = 0;
+      for (int mb = 1; mb < k; ++mb)
+        if (bin_tokens[static_cast<std::size_t>(mb * sets + set)] <
+            bin_tokens[static_cast<std::size_t>(best * sets + set)])
+          best = mb;
+      return best;
+    };
     for (int d : order) {
       const auto s = lengths[static_cast<std::size_t>(d)];
-      const int mb =
-          static_cast<int>(std::min_element(mb_tokens.begin(), mb_tokens.end()) - mb_tokens.begin());
-      mb_tokens[static_cast<std::size_t>(mb)] += s;
-      rings[static_cast<std::size_t>(mb)].docs.push_back(d);
-      for (int r = 0; r < m.world; ++r) {
-        const double seconds = m.ring_seconds(static_cast<double>(s), m.world);
+      const std::int64_t share = Model::rank_tokens(s, width);
+      int set = 0;
+      bool set_fits = false;
+      for (int q = 0; q < sets; ++q) {
+        const bool fits = at(tokens, emptiest(q), q * width) + share <= m.capacity;
+        if ((fits && !set_fits) || (fits == set_fits && set_load[static_cast<std::size_t>(q)] <
+                                                            set_load[static_cast<std::size_t>(set)])) {
+          set = q;
+          set_fits = fits;
+        }
+      }
+      const int mb = emptiest(set);
+      const double seconds = m.ring_seconds(static_cast<double>(s), width);
+      set_load[static_cast<std::size_t>(set)] += local_cost[static_cast<std::size_t>(d)];
+      bin_tokens[static_cast<std::size_t>(mb * sets + set)] += s;
+      rings[static_cast<std::size_t>(mb * sets + set)].docs.push_back(d);
+      for (int r = set * width; r < (set + 1) * width; ++r) {
         load[static_cast<std::size_t>(r)] += seconds;
         at(bin_load, mb, r) += seconds;
-        at(tokens, mb, r) += Model::rank_tokens(s, m.world);
+        at(tokens, mb, r) += share;
       }
     }
     for (int mb = 0; mb < k; ++mb) {
       for (int r = 0; r < m.world; ++r) {
         if (at(tokens, mb, r) > m.capacity) add_oom(r, mb, at(tokens, mb, r));
       }
-      GroupAssignment& g = rings[static_cast<std::size_t>(mb)];
-      if (g.docs.empty()) continue;
-      g.level = m.nodes > 1 ? plan::Level::inter_node
-                            : (m.world > 1 ? plan::Level::intra_node : plan::Level::local);
-      for (int r = 0; r < m.world; ++r) g.ranks.push_back(r);
-      g.micro_batch = mb;
-      out.groups.push_back(std::move(g));
+      for (int set = 0; set < sets; ++set) {
+        GroupAssignment& g = rings[static_cast<std::size_t>(mb * sets + set)];
+        if (g.docs.empty()) continue;
+        g.level = width > m.gpn ? plan::Level::inter_node
+                                : (width > 1 ? plan::Level::intra_node : plan::Level::local);
+        for (int r = set * width; r < (set + 1) * width; ++r) g.ranks.push_back(r);
+        g.micro_batch = mb;
+        out.groups.push_back(std::move(g));
+      }
     }
     finish_tokens();
     return out;

@@ -42,7 +42,8 @@ enum class Degrees { balance, tiled, memory, node };
 struct PartitionOptions {
   bool routing = true;          // inter-node bandwidth = the node's NIC aggregate
   bool include_linear = false;  // without remap, linear work follows the attention layout
-  bool hierarchical = true;     // false = "flat": every sequence over all GPUs
+  bool hierarchical = true;     // false = "flat": every sequence over all GPUs (or over a group of them)
+  int flat_width = 0;           // flat: GPUs per group (whole nodes, dividing the world); 0 = all
   bool backward = false;        // loads count the backward pass too (hide points stay forward-only)
   int micro_batches = 1;        // memory slots per GPU (each holds at most M tokens)
   // Balance each micro-batch's GPUs (when something joins them between micro-batches: the remap's

@@ -66,6 +66,7 @@ class Zeppelin final : public Strategy {
     bool per_micro_batch = false;
     zeppelin::Degrees degrees = zeppelin::Degrees::balance;
     zeppelin::HeadGroups heads = zeppelin::HeadGroups::none;  // rings that run head-parallel (heads: auto)
+    int flat = 0;  // > 0: the flat partition over groups of this many GPUs, whatever the option says
   };
   plan::Plan plan_hierarchical(const Batch& batch, int k, const Variant& variant) const;
   // Appends micro-batch `mb` of the partition to the plan (as the plan's micro-batch `plan_mb`: empty
@@ -100,17 +101,7 @@ const char* degrees_name(zeppelin::Degrees d) {
 }
 
 const char* heads_name(zeppelin::HeadGroups h) {
-  switch (h) {
-    case zeppelin::HeadGroups::inter_node:
-      return "inter-node";
-    case zeppelin::HeadGroups::all:
-      return "all";
-    case zeppelin::HeadGroups::nodes:
-      return "nodes";
-    case zeppelin::HeadGroups::none:
-      break;
-  }
-  return "ring";
+  return h == zeppelin::HeadGroups::all ? "all" : "ring";
 }
 
 int Zeppelin::memory_micro_batches(const std::vector<std::int64_t>& lengths) const {
@@ -239,7 +230,8 @@ void Zeppelin::plan_micro_batch(PlanBuilder& b, const std::vector<std::int64_t>&
 plan::Plan Zeppelin::plan_hierarchical(const Batch& batch, int k, const Variant& variant) const {
   zeppelin::PartitionOptions po;
   po.routing = routing_;
-  po.hierarchical = hierarchical_;
+  po.hierarchical = hierarchical_ && variant.flat == 0;
+  po.flat_width = variant.flat;
   po.backward = passes_ == Passes::fwd_bwd;
   po.micro_batches = k;
   po.include_linear = !variant.remap;  // without the remap, linear work follows the attention layout
@@ -262,7 +254,7 @@ plan::Plan Zeppelin::plan_hierarchical(const Batch& batch, int k, const Variant&
     if (used) plan_micro_batch(b, batch.lengths, part, heads, variant.remap, mb, plan_mbs++, last_op, router);
   }
   b.set_micro_batches(std::max(1, plan_mbs));
-  b.add_info("layout", hierarchical_ ? "hierarchical" : "flat");
+  b.add_info("layout", po.hierarchical ? "hierarchical" : "flat");
   // How many documents each class of the partition holds (the reports show which classes ran).
   int per_level[3] = {0, 0, 0};
   for (const auto& g : part.groups) per_level[static_cast<int>(g.level)] += static_cast<int>(g.docs.size());
@@ -278,7 +270,7 @@ plan::Plan Zeppelin::plan_hierarchical(const Batch& batch, int k, const Variant&
   }
   b.add_info("routing", routing_);
   b.add_info("remap", remap_);
-  b.add_info("partitioning", hierarchical_ ? "hierarchical" : "flat");
+  b.add_info("partitioning", po.hierarchical ? "hierarchical" : "flat");
   b.add_info("balance", variant.per_micro_batch ? "per-micro-batch" : "per-gpu");
   b.add_info("degrees", degrees_name(variant.degrees));
   b.add_info("thresholds", {{"micro_batch_slots", k},
@@ -325,7 +317,7 @@ plan::Plan Zeppelin::make_plan(const Batch& batch) const {
   std::optional<std::pair<int, Variant>> best_own;  // the best plan's micro-batch count and variant
   const auto consider_own = [&](const int k, const Variant& v) {
     plan::Plan p = plan_hierarchical(batch, k, v);
-    nlohmann::json what = {{"layout", hierarchical_ ? "hierarchical" : "flat"},
+    nlohmann::json what = {{"layout", hierarchical_ && v.flat == 0 ? "hierarchical" : "flat"},
                            {"micro_batches", k},
                            {"remap", v.remap},
                            {"balance", v.per_micro_batch ? "per-micro-batch" : "per-gpu"},
@@ -352,12 +344,12 @@ plan::Plan Zeppelin::make_plan(const Batch& batch) const {
       for (const auto rule :
            {zeppelin::Degrees::balance, zeppelin::Degrees::tiled, zeppelin::Degrees::memory}) {
         if (rule == zeppelin::Degrees::balance || hierarchical_)
-          consider_own(k, {true, true, rule, zeppelin::HeadGroups::none});
+          consider_own(k, {true, true, rule, zeppelin::HeadGroups::none, 0});
       }
       if (best) break;
       continue;
     }
-    Variant chosen{false, false, zeppelin::Degrees::balance, zeppelin::HeadGroups::none};
+    Variant chosen{false, false, zeppelin::Degrees::balance, zeppelin::HeadGroups::none, 0};
     consider_own(k, chosen);
     if (hierarchical_) {
       std::vector<std::vector<int>> seen{zeppelin::ring_degrees(batch.lengths, cost_, po)};
@@ -366,7 +358,7 @@ plan::Plan Zeppelin::make_plan(const Batch& batch) const {
         auto degrees = zeppelin::ring_degrees(batch.lengths, cost_, po);
         if (std::find(seen.begin(), seen.end(), degrees) != seen.end()) continue;
         seen.push_back(std::move(degrees));
-        if (consider_own(k, {false, false, rule, zeppelin::HeadGroups::none})) chosen.degrees = rule;
+        if (consider_own(k, {false, false, rule, zeppelin::HeadGroups::none, 0})) chosen.degrees = rule;
       }
     }
     if (best) {
@@ -380,31 +372,39 @@ plan::Plan Zeppelin::make_plan(const Batch& batch) const {
       }
       const double token_spread = tokens > 0 ? most_tokens * static_cast<double>(ranks.size()) / tokens : 1.0;
       if (remap_ && token_spread > 1.05)
-        consider_own(k, {true, true, chosen.degrees, zeppelin::HeadGroups::none});
+        consider_own(k, {true, true, chosen.degrees, zeppelin::HeadGroups::none, 0});
       if (k > 1 && hierarchical_ && first_done > 0 && last_done > 1.05 * first_done)
-        consider_own(k, {false, true, chosen.degrees, zeppelin::HeadGroups::none});
+        consider_own(k, {false, true, chosen.degrees, zeppelin::HeadGroups::none, 0});
     }
     if (best) break;
   }
-  // heads: auto, beyond the paper: the best plan's partition with its rings head-parallel (those between
-  // nodes, then all that can be); and every sequence the paper's rule would ring inside a node on the
-  // whole node instead, head-parallel (splitting heads over the node balances it exactly, and the
-  // node's such sequences share one all-to-all: USP's layout for them, short sequences whole), and the
-  // degrees by memory alone, head-parallel. The estimate keeps the rings where they are faster.
+  // heads: auto, beyond the paper: the best plan's partition with every group head-parallel where it
+  // fits; every sequence the paper's rule would ring inside a node on the whole node instead, head-parallel
+  // (splitting heads over the node balances it exactly); and the flat partition over equal groups, each
+  // head-parallel. The estimate keeps the rings where they are faster. (Turning only the inter-node groups
+  // head-parallel, also splitting each node's local sequences over the node, and the memory degree rule
+  // with heads split were weighed too until none of them was the best plan in any iteration of the paper
+  // library, the grid and the long-context scenarios: planning them cost time for nothing.)
   if (heads_auto_ && best_own) {
     const auto [k, v] = *best_own;
-    for (const auto which :
-         {zeppelin::HeadGroups::inter_node, zeppelin::HeadGroups::all, zeppelin::HeadGroups::nodes}) {
-      Variant h = v;
-      h.heads = which;
-      consider_own(k, h);
-    }
+    Variant h = v;
+    h.heads = zeppelin::HeadGroups::all;
+    consider_own(k, h);
     if (hierarchical_) {
-      for (const auto rule : {zeppelin::Degrees::node, zeppelin::Degrees::memory}) {
-        if (v.degrees == rule) continue;
-        for (const auto which : {zeppelin::HeadGroups::all, zeppelin::HeadGroups::nodes})
-          consider_own(k, {v.remap, v.per_micro_batch, rule, which});
-      }
+      if (v.degrees != zeppelin::Degrees::node)
+        consider_own(k, {v.remap, v.per_micro_batch, zeppelin::Degrees::node, zeppelin::HeadGroups::all, 0});
+      // Every sequence on one of equal groups of GPUs, head-parallel: the flat partition over groups
+      // as wide as the narrowest head-parallel group that holds the longest sequence (u-groups of whole
+      // nodes' GPUs, a ring of head slices between them: USP's shape rule). Where most of the work is
+      // in sequences longer than a node, splitting every sequence's heads balances each group exactly,
+      // which no placement of whole rings does; the groups are balanced on the estimate, the ring's
+      // inter-node hops routed.
+      const UlyssesSetup shape = ulysses_shape(
+          UlyssesSetup{system_.label, system_.name, 1, 1, passes_, Dealing::balanced, usp_kv_heads_}, cost_,
+          usp_degrees_, batch.lengths, 0, 0);
+      const int width = shape.degree * shape.ring;
+      if (width > 1 && cost_.cluster().world_size() % width == 0)
+        consider_own(k, {false, false, zeppelin::Degrees::balance, zeppelin::HeadGroups::all, width});
     }
   }
   // A baseline's layout that beats every plan so far; `winner` names it (empty: the own partition).

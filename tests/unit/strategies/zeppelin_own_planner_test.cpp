@@ -10,6 +10,7 @@
 #include "core/plan/verify.hpp"
 #include "core/strategies/strategy.hpp"
 #include "core/strategies/zeppelin/partitioner.hpp"
+#include "core/workload/workload.hpp"
 #include "support.hpp"
 
 namespace zb {
@@ -192,6 +193,35 @@ TEST(ZeppelinHeads, HeadParallelGroupsAreKeptWhereTheEstimateSaysTheyPayAndVerif
   }
   EXPECT_GE(planned, 6) << "too few feasible batches to say anything";
   EXPECT_GT(used, 0) << "no batch kept a head-parallel group";
+}
+
+// Bimodal-long batches at a 256K context (ByteScale's two modes: most of the attention work in long
+// documents, beside many short ones): splitting every document's heads over equal groups balances each
+// group exactly, which no placement of whole rings does. `heads: auto` reaches that layout by its own
+// flat partition over groups (USP's shape rule for their width), so it is predicted no slower than USP
+// itself, whose layout it matches, with Zeppelin's own balancing and routing.
+TEST(ZeppelinHeads, OnBimodalLongBatchesFlatHeadParallelGroupsMatchUsp) {
+  Scenario s = test::preset_scenario("h800-8nic", 4, "llama-7b");
+  s.workload.source = WorkloadSource::dataset;
+  s.workload.dataset = "bimodal-long";
+  s.workload.max_seq_len = 262144;
+  s.workload.tokens_per_iteration = 2097152;
+  const CostModel cost(s.cluster, s.model);
+  const Workload workload(s);
+  int flat = 0;
+  for (int iteration = 0; iteration < 3; ++iteration) {
+    const std::string where = "iteration " + std::to_string(iteration);
+    const std::vector<std::int64_t> lengths = workload.batch(iteration).lengths;
+    const plan::Plan heads = plan_of(test::system("zeppelin", {{"heads", "auto"}}), s, cost, lengths);
+    const plan::Plan usp = plan_of(test::system("ulysses", {{"ring", "auto"}}), s, cost, lengths);
+    ASSERT_TRUE(heads.feasible() && usp.feasible()) << where;
+    EXPECT_LE(heads.predicted.iteration_seconds, usp.predicted.iteration_seconds) << where;
+    flat += heads.info.at("layout") == "flat";
+    const auto problems =
+        plan::verify(heads, {.token_capacity = cost.token_capacity_per_gpu(), .heads = s.model.heads});
+    EXPECT_TRUE(problems.empty()) << where << ": " << problems.front();
+  }
+  EXPECT_GT(flat, 0) << "no batch ran the flat head-parallel groups";
 }
 
 }  // namespace
