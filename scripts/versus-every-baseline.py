@@ -215,7 +215,13 @@ def main():
         vs_best = [r["variants"][label]["vs_best"] for r in rows if label in r["variants"]]
         vs_ring = [r["variants"][label]["vs_best_ring"] for r in rows if label in r["variants"]]
         below = [r["scenario"] for r in rows if label in r["variants"]
-                 and (r["variants"][label]["vs_best_ring"] or 0) < args.floor]
+                 and r["variants"][label]["vs_best_ring"] is not None
+                 and r["variants"][label]["vs_best_ring"] < args.floor]
+        # No speed-up: no ring-based baseline (or the variant) fitted in every iteration. An OOM of the
+        # variant where a baseline fits is caught below; a batch that nothing fits compares nothing.
+        uncompared = [r["scenario"] for r in rows if label in r["variants"]
+                      and r["variants"][label]["vs_best_ring"] is None
+                      and not r["variants"][label]["oom_where_baseline_fits"]]
         ooms = [r["scenario"] for r in rows if label in r["variants"] and r["variants"][label]["oom_where_baseline_fits"]]
         iterations = [c for r in rows if label in r["variants"] for c in r["variants"][label]["classes"]]
         share = {c: (sum(1 for used in iterations if c in used) / len(iterations) if iterations else None)
@@ -225,7 +231,7 @@ def main():
             for lay in r["variants"].get(label, {}).get("layouts", []):
                 layouts[lay] = layouts.get(lay, 0) + 1
         summary[label] = {"vs_best": aggregate(vs_best), "vs_best_ring": aggregate(vs_ring),
-                          "below_floor_vs_ring": below, "oom_where_baseline_fits": ooms,
+                          "below_floor_vs_ring": below, "uncompared": uncompared, "oom_where_baseline_fits": ooms,
                           "iterations_using_class": share, "layouts": layouts}
         failed = failed or bool(below) or bool(ooms)
     print(f"{'scenario':44} {'best baseline':26} " + " ".join(f"{l[:24]:>24}" for l in labels))
@@ -245,6 +251,8 @@ def main():
                       f"min {a['min']:.3f} max {a['max']:.3f}")
         print(f"  below {args.floor} x best ring-based: {s['below_floor_vs_ring'] or 'none'}")
         print(f"  OOM where a baseline fits: {s['oom_where_baseline_fits'] or 'none'}")
+        if s["uncompared"]:
+            print(f"  no speed-up (no ring-based baseline fitted every iteration): {s['uncompared']}")
         print("  iterations using each class: " + ", ".join(
             f"{c} {v:.0%}" for c, v in s["iterations_using_class"].items() if v is not None))
         print(f"  layouts: {s['layouts']}")

@@ -57,6 +57,9 @@ class Zeppelin final : public Strategy {
  private:
   // The micro-batch count memory suggests: ⌈tokens / (fill · world · per-GPU capacity)⌉.
   int memory_micro_batches(const std::vector<std::int64_t>& lengths) const;
+  // The narrowest tiling group (a divisor of the node's GPUs, or whole nodes dividing the world) whose
+  // per-GPU capacity holds the longest sequence; 0 when none does.
+  int flat_ring_width(const std::vector<std::int64_t>& lengths) const;
   // Zeppelin's own plan of the batch as k micro-batches (an OOM plan when one does not fit).
   // How the own partition of one plan is made: with the remap (attention balanced per micro-batch, each
   // remapped to the token-balanced layout) or without (attention and linear work balanced together), and
@@ -102,6 +105,17 @@ const char* degrees_name(zeppelin::Degrees d) {
 
 const char* heads_name(zeppelin::HeadGroups h) {
   return h == zeppelin::HeadGroups::all ? "all" : "ring";
+}
+
+int Zeppelin::flat_ring_width(const std::vector<std::int64_t>& lengths) const {
+  const std::int64_t longest = lengths.empty() ? 0 : *std::max_element(lengths.begin(), lengths.end());
+  const std::int64_t capacity = std::max<std::int64_t>(1, cost_.token_capacity_per_gpu());
+  const int gpn = cost_.cluster().gpus_per_node, world = cost_.cluster().world_size();
+  for (int w = 1; w <= world; ++w) {
+    const bool tiles = world % w == 0 && (w <= gpn ? gpn % w == 0 : w % gpn == 0);
+    if (tiles && longest <= capacity * w) return w;
+  }
+  return 0;
 }
 
 int Zeppelin::memory_micro_batches(const std::vector<std::int64_t>& lengths) const {
@@ -373,8 +387,18 @@ plan::Plan Zeppelin::make_plan(const Batch& batch) const {
       const double token_spread = tokens > 0 ? most_tokens * static_cast<double>(ranks.size()) / tokens : 1.0;
       if (remap_ && token_spread > 1.05)
         consider_own(k, {true, true, chosen.degrees, zeppelin::HeadGroups::none, 0});
-      if (k > 1 && hierarchical_ && first_done > 0 && last_done > 1.05 * first_done)
+      const bool uneven = first_done > 0 && last_done > 1.05 * first_done;
+      if (k > 1 && hierarchical_ && uneven)
         consider_own(k, {false, true, chosen.degrees, zeppelin::HeadGroups::none, 0});
+      // Where the GPUs still finish apart, every sequence in one class: the flat partition over equal
+      // groups as narrow as memory lets the longest sequence be (a tiling group: a divisor of the node,
+      // or whole nodes), balanced on each sequence's cost. When memory leaves local sequences too little
+      // room to even out the GPUs beside the rings, spreading every sequence over its group does (the
+      // layout uniform CP reaches, as the special case of the classes where each sequence is ringed).
+      if (hierarchical_ && uneven) {
+        if (const int width = flat_ring_width(batch.lengths); width > 1)
+          consider_own(k, {false, false, zeppelin::Degrees::balance, zeppelin::HeadGroups::none, width});
+      }
     }
     if (best) break;
   }
