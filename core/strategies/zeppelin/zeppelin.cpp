@@ -57,8 +57,8 @@ class Zeppelin final : public Strategy {
  private:
   // The micro-batch count memory suggests: ⌈tokens / (fill · world · per-GPU capacity)⌉.
   int memory_micro_batches(const std::vector<std::int64_t>& lengths) const;
-  // The narrowest tiling group (a divisor of the node's GPUs, or whole nodes dividing the world) whose
-  // per-GPU capacity holds the longest sequence; 0 when none does.
+  // The narrowest divisor of the node's GPUs whose per-GPU capacity holds the longest sequence; 0 when
+  // none does.
   int flat_ring_width(const std::vector<std::int64_t>& lengths) const;
   // Zeppelin's own plan of the batch as k micro-batches (an OOM plan when one does not fit).
   // How the own partition of one plan is made: with the remap (attention balanced per micro-batch, each
@@ -110,11 +110,9 @@ const char* heads_name(zeppelin::HeadGroups h) {
 int Zeppelin::flat_ring_width(const std::vector<std::int64_t>& lengths) const {
   const std::int64_t longest = lengths.empty() ? 0 : *std::max_element(lengths.begin(), lengths.end());
   const std::int64_t capacity = std::max<std::int64_t>(1, cost_.token_capacity_per_gpu());
-  const int gpn = cost_.cluster().gpus_per_node, world = cost_.cluster().world_size();
-  for (int w = 1; w <= world; ++w) {
-    const bool tiles = world % w == 0 && (w <= gpn ? gpn % w == 0 : w % gpn == 0);
-    if (tiles && longest <= capacity * w) return w;
-  }
+  const int gpn = cost_.cluster().gpus_per_node;
+  for (int w = 1; w <= gpn; ++w)
+    if (gpn % w == 0 && longest <= capacity * w) return w;
   return 0;
 }
 
@@ -391,12 +389,19 @@ plan::Plan Zeppelin::make_plan(const Batch& batch) const {
       if (k > 1 && hierarchical_ && uneven)
         consider_own(k, {false, true, chosen.degrees, zeppelin::HeadGroups::none, 0});
       // Where the GPUs still finish apart, every sequence in one class: the flat partition over equal
-      // groups as narrow as memory lets the longest sequence be (a tiling group: a divisor of the node,
-      // or whole nodes), balanced on each sequence's cost. When memory leaves local sequences too little
-      // room to even out the GPUs beside the rings, spreading every sequence over its group does (the
-      // layout uniform CP reaches, as the special case of the classes where each sequence is ringed).
+      // groups inside a node as narrow as memory lets the longest sequence be (a divisor of the node),
+      // balanced on each sequence's cost. When memory leaves local sequences too little room to even out
+      // the GPUs beside the rings, spreading every sequence over its group does (the layout uniform CP
+      // reaches, as the special case of the classes where each sequence is ringed). Not across nodes:
+      // there every sequence's K/V would cross the NICs. Skipped, unplanned, where its compute alone
+      // (the packed-CP floors: the layout is packed CP's at that degree) is no faster than the best plan.
       if (hierarchical_ && uneven) {
-        if (const int width = flat_ring_width(batch.lengths); width > 1)
+        const int width = flat_ring_width(batch.lengths);
+        double floor = 0;
+        if (width > 1) floor = packed_cp_document_floor(cost_, batch.lengths, width, passes_);
+        if (width > 1 && floor < best->predicted.iteration_seconds)
+          floor = packed_cp_compute_floor(cost_, batch.lengths, width, passes_);
+        if (width > 1 && floor < best->predicted.iteration_seconds)
           consider_own(k, {false, false, zeppelin::Degrees::balance, zeppelin::HeadGroups::none, width});
       }
     }
