@@ -72,6 +72,7 @@ class Zeppelin final : public Strategy {
     int flat = 0;  // > 0: the flat partition over groups of this many GPUs, whatever the option says
   };
   plan::Plan plan_hierarchical(const Batch& batch, int k, const Variant& variant) const;
+  zeppelin::PartitionOptions partition_options(int k, const Variant& variant) const;
   // Appends micro-batch `mb` of the partition to the plan (as the plan's micro-batch `plan_mb`: empty
   // slots are skipped).
   void plan_micro_batch(PlanBuilder& b, const std::vector<std::int64_t>& lengths,
@@ -250,7 +251,7 @@ void Zeppelin::plan_micro_batch(PlanBuilder& b, const std::vector<std::int64_t>&
   b.set_remap(std::move(moves));
 }
 
-plan::Plan Zeppelin::plan_hierarchical(const Batch& batch, int k, const Variant& variant) const {
+zeppelin::PartitionOptions Zeppelin::partition_options(int k, const Variant& variant) const {
   zeppelin::PartitionOptions po;
   po.routing = routing_;
   po.hierarchical = hierarchical_ && variant.flat == 0;
@@ -260,6 +261,11 @@ plan::Plan Zeppelin::plan_hierarchical(const Batch& batch, int k, const Variant&
   po.include_linear = !variant.remap;  // without the remap, linear work follows the attention layout
   po.per_micro_batch = variant.per_micro_batch;
   po.degrees = variant.degrees;
+  return po;
+}
+
+plan::Plan Zeppelin::plan_hierarchical(const Batch& batch, int k, const Variant& variant) const {
+  const zeppelin::PartitionOptions po = partition_options(k, variant);
   const zeppelin::Partition part = zeppelin::partition(batch.lengths, cost_, po);
   if (!part.oom.empty()) return oom_plan(cost_, system_.label, system_.name, batch.lengths, part.oom);
   const auto heads =
@@ -392,9 +398,10 @@ plan::Plan Zeppelin::make_plan(const Batch& batch) const {
         tokens += static_cast<double>(rank.tokens);
       }
       const double token_spread = tokens > 0 ? most_tokens * static_cast<double>(ranks.size()) / tokens : 1.0;
+      // Of the best plan before the remap's candidate (which may replace it) is planned.
+      const bool uneven = finish_spread(*best) > 1.05;
       if (remap_ && token_spread > 1.05)
         consider_own(k, {true, true, chosen.degrees, zeppelin::HeadGroups::none, 0});
-      const bool uneven = finish_spread(*best) > 1.05;
       if (k > 1 && hierarchical_ && uneven)
         consider_own(k, {false, true, chosen.degrees, zeppelin::HeadGroups::none, 0});
       // Where the GPUs still finish apart, every sequence in one class: the flat partition over equal
@@ -441,8 +448,9 @@ plan::Plan Zeppelin::make_plan(const Batch& batch) const {
           UlyssesSetup{system_.label, system_.name, 1, 1, passes_, Dealing::balanced, usp_kv_heads_}, cost_,
           usp_degrees_, batch.lengths, 0, 0);
       // Not planned where USP's compute floor at that shape (the layout is USP's) is above the best plan.
-      // (Where the best ring plan's GPUs finish within 5 % of each other it can still win by 12 %:
-      // a800x16-llama7b-bimodal-long-256k, so evenness does not rule it out.)
+      // Neither evenness (where the best ring plan's GPUs finish within 5 % of each other it still won by
+      // 12 %: a800x16-llama7b-bimodal-long-256k) nor memory keeping some of its groups rings (such plans
+      // still won there and on h800x8-llama7b-bimodal-long-256k) rules it out.
       const int width = shape.degree * shape.ring;
       if (width > 1 && cost_.cluster().world_size() % width == 0 &&
           ulysses_compute_floor(shape, cost_, batch.lengths) < best->predicted.iteration_seconds)
