@@ -33,6 +33,16 @@ class DynamicCp final : public Strategy {
     // times that.
     int widest = 1;
     while (2 * widest <= world) widest *= 2;
+    if (max_per_rank_ <= 0 && !lengths.empty()) {
+      // The model's weights and optimizer state leave no room for a single token on a GPU (the default
+      // max_seqlen_per_rank is that capacity): every document is out of memory, the first one says so.
+      plan::Plan out = oom_plan(cost_, system_, strategy_, lengths, {{0, 0, lengths.front(), capacity}});
+      out.info["oversized_document"] = {{"index", 0},
+                                        {"length", lengths.front()},
+                                        {"max_seqlen_per_rank", max_per_rank_},
+                                        {"capacity_tokens", capacity}};
+      return out;
+    }
     for (std::size_t d = 0; d < lengths.size(); ++d) {
       const int p = dynamic_cp_size(lengths[d], max_per_rank_);
       const bool too_wide = p > widest;

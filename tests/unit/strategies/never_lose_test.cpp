@@ -221,6 +221,21 @@ TEST(ZeppelinNeverLoses, InfoListsEveryCandidateAndTheChoice) {
 
 // The system under test runs its own code: by default no baseline's layout is planned, and the
 // selector is labelled as what it is.
+// llama-30b's weights and optimizer state fill a DGX-H200 GPU without tensor parallelism: no token fits.
+// Every strategy reports that batch out of memory (a plan with its OOM), none divides by the zero
+// capacity (dynamic-cp did: SIGFPE, exit 136).
+TEST(EveryStrategy, AModelThatLeavesNoRoomForATokenIsAnOomNotACrash) {
+  const Scenario s = test::preset_scenario("dgx-h200", 4, "llama-30b");
+  const CostModel cost(s.cluster, s.model);
+  ASSERT_LE(cost.token_capacity_per_gpu(), 0) << "the case no longer has a GPU without room";
+  const std::vector<std::int64_t> lengths{32768, 4096, 474, 100};
+  for (const std::string& name : strategy_names()) {
+    const plan::Plan p = plan_of(test::system(name), s, cost, lengths);
+    EXPECT_FALSE(p.feasible()) << name;
+    EXPECT_FALSE(p.oom.empty()) << name;
+  }
+}
+
 TEST(ZeppelinNeverLoses, ByDefaultOnlyTheOwnPartitionIsPlanned) {
   const Scenario s = test::preset_scenario("dgx-h200", 2, "llama-7b");
   const CostModel cost(s.cluster, s.model);
