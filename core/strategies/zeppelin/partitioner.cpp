@@ -262,17 +262,19 @@ Partition partition(const std::vector<std::int64_t>& lengths, const CostModel& c
     for (int d : order) {
       const auto s = lengths[static_cast<std::size_t>(d)];
       const std::int64_t share = Model::rank_tokens(s, width);
-      int set = 0;
+      int set = 0, mb = 0;
       bool set_fits = false;
       for (int q = 0; q < sets; ++q) {
-        const bool fits = at(tokens, emptiest(q), q * width) + share <= m.capacity;
-        if ((fits && !set_fits) || (fits == set_fits && set_load[static_cast<std::size_t>(q)] <
-                                                            set_load[static_cast<std::size_t>(set)])) {
+        const int q_mb = emptiest(q);
+        const bool fits = at(tokens, q_mb, q * width) + share <= m.capacity;
+        if (q == 0 || (fits && !set_fits) ||
+            (fits == set_fits &&
+             set_load[static_cast<std::size_t>(q)] < set_load[static_cast<std::size_t>(set)])) {
           set = q;
+          mb = q_mb;
           set_fits = fits;
         }
       }
-      const int mb = emptiest(set);
       const double seconds = m.ring_seconds(static_cast<double>(s), width);
       set_load[static_cast<std::size_t>(set)] += local_cost[static_cast<std::size_t>(d)];
       bin_tokens[static_cast<std::size_t>(mb * sets + set)] += s;

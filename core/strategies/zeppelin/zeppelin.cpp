@@ -343,10 +343,14 @@ plan::Plan Zeppelin::make_plan(const Batch& batch) const {
   // GPUs between micro-batches); then, on the best degrees so far, the remap where the best plan's linear
   // tokens are uneven (the remap balances them), and balancing each micro-batch where its GPUs' forward
   // finish times spread (rings waiting for members still in an earlier micro-batch).
+  // Whether a layout bounded below by `floor` could still beat the best plan so far (else it is skipped).
+  const auto below_best = [&best](double floor) {
+    return !best || floor < best->predicted.iteration_seconds;
+  };
   std::optional<std::pair<int, Variant>> best_own;  // the best plan's micro-batch count and variant
   const auto consider_own = [&](const int k, const Variant& v) {
     plan::Plan p = plan_hierarchical(batch, k, v);
-    nlohmann::json what = {{"layout", hierarchical_ && v.flat == 0 ? "hierarchical" : "flat"},
+    nlohmann::json what = {{"layout", partition_options(k, v).hierarchical ? "hierarchical" : "flat"},
                            {"micro_batches", k},
                            {"remap", v.remap},
                            {"balance", v.per_micro_batch ? "per-micro-batch" : "per-gpu"},
@@ -411,13 +415,10 @@ plan::Plan Zeppelin::make_plan(const Batch& batch) const {
       // reaches, as the special case of the classes where each sequence is ringed). Not across nodes:
       // there every sequence's K/V would cross the NICs. Skipped, unplanned, where its compute alone
       // (the packed-CP floors: the layout is packed CP's at that degree) is no faster than the best plan.
-      if (hierarchical_ && uneven) {
-        const int width = flat_ring_width(batch.lengths);
-        double floor = 0;
-        if (width > 1) floor = packed_cp_document_floor(cost_, batch.lengths, width, passes_);
-        if (width > 1 && floor < best->predicted.iteration_seconds)
-          floor = packed_cp_compute_floor(cost_, batch.lengths, width, passes_);
-        if (width > 1 && floor < best->predicted.iteration_seconds)
+      if (const int width = hierarchical_ && uneven ? flat_ring_width(batch.lengths) : 0; width > 1) {
+        double floor = packed_cp_document_floor(cost_, batch.lengths, width, passes_);
+        if (below_best(floor)) floor = packed_cp_compute_floor(cost_, batch.lengths, width, passes_);
+        if (below_best(floor))
           consider_own(k, {false, false, zeppelin::Degrees::balance, zeppelin::HeadGroups::none, width});
       }
     }
@@ -442,8 +443,8 @@ plan::Plan Zeppelin::make_plan(const Batch& batch) const {
       // as wide as the narrowest head-parallel group that holds the longest sequence (u-groups of whole
       // nodes' GPUs, a ring of head slices between them: USP's shape rule). Where most of the work is
       // in sequences longer than a node, splitting every sequence's heads balances each group exactly,
-      // which no placement of whole rings does; the groups are balanced on the estimate, the ring's
-      // inter-node hops routed.
+      // which no placement of whole rings does; the groups are balanced on their sequences' cost, the
+      // ring's inter-node hops routed.
       const UlyssesSetup shape = ulysses_shape(
           UlyssesSetup{system_.label, system_.name, 1, 1, passes_, Dealing::balanced, usp_kv_heads_}, cost_,
           usp_degrees_, batch.lengths, 0, 0);
@@ -453,7 +454,7 @@ plan::Plan Zeppelin::make_plan(const Batch& batch) const {
       // still won there and on h800x8-llama7b-bimodal-long-256k) rules it out.
       const int width = shape.degree * shape.ring;
       if (width > 1 && cost_.cluster().world_size() % width == 0 &&
-          ulysses_compute_floor(shape, cost_, batch.lengths) < best->predicted.iteration_seconds)
+          below_best(ulysses_compute_floor(shape, cost_, batch.lengths)))
         consider_own(k, {false, false, zeppelin::Degrees::balance, zeppelin::HeadGroups::all, width});
     }
   }
@@ -464,10 +465,6 @@ plan::Plan Zeppelin::make_plan(const Batch& batch) const {
       best = std::move(p);
       winner = layout;
     }
-  };
-  // Whether a layout bounded below by `floor` could still beat the best plan so far (else it is skipped).
-  const auto below_best = [&best](double floor) {
-    return !best || floor < best->predicted.iteration_seconds;
   };
   if (best_of_) {
     for (const int degree : zeppelin::baseline_shape_degrees(cost_, batch.lengths)) {

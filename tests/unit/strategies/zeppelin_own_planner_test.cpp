@@ -21,6 +21,17 @@ plan::Plan plan_of(const SystemSpec& sys, const Scenario& s, const CostModel& co
   return make_strategy(sys, s, cost)->make_plan(test::batch_of(std::move(lengths)));
 }
 
+// A preset cluster and model drawing its batches from a dataset preset (seed 1, the default).
+Scenario dataset_scenario(const std::string& cluster, int nodes, const std::string& model,
+                          const std::string& dataset, std::int64_t max_seq_len, std::int64_t tokens) {
+  Scenario s = test::preset_scenario(cluster, nodes, model);
+  s.workload.source = WorkloadSource::dataset;
+  s.workload.dataset = dataset;
+  s.workload.max_seq_len = max_seq_len;
+  s.workload.tokens_per_iteration = tokens;
+  return s;
+}
+
 // The own planner is what runs by default: no baseline's layout among the candidates, every plan
 // verified, every document in exactly one group, and never out of memory where hybrid-dp (one document
 // per smallest group that holds it) fits. Random tailed batches on three clusters, several micro-batches.
@@ -121,12 +132,7 @@ TEST(ZeppelinOwnPlanner, TheEngineRunsLocalWorkBetweenTheStepsOfARingThatWaits) 
 // where every document is ringed) balances them, so Zeppelin is predicted no slower than uniform CP,
 // whose layout that is, on any of these batches.
 TEST(ZeppelinOwnPlanner, WhereMemoryLeavesTheGpusUnevenEveryDocumentIsRingedOverAnEqualGroup) {
-  Scenario s = test::preset_scenario("a800-4nic", 4, "llama-3b");
-  s.seed = 1;
-  s.workload.source = WorkloadSource::dataset;
-  s.workload.dataset = "prolong64k";
-  s.workload.max_seq_len = 131072;
-  s.workload.tokens_per_iteration = 1048576;
+  const Scenario s = dataset_scenario("a800-4nic", 4, "llama-3b", "prolong64k", 131072, 1048576);
   const CostModel cost(s.cluster, s.model);
   const Workload workload(s);
   int flat = 0;
@@ -232,11 +238,7 @@ TEST(ZeppelinHeads, HeadParallelGroupsAreKeptWhereTheEstimateSaysTheyPayAndVerif
 // flat partition over groups (USP's shape rule for their width), so it is predicted no slower than USP
 // itself, whose layout it matches, with Zeppelin's own balancing and routing.
 TEST(ZeppelinHeads, OnBimodalLongBatchesFlatHeadParallelGroupsMatchUsp) {
-  Scenario s = test::preset_scenario("h800-8nic", 4, "llama-7b");
-  s.workload.source = WorkloadSource::dataset;
-  s.workload.dataset = "bimodal-long";
-  s.workload.max_seq_len = 262144;
-  s.workload.tokens_per_iteration = 2097152;
+  const Scenario s = dataset_scenario("h800-8nic", 4, "llama-7b", "bimodal-long", 262144, 2097152);
   const CostModel cost(s.cluster, s.model);
   const Workload workload(s);
   int flat = 0;
