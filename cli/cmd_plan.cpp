@@ -72,13 +72,15 @@ ExitCode run_plan(const PlanOptions& o) {
   }
   const CostModel cost(scenario.cluster, scenario.model, scenario.hardware_profile.profile);
   const Workload workload(scenario);
-  const auto strategy = make_strategy(system, scenario, cost);
+  const CostModel planner_cost = planner_cost_model(scenario, cost);
+  const auto strategy = make_strategy(system, scenario, planner_cost);
   const plan::Plan p = timed_plan(*strategy, workload.batch(o.iteration));
   write_stdout(o.format == "json" ? plan::to_json(p).dump(1) + "\n" : plan::to_text(p));
   if (!o.verify) return ExitCode::ok;
-  auto problems =
-      plan::verify(p, {.token_capacity = tensor_parallel_token_capacity(cost, scenario.parallelism.tensor),
-                       .heads = scenario.model.heads});
+  auto problems = plan::verify(
+      p, {.token_capacity = tensor_parallel_token_capacity(cost, scenario.parallelism.tensor),
+          .heads = scenario.model.heads,
+          .capacity_of_tp_width = [&](int w) { return tensor_parallel_token_capacity(cost, w); }});
   if (problems.empty() && p.feasible()) {
     // The plan's Program as every executor would run it: matching, keys, collectives, and rendezvous
     // safety (no deadlock with NCCL's unbuffered sends). Lowering itself names a malformed op.

@@ -6,6 +6,18 @@ find_package(Threads REQUIRED)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(SIMGRID REQUIRED IMPORTED_TARGET simgrid>=3.30)
 
+# CBC (optional): hydraulis's stage 2 MILP (core/strategies/hydraulis_milp.cpp), the solver Hetu's
+# Hydraulis uses through PuLP. Debian's coinor-libcbc-dev ships cbc.pc and the C API header
+# Cbc_C_Interface.h; without it, stage 2 packs by LPT alone (the plan says which in info.stage2_solver).
+set(ZEPPELIN_HAVE_CBC OFF)
+pkg_check_modules(CBC QUIET IMPORTED_TARGET cbc)
+if(CBC_FOUND)
+  set(ZEPPELIN_HAVE_CBC ON)
+  set(ZEPPELIN_CBC_SUMMARY "yes, ${CBC_VERSION}")
+else()
+  set(ZEPPELIN_CBC_SUMMARY "no (apt-get install coinor-libcbc-dev): hydraulis's stage 2 packs by LPT alone")
+endif()
+
 if(ZEPPELIN_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()

@@ -196,6 +196,11 @@ std::string console_summary(const RunSummary& unsafe_summary) {
                                 summary.model, iterations, iterations == 1 ? "" : "s");
   out += backend_statement(summary) + "\n";
   out += summary.hardware_profile + "\n";
+  if (summary.planner_error > 0)
+    out += fmt::format(
+        "planner error: every system planned with cost terms off by up to {:g} % (the simulator charges the "
+        "exact ones)\n",
+        100 * summary.planner_error);
   if (const std::string line = long_documents_statement(summary.long_documents); !line.empty())
     out += line + "\n";
   out += "\n";

@@ -262,6 +262,7 @@ ojson run_section(const RunResult& run, const RunSummary& summary, const RunCont
   out["backend"] = run.backend;
   out["simulated"] = summary.simulated;
   out["seed"] = run.scenario.seed;
+  out["planner_error"] = run.scenario.planner_error;
   out["iterations"] = run.scenario.workload.iterations;
   out["overrides"] = overrides_to_json(context.overrides);
   out["effective_scenario"] = effective_scenario_json(run, context);

@@ -305,6 +305,7 @@ RunSummary summarize_run(const RunResult& run) {
   summary.model = model_text(run.scenario.model);
   summary.cluster = cluster_text(run.scenario.cluster);
   summary.hardware_profile = profile_statement(run.scenario.hardware_profile);
+  summary.planner_error = run.scenario.planner_error;
   summary.long_documents = run.long_documents;
   for (std::size_t i = 0; i < run.systems.size(); ++i) {
     const SystemResult& result = run.systems[i];

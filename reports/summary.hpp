@@ -112,6 +112,7 @@ struct RunSummary {
   std::string cluster;            // "2 × dgx-h200 (16 GPUs)"
   std::string
       hardware_profile;  // reports/profile_report.hpp: "hardware profile: defaults" or its source and changes
+  double planner_error = 0;  // the scenario's planner_error (docs/METRICS.md, "Planner error")
   // Per batch, the shares in documents longer than one GPU's and one node's token capacity (the same for
   // every system; not recorded for a hand-built result).
   LongDocumentRecord long_documents;

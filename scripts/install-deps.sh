@@ -17,6 +17,7 @@ packages=(
   nlohmann-json3-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libsimgrid-dev
+  coinor-libcbc-dev
   libopenmpi-dev openmpi-bin
   libmimalloc-dev
   chromium

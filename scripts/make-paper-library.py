@@ -18,7 +18,8 @@ Folders:
   scaling/   LLaMA-3B on cluster A, 16 -> 128 GPUs, tokens per GPU constant (Figure 9);
   timeline/  one 64k sequence on 2 nodes; many short sequences on 2 nodes (Figure 12);
   long-context/  beyond the paper's grid: 8-16 nodes, 128K-512K contexts, documents longer than a GPU
-             and a node hold, with USP and Zeppelin's head-parallel extension (issue 31, item 5).
+             and a node hold, with USP and Zeppelin's head-parallel extension (issue 31, item 5);
+  sensitivity/  three scenarios at planner error 0, 5 and 10 % (issue 32, item 5).
 
 Python 3.8+, standard library only.
 """
@@ -43,11 +44,15 @@ TOKENS_PER_GPU = 65536
 # interval of a paired t test over the iterations, and two batches cannot carry a claim (issue 31, item 6).
 ITERATIONS = 10
 
-# The paper's baselines (TE CP, LLaMA CP, Hybrid DP) and the strongest fixed-degree one. TE CP appears
+# Every baseline of `zeppelin-bench list systems` at its default options (issue 32, item 6): the paper's
+# (TE CP, LLaMA CP, Hybrid DP) and the others, so that "best baseline" is over all of them. TE CP appears
 # twice: CP over every GPU (the paper's figures for one long document) and CP inside a node with data
 # parallelism across nodes, which is how practitioners run it on variable-length data.
+EVERY_BASELINE = ["llama3-cp", "uniform-cp", "packing-dp", "hybrid-dp", "ulysses", "dynamic-cp", "hydraulis"]
+
+
 def baselines(gpus, tensor):
-    return ["ring-cp", {"name": "ring-cp", "degree": 8 // tensor}, "llama3-cp", "hybrid-dp", "uniform-cp"]
+    return ["ring-cp", {"name": "ring-cp", "degree": 8 // tensor}] + EVERY_BASELINE
 
 
 def scenario(name, description, preset, nodes, model, tensor, dataset, context, tokens, systems, group,
@@ -120,7 +125,7 @@ def scaling():
             desc = "%s lengths, 32K context, on %d x %s (%d GPUs), llama-3b, %dK tokens per iteration" % (
                 dname, nodes, words, gpus, gpus * TOKENS_PER_GPU // 1024)
             write("scaling", scenario(name, desc, preset, nodes, "llama-3b", 1, dataset, 32768, gpus * TOKENS_PER_GPU,
-                                      ["zeppelin", "ring-cp", {"name": "ring-cp", "degree": 8}, "llama3-cp", "hybrid-dp"],
+                                      ["zeppelin"] + baselines(gpus, 1),
                                       "scaling", comment=comment))
 
 
@@ -159,9 +164,31 @@ def long_context():
         desc = "%s lengths, %dK context, on %d x %s (%d GPUs), %s%s, %dK tokens per iteration" % (
             dname, context // 1024, nodes, words, gpus, model, tp, gpus * TOKENS_PER_GPU // 1024)
         systems = ["zeppelin", {"name": "zeppelin", "heads": "auto"}, {"name": "ulysses", "ring": "auto"},
-                   {"name": "ring-cp", "degree": 8 // tensor}, "llama3-cp", "hybrid-dp", "uniform-cp"]
+                   {"name": "ring-cp", "degree": 8 // tensor}] + EVERY_BASELINE
         write("long-context", scenario(name, desc, preset, nodes, model, tensor, dataset, context,
                                        gpus * TOKENS_PER_GPU, systems, "long-context", comment=comment))
+
+
+def sensitivity():
+    # Issue 32, item 5: how much each comparison depends on planners knowing the costs exactly. The same
+    # three scenarios at planner_error 0, 5 and 10 %: every planner (Zeppelin's included) plans with cost
+    # terms off by up to that fraction, the simulator charges the exact ones. scripts/paper-figures.py
+    # tabulates each system's speed-up over ring-cp (whose plan does not depend on costs) at each level.
+    comment = ("Planner-error sensitivity (issue 32, item 5): planners see cost terms off by up to planner_error\n"
+               "(seeded, systematic per size range; docs/METRICS.md), the simulator charges the exact ones.")
+    cases = [("a800", "llama7b", "llama-7b", "arxiv", "ArXiv", 65536),
+             ("h800", "llama7b", "llama-7b", "prolong64k", "ProLong64k", 131072),
+             ("h200", "llama3b", "llama-3b", "github", "GitHub", 32768)]
+    for cluster, mshort, model, dataset, dname, context in cases:
+        preset, words = CLUSTERS[cluster]
+        for error in (0, 5, 10):
+            name = "%s-%s-%s-%dk-error%d" % (cluster, mshort, dataset, context // 1024, error)
+            desc = "%s lengths, %dK context, on 2 x %s, %s, %dK tokens per iteration, planner error %d %%" % (
+                dname, context // 1024, words, model, 16 * TOKENS_PER_GPU // 1024, error)
+            s, c = scenario(name, desc, preset, 2, model, 1, dataset, context, 16 * TOKENS_PER_GPU,
+                            ["zeppelin"] + baselines(16, 1), "sensitivity", comment=comment)
+            s["planner_error"] = error / 100.0
+            write("sensitivity", (s, c))
 
 
 def main():
@@ -172,6 +199,7 @@ def main():
     scaling()
     timeline()
     long_context()
+    sensitivity()
     count = sum(len(files) for _, _, files in os.walk(ROOT))
     print("wrote %d scenarios under %s" % (count, os.path.relpath(ROOT, REPO)))
 

@@ -125,6 +125,30 @@ def timeline(combined):
     print()
 
 
+def sensitivity(combined):
+    """Each system's speed-up over ring-cp (all GPUs: one group, so its plan does not depend on costs) at
+    0, 5 and 10 % planner error, per scenario of scenarios/paper/sensitivity/ (issue 32, item 5)."""
+    print("## Planner-error sensitivity (speed-up over ring-cp; mean iteration time ratio)\n")
+    cases = {}  # scenario stem -> {error: {label: seconds}}
+    for r, report in folder_rows(combined, "sensitivity"):
+        error = report["run"].get("planner_error", 0.0)
+        stem = r["scenario"].rsplit("-error", 1)[0]
+        cases.setdefault(stem, {})[error] = {s["label"]: mean_seconds(s) for s in report["systems"]}
+    for stem, by_error in sorted(cases.items()):
+        errors = sorted(by_error)
+        labels = list(next(iter(by_error.values())).keys())
+        print("%s:\n" % stem)
+        print("| system | " + " | ".join("%g %%" % (100 * e) for e in errors) + " |")
+        print("|---|" + "---|" * len(errors))
+        for label in labels:
+            cells = []
+            for e in errors:
+                t, ring = by_error[e].get(label), by_error[e].get("ring-cp")
+                cells.append("%.3fx" % (ring / t) if t and ring else "OOM")
+            print("| %s | %s |" % (label, " | ".join(cells)))
+        print()
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join("out", "paper")
     combined = load(os.path.join(out, "combined.json"))
@@ -132,6 +156,7 @@ def main():
     ablation(combined)
     scaling(combined)
     timeline(combined)
+    sensitivity(combined)
 
 
 if __name__ == "__main__":

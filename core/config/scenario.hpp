@@ -131,6 +131,8 @@ struct Scenario {
   std::vector<SystemSpec> systems;
   Backend backend = Backend::sim;
   Passes passes = Passes::fwd_bwd;
+  // The relative error of every planner's cost terms (CostModel's PlannerError; 0 = the exact model).
+  double planner_error = 0;
   OutputSpec output;
   std::vector<GateSpec> gates;
 

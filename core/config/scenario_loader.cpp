@@ -65,8 +65,8 @@ OutputSpec read_output(const ObjectReader& root, const std::string& scenario_nam
 }  // namespace sections
 
 std::vector<std::string_view> scenario_top_level_keys() {
-  return {"name",    "description", "seed",   "cluster", "model", "parallelism",     "workload",
-          "systems", "backend",     "passes", "output",  "gates", "hardware_profile"};
+  return {"name",    "description", "seed",   "cluster", "model", "parallelism",      "workload",
+          "systems", "backend",     "passes", "output",  "gates", "hardware_profile", "planner_error"};
 }
 
 Scenario parse_scenario(std::string_view text, const std::filesystem::path& file_for_messages) {
@@ -110,6 +110,8 @@ Scenario parse_scenario(std::string_view text, const std::filesystem::path& file
   if (auto passes = root.choice("passes", known_passes)) {
     scenario.passes = *passes == "fwd" ? Passes::fwd : Passes::fwd_bwd;
   }
+  // Beyond a half, a "fit" would no longer say which of two layouts is faster at all.
+  if (auto error = root.number("planner_error", 0.0, 0.5)) scenario.planner_error = *error;
   scenario.output = sections::read_output(root, scenario.name);
 
   context.problems.throw_if_any();

@@ -96,8 +96,11 @@ std::string describe_option_type(const SystemOption& option) {
   switch (option.type) {
     case OptionType::boolean:
       return "bool";
-    case OptionType::positive_int_or_auto:
-      return "int >= 1 or \"auto\"";
+    case OptionType::positive_int_or_auto: {
+      std::string out = "int >= 1 or \"auto\"";
+      for (const std::string& keyword : option.choices) out += " | \"" + keyword + "\"";
+      return out;
+    }
     case OptionType::choice: {
       std::string out;
       for (const std::string& choice : option.choices) {
@@ -115,7 +118,12 @@ std::string check_option_value(const SystemOption& option, const nlohmann::json&
     case OptionType::boolean:
       return value.is_boolean() ? "" : "expected true or false";
     case OptionType::positive_int_or_auto:
-      if (value.is_string() && value.get<std::string>() == "auto") return "";
+      if (value.is_string()) {
+        const std::string& word = value.get_ref<const std::string&>();
+        if (word == "auto" ||
+            std::find(option.choices.begin(), option.choices.end(), word) != option.choices.end())
+          return "";
+      }
       if (value.is_number_integer()) {
         // Parsed non-negative numbers are stored unsigned, literals in code signed: accept both.
         const bool in_range = value.is_number_unsigned()
@@ -123,7 +131,8 @@ std::string check_option_value(const SystemOption& option, const nlohmann::json&
                                   : value.get<std::int64_t>() >= 1 && value.get<std::int64_t>() <= 1'000'000;
         if (in_range) return "";
       }
-      return "expected an integer >= 1 (at most 1000000) or \"auto\"";
+      return "expected an integer >= 1 (at most 1000000) or " +
+             describe_option_type(option).substr(std::string_view("int >= 1 or ").size());
     case OptionType::choice:
       if (value.is_string()) {
         for (const std::string& choice : option.choices) {

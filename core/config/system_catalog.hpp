@@ -20,14 +20,14 @@ namespace zb {
 enum class OptionType {
   boolean,
   choice,               // one of `choices`
-  positive_int_or_auto  // an integer ≥ 1, or the string "auto"
+  positive_int_or_auto  // an integer ≥ 1, the string "auto", or one of `choices` (further keywords)
 };
 
 struct SystemOption {
   std::string name;
   OptionType type = OptionType::boolean;
   nlohmann::json default_value;
-  std::vector<std::string> choices;  // for OptionType::choice
+  std::vector<std::string> choices;  // choice: the values; positive_int_or_auto: keywords besides "auto"
   std::string description;
 };
 

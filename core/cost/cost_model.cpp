@@ -122,6 +122,11 @@ double CostModel::qkv_bytes(double tokens) const {
 // --- times ------------------------------------------------------------------------------------------------
 
 double CostModel::attention_time(double flops, double q_tokens) const {
+  // The fit's error follows the call's FLOPs per query row (its key span), the kernel's shape.
+  return with_error(0, flops / std::max(q_tokens, 1.0), exact_attention_time(flops, q_tokens));
+}
+
+double CostModel::exact_attention_time(double flops, double q_tokens) const {
   if (flops <= 0) return 0.0;
   // Shape term q/(q + half): a call with few query rows launches few tiles per head and leaves SMs idle,
   // so its efficiency falls smoothly to zero; at q = attention_half_tokens it is half of the large-call
@@ -140,6 +145,10 @@ double CostModel::gemm_rate(double m) const {
 }
 
 double CostModel::gemm_time(double m, double n, double k) const {
+  return with_error(1, m * n * k, exact_gemm_time(m, n, k));
+}
+
+double CostModel::exact_gemm_time(double m, double n, double k) const {
   if (m <= 0 || n <= 0 || k <= 0) return 0.0;
   return kFlopsPerMac * m * n * k / gemm_rate(m) + profile_.gemm_call_overhead;
 }
@@ -156,12 +165,20 @@ std::array<CostModel::GemmShape, 4> CostModel::layer_gemms() const {
 }
 
 double CostModel::linear_fwd_time(double tokens) const {
-  double seconds = pointwise_fwd_time(*this, tokens);
-  for (const GemmShape& g : layer_gemms()) seconds += gemm_time(tokens, g.n, g.k);
-  return seconds;
+  return with_error(2, tokens, exact_linear_fwd_time(tokens));
 }
 
 double CostModel::linear_bwd_time(double tokens) const {
+  return with_error(3, tokens, exact_linear_bwd_time(tokens));
+}
+
+double CostModel::exact_linear_fwd_time(double tokens) const {
+  double seconds = pointwise_fwd_time(*this, tokens);
+  for (const GemmShape& g : layer_gemms()) seconds += exact_gemm_time(tokens, g.n, g.k);
+  return seconds;
+}
+
+double CostModel::exact_linear_bwd_time(double tokens) const {
   if (tokens <= 0) return 0.0;
   // The data-gradient and weight-gradient GEMMs together do backward_linear_factor × the forward FLOPs at
   // the forward GEMM's efficiency; they are two calls, hence two overheads per forward GEMM.
@@ -179,7 +196,34 @@ double CostModel::transfer_time(double bytes, const LinkSpec& link, LinkClass cl
   const bool nvlink = cls == LinkClass::nvlink;
   const double overhead = nvlink ? profile_.nvlink_transfer_overhead : profile_.nic_transfer_overhead;
   const double efficiency = nvlink ? profile_.nvlink_efficiency() : profile_.nic_efficiency();
-  return link.latency + overhead + bytes / (link.bandwidth * efficiency);
+  return with_error(nvlink ? 4 : 5, bytes, link.latency + overhead + bytes / (link.bandwidth * efficiency));
+}
+
+CostModel CostModel::with_planner_error(PlannerError error) const {
+  CostModel noisy = *this;
+  noisy.error_ = error;
+  return noisy;
+}
+
+double CostModel::with_error(int term, double size, double seconds) const {
+  if (error_.relative <= 0 || seconds <= 0 || size <= 0) return seconds;
+  // z at octave o: a uniform in [−1, 1] from a hash of (seed, term, o), so the same fit error recurs for
+  // every size in the same range, and every run of the scenario sees the same errors.
+  const auto knot = [&](std::int64_t octave) {
+    std::uint64_t x = error_.seed ^ (0x9E3779B97F4A7C15ULL * static_cast<std::uint64_t>(term + 1)) ^
+                      (0xC2B2AE3D27D4EB4FULL * static_cast<std::uint64_t>(octave + 4096));
+    x ^= x >> 33;  // splitmix64's finaliser
+    x *= 0xFF51AFD7ED558CCDULL;
+    x ^= x >> 33;
+    x *= 0xC4CEB9FE1A85EC53ULL;
+    x ^= x >> 33;
+    return 2.0 * (static_cast<double>(x >> 11) / 9007199254740992.0) - 1.0;
+  };
+  const double at = std::log2(size);
+  const double below = std::floor(at);
+  const auto o = static_cast<std::int64_t>(below);
+  const double z = knot(o) + (knot(o + 1) - knot(o)) * (at - below);
+  return seconds * (1.0 + error_.relative * z);
 }
 
 // --- links ------------------------------------------------------------------------------------------------

@@ -32,6 +32,18 @@ class EquivalentQTokens {
   double pairs_ = 0, inverse_ = 0;
 };
 
+// What a planner's profiled fits get wrong (docs/METRICS.md, "Planner error"). Real planners estimate
+// with fits of profiled kernels and links, off by several per cent, and a fit's error is systematic: the
+// same over a range of sizes, drifting from one range to the next. With `relative` = e > 0, each time
+// term of a planner's cost model (attention call, GEMM, linear pass, transfer) is multiplied by 1 + e·z,
+// z in [−1, 1] drawn from `seed`, the term and the octave of its size, interpolated linearly in log2 of
+// the size between octaves (so times stay continuous and grow with their size). The executors charge
+// the exact terms (relative = 0).
+struct PlannerError {
+  double relative = 0;
+  std::uint64_t seed = 0;
+};
+
 // Which class of link a transfer crosses: its efficiency and per-transfer overhead come from the
 // profile's figures for that class (HardwareProfile::nvlink_efficiency, nic_efficiency).
 enum class LinkClass { nvlink, nic };
@@ -39,6 +51,9 @@ enum class LinkClass { nvlink, nic };
 class CostModel {
  public:
   CostModel(const ClusterSpec& cluster, const ModelSpec& model, HardwareProfile profile = {});
+  // The same model as a planner with profiled fits sees it (PlannerError above).
+  [[nodiscard]] CostModel with_planner_error(PlannerError error) const;
+  [[nodiscard]] const PlannerError& planner_error() const { return error_; }
 
   // --- counting --------------------------------------------------------------------------------------
   // Number of (q, k) pairs with q in [q0, q1), k in [k0, k1) and, when causal, k ≤ q.
@@ -104,11 +119,19 @@ class CostModel {
 
  private:
   [[nodiscard]] double gemm_rate(double m) const;  // FLOP/s of a GEMM with m rows
+  // The exact terms, what the executors charge.
+  [[nodiscard]] double exact_attention_time(double flops, double q_tokens) const;
+  [[nodiscard]] double exact_gemm_time(double m, double n, double k) const;
+  [[nodiscard]] double exact_linear_fwd_time(double tokens) const;
+  [[nodiscard]] double exact_linear_bwd_time(double tokens) const;
+  // `seconds` of term `term` at `size` as the planner's fit sees it (seconds itself when exact).
+  [[nodiscard]] double with_error(int term, double size, double seconds) const;
 
   ClusterSpec cluster_;
   ModelSpec model_;
   HardwareProfile profile_;
   PointwiseRates pointwise_;
+  PlannerError error_;
 };
 
 }  // namespace zb

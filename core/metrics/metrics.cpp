@@ -125,19 +125,10 @@ std::vector<TimeBreakdown> rank_breakdowns(const Trace& trace) {
   return out;
 }
 
-std::vector<double> linear_tokens_per_rank(const plan::Plan& plan) {
-  std::vector<double> tokens(static_cast<std::size_t>(std::max(0, plan.world_size)), 0.0);
-  for (const auto& l : plan.linear_layout) {
-    if (l.rank >= 0 && l.rank < plan.world_size)
-      tokens[static_cast<std::size_t>(l.rank)] += static_cast<double>(l.tokens());
-  }
-  return tokens;
-}
-
 WholeIterationParts whole_iteration_parts_of(const plan::Plan& plan, const Trace& trace,
                                              const CostModel& cost, const WholeIterationSetup& setup,
                                              const std::vector<BucketCollectiveSeconds>& seconds) {
-  return whole_iteration_parts(cost, setup, linear_tokens_per_rank(plan),
+  return whole_iteration_parts(cost, setup, plan::whole_iteration_tokens_per_rank(plan, setup.tensor),
                                LayerWindow{trace.layer.forward, trace.backward ? trace.layer.backward : 0.0},
                                seconds);
 }

@@ -124,8 +124,6 @@ struct RunMetrics {
                                              const CostModel& cost, const Scenario& scenario,
                                              int timeline_bins = 50);
 
-// Tokens each rank holds in the plan's linear layout (index = rank).
-[[nodiscard]] std::vector<double> linear_tokens_per_rank(const plan::Plan& plan);
 // The whole-iteration parts of `plan` run as `trace` shows, with bucket k's collectives taking `seconds[k]`.
 [[nodiscard]] WholeIterationParts whole_iteration_parts_of(
     const plan::Plan& plan, const Trace& trace, const CostModel& cost, const WholeIterationSetup& setup,

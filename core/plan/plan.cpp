@@ -18,6 +18,32 @@ std::string OomReport::str() const {
          ")";
 }
 
+std::vector<int> Plan::tensor_parallel_width_per_rank() const {
+  std::vector<int> width(static_cast<std::size_t>(std::max(0, world_size)), 1);
+  for (const std::vector<int>& group : tensor_parallel_groups) {
+    for (const int r : group) {
+      if (r >= 0 && r < world_size) width[static_cast<std::size_t>(r)] = static_cast<int>(group.size());
+    }
+  }
+  return width;
+}
+
+std::vector<double> Plan::linear_tokens_per_rank() const {
+  std::vector<double> tokens(static_cast<std::size_t>(std::max(0, world_size)), 0.0);
+  for (const RankLayout& l : linear_layout) {
+    if (l.rank >= 0 && l.rank < world_size)
+      tokens[static_cast<std::size_t>(l.rank)] += static_cast<double>(l.tokens());
+  }
+  return tokens;
+}
+
+std::vector<double> whole_iteration_tokens_per_rank(const Plan& plan, int setup_tensor) {
+  std::vector<double> tokens = plan.linear_tokens_per_rank();
+  const std::vector<int> width = plan.tensor_parallel_width_per_rank();
+  for (std::size_t r = 0; r < tokens.size(); ++r) tokens[r] *= static_cast<double>(setup_tensor) / width[r];
+  return tokens;
+}
+
 const Group& Plan::group_of_sequence(int seq) const {
   for (const auto& g : groups) {
     if (std::find(g.sequences.begin(), g.sequences.end(), seq) != g.sequences.end()) return g;

@@ -210,6 +210,10 @@ struct Plan {
 
   [[nodiscard]] bool feasible() const { return oom.empty(); }
   [[nodiscard]] const Group& group_of_sequence(int seq) const;
+  // Each rank's tensor-parallel width: the size of its TP group, 1 outside any.
+  [[nodiscard]] std::vector<int> tensor_parallel_width_per_rank() const;
+  // Each rank's tokens in the linear layout (all micro-batches).
+  [[nodiscard]] std::vector<double> linear_tokens_per_rank() const;
 };
 
 // --- helpers shared by strategies, executors and verify --------------------------------------------
@@ -237,5 +241,10 @@ struct Plan {
 [[nodiscard]] const char* to_string(RouteKind v);
 [[nodiscard]] const char* to_string(RemapDirection v);
 [[nodiscard]] const char* to_string(CollectiveKind v);
+
+// The tokens whose embedding and LM head each rank pays for, as the whole-iteration model charges them with
+// the parts split `setup_tensor` ways: a rank of a TP group of width w splits them w ways, so its linear
+// tokens count setup_tensor / w times (1 under uniform TP; 1/w for Hydraulis's replicas of width w).
+[[nodiscard]] std::vector<double> whole_iteration_tokens_per_rank(const Plan& plan, int setup_tensor);
 
 }  // namespace zb::plan

@@ -117,17 +117,28 @@ struct Checker {
   }
 
   void check_memory() {
-    if (options.token_capacity < 0 || !plan.oom.empty()) return;
+    if ((options.token_capacity < 0 && !options.capacity_of_tp_width) || !plan.oom.empty()) return;
+    std::vector<int> tp_width(static_cast<std::size_t>(std::max(0, plan.world_size)), 1);
+    for (const auto& group : plan.tensor_parallel_groups) {
+      for (const int r : group) {
+        if (r >= 0 && r < plan.world_size)
+          tp_width[static_cast<std::size_t>(r)] = static_cast<int>(group.size());
+      }
+    }
     for (const auto* layout : {&plan.attention_layout, &plan.linear_layout}) {
       for (const auto& rl : *layout) {
+        const std::int64_t capacity =
+            options.capacity_of_tp_width && rl.rank >= 0 && rl.rank < plan.world_size
+                ? options.capacity_of_tp_width(tp_width[static_cast<std::size_t>(rl.rank)])
+                : options.token_capacity;
         std::map<int, std::int64_t> per_mb;
         for (const auto& s : rl.shards)
           per_mb[plan.sequences.at(static_cast<std::size_t>(s.seq)).micro_batch] += s.size();
         for (const auto& [mb, tokens] : per_mb) {
-          if (tokens > options.token_capacity) {
+          if (tokens > capacity) {
             add("rank " + std::to_string(rl.rank) + " holds " + std::to_string(tokens) +
                 " tokens in micro-batch " + std::to_string(mb) + ", over its capacity of " +
-                std::to_string(options.token_capacity) + " and no OOM was reported");
+                std::to_string(capacity) + " and no OOM was reported");
           }
         }
       }

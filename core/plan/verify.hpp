@@ -4,6 +4,7 @@
 // runs it on demand. Cost: O(blocks · log) for coverage, O(ops · ranks) for data availability; a
 // sequence whose blocks slice heads costs O(blocks²) once per distinct head interval.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,9 @@ struct VerifyOptions {
   // The model's query heads, for coverage per head when blocks carry head ranges. 0 = unknown: fine while
   // every block computes all heads; a plan that slices heads is then reported as unverifiable.
   int heads = 0;
+  // When set, a GPU's capacity by the width of its tensor-parallel group (Plan::tensor_parallel_groups; 1
+  // outside any), instead of token_capacity: a GPU of a wider TP group holds more of its group's tokens.
+  std::function<std::int64_t(int tp_width)> capacity_of_tp_width = {};
 };
 
 // Returns the problems found, each naming the rank, op or sequence; empty = the plan is valid.

@@ -99,10 +99,11 @@ RunResult run_plan(const Scenario& scenario, plan::Plan plan, const std::string&
 
   // A hand-edited plan is input: a broken promise is the file's fault (exit 2), and must be caught before
   // an executor relies on it.
-  const auto problems =
-      plan::verify(plan, {.token_capacity = tensor_parallel_token_capacity(cost, scenario.parallelism.tensor),
-                          .max_problems = verify_problems_listed + 1,
-                          .heads = scenario.model.heads});
+  const auto problems = plan::verify(
+      plan, {.token_capacity = tensor_parallel_token_capacity(cost, scenario.parallelism.tensor),
+             .max_problems = verify_problems_listed + 1,
+             .heads = scenario.model.heads,
+             .capacity_of_tp_width = [&](int w) { return tensor_parallel_token_capacity(cost, w); }});
   if (!problems.empty()) {
     ProblemList list;
     for (std::size_t i = 0; i < problems.size() && i < verify_problems_listed; ++i) {

@@ -52,6 +52,8 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   RunResult result;
   result.scenario = scenario;
   const CostModel cost(scenario.cluster, scenario.model, scenario.hardware_profile.profile);
+  // The strategies plan with what their fits would tell them; the executors charge `cost`.
+  const CostModel planner_cost = planner_cost_model(scenario, cost);
   const Workload workload(scenario);
   if (scenario.parallelism.tensor > 1 && scenario.backend == Backend::reference) {
     // The reference kernels compute every head of a rank's rows; a TP member holds a slice of the heads.
@@ -73,7 +75,7 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
     const SystemSpec& system = scenario.systems[static_cast<std::size_t>(si)];
     SystemResult sr;
     sr.system = system;
-    const auto strategy = make_strategy(system, scenario, cost);
+    const auto strategy = make_strategy(system, scenario, planner_cost);
     for (int i = 0; i < iterations; ++i) {
       if (options.on_progress) options.on_progress({system.label, si, systems, i, iterations});
       // Drawn now and dropped after this iteration: a batch depends on the seed and i only, so every system
@@ -88,7 +90,8 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
       if (options.verify_plans && p.world_size <= options.verify_max_ranks) {
         it.verification = plan::verify(
             p, {.token_capacity = tensor_parallel_token_capacity(cost, scenario.parallelism.tensor),
-                .heads = scenario.model.heads});
+                .heads = scenario.model.heads,
+                .capacity_of_tp_width = [&](int w) { return tensor_parallel_token_capacity(cost, w); }});
         if (!it.verification.empty()) {
           throw_runtime_error(Location{scenario.source_file.string(), "systems", 0, 0, -1},
                               "the plan of " + system.label + " for iteration " + std::to_string(i) +

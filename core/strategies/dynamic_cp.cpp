@@ -1,12 +1,15 @@
-// dynamic-cp: Megatron-Core's dynamic (hybrid) context parallelism. Each document gets a CP size, the
-// next power of two of ⌈s / max_seqlen_per_rank⌉; Megatron's balanced scheduler (dynamic_cp_schedule)
-// groups documents into rounds of consecutive-GPU groups with no GPU idle; each GPU runs its group's
-// documents one after another, every document its own micro-batch on a zigzag ring over the whole group.
-// See docs/STRATEGIES.md "dynamic-cp".
+// dynamic-cp: Megatron-LM's dynamic context parallelism. Each document gets at least a CP size of the
+// next power of two of ⌈s / max_seqlen_per_rank⌉. By default ("schedule": "packing-aware") it is run as
+// current Megatron-LM does (DefaultDynamicCPScheduler, dynamic_cp_packing): every micro-batch spans all
+// GPUs in aligned power-of-two groups, each group's documents packed into one THD micro-batch on a zigzag
+// ring over the group. "per-document" keeps Megatron-Core's earlier BalancedCPScheduler
+// (dynamic_cp_schedule): rounds of groups, every document its own micro-batch. See docs/STRATEGIES.md
+// "dynamic-cp".
 #include <algorithm>
 #include <numeric>
 #include <string>
 
+#include "core/strategies/dynamic_cp_packing.hpp"
 #include "core/strategies/dynamic_cp_ring.hpp"
 #include "core/strategies/dynamic_cp_schedule.hpp"
 #include "core/strategies/registration.hpp"
@@ -17,7 +20,11 @@ namespace {
 class DynamicCp final : public Strategy {
  public:
   DynamicCp(const SystemSpec& system, const Scenario& scenario, const CostModel& cost)
-      : system_(system.label), strategy_(system.name), passes_(scenario.passes), cost_(cost) {
+      : system_(system.label),
+        strategy_(system.name),
+        passes_(scenario.passes),
+        packing_aware_(system.options.at("schedule") == "packing-aware"),
+        cost_(cost) {
     const nlohmann::json& per_rank = system.options.at("max_seqlen_per_rank");
     max_per_rank_ =
         per_rank.is_number_integer() ? per_rank.get<std::int64_t>() : cost.token_capacity_per_gpu();
@@ -59,10 +66,68 @@ class DynamicCp final : public Strategy {
           {"capacity_tokens", too_wide ? max_per_rank_ * widest : capacity * p}};
       return out;
     }
-    return build(lengths, schedule_dynamic_cp(lengths, max_per_rank_, world));
+    if (!packing_aware_) return build(lengths, schedule_dynamic_cp(lengths, max_per_rank_, world));
+    const std::vector<DynamicCpMicroBatch> schedule =
+        schedule_dynamic_cp_packed(lengths, max_per_rank_, world);
+    // The token test holds each group to max_seqlen_per_rank padded rows per GPU; set above the GPU's
+    // capacity, a full pack can still not fit: an OOM naming the pack's first document.
+    for (const DynamicCpMicroBatch& mb : schedule) {
+      for (const DynamicCpPackedGroup& g : mb.groups) {
+        std::int64_t rows = 0;
+        for (const int d : g.docs) rows += ring_share_tokens(lengths[static_cast<std::size_t>(d)], g.size);
+        if (rows <= capacity) continue;
+        plan::Plan out = oom_plan(cost_, system_, strategy_, lengths, {{g.first_rank, 0, rows, capacity}});
+        out.info["oversized_pack"] = {{"first_document", g.docs.front()},
+                                      {"documents", g.docs.size()},
+                                      {"cp_size", g.size},
+                                      {"tokens_per_rank", rows},
+                                      {"max_seqlen_per_rank", max_per_rank_},
+                                      {"capacity_tokens", capacity}};
+        return out;
+      }
+    }
+    return build_packed(lengths, schedule);
   }
 
  private:
+  // Writes the micro-batches in order, groups in rank order inside one: each group's documents are one
+  // pack (one THD micro-batch) on a zigzag ring over the group. Every GPU is in exactly one group per
+  // micro-batch and meets them in the same order, so no two rings wait on each other.
+  plan::Plan build_packed(const std::vector<std::int64_t>& lengths,
+                          const std::vector<DynamicCpMicroBatch>& schedule) const {
+    PlanBuilder b(cost_, system_, strategy_);
+    b.set_passes(passes_);
+    std::vector<int> last_op(static_cast<std::size_t>(b.world_size()), -1);
+    int largest = 1, local_docs = 0;
+    std::size_t packs = 0;
+    nlohmann::json sizes = nlohmann::json::array();  // per micro-batch, its group sizes in rank order
+    for (std::size_t m = 0; m < schedule.size(); ++m) {
+      const int mb = static_cast<int>(m);
+      nlohmann::json row = nlohmann::json::array();
+      for (const DynamicCpPackedGroup& g : schedule[m].groups) {
+        largest = std::max(largest, g.size);
+        if (g.size == 1) local_docs += static_cast<int>(g.docs.size());
+        std::vector<int> seqs;
+        for (const int d : g.docs) seqs.push_back(b.add_sequence(lengths[static_cast<std::size_t>(d)], mb));
+        std::vector<int> ranks(static_cast<std::size_t>(g.size));
+        std::iota(ranks.begin(), ranks.end(), g.first_rank);
+        add_ring_layer(b, ranks, std::move(seqs), mb, last_op);
+        row.push_back(g.size);
+        ++packs;
+      }
+      sizes.push_back(std::move(row));
+    }
+    b.set_micro_batches(std::max<int>(1, static_cast<int>(schedule.size())));
+    b.add_info("schedule", "packing-aware");
+    b.add_info("max_seqlen_per_rank", max_per_rank_);
+    b.add_info("packs", packs);
+    b.add_info("local_documents", local_docs);
+    b.add_info("cp_documents", static_cast<int>(lengths.size()) - local_docs);
+    b.add_info("largest_group", largest);
+    b.add_info("micro_batch_group_sizes", std::move(sizes));
+    return b.finish();
+  }
+
   // Writes the rounds in order; inside a round, document slot by slot (each GPU's i-th document is
   // micro-batch base + i) and groups in rank order. Groups of one round are disjoint and every GPU sees
   // the rounds in the same order, so no two rings wait on each other.
@@ -90,6 +155,7 @@ class DynamicCp final : public Strategy {
       base += static_cast<int>(slots);
     }
     b.set_micro_batches(std::max(1, base));
+    b.add_info("schedule", "per-document");
     b.add_info("max_seqlen_per_rank", max_per_rank_);
     b.add_info("rounds", rounds.size());
     b.add_info("local_documents", local_docs);
@@ -108,6 +174,7 @@ class DynamicCp final : public Strategy {
   std::string system_;
   std::string strategy_;
   Passes passes_;
+  bool packing_aware_ = true;
   const CostModel& cost_;
   std::int64_t max_per_rank_ = 0;
 };
@@ -120,18 +187,29 @@ std::unique_ptr<Strategy> make_dynamic_cp(const SystemSpec& system, const Scenar
 const StrategyRegistration registration{
     SystemInfo{
         .name = "dynamic-cp",
-        .description = "Megatron-Core dynamic (hybrid) CP: per-document CP size, the next power of two of "
-                       "s / max_seqlen_per_rank; balanced rounds of consecutive-GPU rings, no GPU idle",
+        .description = "Megatron-LM dynamic CP: per-document CP size of at least the next power of two of "
+                       "s / max_seqlen_per_rank; every micro-batch packs documents on aligned rings "
+                       "spanning all GPUs",
         .order = 50,
         .baseline = true,
         .options = {SystemOption{
-            .name = "max_seqlen_per_rank",
-            .type = OptionType::positive_int_or_auto,
-            .default_value = "auto",
-            .choices = {},
-            .description = "tokens of a document per GPU that set its CP size (Megatron's "
-                           "max_seqlen_per_dp_cp_rank); auto = the GPU's token capacity",
-        }},
+                        .name = "max_seqlen_per_rank",
+                        .type = OptionType::positive_int_or_auto,
+                        .default_value = "auto",
+                        .choices = {},
+                        .description = "tokens of a document per GPU that set its CP size (Megatron's "
+                                       "max_seqlen_per_dp_cp_rank); auto = the GPU's token capacity",
+                    },
+                    SystemOption{
+                        .name = "schedule",
+                        .type = OptionType::choice,
+                        .default_value = "packing-aware",
+                        .choices = {"packing-aware", "per-document"},
+                        .description =
+                            "packing-aware: current Megatron-LM (DefaultDynamicCPScheduler, THD packs per "
+                            "group on the standard schedule); per-document: Megatron-Core's earlier "
+                            "BalancedCPScheduler, one micro-batch per document in rounds",
+                    }},
         .validate = {},
         .label = {},
     },

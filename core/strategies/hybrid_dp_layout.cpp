@@ -1,12 +1,13 @@
 // hybrid-dp: the Zeppelin paper's Hybrid DP baseline, ByteScale's Hybrid Data Parallelism (HDP). Each
 // document gets only as many GPUs as its memory needs: one that fits a GPU runs there whole (data
 // parallel, local attention, no CP traffic); a longer one gets the smallest zigzag ring that holds it
-// (the smallest power of two ≥ ⌈s/M⌉ GPUs inside a node, whole consecutive nodes beyond). Assignment is
-// FLOP-based: documents, costliest first, go to the GPU or group of consecutive GPUs of their size with
-// the least estimated load so far, into the first micro-batch where those GPUs have room; a micro-batch
-// partitions the GPUs into groups, so rings of different sizes never share a GPU at once. See
-// docs/STRATEGIES.md "hybrid-dp". The layout lives in the strategy engine so that Zeppelin's planner can
-// weigh it as a candidate; core/strategies/hybrid_dp.cpp registers the baseline.
+// (the smallest power of two ≥ ⌈s/M⌉ GPUs; the oracle form takes whole consecutive nodes beyond a node).
+// Assignment: documents, largest estimated work first (FLOPs; the oracle form: the cost model's
+// seconds), go to the GPU or group of consecutive GPUs of their size with the least estimated load so far,
+// into the first micro-batch where those GPUs have room; a micro-batch partitions the GPUs into groups, so
+// rings of different sizes never share a GPU at once. See docs/STRATEGIES.md "hybrid-dp". The layout lives in
+// the strategy engine so that Zeppelin's planner can weigh it as a candidate; core/strategies/hybrid_dp.cpp
+// registers the baseline.
 #include <algorithm>
 #include <map>
 #include <numeric>
@@ -40,28 +41,42 @@ std::int64_t rank_tokens(std::int64_t s, int p) {
   return p == 1 ? s : pad_to(s, 2LL * p) / p;
 }
 
-// The group size a document needs: powers of two up to a node, then whole nodes; 0 when even all GPUs
-// cannot hold it.
-int group_size(std::int64_t s, std::int64_t capacity, int gpus_per_node, int nodes) {
-  for (int p = 1; p <= gpus_per_node; p *= 2) {
+// The GPUs the form groups: its node shape and whether groups beyond a node are powers of two.
+struct Shape {
+  int gpus_per_node = 1;
+  int nodes = 1;
+  HybridDpForm form = HybridDpForm::published;
+  [[nodiscard]] int world() const { return gpus_per_node * nodes; }
+};
+
+// The group size a document needs: powers of two up to a node, then whole nodes (oracle) or powers of
+// two up to the world (published, ByteScale's ⌈s/C⌉ rounded as Megatron's gpus_needed); 0 when even the
+// widest group cannot hold it.
+int group_size(std::int64_t s, std::int64_t capacity, const Shape& shape) {
+  const int below = shape.form == HybridDpForm::published ? shape.world() : shape.gpus_per_node;
+  for (int p = 1; p <= below; p *= 2) {
     if (rank_tokens(s, p) <= capacity) return p;
   }
-  for (int k = 1; k <= nodes; ++k) {
-    if (rank_tokens(s, k * gpus_per_node) <= capacity) return k * gpus_per_node;
+  if (shape.form == HybridDpForm::published) return 0;
+  for (int k = 1; k <= shape.nodes; ++k) {
+    if (rank_tokens(s, k * shape.gpus_per_node) <= capacity) return k * shape.gpus_per_node;
   }
   return 0;
 }
 
-// Where a group of `p` may sit: aligned blocks inside each node (so smaller groups tile larger ones),
-// or runs of whole consecutive nodes.
-std::vector<Placement> placements(int p, int gpus_per_node, int nodes) {
+// Where a group of `p` may sit: aligned blocks inside each node (so smaller groups tile larger ones);
+// beyond a node, runs of whole consecutive nodes (oracle) or blocks aligned at multiples of p (published).
+std::vector<Placement> placements(int p, const Shape& shape) {
+  const int gpn = shape.gpus_per_node;
   std::vector<Placement> out;
-  if (p <= gpus_per_node && (p & (p - 1)) == 0) {
-    for (int n = 0; n < nodes; ++n) {
-      for (int j = 0; (j + 1) * p <= gpus_per_node; ++j) out.push_back({n * gpus_per_node + j * p, p});
+  if (p <= gpn && (p & (p - 1)) == 0) {
+    for (int n = 0; n < shape.nodes; ++n) {
+      for (int j = 0; (j + 1) * p <= gpn; ++j) out.push_back({n * gpn + j * p, p});
     }
+  } else if (shape.form == HybridDpForm::published) {
+    for (int first = 0; first + p <= shape.world(); first += p) out.push_back({first, p});
   } else {
-    for (int n = 0; n + p / gpus_per_node <= nodes; ++n) out.push_back({n * gpus_per_node, p});
+    for (int n = 0; n + p / gpn <= shape.nodes; ++n) out.push_back({n * gpn, p});
   }
   return out;
 }
@@ -79,10 +94,10 @@ class RankLoads {
     for (std::size_t n = leaves_ - 1; n >= 1; --n) winner_[n] = better(winner_[2 * n], winner_[2 * n + 1]);
   }
   // The least-loaded placement of `p` GPUs (by its busiest rank), the lowest ranks on ties.
-  Placement least(int p, int gpus_per_node, int nodes) {
+  Placement least(int p, const Shape& shape) {
     if (p == 1) return {winner_[1], 1};
     auto [it, fresh] = placements_.try_emplace(p);
-    if (fresh) it->second = placements(p, gpus_per_node, nodes);
+    if (fresh) it->second = placements(p, shape);
     Placement best;
     double best_load = 0;
     for (const Placement& pl : it->second) {
@@ -113,12 +128,18 @@ class RankLoads {
   std::map<int, std::vector<Placement>> placements_;  // by group size, built on first use
 };
 
-// Estimated seconds one rank of a ring of `p` spends on a document of `s` per layer: its zigzag share of
-// the attention at its chunk length plus its GEMMs, forward and (when planned) backward. Communication is
-// left out: the assignment is FLOP-based, as in the paper's baseline.
-double rank_cost(const CostModel& cost, std::int64_t length, int p, Passes passes) {
+// The work one rank of a ring of `p` does on a document of `s` per layer, forward and (when planned)
+// backward, its zigzag share of the attention plus its GEMMs; communication is left out. Published: their
+// FLOPs, all a planner knows from the lengths (the paper's "FLOP-based assignment"). Oracle: the seconds
+// the cost model charges, attention at its chunk length.
+double rank_cost(const CostModel& cost, std::int64_t length, int p, Passes passes, HybridDpForm form) {
   const auto s = static_cast<double>(length);
   const double pairs = s * (s + 1) / 2 / p;
+  if (form == HybridDpForm::published) {
+    double flops = cost.attention_fwd_flops(pairs) + cost.linear_fwd_flops(s / p);
+    if (passes == Passes::fwd_bwd) flops += cost.attention_bwd_flops(pairs) + cost.linear_bwd_flops(s / p);
+    return flops;
+  }
   const double q = std::max(1.0, p == 1 ? s : s / (2.0 * p));
   double t = cost.attention_time(cost.attention_fwd_flops(pairs), q) + cost.linear_fwd_time(s / p);
   if (passes == Passes::fwd_bwd)
@@ -129,19 +150,23 @@ double rank_cost(const CostModel& cost, std::int64_t length, int p, Passes passe
 class HybridDpPlanner {
  public:
   HybridDpPlanner(const HybridDpSetup& setup, const CostModel& cost)
-      : system_(setup.system), strategy_(setup.strategy), passes_(setup.passes), cost_(cost) {}
+      : system_(setup.system),
+        strategy_(setup.strategy),
+        passes_(setup.passes),
+        shape_{cost.cluster().gpus_per_node, cost.cluster().nodes, setup.form},
+        cost_(cost) {}
 
   plan::Plan make_plan(const std::vector<std::int64_t>& lengths) const {
-    const int world = cost_.cluster().world_size();
     const std::int64_t capacity = cost_.token_capacity_per_gpu();
     const std::vector<int> size = group_sizes(lengths);
     for (std::size_t d = 0; d < lengths.size(); ++d) {
       if (size[d] > 0) continue;
-      // Too long for all GPUs together: an OOM naming the document, never a silent split.
+      // Too long for the widest group: an OOM naming the document, never a silent split.
+      const int widest = widest_group();
       plan::Plan p =
-          oom_plan(cost_, system_, strategy_, lengths, {{0, 0, rank_tokens(lengths[d], world), capacity}});
+          oom_plan(cost_, system_, strategy_, lengths, {{0, 0, rank_tokens(lengths[d], widest), capacity}});
       p.info["oversized_document"] = {
-          {"index", d}, {"length", lengths[d]}, {"capacity_tokens", capacity * world}};
+          {"index", d}, {"length", lengths[d]}, {"capacity_tokens", capacity * widest}};
       return p;
     }
     return build(lengths, assign(lengths, size));
@@ -179,25 +204,29 @@ class HybridDpPlanner {
   }
 
  private:
-  // Each document's group size (group_size); 0 for one that even all GPUs together cannot hold.
+  // Each document's group size (group_size); 0 for one that even the widest group cannot hold.
   std::vector<int> group_sizes(const std::vector<std::int64_t>& lengths) const {
     std::vector<int> size(lengths.size());
-    for (std::size_t d = 0; d < lengths.size(); ++d) {
-      size[d] = group_size(lengths[d], cost_.token_capacity_per_gpu(), cost_.cluster().gpus_per_node,
-                           cost_.cluster().nodes);
-    }
+    for (std::size_t d = 0; d < lengths.size(); ++d)
+      size[d] = group_size(lengths[d], cost_.token_capacity_per_gpu(), shape_);
     return size;
+  }
+
+  // The widest group the form forms: all GPUs (oracle), the largest power of two within them (published).
+  int widest_group() const {
+    if (shape_.form == HybridDpForm::oracle) return shape_.world();
+    int p = 1;
+    while (2 * p <= shape_.world()) p *= 2;
+    return p;
   }
 
   // LPT over placements, first fit over micro-batches (see the file comment).
   std::vector<HdpPack> assign(const std::vector<std::int64_t>& lengths, const std::vector<int>& size) const {
-    const int gpn = cost_.cluster().gpus_per_node;
-    const int nodes = cost_.cluster().nodes;
     const int world = cost_.cluster().world_size();
     const std::int64_t capacity = cost_.token_capacity_per_gpu();
     std::vector<double> work(lengths.size());  // a document's total estimated work over its group
     for (std::size_t d = 0; d < lengths.size(); ++d)
-      work[d] = rank_cost(cost_, lengths[d], size[d], passes_) * size[d];
+      work[d] = rank_cost(cost_, lengths[d], size[d], passes_, shape_.form) * size[d];
     std::vector<int> order(lengths.size());
     std::iota(order.begin(), order.end(), 0);
     std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
@@ -210,7 +239,7 @@ class HybridDpPlanner {
     for (const int d : order) {
       const int p = size[static_cast<std::size_t>(d)];
       const std::int64_t need = rank_tokens(lengths[static_cast<std::size_t>(d)], p);
-      const Placement best = loads.least(p, gpn, nodes);
+      const Placement best = loads.least(p, shape_);
       // The first micro-batch where the placement is free or already holds a pack of exactly it with room.
       std::size_t mb = 0;
       int pack = -1;
@@ -295,6 +324,7 @@ class HybridDpPlanner {
   std::string system_;
   std::string strategy_;
   Passes passes_;
+  Shape shape_;
   const CostModel& cost_;
 };
 
@@ -316,13 +346,12 @@ double hybrid_dp_document_floor(const HybridDpSetup& setup, const CostModel& cos
   // (document_share_floor: the same terms as compute_floor's sums, and the GEMMs are affine in their rows).
   // Within one group size every term grows with the length, so only the longest document of each size is
   // evaluated: a few cost-model calls instead of one assignment of the whole batch.
-  const int gpn = cost.cluster().gpus_per_node;
-  const int nodes = cost.cluster().nodes;
+  const Shape shape{cost.cluster().gpus_per_node, cost.cluster().nodes, setup.form};
   // (group size, its longest document): a handful of sizes, so a list searched from the back (documents of
   // one size tend to come together) is cheaper than a map.
   std::vector<std::pair<int, std::int64_t>> longest;
   for (const std::int64_t s : lengths) {
-    const int p = group_size(s, cost.token_capacity_per_gpu(), gpn, nodes);
+    const int p = group_size(s, cost.token_capacity_per_gpu(), shape);
     if (p == 0) return 0.0;  // mirrors compute_floor: the plan is an OOM
     auto it = std::find_if(longest.rbegin(), longest.rend(), [p](const auto& e) { return e.first == p; });
     if (it == longest.rend())

@@ -12,10 +12,18 @@
 
 namespace zb {
 
+// Which hybrid-dp (docs/STRATEGIES.md, "hybrid-dp"):
+//   published  the paper's and ByteScale's: documents' work estimated by their FLOPs (from the lengths
+//              alone), groups of a power of two GPUs at every size, aligned at multiples of their size;
+//   oracle     work estimated by the cost model the simulator charges (kernel efficiency, call overheads),
+//              groups beyond a node of any number of whole nodes. Zeppelin's planner weighs this one.
+enum class HybridDpForm { published, oracle };
+
 struct HybridDpSetup {
   std::string system;    // the plan's system label
   std::string strategy;  // the plan's strategy name
   Passes passes = Passes::fwd_bwd;
+  HybridDpForm form = HybridDpForm::published;
 };
 
 [[nodiscard]] plan::Plan plan_hybrid_dp(const HybridDpSetup& setup, const CostModel& cost,

@@ -38,17 +38,10 @@ bool fits(const CostModel& cost, const std::vector<std::int64_t>& lengths, int c
   return pad_to(longest, 2LL * c) <= pack_capacity(cost, c);
 }
 
-// "auto": the smallest power of two C dividing N whose group holds the longest document; when no power of
-// two that divides N does, the smallest divisor that does; when none does, N (whose plan is the OOM).
-int auto_degree(const CostModel& cost, const std::vector<std::int64_t>& lengths) {
-  const int world = cost.cluster().world_size();
-  for (int c = 1; c <= world; c *= 2) {
-    if (world % c == 0 && fits(cost, lengths, c)) return c;
-  }
-  for (int c = 1; c <= world; ++c) {
-    if (world % c == 0 && fits(cost, lengths, c)) return c;
-  }
-  return world;
+// The smallest degree (power of two first, as smallest_holding_degree) whose pack capacity holds the
+// longest of `lengths`.
+int holding_degree(const CostModel& cost, const std::vector<std::int64_t>& lengths) {
+  return smallest_holding_degree(cost.cluster().world_size(), [&](int c) { return fits(cost, lengths, c); });
 }
 
 // The rank's attention: for each document, each of its query chunks against every key of the document
@@ -150,22 +143,28 @@ plan::Plan plan_llama3_cp(const PackedCpSetup& setup, const CostModel& cost,
 
 class Llama3Cp final : public Strategy {
  public:
-  // `degree` is complete and checked (registration below): "auto", or a divisor of the world size.
+  // `degree` is complete and checked (registration below): "auto", "per-batch" or a divisor of the world
+  // size. "auto" is fixed here, once for the run, from the context length: a launch script's CP size.
   Llama3Cp(const SystemSpec& system, const Scenario& scenario, const CostModel& cost)
-      : setup_{system.label, system.name, 0, scenario.passes}, cost_(cost) {
-    read_packed_cp_options(system, setup_);  // "auto" leaves 0: chosen per batch
+      : setup_{system.label, system.name, 0, scenario.passes},
+        choice_(read_degree_choice(system.options.at("degree"))),
+        cost_(cost) {
+    read_packed_cp_options(system, setup_);
+    if (choice_ == DegreeChoice::launch)
+      setup_.degree = holding_degree(cost_, {scenario.workload.max_seq_len});
   }
 
   plan::Plan make_plan(const Batch& batch) const override {
     PackedCpSetup setup = setup_;
-    if (setup.degree == 0) setup.degree = auto_degree(cost_, batch.lengths);
+    if (choice_ == DegreeChoice::per_batch) setup.degree = holding_degree(cost_, batch.lengths);
     plan::Plan p = plan_llama3_cp(setup, cost_, batch.lengths);
-    p.info["degree_choice"] = setup_.degree == 0 ? "auto" : "fixed";
+    p.info["degree_choice"] = degree_choice_name(choice_);
     return p;
   }
 
  private:
   PackedCpSetup setup_;
+  DegreeChoice choice_;
   const CostModel& cost_;
 };
 
@@ -183,8 +182,10 @@ const StrategyRegistration registration{
         .order = 15,
         .baseline = true,
         .options = {degree_system_option(
-                        "CP degree C, dividing the world size (N/C data-parallel groups); auto = the "
-                        "smallest power of two whose group holds the longest document"),
+                        "CP degree C, dividing the world size (N/C data-parallel groups); auto = fixed "
+                        "for the run: the smallest power of two whose group holds a max_seq_len document; "
+                        "per-batch = that rule on each batch's longest document (idealised)",
+                        {"per-batch"}),
                     dealing_system_option()},
         .validate = check_cp_degree,
         .label = {},

@@ -77,14 +77,41 @@ std::vector<std::vector<Pack>> deal_balanced(const CostModel& cost, const std::v
 
 }  // namespace
 
-SystemOption degree_system_option(std::string description) {
+SystemOption degree_system_option(std::string description, std::vector<std::string> keywords) {
   return SystemOption{
       .name = "degree",
       .type = OptionType::positive_int_or_auto,
       .default_value = "auto",
-      .choices = {},
+      .choices = std::move(keywords),
       .description = std::move(description),
   };
+}
+
+DegreeChoice read_degree_choice(const nlohmann::json& value) {
+  if (value.is_number_integer()) return DegreeChoice::fixed;
+  return value == "per-batch" ? DegreeChoice::per_batch : DegreeChoice::launch;
+}
+
+const char* degree_choice_name(DegreeChoice choice) {
+  switch (choice) {
+    case DegreeChoice::fixed:
+      return "fixed";
+    case DegreeChoice::launch:
+      return "auto";
+    case DegreeChoice::per_batch:
+      return "per-batch";
+  }
+  return "?";
+}
+
+int smallest_holding_degree(int world, const std::function<bool(int)>& holds) {
+  for (int c = 1; c <= world; c *= 2) {
+    if (world % c == 0 && holds(c)) return c;
+  }
+  for (int c = 1; c <= world; ++c) {
+    if (world % c == 0 && holds(c)) return c;
+  }
+  return world;
 }
 
 SystemOption dealing_system_option() {

@@ -4,6 +4,7 @@
 // running its packs one after another as micro-batches, every document zigzag-sharded over its group
 // (TransformerEngine THD semantics), ring P2P attention with direct routes (static GPU→NIC affinity), no
 // remap.
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -34,15 +35,31 @@ struct PackedCpSetup {
 };
 
 // The options both fixed-degree baselines share: "degree" (what "auto" means differs, hence
-// `description`), "dealing" (balanced | round-robin), and the check that a fixed degree divides the world
-// into whole groups (the option type cannot say that).
-[[nodiscard]] SystemOption degree_system_option(std::string description);
+// `description`; `keywords` are further string values, e.g. "per-batch"), "dealing" (balanced |
+// round-robin), and the check that a fixed degree divides the world into whole groups (the option type
+// cannot say that).
+[[nodiscard]] SystemOption degree_system_option(std::string description,
+                                                std::vector<std::string> keywords = {});
 [[nodiscard]] SystemOption dealing_system_option();
 // Reads the shared options into `setup`: a fixed degree (an "auto" degree leaves setup.degree as the
 // strategy set it) and the dealing.
 void read_packed_cp_options(const SystemSpec& system, PackedCpSetup& setup);
 [[nodiscard]] std::vector<OptionProblem> check_cp_degree(const nlohmann::json& options,
                                                          const SystemCheckContext& context);
+
+// How a fixed-degree baseline's degree option resolves (docs/STRATEGIES.md, "Degree at launch"):
+//   fixed      an integer, as given;
+//   launch     "auto": fixed once for the run from the context length (max_seq_len) and memory, as a
+//              launch script sizes CP_SIZE, so every iteration runs the same degree;
+//   per_batch  "per-batch": re-chosen from each batch (an idealised form no training job runs).
+enum class DegreeChoice { fixed, launch, per_batch };
+[[nodiscard]] DegreeChoice read_degree_choice(const nlohmann::json& value);
+// The report's name for a choice: "fixed", "auto" or "per-batch" (the option's own spelling).
+[[nodiscard]] const char* degree_choice_name(DegreeChoice choice);
+// The degree a launch script picks: the smallest power of two dividing `world` whose group `holds` the
+// longest document the run can see; when no power of two does, the smallest divisor that does; when none
+// does, `world` (whose plans are then OOMs naming the document).
+[[nodiscard]] int smallest_holding_degree(int world, const std::function<bool(int)>& holds);
 
 // One rank's share of a document's attention in a zigzag ring of `ring` GPUs (1: the GPU holds it whole):
 // the forward (and, with a backward pass, backward) kernel time at its query chunks' length without the

@@ -24,13 +24,16 @@ plan::Prediction predict(const plan::Plan& plan, const CostModel& cost, Passes p
     p.per_rank[r].seconds = e.rank_forward_finish[r];
   // The parts outside the layers (embedding, LM head and loss, exposed gradient synchronisation, optimizer)
   // as the run metrics charge them, with the gradient collectives by the cost model's formula.
-  std::vector<double> tokens(static_cast<std::size_t>(plan.world_size), 0.0);
-  for (const auto& l : plan.linear_layout)
-    tokens[static_cast<std::size_t>(l.rank)] += static_cast<double>(l.tokens());
   // A plan expanded to tensor parallelism lists its TP groups (tensor_parallel.cpp); a grid plan has none.
-  const int tensor =
+  // Replicas of different TP widths (Hydraulis) are charged as the run metrics charge them without a
+  // scenario TP: data parallelism over every GPU with whole gradients (docs/STRATEGIES.md "hydraulis").
+  int tensor =
       plan.tensor_parallel_groups.empty() ? 1 : static_cast<int>(plan.tensor_parallel_groups.front().size());
+  for (const std::vector<int>& group : plan.tensor_parallel_groups) {
+    if (static_cast<int>(group.size()) != tensor) tensor = 1;
+  }
   const WholeIterationSetup setup = whole_iteration_setup(cost, tensor);
+  const std::vector<double> tokens = plan::whole_iteration_tokens_per_rank(plan, setup.tensor);
   std::vector<BucketCollectiveSeconds> buckets;
   for (const GradientBucket& b : setup.buckets)
     buckets.push_back(formula_bucket_seconds(cost, setup, b.params * setup.bytes_per_gradient));

@@ -83,6 +83,12 @@ plan::Plan timed_plan(const Strategy& strategy, const Batch& batch) {
   return p;
 }
 
+CostModel planner_cost_model(const Scenario& scenario, const CostModel& exact) {
+  if (scenario.planner_error <= 0) return exact;
+  // A stream of its own, so the errors do not repeat the workload's draws from the same seed.
+  return exact.with_planner_error({scenario.planner_error, scenario.seed ^ 0x706C616E6E657231ULL});
+}
+
 std::unique_ptr<Strategy> make_strategy(const SystemSpec& system, const Scenario& scenario,
                                         const CostModel& cost) {
   const std::string file = scenario.source_file.string();

@@ -26,6 +26,10 @@ class Strategy {
 [[nodiscard]] std::unique_ptr<Strategy> make_strategy(const SystemSpec& system, const Scenario& scenario,
                                                       const CostModel& cost);
 
+// The cost model the scenario's planners see: `exact` with the scenario's planner_error drawn from its
+// seed (CostModel's PlannerError), or `exact` itself when the error is 0. Executors keep `exact`.
+[[nodiscard]] CostModel planner_cost_model(const Scenario& scenario, const CostModel& exact);
+
 // Plans a batch and records the wall-clock planning time in plan.planner_seconds.
 [[nodiscard]] plan::Plan timed_plan(const Strategy& strategy, const Batch& batch);
 

@@ -6,7 +6,9 @@
 #include <map>
 #include <set>
 #include <stdexcept>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/cost/pointwise_cost.hpp"
 
@@ -32,21 +34,44 @@ GemmSplit split_of(const Op& gemm) {
 
 class Expander {
  public:
-  Expander(const plan::Plan& grid, const CostModel& cost, int t) : grid_(grid), cost_(cost), t_(t) {}
+  // `widths[v]`: the TP width of grid rank v; its members are consecutive GPUs after those of v − 1.
+  Expander(const plan::Plan& grid, const CostModel& cost, std::vector<int> widths)
+      : grid_(grid), cost_(cost), width_(std::move(widths)) {
+    first_.resize(width_.size());
+    int next = 0;
+    for (std::size_t v = 0; v < width_.size(); ++v) {
+      first_[v] = next;
+      next += width_[v];
+      widest_ = std::max(widest_, width_[v]);
+    }
+    world_ = next;
+  }
 
   plan::Plan run() {
     plan::Plan out;
     out.system = grid_.system;
     out.strategy = grid_.strategy;
-    out.world_size = grid_.world_size * t_;
-    out.gpus_per_node = grid_.gpus_per_node * t_;
+    out.world_size = world_;
+    out.gpus_per_node = cost_.cluster().gpus_per_node;
     out.micro_batches = grid_.micro_batches;
     out.sequences = grid_.sequences;
     out.info = grid_.info;
-    out.info["tensor_parallel"] = t_;
+    if (std::all_of(width_.begin(), width_.end(), [&](int w) { return w == widest_; }))
+      out.info["tensor_parallel"] = widest_;
+    else
+      out.info["tensor_parallel"] = width_;
+    // A grid plan already over TP groups (Hydraulis's replicas planned on the grid of the scenario's TP)
+    // keeps them, each grown by its members' own TP groups; otherwise each grid rank's members are one.
     for (int v = 0; v < grid_.world_size; ++v) {
       std::vector<int> members;
-      for (int i = 0; i < t_; ++i) members.push_back(real(v, i));
+      for (int i = 0; i < width(v); ++i) members.push_back(real(v, i));
+      if (grid_.tensor_parallel_groups.empty()) out.tensor_parallel_groups.push_back(std::move(members));
+    }
+    for (const std::vector<int>& inner : grid_.tensor_parallel_groups) {
+      std::vector<int> members;
+      for (const int v : inner) {
+        for (int i = 0; i < width(v); ++i) members.push_back(real(v, i));
+      }
       out.tensor_parallel_groups.push_back(std::move(members));
     }
     for (const plan::OomReport& oom : grid_.oom) {
@@ -54,10 +79,15 @@ class Expander {
       o.rank = real(oom.rank, 0);
       out.oom.push_back(o);
     }
+    // Group g becomes one group per member index of its ranks' TP groups (all of one width: a ring between
+    // TP groups pairs member i with member i), numbered in order.
+    group_base_.assign(grid_.groups.size(), 0);
     for (const plan::Group& g : grid_.groups) {
-      for (int i = 0; i < t_; ++i) {
+      const int w = uniform_width(g.ranks, "group " + std::to_string(g.id));
+      group_base_[static_cast<std::size_t>(g.id)] = static_cast<int>(out.groups.size());
+      for (int i = 0; i < w; ++i) {
         plan::Group m = g;
-        m.id = g.id * t_ + i;
+        m.id = static_cast<int>(out.groups.size());
         for (int& r : m.ranks) r = real(r, i);
         out.groups.push_back(std::move(m));
       }
@@ -65,7 +95,7 @@ class Expander {
     const auto layouts = [&](const std::vector<plan::RankLayout>& from, std::vector<plan::RankLayout>& to) {
       to.resize(static_cast<std::size_t>(out.world_size));
       for (const plan::RankLayout& l : from) {
-        for (int i = 0; i < t_; ++i) {
+        for (int i = 0; i < width(l.rank); ++i) {
           plan::RankLayout& m = to[static_cast<std::size_t>(real(l.rank, i))];
           m = l;
           m.rank = real(l.rank, i);
@@ -74,24 +104,39 @@ class Expander {
     };
     layouts(grid_.attention_layout, out.attention_layout);
     layouts(grid_.linear_layout, out.linear_layout);
-    for (int i = 0; i < t_; ++i) {
-      for (const plan::RemapMove& mv : grid_.remap) out.remap.push_back(moved(mv, i));
+    for (const plan::RemapMove& mv : grid_.remap) {
+      const int w = uniform_width({mv.src, mv.dst}, "a remap move");
+      for (int i = 0; i < w; ++i) out.remap.push_back(moved(mv, i));
     }
     out.ranks.resize(static_cast<std::size_t>(out.world_size));
     for (const plan::RankOps& r : grid_.ranks) {
-      for (int i = 0; i < t_; ++i) out.ranks[static_cast<std::size_t>(real(r.rank, i))] = member_ops(r, i);
+      for (int i = 0; i < width(r.rank); ++i)
+        out.ranks[static_cast<std::size_t>(real(r.rank, i))] = member_ops(r, i);
     }
     return out;
   }
 
  private:
-  // Grid rank v's member i: the grid numbers TP groups node-major like GPUs, so group v is GPUs v·t ..
-  // v·t + t − 1, all on one node.
-  [[nodiscard]] int real(int v, int i) const { return v * t_ + i; }
+  [[nodiscard]] int width(int v) const { return width_.at(static_cast<std::size_t>(v)); }
+  // Grid rank v's member i: the grid numbers TP groups node-major like GPUs, so group v is GPUs
+  // first(v) .. first(v) + width(v) − 1, all on one node.
+  [[nodiscard]] int real(int v, int i) const { return first_.at(static_cast<std::size_t>(v)) + i; }
 
-  [[nodiscard]] plan::HeadRange heads_of(const plan::HeadRange& h, int i) const {
+  // The one width of TP groups that exchange data (member i talks to member i); a plan that pairs TP
+  // groups of different widths has no such mapping.
+  [[nodiscard]] int uniform_width(const std::vector<int>& ranks, const std::string& what) const {
+    const int w = width(ranks.front());
+    for (const int r : ranks) {
+      if (width(r) != w)
+        throw std::logic_error("tensor parallelism: " + what + " joins TP groups of widths " +
+                               std::to_string(w) + " and " + std::to_string(width(r)));
+    }
+    return w;
+  }
+
+  [[nodiscard]] plan::HeadRange heads_of(const plan::HeadRange& h, int t, int i) const {
     const int begin = h.begin, end = h.end < 0 ? cost_.model().heads : h.end;
-    return {begin + (end - begin) * i / t_, begin + (end - begin) * (i + 1) / t_};
+    return {begin + (end - begin) * i / t, begin + (end - begin) * (i + 1) / t};
   }
 
   [[nodiscard]] plan::RemapMove moved(plan::RemapMove mv, int i) const {
@@ -100,11 +145,11 @@ class Expander {
     return mv;
   }
 
-  [[nodiscard]] plan::Route route_of(plan::Route route, std::int64_t bytes, int i) const {
+  [[nodiscard]] plan::Route route_of(plan::Route route, std::int64_t bytes, int t, int i) const {
     for (int& p : route.proxies) p = real(p, i);
     for (int& p : route.peer_proxies) p = real(p, i);
     std::int64_t total = 0;
-    for (std::int64_t& b : route.part_bytes) total += (b = share(b, t_, i));
+    for (std::int64_t& b : route.part_bytes) total += (b = share(b, t, i));
     // Rounding the parts separately may miss the send's share by a few bytes; the largest part absorbs it.
     if (!route.part_bytes.empty())
       *std::max_element(route.part_bytes.begin(), route.part_bytes.end()) += bytes - total;
@@ -123,14 +168,15 @@ class Expander {
     // Tags are unique per collective across the plan: odd ones for TP's (one per grid rank and GEMM), even
     // ones for the grid's own collectives (one per member, see member_ops).
     c.tag = 2 * (gemm.id * grid_.world_size + v) + 1;
-    for (int m = 0; m < t_; ++m) c.collective_ranks.push_back(real(v, m));
-    c.bytes = share(static_cast<std::int64_t>(cost_.hidden_bytes(static_cast<double>(gemm.m))), t_, i);
+    for (int m = 0; m < width(v); ++m) c.collective_ranks.push_back(real(v, m));
+    c.bytes = share(static_cast<std::int64_t>(cost_.hidden_bytes(static_cast<double>(gemm.m))), width(v), i);
     return c;
   }
 
   [[nodiscard]] plan::RankOps member_ops(const plan::RankOps& grid_rank, int i) const {
     plan::RankOps out;
     const int v = grid_rank.rank;
+    const int t = width(v);
     out.rank = real(v, i);
     std::vector<int> id_of(grid_rank.ops.size(), -1);  // grid op id → the member op its dependants wait on
     const auto append = [&](Op op) {
@@ -142,17 +188,17 @@ class Expander {
       Op op = g;
       op.deps.clear();
       for (const int d : g.deps) op.deps.push_back(id_of.at(static_cast<std::size_t>(d)));
-      if (op.group >= 0) op.group = g.group * t_ + i;
+      if (op.group >= 0) op.group = group_base_.at(static_cast<std::size_t>(g.group)) + i;
       switch (g.kind) {
         case OpKind::gemm: {
           if (split_of(g) == GemmSplit::column) {
             Op gather = tp_collective(g, v, i, plan::CollectiveKind::all_gather);
             gather.deps = op.deps;
             op.deps = {append(std::move(gather))};
-            op.n = share(g.n, t_, i);
+            op.n = share(g.n, t, i);
             id_of[static_cast<std::size_t>(g.id)] = append(std::move(op));
           } else {
-            op.k = share(g.k, t_, i);
+            op.k = share(g.k, t, i);
             Op scatter = tp_collective(g, v, i, plan::CollectiveKind::reduce_scatter);
             scatter.deps = {append(std::move(op))};
             id_of[static_cast<std::size_t>(g.id)] = append(std::move(scatter));
@@ -160,27 +206,27 @@ class Expander {
           continue;
         }
         case OpKind::attention:
-          op.heads = heads_of(g.heads, i);
+          op.heads = heads_of(g.heads, t, i);
           if (g.zigzag_kv_rank >= 0) op.zigzag_kv_rank = real(g.zigzag_kv_rank, i);
-          for (plan::AttentionBlock& b : op.blocks) b.heads = heads_of(b.heads, i);
+          for (plan::AttentionBlock& b : op.blocks) b.heads = heads_of(b.heads, t, i);
           break;
         case OpKind::send:
         case OpKind::recv:
           op.peer = real(g.peer, i);
-          op.bytes = share(g.bytes, t_, i);
-          op.heads = heads_of(g.heads, i);
+          op.bytes = share(g.bytes, t, i);
+          op.heads = heads_of(g.heads, t, i);
           if (g.kv_owner >= 0) op.kv_owner = real(g.kv_owner, i);
-          if (g.kind == OpKind::send) op.route = route_of(g.route, op.bytes, i);
+          if (g.kind == OpKind::send) op.route = route_of(g.route, op.bytes, t, i);
           break;
         case OpKind::remap:
           for (plan::RemapMove& mv : op.moves) mv = moved(mv, i);
-          op.bytes_out = share(g.bytes_out, t_, i);
-          op.bytes_in = share(g.bytes_in, t_, i);
+          op.bytes_out = share(g.bytes_out, t, i);
+          op.bytes_in = share(g.bytes_in, t, i);
           break;
         case OpKind::collective:
           for (int& r : op.collective_ranks) r = real(r, i);
-          op.tag = 2 * (g.tag * t_ + i);
-          op.bytes = share(g.bytes, t_, i);
+          op.tag = 2 * (g.tag * widest_ + i);
+          op.bytes = share(g.bytes, t, i);
           break;
       }
       id_of[static_cast<std::size_t>(g.id)] = append(std::move(op));
@@ -190,7 +236,11 @@ class Expander {
 
   const plan::Plan& grid_;
   const CostModel& cost_;
-  int t_;
+  std::vector<int> width_;       // per grid rank
+  std::vector<int> first_;       // per grid rank: its member 0
+  std::vector<int> group_base_;  // per grid group: the id of its member-0 group
+  int widest_ = 1;
+  int world_ = 0;
 };
 
 }  // namespace
@@ -225,7 +275,12 @@ ClusterSpec tensor_parallel_grid(const ClusterSpec& cluster, int t) {
 
 plan::Plan expand_tensor_parallel(const plan::Plan& grid, const CostModel& cost, int t) {
   if (t <= 1) return grid;
-  return Expander(grid, cost, t).run();
+  return Expander(grid, cost, std::vector<int>(static_cast<std::size_t>(grid.world_size), t)).run();
+}
+
+plan::Plan expand_tensor_parallel(const plan::Plan& grid, const CostModel& cost,
+                                  const std::vector<int>& widths) {
+  return Expander(grid, cost, widths).run();
 }
 
 }  // namespace zb

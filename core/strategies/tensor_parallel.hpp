@@ -18,6 +18,7 @@
 // mlp_down). docs/STRATEGIES.md, "Tensor parallelism", gives the semantics and sources.
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "core/config/scenario.hpp"
 #include "core/cost/cost_model.hpp"
@@ -33,6 +34,11 @@ namespace zb {
 // cluster's cost model (it sizes the collectives). An infeasible plan keeps its OOM reports, each naming
 // the first GPU of the TP group that ran out.
 [[nodiscard]] plan::Plan expand_tensor_parallel(const plan::Plan& grid, const CostModel& cost, int t);
+// The same with a width per grid rank (model replicas of different TP widths, as Hydraulis runs them):
+// grid rank v's members are the widths[v] GPUs after those of v − 1, each TP group inside one node.
+// Groups, ring hops and remap moves may only join grid ranks of one width (std::logic_error otherwise).
+[[nodiscard]] plan::Plan expand_tensor_parallel(const plan::Plan& grid, const CostModel& cost,
+                                                const std::vector<int>& widths);
 
 // The strategy `factory` makes, planning on the grid of scenario.parallelism.tensor and expanding each
 // plan to the real GPUs, with the prediction redone on the expanded plan (TP's collectives included).

@@ -13,7 +13,8 @@ class TensorParallelStrategy final : public Strategy {
       : cost_(cost),
         t_(scenario.parallelism.tensor),
         passes_(scenario.passes),
-        grid_cost_(tensor_parallel_grid(cost.cluster(), t_), cost.model(), cost.profile()),
+        grid_cost_(CostModel(tensor_parallel_grid(cost.cluster(), t_), cost.model(), cost.profile())
+                       .with_planner_error(cost.planner_error())),
         inner_(factory(system, scenario, grid_cost_)) {}
 
   [[nodiscard]] plan::Plan make_plan(const Batch& batch) const override {

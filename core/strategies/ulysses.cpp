@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/common/error.hpp"
+#include "core/strategies/packed_cp.hpp"
 #include "core/strategies/packing.hpp"
 #include "core/strategies/registration.hpp"
 #include "core/strategies/ulysses.hpp"
@@ -31,6 +32,8 @@ class Ulysses final : public Strategy {
     const nlohmann::json& ring = system.options.at("ring");
     fixed_degree_ = degree.is_number_integer() ? degree.get<int>() : 0;
     fixed_ring_ = ring.is_number_integer() ? ring.get<int>() : 0;
+    degree_choice_ = read_degree_choice(degree);
+    ring_choice_ = read_degree_choice(ring);
     const Location where{scenario.source_file.string(), "systems." + system.label + ".degree"};
     if (fixed_degree_ > 0) {
       if (const std::string why = ulysses_degree_problem(cost, t, fixed_degree_); !why.empty())
@@ -38,21 +41,29 @@ class Ulysses final : public Strategy {
                     "choose a power of two that divides the heads and the GPUs per node, or \"auto\"");
     }
     degrees_ = ulysses_degrees(cost, t);
+    // "auto" is fixed here, once for the run, from the context length (a launch script's shape): the
+    // shape rule applied to a max_seq_len document, the other dimension as given ("per-batch" leaves it
+    // to each batch while fixing this one).
+    const UlyssesSetup launch =
+        ulysses_shape(setup_, cost, degrees_, {scenario.workload.max_seq_len}, fixed_degree_, fixed_ring_);
+    if (degree_choice_ == DegreeChoice::launch) fixed_degree_ = launch.degree;
+    if (ring_choice_ == DegreeChoice::launch) fixed_ring_ = launch.ring;
   }
 
   plan::Plan make_plan(const Batch& batch) const override {
     const UlyssesSetup s = ulysses_shape(setup_, cost_, degrees_, batch.lengths, fixed_degree_, fixed_ring_);
     plan::Plan p = plan_ulysses(s, cost_, batch.lengths);
-    p.info["degree_choice"] = fixed_degree_ > 0 ? "fixed" : "auto";
-    p.info["ring_choice"] = fixed_ring_ > 0 ? "fixed" : "auto";
+    p.info["degree_choice"] = degree_choice_name(degree_choice_);
+    p.info["ring_choice"] = degree_choice_name(ring_choice_);
     return p;
   }
 
  private:
   UlyssesSetup setup_;
   const CostModel& cost_;
-  int fixed_degree_ = 0, fixed_ring_ = 0;  // 0 = "auto"
-  std::vector<int> degrees_;               // powers of two usable as the degree, ascending
+  int fixed_degree_ = 0, fixed_ring_ = 0;  // 0 = "per-batch"
+  DegreeChoice degree_choice_ = DegreeChoice::launch, ring_choice_ = DegreeChoice::fixed;
+  std::vector<int> degrees_;  // powers of two usable as the degree, ascending
 };
 
 std::unique_ptr<Strategy> make_ulysses(const SystemSpec& system, const Scenario& scenario,
@@ -82,21 +93,24 @@ const StrategyRegistration registration{
             "documents for H/u heads, O all-to-all back; ring r > 1 is USP's u x r hybrid",
         .order = 45,
         .baseline = true,
-        .options = {SystemOption{.name = "degree",
-                                 .type = OptionType::positive_int_or_auto,
-                                 .default_value = "auto",
-                                 .choices = {},
-                                 .description =
-                                     "Ulysses degree u (divides the heads and the GPUs per node); auto = the "
-                                     "smallest power of two whose group holds the longest document"},
+        .options = {SystemOption{
+                        .name = "degree",
+                        .type = OptionType::positive_int_or_auto,
+                        .default_value = "auto",
+                        .choices = {"per-batch"},
+                        .description =
+                            "Ulysses degree u (divides the heads and the GPUs per node); auto = fixed "
+                            "for the run: the smallest power of two whose group holds a max_seq_len "
+                            "document; per-batch = that rule on each batch (idealised)"},
                     SystemOption{
                         .name = "ring",
                         .type = OptionType::positive_int_or_auto,
                         .default_value = 1,
-                        .choices = {},
+                        .choices = {"per-batch"},
                         .description =
                             "USP ring degree r: r u-groups on a zigzag ring per head slice (1 = plain "
-                            "Ulysses); auto = a ring only when a u-group cannot hold the longest document"},
+                            "Ulysses); auto = fixed for the run: a ring only when a u-group cannot hold a "
+                            "max_seq_len document; per-batch = that rule on each batch (idealised)"},
                     dealing_system_option()},
         .validate = check_mesh,
         .label = {},

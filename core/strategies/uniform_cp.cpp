@@ -1,7 +1,8 @@
 // uniform-cp: fixed-degree CP (CP = C, DP = N/C). Documents are balanced over the D = N/C groups of
 // consecutive ranks by estimated cost and packed per group into packs of C·M tokens (or, with
 // "dealing": "round-robin", FFD packs dealt round-robin); each group runs a zigzag ring over its C ranks.
-// "degree": "auto" plans every divisor C of N and keeps the feasible one with the least predicted time.
+// "degree": "auto" fixes C for the run from the context length, as a launch script does; "per-batch"
+// plans every divisor C of N on each batch and keeps the feasible one with the least predicted time.
 #include <algorithm>
 #include <optional>
 #include <string>
@@ -15,16 +16,29 @@ namespace {
 
 class UniformCp final : public Strategy {
  public:
-  // `degree` is complete and checked (registration below): "auto", or a divisor of the world size.
+  // `degree` is complete and checked (registration below): "auto", "per-batch" or a divisor of the
+  // world size. "auto" is fixed here, once for the run: the smallest degree whose groups hold a document
+  // of the context length.
   UniformCp(const SystemSpec& system, const Scenario& scenario, const CostModel& cost)
-      : setup_{system.label, system.name, 0, scenario.passes}, cost_(cost) {
-    read_packed_cp_options(system, setup_);  // "auto" leaves 0: plan every divisor
+      : setup_{system.label, system.name, 0, scenario.passes},
+        choice_(read_degree_choice(system.options.at("degree"))),
+        cost_(cost) {
+    read_packed_cp_options(system, setup_);  // "per-batch" leaves 0: plan every divisor
+    if (choice_ == DegreeChoice::launch) {
+      setup_.degree = smallest_holding_degree(cost.cluster().world_size(), [&](int c) {
+        return packed_cp_fits(cost, {scenario.workload.max_seq_len}, c);
+      });
+    }
   }
 
   plan::Plan make_plan(const Batch& batch) const override {
-    if (setup_.degree > 0) return plan_packed_cp(setup_, cost_, batch.lengths);
-    // auto: the feasible degree with the least predicted time, the smallest on ties; all infeasible → the
-    // widest's OOM. Planning a degree costs far more than bounding it, so each feasible degree gets two
+    if (choice_ != DegreeChoice::per_batch) {
+      plan::Plan p = plan_packed_cp(setup_, cost_, batch.lengths);
+      p.info["degree_choice"] = degree_choice_name(choice_);
+      return p;
+    }
+    // per-batch: the feasible degree with the least predicted time, the smallest on ties; all infeasible →
+    // the widest's OOM. Planning a degree costs far more than bounding it, so each feasible degree gets two
     // floors, both never above its plan's prediction: the compute floor and the whole-iteration floor
     // (packed_cp.hpp: compute or its inter-node K/V relay, plus the parts outside the layers; kept a hair
     // below itself so that rounding cannot skip a winner). A degree whose floor is above the best
@@ -74,12 +88,13 @@ class UniformCp final : public Strategy {
       widest = plan_packed_cp(s, cost_, batch.lengths);
     }
     plan::Plan chosen = best ? std::move(*best) : std::move(widest);
-    chosen.info["degree_choice"] = "auto";  // info["degree"] is the degree it chose
+    chosen.info["degree_choice"] = degree_choice_name(choice_);  // info["degree"] is the degree it chose
     return chosen;
   }
 
  private:
   PackedCpSetup setup_;
+  DegreeChoice choice_;
   const CostModel& cost_;
 };
 
@@ -96,7 +111,10 @@ const StrategyRegistration registration{
         .order = 20,
         .baseline = true,
         .options = {degree_system_option(
-                        "CP degree C; must divide the world size; auto = the best feasible C"),
+                        "CP degree C; must divide the world size; auto = fixed for the run: the smallest "
+                        "power of two whose groups hold a max_seq_len document; per-batch = the C with the "
+                        "least predicted time on each batch (idealised)",
+                        {"per-batch"}),
                     dealing_system_option()},
         .validate = check_cp_degree,
         .label = {},

@@ -73,10 +73,18 @@ std::optional<std::pair<std::int64_t, std::int64_t>> outside(const RowStore::Ran
 void share_row_statistics(const RankState& state, Transport& transport) {
   if (state.in.gradients == nullptr) return;  // verify_gradients reports it
   GradientReference& reference = *state.in.gradients;
+  // Every member of a tensor-parallel group (Hydraulis's replicas) holds its group's rows, and the
+  // reference computes every head on each: the group's first member alone gives their statistics, so
+  // that the first members' linear layouts tile every sequence once.
+  bool counts = true;
+  for (const std::vector<int>& group : state.in.plan.tensor_parallel_groups) {
+    if (std::find(group.begin(), group.end(), state.rank) != group.end())
+      counts = group.front() == state.rank;
+  }
   ByteWriter w;
   for (const plan::Shard& shard :
        state.in.plan.linear_layout.at(static_cast<std::size_t>(state.rank)).shards) {
-    if (shard.size() <= 0) continue;
+    if (shard.size() <= 0 || !counts) continue;
     const RowStatistics rows = reference.compute(shard.seq, shard.begin, shard.end);
     reference.insert(shard.seq, shard.begin, rows);
     if (state.in.one_process) continue;

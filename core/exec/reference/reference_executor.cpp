@@ -169,7 +169,8 @@ struct Verdict {
 // The verdict over every rank: a failed check throws (exit 3) with one problem per failing rank, the
 // forward's first; otherwise the note states forward and backward verified separately, with the worst
 // error of each tensor.
-Verdict summarise(const std::vector<RankResult>& results, const std::string& system, double tolerance) {
+Verdict summarise(const std::vector<RankResult>& results, const std::string& system, double tolerance,
+                  bool tensor_parallel) {
   double max_error = 0;
   std::int64_t rows = 0;
   TensorCheck dq, dk, dv;
@@ -212,6 +213,8 @@ Verdict summarise(const std::vector<RankResult>& results, const std::string& sys
               " token rows (every element within its derived rounding bound, worst error/bound " +
               format_error(ratio) + ")";
   }
+  // Every member of a tensor-parallel group holds and checks its group's rows, so the counts are per member.
+  if (tensor_parallel) v.note += " (rows counted on every member of their tensor-parallel group)";
   return v;
 }
 
@@ -354,7 +357,8 @@ Trace ReferenceExecutor::run(const lower::Program& program, const RunContext& co
   last_results_ = run_in_process(inputs, plan.world_size);
 #endif
 
-  const Verdict verdict = summarise(last_results_, plan.system, options.tolerance);
+  const Verdict verdict =
+      summarise(last_results_, plan.system, options.tolerance, !plan.tensor_parallel_groups.empty());
   for (RankResult& r : last_results_) {
     trace.events.insert(trace.events.end(), r.events.begin(), r.events.end());
     trace.links.insert(trace.links.end(), r.nic_loads.begin(), r.nic_loads.end());

@@ -489,7 +489,8 @@ plan::Plan Zeppelin::make_plan(const Batch& batch) const {
     // hybrid-dp's layout: whole documents where they fit, the smallest ring that holds the rest; skipped,
     // as a packed layout is, when its compute alone is no faster than the best plan so far (the costliest
     // document's bound first, then the assignment's).
-    const HybridDpSetup hdp{system_.label, system_.name, passes_};
+    // The layout under Zeppelin's own cost model (the oracle form): Zeppelin estimates with it throughout.
+    const HybridDpSetup hdp{system_.label, system_.name, passes_, HybridDpForm::oracle};
     double floor = hybrid_dp_document_floor(hdp, cost_, batch.lengths);
     if (below_best(floor)) floor = hybrid_dp_compute_floor(hdp, cost_, batch.lengths);
     if (!below_best(floor)) {

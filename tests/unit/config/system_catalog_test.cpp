@@ -69,7 +69,11 @@ TEST(SystemCatalog, OptionValuesAreChecked) {
   EXPECT_NE(check_option_value(degree, -4), "");
   EXPECT_NE(check_option_value(degree, 2.5), "");
   EXPECT_NE(check_option_value(degree, "eight"), "");
-  EXPECT_EQ(describe_option_type(degree), "int >= 1 or \"auto\"");
+  EXPECT_EQ(check_option_value(degree, "per-batch"), "");  // the keyword uniform-cp adds to "auto"
+  EXPECT_EQ(describe_option_type(degree), "int >= 1 or \"auto\" | \"per-batch\"");
+  const SystemOption& ring_degree = *find_system("ring-cp")->find_option("degree");
+  EXPECT_NE(check_option_value(ring_degree, "per-batch"), "");  // ring-cp has no per-batch form
+  EXPECT_EQ(describe_option_type(ring_degree), "int >= 1 or \"auto\"");
 }
 
 TEST(SystemCatalog, UnknownSystemErrorListsTheRegisteredNames) {

@@ -156,6 +156,18 @@ TEST(ExecutorConformance, SimulatorMovesExactlyTheProgramsBytesBetweenEveryPair)
             const auto& msg = program.messages[static_cast<std::size_t>(m)];
             if (msg.bytes > 0) program_bytes[{msg.src, msg.dst}] += static_cast<double>(msg.bytes);
           }
+          // An opaque collective (tensor parallelism's hidden rows) moves a ring's worth: an all-gather or
+          // reduce-scatter p − 1 steps of each member's `bytes` to the next member, an all-reduce 2(p − 1)
+          // steps of bytes / p.
+          const auto p = static_cast<int>(c.ranks.size());
+          if (!c.messages.empty() || p < 2 || c.bytes <= 0) continue;
+          const bool reduce = c.kind == lower::CollectiveKind::all_reduce;
+          const double step = reduce ? static_cast<double>(c.bytes) / p : static_cast<double>(c.bytes);
+          for (int k = 0; k < p; ++k) {
+            program_bytes[{c.ranks[static_cast<std::size_t>(k)],
+                           c.ranks[static_cast<std::size_t>((k + 1) % p)]}] +=
+                step * (reduce ? 2 * (p - 1) : p - 1);
+          }
         }
         const sim::TaskGraph graph(program);
         for (const auto& f : graph.flows()) {

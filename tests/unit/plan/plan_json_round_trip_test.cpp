@@ -119,6 +119,9 @@ TEST(PlanJsonRoundTrip, SchemaOneFileReadsBackToThePlanItWasPrintedFrom) {
     const test::RandomScenario c = test::random_scenario(seed);
     for (const SystemSpec& system : test::strategies_to_print()) {
       const plan::Plan p = test::plan_of(c.scenario, system, c.lengths);
+      // Schema 1 predates tensor parallelism: a plan with TP groups (hydraulis's replicas) has no
+      // schema-1 form.
+      if (!p.tensor_parallel_groups.empty()) continue;
       nlohmann::json old = nlohmann::json::parse(printed(p));
       old["schema_version"] = 1;
       old.erase("tensor_parallel_groups");

@@ -1,4 +1,7 @@
-// dynamic-cp as a specification (docs/STRATEGIES.md "dynamic-cp"): Megatron-Core's hybrid-CP schedule.
+// dynamic-cp as a specification (docs/STRATEGIES.md "dynamic-cp"). By default current Megatron-LM's
+// packing-aware schedule (every micro-batch spans all GPUs in aligned power-of-two groups, each group's
+// documents one THD pack; its scheduler's own rules: dynamic_cp_packing_test.cpp). With "schedule":
+// "per-document", Megatron-Core's earlier hybrid-CP schedule:
 // CP size = the next power of two of ⌈s / max_seqlen_per_rank⌉; rounds of consecutive-GPU groups that
 // leave no GPU idle (fill_empty_gpus widens the smallest group); trim_overload hands a round's surplus to
 // the next; every document is its own micro-batch on a zigzag ring of its whole group; documents whose
@@ -96,18 +99,24 @@ TEST(DynamicCp, AShareAboveTheGpuCapacityIsAnOomNamingTheCapacity) {
   EXPECT_EQ(p.oom[0].token_capacity, m);
 }
 
+// 10–70 documents, a quarter of them up to 6 GPUs' capacity `m`, the rest up to 16K tokens.
+std::vector<std::int64_t> mixed_batch(std::uint64_t seed, std::int64_t m) {
+  Rng rng(seed, 13);
+  std::vector<std::int64_t> docs(10 + rng.below(60));
+  for (auto& len : docs)
+    len = 1 +
+          static_cast<std::int64_t>(rng.below(rng.below(4) == 0 ? static_cast<std::uint64_t>(6 * m) : 16384));
+  return docs;
+}
+
 // On random mixed batches: the plan verifies; every document's group is at least its CP size, a power of
 // two, on consecutive GPUs; every GPU works in every round; each GPU holds one document per micro-batch.
 TEST(DynamicCp, RandomBatchesGiveGapFreeRoundsOfOneDocumentMicroBatches) {
   const Scenario s = test::preset_scenario("dgx-h200", 2, "llama-7b");
   const std::int64_t m = capacity_of(s);
   for (std::uint64_t seed = 1; seed <= 8; ++seed) {
-    Rng rng(seed, 13);
-    std::vector<std::int64_t> docs(10 + rng.below(60));
-    for (auto& len : docs)
-      len = 1 + static_cast<std::int64_t>(
-                    rng.below(rng.below(4) == 0 ? static_cast<std::uint64_t>(6 * m) : 16384));
-    const plan::Plan p = plan_of(s, docs);
+    const std::vector<std::int64_t> docs = mixed_batch(seed, m);
+    const plan::Plan p = plan_of(s, docs, {{"schedule", "per-document"}});
     ASSERT_TRUE(p.feasible()) << "seed " << seed;
     EXPECT_EQ(plan::verify(p, {m}), std::vector<std::string>{}) << "seed " << seed;
     std::map<int, std::set<int>> busy;  // micro-batch → ranks
@@ -129,6 +138,51 @@ TEST(DynamicCp, RandomBatchesGiveGapFreeRoundsOfOneDocumentMicroBatches) {
       EXPECT_EQ(sum, 16) << "seed " << seed;
     }
   }
+}
+
+// The default, packing-aware schedule on random mixed batches: the plan verifies (memory included); every
+// micro-batch puts every GPU in exactly one group, groups are aligned power-of-two blocks at least each
+// of their documents' CP size; short documents share packs, so there are fewer micro-batches than
+// documents per GPU would make one at a time.
+TEST(DynamicCp, RandomBatchesGiveEveryGpuOnePackPerMicroBatch) {
+  const Scenario s = test::preset_scenario("dgx-h200", 2, "llama-7b");
+  const std::int64_t m = capacity_of(s);
+  for (std::uint64_t seed = 1; seed <= 8; ++seed) {
+    const std::vector<std::int64_t> docs = mixed_batch(seed, m);
+    const plan::Plan p = plan_of(s, docs);
+    ASSERT_TRUE(p.feasible()) << "seed " << seed;
+    EXPECT_EQ(p.info.at("schedule"), "packing-aware");
+    EXPECT_EQ(plan::verify(p, {m}), std::vector<std::string>{}) << "seed " << seed;
+    std::map<int, std::set<int>> busy;  // micro-batch → ranks
+    for (const plan::Group& g : p.groups) {
+      const auto size = static_cast<int>(g.ranks.size());
+      EXPECT_EQ(size & (size - 1), 0) << "seed " << seed;
+      EXPECT_EQ(g.ranks[0] % size, 0) << "seed " << seed;
+      for (const int seq : g.sequences)
+        EXPECT_GE(size, dynamic_cp_size(p.sequences[static_cast<std::size_t>(seq)].length, m))
+            << "seed " << seed;
+      for (int i = 0; i < size; ++i) {
+        EXPECT_EQ(g.ranks[static_cast<std::size_t>(i)], g.ranks[0] + i);
+        EXPECT_TRUE(busy[g.micro_batch].insert(g.ranks[static_cast<std::size_t>(i)]).second)
+            << "seed " << seed;
+      }
+    }
+    for (const auto& [mb, ranks] : busy) EXPECT_EQ(ranks.size(), 16u) << "seed " << seed << " mb " << mb;
+    EXPECT_LT(busy.size(), docs.size()) << "seed " << seed;
+  }
+}
+
+// Many short documents: packed several to a GPU in one micro-batch (the per-document schedule runs them
+// one micro-batch each).
+TEST(DynamicCp, ShortDocumentsShareOnePackPerGpu) {
+  const Scenario s = test::preset_scenario("dgx-h200", 1, "llama-7b");
+  const plan::Plan packed = plan_of(s, std::vector<std::int64_t>(64, 1000));
+  ASSERT_TRUE(packed.feasible());
+  EXPECT_EQ(packed.micro_batches, 1);
+  EXPECT_EQ(packed.info.at("packs"), 8);
+  const plan::Plan one_each = plan_of(s, std::vector<std::int64_t>(64, 1000), {{"schedule", "per-document"}});
+  ASSERT_TRUE(one_each.feasible());
+  EXPECT_EQ(one_each.micro_batches, 8);
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // hybrid-dp as a specification (docs/STRATEGIES.md "hybrid-dp"): a document that fits one GPU runs there
-// whole; a longer one gets the smallest ring that holds it (powers of two inside a node, whole nodes
-// beyond) on consecutive GPUs; documents go to the least-loaded GPUs, so loads are balanced; a document
-// longer than all GPUs hold is an OOM that names it.
+// whole; a longer one gets the smallest ring that holds it (a power of two of consecutive GPUs, aligned;
+// the oracle form takes whole nodes beyond a node); documents go to the least-loaded GPUs by their FLOPs
+// (the oracle form: by the cost model's seconds), so loads are balanced; a document longer than the
+// widest group holds is an OOM that names it.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -16,9 +17,11 @@
 namespace zb {
 namespace {
 
-plan::Plan plan_of(const Scenario& s, std::vector<std::int64_t> lengths) {
+plan::Plan plan_of(const Scenario& s, std::vector<std::int64_t> lengths,
+                   const std::string& form = "published") {
   const CostModel cost(s.cluster, s.model);
-  return make_strategy(test::system("hybrid-dp"), s, cost)->make_plan(test::batch_of(std::move(lengths)));
+  return make_strategy(test::system("hybrid-dp", {{"form", form}}), s, cost)
+      ->make_plan(test::batch_of(std::move(lengths)));
 }
 
 std::int64_t capacity_of(const Scenario& s) {
@@ -59,29 +62,83 @@ TEST(HybridDp, ADocumentNeedingThreeGpusGetsAFourGpuRingInsideANode) {
   EXPECT_TRUE(std::find(ring.ranks.begin(), ring.ranks.end(), group_of(p, 1).ranks[0]) == ring.ranks.end());
 }
 
-// More than a node holds → whole consecutive nodes, starting at a node boundary.
-TEST(HybridDp, ADocumentLongerThanANodeGetsWholeNodes) {
+// More than a node holds → the next power of two of GPUs, aligned at a multiple of its size (ByteScale's
+// ⌈s/C⌉ ranks, rounded as Megatron's gpus_needed): ⌈20·M/M⌉ = 20 → all 32 GPUs of 4 nodes.
+TEST(HybridDp, ADocumentLongerThanANodeGetsAPowerOfTwoOfGpus) {
   const Scenario s = test::preset_scenario("dgx-h200", 4, "llama-7b");
   const std::int64_t m = capacity_of(s);
-  const plan::Plan p = plan_of(s, {12 * m});
+  const plan::Plan twelve = plan_of(s, {12 * m});
+  ASSERT_TRUE(twelve.feasible());
+  ASSERT_EQ(group_of(twelve, 0).ranks.size(), 16u);
+  EXPECT_EQ(group_of(twelve, 0).ranks[0] % 16, 0);
+  EXPECT_EQ(group_of(twelve, 0).level, plan::Level::inter_node);
+  const plan::Plan twenty = plan_of(s, {20 * m});
+  ASSERT_TRUE(twenty.feasible());
+  EXPECT_EQ(group_of(twenty, 0).ranks.size(), 32u);
+  EXPECT_EQ(twenty.info.at("largest_group"), 32);
+}
+
+// The oracle form takes the fewest whole consecutive nodes instead: 20·M on 4 nodes → 3 nodes, 24 GPUs.
+TEST(HybridDp, TheOracleFormGivesALongDocumentWholeNodes) {
+  const Scenario s = test::preset_scenario("dgx-h200", 4, "llama-7b");
+  const std::int64_t m = capacity_of(s);
+  const plan::Plan p = plan_of(s, {20 * m}, "oracle");
   ASSERT_TRUE(p.feasible());
   const auto& ring = group_of(p, 0);
-  ASSERT_EQ(ring.ranks.size(), 16u);
-  EXPECT_EQ(ring.level, plan::Level::inter_node);
+  ASSERT_EQ(ring.ranks.size(), 24u);
   EXPECT_EQ(ring.ranks[0] % 8, 0);
-  EXPECT_EQ(p.info.at("largest_group"), 16);
+  EXPECT_EQ(p.info.at("largest_group"), 24);
+}
+
+// On 3 nodes (24 GPUs) the widest power-of-two group is 16: a document that needs more is an OOM there,
+// where the oracle form runs it on all three nodes.
+TEST(HybridDp, ADocumentLongerThanTheWidestPowerOfTwoGroupHoldsIsAnOom) {
+  const Scenario s = test::preset_scenario("dgx-h200", 3, "llama-7b");
+  const std::int64_t m = capacity_of(s);
+  const plan::Plan p = plan_of(s, {100, 20 * m});
+  ASSERT_FALSE(p.feasible());
+  EXPECT_EQ(p.info.at("oversized_document").at("index"), 1);
+  EXPECT_EQ(p.info.at("oversized_document").at("capacity_tokens"), 16 * m);
+  EXPECT_TRUE(plan_of(s, {100, 20 * m}, "oracle").feasible());
 }
 
 TEST(HybridDp, ADocumentLongerThanAllGpusHoldIsAnOomNamingIt) {
   const Scenario s = test::preset_scenario("dgx-h200", 1, "llama-7b");
   const std::int64_t m = capacity_of(s);
-  const plan::Plan p = plan_of(s, {100, 8 * m + 1});
-  ASSERT_FALSE(p.feasible());
-  EXPECT_EQ(p.info.at("oversized_document").at("index"), 1);
-  EXPECT_EQ(p.info.at("oversized_document").at("length"), 8 * m + 1);
-  EXPECT_EQ(p.info.at("oversized_document").at("capacity_tokens"), 8 * m);
-  ASSERT_EQ(p.oom.size(), 1u);
-  EXPECT_GT(p.oom[0].tokens_needed, p.oom[0].token_capacity);
+  for (const std::string form : {"published", "oracle"}) {
+    const plan::Plan p = plan_of(s, {100, 8 * m + 1}, form);
+    ASSERT_FALSE(p.feasible()) << form;
+    EXPECT_EQ(p.info.at("oversized_document").at("index"), 1);
+    EXPECT_EQ(p.info.at("oversized_document").at("length"), 8 * m + 1);
+    EXPECT_EQ(p.info.at("oversized_document").at("capacity_tokens"), 8 * m);
+    ASSERT_EQ(p.oom.size(), 1u);
+    EXPECT_GT(p.oom[0].tokens_needed, p.oom[0].token_capacity);
+  }
+}
+
+// The published assignment knows only the lengths: it balances FLOPs. Short documents all run alone, so
+// each GPU's FLOPs are the sum over its documents, and the busiest is within 2 % of the mean (LPT).
+TEST(HybridDp, ThePublishedAssignmentBalancesFlops) {
+  const Scenario s = test::preset_scenario("dgx-h200", 2, "llama-7b");
+  const CostModel cost(s.cluster, s.model);
+  for (std::uint64_t seed = 1; seed <= 6; ++seed) {
+    Rng rng(seed, 11);
+    std::vector<std::int64_t> docs(400);
+    for (auto& len : docs) len = 64 + static_cast<std::int64_t>(rng.below(8192));
+    const plan::Plan p = plan_of(s, docs);
+    ASSERT_TRUE(p.feasible());
+    std::vector<double> flops(16, 0.0);
+    for (const plan::Sequence& q : p.sequences) {
+      const auto len = static_cast<double>(q.length);
+      const double pairs = len * (len + 1) / 2;
+      flops[static_cast<std::size_t>(group_of(p, q.id).ranks.at(0))] +=
+          cost.attention_fwd_flops(pairs) + cost.attention_bwd_flops(pairs) + cost.linear_fwd_flops(len) +
+          cost.linear_bwd_flops(len);
+    }
+    double hi = 0, sum = 0;
+    for (const double f : flops) hi = std::max(hi, f), sum += f;
+    EXPECT_LT(hi / (sum / 16), 1.02) << "seed " << seed;
+  }
 }
 
 // Per-rank busy time (forward finish; with only local documents nothing waits) over its mean.

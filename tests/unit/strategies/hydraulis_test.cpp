@@ -1,4 +1,6 @@
-// hydraulis as a specification (docs/STRATEGIES.md "hydraulis"): a pool of power-of-two group-size
+// hydraulis as a specification (docs/STRATEGIES.md "hydraulis"). By default its groups are model replicas
+// of different tensor-parallel widths (the published design); the first tests below pin the ring-CP
+// variant ("groups": "context"), the last ones the replicas. A pool of power-of-two group-size
 // multisets summing to N that always holds the homogeneous ones; stage 1 sends a document only the
 // widest groups hold to them and spreads the rest by min-max group time; stage 2 packs each group into
 // the fewest micro-batches its objective prefers, never above a GPU's capacity; the groups are fixed for
@@ -13,14 +15,17 @@
 #include "core/strategies/dynamic_cp_ring.hpp"
 #include "core/strategies/hydraulis_dispatch.hpp"
 #include "core/strategies/strategy.hpp"
+#include "core/strategies/tensor_parallel.hpp"
 #include "support.hpp"
 
 namespace zb {
 namespace {
 
-plan::Plan plan_of(const Scenario& s, std::vector<std::int64_t> lengths) {
+plan::Plan plan_of(const Scenario& s, std::vector<std::int64_t> lengths,
+                   const std::string& groups = "context") {
   const CostModel cost(s.cluster, s.model);
-  return make_strategy(test::system("hydraulis"), s, cost)->make_plan(test::batch_of(std::move(lengths)));
+  return make_strategy(test::system("hydraulis", {{"groups", groups}}), s, cost)
+      ->make_plan(test::batch_of(std::move(lengths)));
 }
 
 std::int64_t capacity_of(const Scenario& s) {
@@ -127,6 +132,70 @@ TEST(Hydraulis, RandomBatchesGiveFixedHeterogeneousGroupsThatAllWork) {
     }
     EXPECT_EQ(group_of_rank.size(), 16u) << "seed " << seed;
   }
+}
+
+// The published form: every group is a model replica, a TP group of its width inside one node. On random
+// batches with a long tail the replicas tile the GPUs in descending width, every document runs whole on
+// one replica whose members each compute its attention for their slice of the heads, and the plan
+// verifies with each GPU's capacity taken at its replica's width.
+TEST(Hydraulis, TheDefaultRunsModelReplicasOfTensorParallelWidthsSideBySide) {
+  const Scenario s = test::preset_scenario("dgx-h200", 2, "llama-7b");
+  const CostModel cost(s.cluster, s.model);
+  const std::int64_t m = capacity_of(s);
+  int mixed = 0;
+  for (std::uint64_t seed = 1; seed <= 6; ++seed) {
+    Rng rng(seed, 21);
+    std::vector<std::int64_t> docs(40 + rng.below(80));
+    for (auto& len : docs)
+      len = 64 + static_cast<std::int64_t>(
+                     rng.below(rng.below(10) == 0 ? static_cast<std::uint64_t>(3 * m) : 8192));
+    const plan::Plan p = plan_of(s, docs, "tensor");
+    ASSERT_TRUE(p.feasible()) << "seed " << seed;
+    EXPECT_EQ(p.info.at("group_parallelism"), "tensor");
+    const auto problems =
+        plan::verify(p, {.token_capacity = -1, .heads = s.model.heads, .capacity_of_tp_width = [&](int w) {
+                           return tensor_parallel_token_capacity(cost, w);
+                         }});
+    EXPECT_EQ(problems, std::vector<std::string>{}) << "seed " << seed;
+    // Replicas tile the GPUs in order, descending width, each inside a node.
+    int next = 0, previous = 1 << 20;
+    std::set<std::size_t> widths;
+    for (const std::vector<int>& group : p.tensor_parallel_groups) {
+      ASSERT_FALSE(group.empty());
+      EXPECT_EQ(group.front(), next) << "seed " << seed;
+      EXPECT_LE(static_cast<int>(group.size()), previous) << "seed " << seed;
+      EXPECT_EQ(group.front() / 8, group.back() / 8) << "seed " << seed << ": a replica spans nodes";
+      previous = static_cast<int>(group.size());
+      next = group.back() + 1;
+      widths.insert(group.size());
+    }
+    EXPECT_EQ(next, 16) << "seed " << seed;
+    if (widths.size() > 1) ++mixed;
+    // A document longer than one GPU holds runs on a replica wide enough for it.
+    const std::vector<int> width = p.tensor_parallel_width_per_rank();
+    for (const plan::Sequence& q : p.sequences) {
+      const plan::Group& g = p.group_of_sequence(q.id);
+      EXPECT_LE(q.length,
+                tensor_parallel_token_capacity(cost, width[static_cast<std::size_t>(g.ranks.at(0))]))
+          << "seed " << seed;
+    }
+  }
+  EXPECT_GE(mixed, 1) << "no batch gave replicas of different widths";
+}
+
+// The replicas' TP widths divide the heads and stay inside a node: a model whose K/V heads are 8 (GQA)
+// on 8-GPU nodes allows up to 8; the widest replica's capacity bounds the longest document (else an OOM
+// naming it, with that width).
+TEST(Hydraulis, ADocumentLongerThanTheWidestReplicaHoldsIsAnOomNamingTheWidth) {
+  const Scenario s = test::preset_scenario("dgx-h200", 1, "llama-7b");
+  const CostModel cost(s.cluster, s.model);
+  const std::int64_t widest = tensor_parallel_token_capacity(cost, 8);
+  const plan::Plan p = plan_of(s, {100, widest + 1}, "tensor");
+  ASSERT_FALSE(p.feasible());
+  EXPECT_EQ(p.info.at("oversized_document").at("index"), 1);
+  EXPECT_EQ(p.info.at("oversized_document").at("capacity_tokens"), widest);
+  EXPECT_EQ(p.info.at("oversized_document").at("widest_tensor_parallel"), 8);
+  EXPECT_TRUE(plan_of(s, {100, widest}, "tensor").feasible());
 }
 
 }  // namespace

@@ -118,16 +118,18 @@ TEST(Llama3Cp, EachQueryChunkComputesAgainstEveryEarlierKeyOfItsDocument) {
   EXPECT_TRUE(problems.empty()) << problems.front();
 }
 
-TEST(Llama3Cp, AutoIsTheSmallestPowerOfTwoWhoseGroupHoldsTheLongestDocument) {
+// "per-batch" applies the launch rule (the smallest power of two whose group holds the document) to each
+// batch's longest document; "auto" applies it once to max_seq_len (degree_at_launch_test.cpp).
+TEST(Llama3Cp, PerBatchIsTheSmallestPowerOfTwoWhoseGroupHoldsTheLongestDocument) {
   const Scenario s = two_nodes();
   const std::int64_t m = capacity_of(s);
   const std::map<std::int64_t, int> expected{{m / 2, 1},     {m + 1, 2}, {3 * m / 2, 2},
                                              {5 * m / 2, 4}, {6 * m, 8}, {12 * m, 16}};
   for (const auto& [longest, degree] : expected) {
-    const Planned p(s, test::system("llama3-cp"), {longest, 1000, 17});
+    const Planned p(s, test::system("llama3-cp", {{"degree", "per-batch"}}), {longest, 1000, 17});
     ASSERT_TRUE(p.plan.feasible()) << "longest " << longest;
     EXPECT_EQ(p.plan.info.at("degree"), degree) << "longest " << longest << " with M = " << m;
-    EXPECT_EQ(p.plan.info.at("degree_choice"), "auto");
+    EXPECT_EQ(p.plan.info.at("degree_choice"), "per-batch");
   }
 }
 

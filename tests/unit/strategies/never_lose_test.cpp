@@ -43,8 +43,8 @@ void for_each_cluster_and_passes(const Cluster (&clusters)[N], Body body) {
 }
 
 // Over random batches on three clusters, the best-of selector's plan is feasible wherever uniform-cp (any
-// degree), ring-cp, hybrid-dp, packing-dp or USP (ulysses, degree and ring auto) is, and its predicted time
-// is at most the best of them.
+// degree), ring-cp, hybrid-dp (its oracle form, the one the selector weighs), packing-dp or USP (ulysses at
+// the shape each batch's longest document asks for) is, and its predicted time is at most the best of them.
 TEST(ZeppelinNeverLoses, RandomBatchesOnThreeClustersAreNeverSlowerByItsEstimateThanAnyBaseline) {
   const Cluster clusters[] = {
       {"dgx-h200", 2, "llama-7b"}, {"a800-4nic", 2, "llama-13b"}, {"h800-8nic", 4, "llama-7b"}};
@@ -60,9 +60,10 @@ TEST(ZeppelinNeverLoses, RandomBatchesOnThreeClustersAreNeverSlowerByItsEstimate
       const plan::Plan z = plan_of(test::system("zeppelin", {{"best_of", true}}), s, cost, lengths);
       double best = std::numeric_limits<double>::infinity();
       std::string best_label = "none";
-      std::vector<SystemSpec> baselines{test::system("ring-cp"), test::system("uniform-cp"),
-                                        test::system("hybrid-dp"), test::system("packing-dp"),
-                                        test::system("ulysses", {{"ring", "auto"}})};
+      std::vector<SystemSpec> baselines{
+          test::system("ring-cp"), test::system("uniform-cp"),
+          test::system("hybrid-dp", {{"form", "oracle"}}), test::system("packing-dp"),
+          test::system("ulysses", {{"degree", "per-batch"}, {"ring", "per-batch"}})};
       for (int d = 1; d <= world; d *= 2) {
         if (world % d == 0) baselines.push_back(test::system("uniform-cp", {{"degree", d}}));
       }
@@ -148,9 +149,10 @@ TEST(ZeppelinNeverLoses, TheHybridDpComputeFloorIsNeverAboveThePlansEstimate) {
       Rng rng(seed, 47);
       const std::int64_t longest = seed % 3 == 0 ? 2048 : seed % 3 == 1 ? 16384 : 65536;
       const auto lengths = test::tailed_lengths(rng, cost.token_capacity_per_gpu() * 10, 128.0, longest, 2);
-      const plan::Plan p = plan_of(test::system("hybrid-dp"), s, cost, lengths);
+      // The form Zeppelin weighs (its own cost model's estimate).
+      const plan::Plan p = plan_of(test::system("hybrid-dp", {{"form", "oracle"}}), s, cost, lengths);
       if (!p.feasible()) continue;
-      const HybridDpSetup setup{"hybrid-dp", "hybrid-dp", passes};
+      const HybridDpSetup setup{"hybrid-dp", "hybrid-dp", passes, HybridDpForm::oracle};
       const double floor = hybrid_dp_compute_floor(setup, cost, lengths);
       EXPECT_GT(floor, 0.0) << c.preset << " seed " << seed;
       // The planner asks the costliest document's bound first: it must never be above the assignment's.

@@ -47,9 +47,10 @@ inline SystemSpec system(const std::string& name, nlohmann::json options = nlohm
 }
 
 // Every registered strategy at its defaults, then with one option at a time moved to each other value
-// worth planning: the other boolean, every other choice, and each of `int_values` (and "auto") for
-// integer options. Variants the strategy's own validation hook rejects for `world_size` are left out
-// (a degree that does not divide it), so a new strategy and a new option join every test using this.
+// worth planning: the other boolean, every other choice, and each of `int_values` (and "auto" and the
+// option's other keywords) for integer options. Variants the strategy's own validation hook rejects for
+// `world_size` are left out (a degree that does not divide it), so a new strategy and a new option join every
+// test using this.
 inline std::vector<SystemSpec> registered_variants(int world_size, const std::vector<int>& int_values) {
   std::vector<SystemSpec> variants;
   for (const SystemInfo& info : system_catalog()) {
@@ -65,6 +66,7 @@ inline std::vector<SystemSpec> registered_variants(int world_size, const std::ve
           break;
         case OptionType::positive_int_or_auto:
           values.push_back("auto");
+          values.insert(values.end(), option.choices.begin(), option.choices.end());  // e.g. "per-batch"
           values.insert(values.end(), int_values.begin(), int_values.end());
           break;
       }
