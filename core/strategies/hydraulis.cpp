@@ -30,6 +30,7 @@ constexpr std::size_t kShortlist = 4;  // candidates given the restarts and stag
 // "auto" = kMilpNodes) inside Hetu's 0.5 s time limit, which only a much slower machine reaches first.
 constexpr int kMilpNodes = 100;
 constexpr double kMilpSeconds = 0.5;
+constexpr double kMilpCritical = 0.02;  // groups whose LPT objective is this close to the largest
 
 int milp_nodes(const nlohmann::json& option) {
   return option.is_number_integer() ? option.get<int>() : kMilpNodes;
@@ -104,9 +105,14 @@ class Hydraulis final : public Strategy {
     const std::vector<Candidate> shortlist = shortlisted(costs, world);
     Candidate chosen = shortlist.front();
     if (solver_.milp) {
+      // Only the groups that set the estimate (within kMilpCritical of the largest objective) can change
+      // the iteration; the rest finish earlier whatever their packing, and solving them would multiply the
+      // planning time by the number of groups.
+      const double critical = chosen.estimate * (1 - kMilpCritical);
       chosen.estimate = 0;
       for (std::size_t g = 0; g < chosen.sizes.size(); ++g) {
-        chosen.packing[g] = pack_group(costs, chosen.sizes[g], chosen.dispatch.group_docs[g], solver_);
+        if (chosen.packing[g].seconds >= critical)
+          chosen.packing[g] = pack_group(costs, chosen.sizes[g], chosen.dispatch.group_docs[g], solver_);
         chosen.estimate = std::max(chosen.estimate, chosen.packing[g].seconds);
       }
     }
