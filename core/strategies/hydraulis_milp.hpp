@@ -25,7 +25,7 @@ struct MinMaxPackingResult {
   bool optimal = false;
   bool timed_out = false;     // the time limit stopped the search before it proved optimality
   bool node_limited = false;  // the node limit stopped it
-  double seconds = 0;      // wall time spent in the call
+  double seconds = 0;         // wall time spent in the call
 };
 
 // Solves the problem with CBC: binary o[i][b], Σ_b o[i][b] = 1, Σ_i tokens_i o[i][b] ≤ capacity,

@@ -27,7 +27,9 @@ std::vector<double> terms(const CostModel& cost) {
   return out;
 }
 
-CostModel exact() { return CostModel(test::dgx_h200(2), test::llama_7b()); }
+CostModel exact() {
+  return CostModel(test::dgx_h200(2), test::llama_7b());
+}
 
 TEST(PlannerError, ZeroIsTheExactModel) {
   EXPECT_EQ(terms(exact().with_planner_error({0.0, 99})), terms(exact()));

@@ -73,8 +73,8 @@ TEST(DegreeAtLaunch, AShortContextLaunchesWithoutContextParallelism) {
   EXPECT_EQ(planned(b, "llama3-cp", {}, b.short_only, "degree"), 1);
   EXPECT_EQ(planned(b, "uniform-cp", {}, b.short_only, "degree"), 1);
   const CostModel cost(b.scenario.cluster, b.scenario.model);
-  const plan::Plan p = make_strategy(test::system("uniform-cp"), b.scenario, cost)
-                           ->make_plan(test::batch_of(b.with_long));
+  const plan::Plan p =
+      make_strategy(test::system("uniform-cp"), b.scenario, cost)->make_plan(test::batch_of(b.with_long));
   EXPECT_FALSE(p.feasible());
 }
 
