@@ -240,6 +240,14 @@ class Hydraulis final : public Strategy {
   const CostModel& cost_;
 };
 
+// A node budget only means something to the MILP: with "stage2": "lpt" it would be silently ignored.
+std::vector<OptionProblem> check_stage2(const nlohmann::json& options, const SystemCheckContext&) {
+  if (options.at("stage2") == "lpt" && options.at("milp_nodes").is_number_integer())
+    return {{"milp_nodes", "milp_nodes applies to stage2 \"milp\" only, and stage2 is \"lpt\"",
+             "drop milp_nodes, or set stage2 to \"milp\""}};
+  return {};
+}
+
 std::unique_ptr<Strategy> make_hydraulis(const SystemSpec& system, const Scenario& scenario,
                                          const CostModel& cost) {
   return std::make_unique<Hydraulis>(system, scenario, cost);
@@ -280,7 +288,7 @@ const StrategyRegistration registration{
                             "published); context: ring-CP groups of heterogeneous size (assignment policy "
                             "only)",
                     }},
-        .validate = {},
+        .validate = check_stage2,
         .label = {},
     },
     make_hydraulis};

@@ -198,5 +198,15 @@ TEST(Hydraulis, ADocumentLongerThanTheWidestReplicaHoldsIsAnOomNamingTheWidth) {
   EXPECT_TRUE(plan_of(s, {100, widest}, "tensor").feasible());
 }
 
+// Contradictory options are refused (exit 2 at load, naming the option): a node budget with no MILP.
+TEST(Hydraulis, AMilpNodeBudgetWithoutTheMilpIsRefused) {
+  const SystemInfo& info = *find_system("hydraulis");
+  const auto problems = info.check(info.with_defaults({{"stage2", "lpt"}, {"milp_nodes", 50}}), {});
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_EQ(problems[0].option, "milp_nodes");
+  EXPECT_TRUE(info.check(info.with_defaults({{"stage2", "milp"}, {"milp_nodes", 50}}), {}).empty());
+  EXPECT_TRUE(info.check(info.with_defaults({{"stage2", "lpt"}}), {}).empty());
+}
+
 }  // namespace
 }  // namespace zb
