@@ -200,7 +200,7 @@ TEST(ScenarioLoader, QuickstartScenarioValidates) {
   EXPECT_EQ(s.workload.dataset, "wikipedia");
   ASSERT_EQ(s.systems.size(), 4u);
   EXPECT_EQ(s.systems[3].options.at("degree"), "auto")
-      << "the quickstart compares with uniform-cp at its best degree";
+      << "the quickstart compares with uniform-cp at the degree a launch script would fix";
   ASSERT_EQ(s.gates.size(), 2u);
   EXPECT_EQ(s.gates[1].baseline, "best");
   EXPECT_FALSE(s.description.empty());
