@@ -118,13 +118,7 @@ struct Checker {
 
   void check_memory() {
     if ((options.token_capacity < 0 && !options.capacity_of_tp_width) || !plan.oom.empty()) return;
-    std::vector<int> tp_width(static_cast<std::size_t>(std::max(0, plan.world_size)), 1);
-    for (const auto& group : plan.tensor_parallel_groups) {
-      for (const int r : group) {
-        if (r >= 0 && r < plan.world_size)
-          tp_width[static_cast<std::size_t>(r)] = static_cast<int>(group.size());
-      }
-    }
+    const std::vector<int> tp_width = plan.tensor_parallel_width_per_rank();
     for (const auto* layout : {&plan.attention_layout, &plan.linear_layout}) {
       for (const auto& rl : *layout) {
         const std::int64_t capacity =

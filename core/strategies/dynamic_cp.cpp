@@ -6,6 +6,7 @@
 // (dynamic_cp_schedule): rounds of groups, every document its own micro-batch. See docs/STRATEGIES.md
 // "dynamic-cp".
 #include <algorithm>
+#include <bit>
 #include <numeric>
 #include <string>
 
@@ -38,8 +39,7 @@ class DynamicCp final : public Strategy {
     // set above the capacity), is an OOM naming it, before any scheduling. CP sizes are powers of two, so
     // the widest group is the largest power of two ≤ world and the longest document max_seqlen_per_rank
     // times that.
-    int widest = 1;
-    while (2 * widest <= world) widest *= 2;
+    const int widest = static_cast<int>(std::bit_floor(static_cast<unsigned>(world)));
     if (max_per_rank_ <= 0 && !lengths.empty()) {
       // The model's weights and optimizer state leave no room for a single token on a GPU (the default
       // max_seqlen_per_rank is that capacity): every document is out of memory, the first one says so.
@@ -73,8 +73,7 @@ class DynamicCp final : public Strategy {
     // capacity, a full pack can still not fit: an OOM naming the pack's first document.
     for (const DynamicCpMicroBatch& mb : schedule) {
       for (const DynamicCpPackedGroup& g : mb.groups) {
-        std::int64_t rows = 0;
-        for (const int d : g.docs) rows += ring_share_tokens(lengths[static_cast<std::size_t>(d)], g.size);
+        const std::int64_t rows = g.tokens_per_rank;  // the zigzag-padded rows each GPU holds
         if (rows <= capacity) continue;
         plan::Plan out = oom_plan(cost_, system_, strategy_, lengths, {{g.first_rank, 0, rows, capacity}});
         out.info["oversized_pack"] = {{"first_document", g.docs.front()},

@@ -9,6 +9,7 @@
 // the strategy engine so that Zeppelin's planner can weigh it as a candidate; core/strategies/hybrid_dp.cpp
 // registers the baseline.
 #include <algorithm>
+#include <bit>
 #include <map>
 #include <numeric>
 #include <string>
@@ -215,9 +216,7 @@ class HybridDpPlanner {
   // The widest group the form forms: all GPUs (oracle), the largest power of two within them (published).
   int widest_group() const {
     if (shape_.form == HybridDpForm::oracle) return shape_.world();
-    int p = 1;
-    while (2 * p <= shape_.world()) p *= 2;
-    return p;
+    return static_cast<int>(std::bit_floor(static_cast<unsigned>(shape_.world())));
   }
 
   // LPT over placements, first fit over micro-batches (see the file comment).

@@ -7,6 +7,7 @@
 // TP groups of different widths side by side; "groups": "context" keeps the earlier variant, zigzag
 // ring-CP groups, which compares assignment policy alone. See docs/STRATEGIES.md "hydraulis".
 #include <algorithm>
+#include <bit>
 #include <numeric>
 #include <string>
 
@@ -85,9 +86,9 @@ class Hydraulis final : public Strategy {
     const std::vector<std::int64_t>& lengths = batch.lengths;
     const int world = cost_.cluster().world_size();
     const HydraulisCosts costs(cost_, lengths, passes_, groups_);
-    int widest = 1;
-    while (2 * widest <= world) widest *= 2;
-    if (groups_ == HydraulisGroups::tensor) widest = costs.widest();
+    const int widest = groups_ == HydraulisGroups::tensor
+                           ? costs.widest()
+                           : static_cast<int>(std::bit_floor(static_cast<unsigned>(world)));
     for (std::size_t d = 0; d < lengths.size(); ++d) {
       if (costs.fits(static_cast<int>(d), widest)) continue;
       // Longer than the widest group holds: an OOM naming the document, never a split.

@@ -208,8 +208,7 @@ Packing pack_group(const HydraulisCosts& costs, int size, const std::vector<int>
   const int first = static_cast<int>(std::max<std::int64_t>(1, (tokens + cap - 1) / cap));
   const int last = std::max(first, std::min(static_cast<int>(order.size()), first + kMicroBatchCounts - 1));
   const double c = costs.micro_batch_overhead(size);
-  Packing best;
-  Packing stats;  // the MILP's counters, over every v
+  Packing best;  // a better v replaces its packs and objective; the MILP's counters add up over every v
   for (int v = first; v <= last; ++v) {
     std::vector<int> bin_of(order.size(), -1);  // by position in `order`
     std::vector<double> time(static_cast<std::size_t>(v), 0.0);
@@ -241,11 +240,11 @@ Packing pack_group(const HydraulisCosts& costs, int size, const std::vector<int>
       for (const int d : order)
         problem.times.push_back(costs.time(d, size)), problem.tokens.push_back(costs.share(d, size));
       const MinMaxPackingResult r = solve_min_max_packing(problem, bin_of, solver.seconds, solver.node_limit);
-      ++stats.milp_solves;
-      stats.milp_wall += r.seconds;
-      if (r.optimal) ++stats.milp_proven;
+      ++best.milp_solves;
+      best.milp_wall += r.seconds;
+      if (r.optimal) ++best.milp_proven;
       if (!r.bin_of.empty() && (bin_of.empty() || r.makespan < makespan)) {
-        ++stats.milp_improved;
+        ++best.milp_improved;
         bin_of = r.bin_of, makespan = r.makespan, packed = true;
       }
     }
@@ -259,8 +258,6 @@ Packing pack_group(const HydraulisCosts& costs, int size, const std::vector<int>
       best.seconds = objective;
     }
   }
-  best.milp_solves = stats.milp_solves, best.milp_improved = stats.milp_improved;
-  best.milp_proven = stats.milp_proven, best.milp_wall = stats.milp_wall;
   if (!best.packs.empty() || order.empty()) return best;
   // No count in Hetu's range packs (LPT spreads by time, not tokens): first-fit decreasing by share,
   // which always packs since every share fits on its own.

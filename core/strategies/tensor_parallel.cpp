@@ -62,10 +62,12 @@ class Expander {
       out.info["tensor_parallel"] = width_;
     // A grid plan already over TP groups (Hydraulis's replicas planned on the grid of the scenario's TP)
     // keeps them, each grown by its members' own TP groups; otherwise each grid rank's members are one.
-    for (int v = 0; v < grid_.world_size; ++v) {
-      std::vector<int> members;
-      for (int i = 0; i < width(v); ++i) members.push_back(real(v, i));
-      if (grid_.tensor_parallel_groups.empty()) out.tensor_parallel_groups.push_back(std::move(members));
+    if (grid_.tensor_parallel_groups.empty()) {
+      for (int v = 0; v < grid_.world_size; ++v) {
+        std::vector<int> members;
+        for (int i = 0; i < width(v); ++i) members.push_back(real(v, i));
+        out.tensor_parallel_groups.push_back(std::move(members));
+      }
     }
     for (const std::vector<int>& inner : grid_.tensor_parallel_groups) {
       std::vector<int> members;
