@@ -3,7 +3,7 @@ BUILD_DIR ?= build
 JOBS      ?= 2
 CMAKE_ARGS ?=
 
-.PHONY: all deps configure build demo test bench grid clean
+.PHONY: all deps configure build demo test bench grid gpu-bundle gpu-dry-run clean
 
 all: build
 
@@ -28,6 +28,14 @@ bench: build
 # Zeppelin against the best baseline over scenarios/grid and the library (minutes; exit 1 if it loses).
 grid: build
 	@python3 scripts/scenario-grid.py --bin $(BUILD_DIR)/cli/zeppelin-bench --jobs $(JOBS)
+
+# What a GPU machine needs, packed into .deps/gpu-carry (carry it), and the GPU check's dry run here: its
+# plan, the size of what travels and the number of result files, checked (docs/CUDA_BACKEND.md).
+gpu-bundle: build
+	@scripts/gpu-bundle.sh $(BUILD_DIR)
+
+gpu-dry-run: gpu-bundle
+	@scripts/gpu-check.sh --dry-run
 
 clean:
 	@rm -rf $(BUILD_DIR)

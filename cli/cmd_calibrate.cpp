@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include "cli/backend_teardown.hpp"
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
 #include "cli/profile_flag.hpp"
@@ -149,7 +150,11 @@ void add_calibrate_command(CLI::App& app, CommandStatus& status) {
                    "on the GPUs)")
       ->check(CLI::IsMember({"reference", "cuda"}));
   add_profile_option(*command, flags->profile);
-  command->callback([flags, &status] { status.code = calibrate(*flags); });
+  command->callback([flags, &status] {
+    BackendTeardown teardown;  // the cuda backend's NCCL world ends before main returns
+    status.code = calibrate(*flags);
+    teardown.finish();
+  });
 }
 
 }  // namespace zb::cli

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "cli/backend_teardown.hpp"
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
 #include "core/config/scenario_loader.hpp"
@@ -70,7 +71,11 @@ void add_qualify_command(CLI::App& app, CommandStatus& status) {
       ->add_option("--out", flags->out,
                    "Folder for qualify.json and qualify.html (default out/<scenario>-qualify)")
       ->type_name("DIR");
-  command->callback([flags, &status] { status.code = qualify(*flags); });
+  command->callback([flags, &status] {
+    BackendTeardown teardown;  // the cuda backend's NCCL world ends before main returns
+    status.code = qualify(*flags);
+    teardown.finish();
+  });
 }
 
 }  // namespace zb::cli

@@ -14,14 +14,17 @@
 #include <string>
 #include <vector>
 
+#include "cli/backend_teardown.hpp"
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
 #include "cli/profile_flag.hpp"
 #include "cli/run_command.hpp"
 #include "cli/scenario_paths.hpp"
 #include "core/config/scenario_loader.hpp"
+#include "core/exec/executor.hpp"
 #include "core/exec/launch/launcher.hpp"
 #include "core/plan/plan_format.hpp"
+#include "core/run/measured_nothing.hpp"
 #include "core/run/preflight.hpp"
 #include "core/run/run_plan.hpp"
 #include "core/run/run_scenario.hpp"
@@ -102,12 +105,23 @@ RunOutcome execute_run(const LoadedRun& run, const RunFlags& f, bool progress) {
   outcome.summary = reports::summarize_run(result);
   reports::RunContext context = reports::capture_run_context(result.backend, run.overrides);
   context.plan_file = f.plan;
+  context.runtime = result.runtime;  // what the executor asked at run time (cuda: versions, the GPU)
   outcome.verdict = outcome.summary.gates_passed() ? ExitCode::ok : ExitCode::check_failed;
-  if (!is_reporter()) return outcome;
-  // Reports first: a reader of stdout that stops early (`| head -1`) or a full terminal log must not
-  // cost the reports, and the output is then written in one piece.
-  outcome.written =
-      reports::write_reports(result, outcome.summary, context, scenario.output.dir, run.formats);
+  const std::string nothing = nothing_measured(result);
+  if (is_reporter()) {
+    // Reports first: a reader of stdout that stops early (`| head -1`) or a full terminal log must not
+    // cost the reports, and the output is then written in one piece.
+    outcome.written =
+        reports::write_reports(result, outcome.summary, context, scenario.output.dir, run.formats);
+  }
+  // A measured backend that ran nothing ends as a failure (exit 3) instead of printing a summary whose
+  // header says the figures were measured: the report, kept for its out-of-memory details, holds none.
+  if (!nothing.empty()) {
+    throw Error(ExitCode::runtime, Location{run.file, "", 0, 0, -1},
+                nothing + "; the report in " + scenario.output.dir.string() + " holds no measured figure",
+                "give the scenario a model and workload that fit its GPUs (`zeppelin-bench run " + run.file +
+                    " --backend sim` shows which systems are out of memory), or more GPUs");
+  }
   return outcome;
 }
 
@@ -147,9 +161,11 @@ void add_run_command(CLI::App& app, CommandStatus& status) {
                     "Print nothing but errors (default: summary and progress on a terminal)");
   command->add_flag("--verbose", f->verbose, "Print each (system, iteration) as it starts");
   command->callback([f, &status] {
+    BackendTeardown teardown;  // on every way out of the run, before main returns
     const ScenarioPaths paths = expand_scenario_paths(f->scenarios);
     status.code =
         paths.several ? run_many(*f, paths.files, paths.folder_title) : run_one(*f, paths.files.front());
+    teardown.finish();
   });
 }
 

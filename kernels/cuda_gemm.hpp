@@ -45,4 +45,7 @@ class GemmPlan {
 Status gemm(const GemmPlan& plan, const void* a, const void* b, void* c, void* workspace, bool accumulate,
             Stream stream);
 
+// The loaded libcublasLt's version (cublasLtGetVersion: major·10000 + minor·100 + patch); needs no device.
+std::size_t cublaslt_version();
+
 }  // namespace zb::kernels::cuda

@@ -35,9 +35,12 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
+#include <vector>
 
 #include "kernels/attention.hpp"
 #include "kernels/cuda_attention.hpp"
+#include "kernels/sdpa_blocks.hpp"
 #include "kernels/status.hpp"
 
 namespace zb::kernels::cuda {
@@ -45,6 +48,75 @@ namespace zb::kernels::cuda {
 // Success when this build has cudnn-frontend, libcudnn loads (version ≥ 9) and a device works;
 // otherwise the reason. Callers fall back to the own kernels or skip with this message.
 Status cudnn_sdpa_available();
+
+// The loaded libcudnn's version (cudnnGetVersion: major·10000 + minor·100 + patch for cuDNN 9; needs no
+// device) and the cudnn-frontend headers this library was compiled with (same encoding).
+std::size_t cudnn_backend_version();
+std::size_t cudnn_frontend_version();
+
+// How the backward's cuDNN graphs are built. The defaults are the product's; the others exist so that
+// the GPU check (zb_gpucheck bwd-variants) can tell which of cuDNN's ragged-layout features a wrong
+// gradient comes from, on the GPU where it happens.
+struct SdpaBuildOptions {
+  bool ragged_accumulators = true;   // fp32 dQ/dK/dV accumulators sized by the packed totals
+  bool one_entry_per_graph = false;  // one cuDNN call per entry instead of one per mask kind
+  // Each graph's dQ/dK/dV scratch rows contiguous and its offsets prefix sums from 0 (its bound pointers
+  // start at its first row). false: one scratch in entry order across graphs (offsets with gaps and a
+  // non-zero start), the layout that gave wrong dQ on an H200 with cuDNN 9.19 (docs/KERNELS.md).
+  bool graph_local_scratch = true;
+  // Backward: copy each graph's Q, O, dO, LSE rows and K, V rows into contiguous buffers in entry order
+  // before the call, so that every ragged offset cuDNN sees (inputs and gradients) is the prefix sum of
+  // the lengths from 0, the layout cuDNN's own THD samples use. false: the tensors' own rows.
+  bool packed_inputs = true;
+};
+
+// The sizes of one cuDNN graph: the launched entries of one mask kind as one ragged batch (the plan derives
+// them from its blocks; public so that the validation below and its test can name a graph directly).
+struct SdpaGraphSpec {
+  SdpaEntryKind kind = SdpaEntryKind::full;  // bottom_right_causal or full
+  AttentionShape shape;
+  ElementType type = ElementType::bf16;
+  bool backward = false;
+  std::int64_t batch = 0, max_q = 0, max_kv = 0;
+  // Backward: rows the Q-side (Q, O, Stats, dQ scratch) and KV-side (K, V, dK/dV scratch) offsets may name.
+  std::int64_t total_q = 0, total_kv = 0;
+  // SdpaBuildOptions::ragged_accumulators: size cuDNN's fp32 accumulators by total_q/total_kv (packed)
+  // rather than batch × the longest entry (dense).
+  bool ragged_accumulators = true;
+};
+
+// cudnn-frontend's Graph::validate() of one graph, for a GPU of compute capability `sm_version` (90 =
+// Hopper): graph construction and validate() only, with the SM version set on the graph instead of read
+// from a device, so it needs neither a GPU nor a cuDNN handle (libcudnn must load: validate() asks
+// cudnnGetVersion(), which needs no device). SdpaPlan::build runs this same construction and validate()
+// (with the current device's SM version) before the steps that need a handle, so the two cannot drift.
+// What validate() accepts can still be refused on a GPU by check_support/build_plans (an engine's own
+// limits); what it refuses, build() refuses with the same message.
+Status validate_sdpa_graph(const SdpaGraphSpec& spec, int sm_version);
+
+// validate_sdpa_graph for every graph SdpaPlan::build would make from these arguments (the same block
+// split, grouping and sizes as build(), computed by the same host code), without a device. The first
+// refusal is returned (build()'s own argument checks first, then cuDNN's, naming the graph);
+// `graphs`, when given, receives one line per graph validated (kind, batch, s_q, s_kv, totals).
+Status validate_sdpa_plan(const AttentionShape& shape, std::span<const AttentionBlockDesc> blocks,
+                          ElementType input_type, bool backward, int sm_version,
+                          const SdpaBuildOptions& options = {}, std::vector<std::string>* graphs = nullptr);
+
+// One graph's rows as SdpaPlan::build uploads them (host values, computed by the code build() runs): the
+// entries' Q, K/V and O/LSE rows and lengths and, backward, their dQ and dK/dV scratch rows counted from
+// the graph's scratch bases (SdpaBuildOptions::graph_local_scratch). For tests and diagnostics.
+struct SdpaGraphRows {
+  SdpaGraphSpec spec;
+  // The rows cuDNN's offsets name: in the caller's tensors, or (packed_inputs) in the packed buffers.
+  std::vector<std::int64_t> q_rows, kv_rows, out_rows, q_counts, kv_counts, dq_rows, dkv_rows;
+  std::int64_t scratch_q_base = 0, scratch_kv_base = 0;
+  // packed_inputs: the caller's rows that are copied into the packed buffers, entry by entry.
+  bool packed = false;
+  std::vector<std::int64_t> source_q_rows, source_kv_rows, source_out_rows;
+};
+Status sdpa_plan_graph_rows(const AttentionShape& shape, std::span<const AttentionBlockDesc> blocks,
+                            ElementType input_type, bool backward, const SdpaBuildOptions& options,
+                            std::vector<SdpaGraphRows>& graphs);
 
 // One attention call's blocks, classified and uploaded, with the cuDNN graphs built for them (one per
 // mask kind present) and the workspace they need. Built once per plan op, launched every layer.
@@ -61,7 +133,7 @@ class SdpaPlan {
   // uploads the ragged offsets and sequence lengths, and builds the graphs (plan-time: synchronous).
   // `input_type` is bf16 or f16; O, dO, dQ, dK, dV share it; LSE is always f32.
   Status build(const AttentionShape& shape, std::span<const AttentionBlockDesc> blocks,
-               ElementType input_type, bool backward);
+               ElementType input_type, bool backward, const SdpaBuildOptions& options = {});
 
   [[nodiscard]] std::size_t workspace_bytes() const noexcept;
   [[nodiscard]] const AttentionShape& shape() const noexcept;

@@ -173,6 +173,10 @@ std::string backend_statement(const RunSummary& summary) {
   std::string out = "backend: " + summary.backend;
   if (!summary.backend_note.empty()) out += " (" + summary.backend_note + ")";
   if (summary.simulated) return out + " \u2014 figures are SIMULATED, not measured";
+  // A measured backend on which no system ran an iteration measured nothing (the run exits 3).
+  const bool anything_ran = std::any_of(summary.systems.begin(), summary.systems.end(),
+                                        [](const SystemSummary& s) { return s.feasible_iterations > 0; });
+  if (!anything_ran) return out + " \u2014 NOTHING was measured: no system ran an iteration";
   if (summary.backend == "cuda") return out + " \u2014 figures are measured on GPUs";
   return out + " \u2014 figures are MODELLED, not measured";
 }

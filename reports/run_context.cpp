@@ -38,9 +38,11 @@ std::string utc_timestamp_now() {
 }
 
 std::vector<LinkedLibrary> linked_libraries() {
-  // The binary links SimGrid, fmt, nlohmann_json and CLI11 always and MPI when it was found. CUDA and NCCL
-  // are not linked by zeppelin-bench (only by the kernels' own GPU check), so their versions would
-  // describe the build machine, not this binary: they are not listed.
+  // The binary links SimGrid, fmt, nlohmann_json and CLI11 always and MPI when it was found. A build with
+  // CUDA also links the CUDA runtime, NCCL, cuBLASLt, cuDNN, CUPTI and NVRTC (the cuda backend and its
+  // kernels), but the versions the build found are not listed here: the shared libraries a GPU run loads
+  // (and the driver) may be other ones. The cuda executor asks them at run time instead, and the report
+  // writes its answers as provenance.runtime (RunContext::runtime), only for runs that used them.
   std::vector<LinkedLibrary> out{{"simgrid", build::simgrid_version},
                                  {"fmt", build::fmt_version},
                                  {"nlohmann_json", build::nlohmann_json_version},
@@ -80,6 +82,18 @@ RunContext capture_run_context(const std::string& backend, std::vector<ScenarioO
   return context;
 }
 
+nlohmann::ordered_json runtime_facts_to_json(const RuntimeFacts& facts) {
+  nlohmann::ordered_json out;
+  out["asked_by"] = facts.asked_by;
+  out["libraries"] = nlohmann::ordered_json::object();
+  for (const auto& [name, version] : facts.libraries) out["libraries"][name] = version;
+  out["gpu"] = nlohmann::ordered_json{{"name", facts.gpu_name},
+                                      {"compute_capability", facts.gpu_compute_capability},
+                                      {"sm_count", facts.gpu_sm_count},
+                                      {"memory_bytes", facts.gpu_memory_bytes}};
+  return out;
+}
+
 nlohmann::ordered_json overrides_to_json(const std::vector<ScenarioOverride>& overrides) {
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (const ScenarioOverride& o : overrides) {
@@ -104,6 +118,9 @@ nlohmann::ordered_json provenance_to_json(const RunContext& context, const std::
   out["host"] = host_facts_to_json(context.host);
   out["nccl_environment"] = nlohmann::ordered_json::object();
   for (const auto& [name, value] : context.nccl_environment) out["nccl_environment"][name] = value;
+  // A simulated run asked no device: it claims no driver, library version or GPU.
+  if (!context.simulated && context.backend != "sim" && !context.runtime.empty())
+    out["runtime"] = runtime_facts_to_json(context.runtime);
   return out;
 }
 

@@ -4,7 +4,10 @@
 // - provenance, which changes from run to run on the same inputs: the build (version, git revision and
 //   whether the tree was dirty, the versions of the libraries the binary links), the command line, the
 //   host (CPU, memory, GPUs, driver), the date, and every NCCL_* environment variable (they change which
-//   NIC carries which bytes, so a result without them cannot be reproduced).
+//   NIC carries which bytes, so a result without them cannot be reproduced);
+// - on a backend that runs on GPUs (cuda), what its executor asked at run time: the versions of the
+//   driver, the CUDA runtime, NCCL, cuDNN, cuBLASLt and CUPTI in use, and the GPU (RunResult::runtime,
+//   copied here by the run command; reports never ask a device themselves).
 #include <map>
 #include <string>
 #include <vector>
@@ -37,6 +40,7 @@ struct RunContext {
   HostFacts host;
   std::string date_utc;                                 // ISO-8601, e.g. 2026-11-30T10:40:16Z
   std::map<std::string, std::string> nccl_environment;  // sorted by name
+  RuntimeFacts runtime;  // the executor's, asked at run time; empty for sim and reference
 };
 
 // Reads the build facts, the command line (/proc/self/cmdline), the host, the clock and the environment of
@@ -47,15 +51,20 @@ struct RunContext {
 // The arguments this process was started with, argv[0] included; empty where /proc is not mounted.
 [[nodiscard]] std::vector<std::string> process_arguments();
 
-// The libraries this binary links, with the versions found when it was configured.
+// The libraries this binary links, with the versions found when it was configured (the build's view; the
+// versions a GPU run actually loaded are RunContext::runtime's).
 [[nodiscard]] std::vector<LinkedLibrary> linked_libraries();
 
 // The current time in UTC as ISO-8601 with a 'Z' suffix.
 [[nodiscard]] std::string utc_timestamp_now();
 
-// The provenance part of the context, as report.json writes it (its "provenance" section).
+// The provenance part of the context, as report.json writes it (its "provenance" section); "runtime"
+// only when the executor asked something at run time and the backend is not the simulator.
 [[nodiscard]] nlohmann::ordered_json provenance_to_json(const RunContext& context,
                                                         const std::string& scenario_file);
+
+// provenance.runtime: {"asked_by", "libraries": {"cuda_driver": "13.0", ...}, "gpu": {...}}.
+[[nodiscard]] nlohmann::ordered_json runtime_facts_to_json(const RuntimeFacts& facts);
 
 [[nodiscard]] nlohmann::ordered_json overrides_to_json(const std::vector<ScenarioOverride>& overrides);
 

@@ -53,4 +53,12 @@ std::unique_ptr<Executor> make_executor(Backend backend) {
   throw Error(ExitCode::bad_input, Location{}, "unknown backend");
 }
 
+std::vector<std::string> shut_down_backends([[maybe_unused]] bool after_failure) {
+#ifdef ZEPPELIN_HAVE_CUDA_EXECUTOR
+  return cuda::shut_down_cuda(after_failure);
+#else
+  return {};
+#endif
+}
+
 }  // namespace zb

@@ -120,6 +120,9 @@ RunResult run_plan(const Scenario& scenario, plan::Plan plan, const std::string&
   sr.system.label = plan.system.empty() ? "plan:" + plan_file : plan.system;
   sr.system.options = {{"plan", plan_file}};
   const auto executor = make_executor(scenario.backend);
+  // Before any planning: a backend that cannot run here ends the run now, before any output claims it ran.
+  executor->prepare(scenario);
+  result.runtime = executor->runtime_facts();
   const auto simulator = simulator_for(scenario.backend, options.simulate_measured);
   result.backend = executor->backend();
   if (options.on_progress) options.on_progress({sr.system.label, 0, 1, 0, 1});

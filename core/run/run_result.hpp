@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/config/scenario.hpp"
+#include "core/exec/executor.hpp"
 #include "core/exec/trace.hpp"
 #include "core/metrics/long_documents.hpp"
 #include "core/metrics/metrics.hpp"
@@ -47,7 +48,10 @@ struct SystemResult {
 
 struct RunResult {
   Scenario scenario;
-  std::string backend;   // "sim", "reference", "cuda"
+  std::string backend;  // "sim", "reference", "cuda"
+  // What the executor asked at run time about the driver, the libraries and the GPU (the cuda backend;
+  // empty for sim and reference): the report's provenance.runtime.
+  RuntimeFacts runtime;
   BatchRecord workload;  // what the reports keep of every iteration's batch
   // Per batch, the shares in documents longer than one GPU's and one node's token capacity (the same
   // for every system): worked out when the batch is drawn, since the batch is dropped after.

@@ -64,6 +64,9 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
         "without \"parallelism\" on the reference backend");
   }
   const auto executor = make_executor(scenario.backend);
+  // Before any planning: a backend that cannot run here ends the run now, before any output claims it ran.
+  executor->prepare(scenario);
+  result.runtime = executor->runtime_facts();
   const auto simulator = simulator_for(scenario.backend, options.simulate_measured);
   result.backend = executor->backend();
   const int iterations = scenario.workload.iterations;

@@ -153,4 +153,8 @@ Status gemm(const GemmPlan& plan, const void* a, const void* b, void* c, void* w
                   entry, "cublasLtMatmul");
 }
 
+std::size_t cublaslt_version() {
+  return cublasLtGetVersion();
+}
+
 }  // namespace zb::kernels::cuda

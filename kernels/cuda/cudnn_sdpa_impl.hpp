@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/cuda_attention.hpp"
 #include "kernels/cuda_sdpa.hpp"
 #include "kernels/sdpa_blocks.hpp"
 
@@ -84,6 +85,14 @@ struct SdpaGraph {
   std::int64_t workspace = 0;  // cuDNN's own workspace bytes
   // Device int32 arrays: seq lengths (batch) and ragged element offsets (batch + 1, the last one the end).
   DeviceArray seq_q, seq_kv, off_q, off_kv, off_o, off_stats, off_dq, off_dkv;
+  // Backward: the graph's first dQ and dK/dV scratch rows. Its entries' scratch rows are contiguous from
+  // there in its entry order, and the dQ/dK/dV pointers bound for it start there, so its gradient offsets
+  // are exact prefix sums of its entries' lengths from 0 (see SdpaBuildOptions::graph_local_scratch).
+  std::int64_t scratch_q_base = 0, scratch_kv_base = 0;
+  // Backward with SdpaBuildOptions::packed_inputs: the copies of the caller's rows into the packed
+  // buffers (Q rows; O and dO rows; LSE rows; K and V rows), entry by entry.
+  bool packed = false;
+  RowCopySchedule pack_q, pack_out, pack_stats, pack_kv;
 };
 
 // The backward's accumulation of one gradient: the CSR gather map on the device.
@@ -92,19 +101,16 @@ struct DeviceGatherMap {
   DeviceArray dest_rows, first, sources;
 };
 
-// Sizes a graph needs: built from the entries of one kind.
-struct SdpaGraphSpec {
-  SdpaEntryKind kind = SdpaEntryKind::full;
-  AttentionShape shape;
-  ElementType type = ElementType::bf16;
-  bool backward = false;
-  std::int64_t batch = 0, max_q = 0, max_kv = 0;
-  // Backward: rows the Q-side (Q, O, Stats, dQ scratch) and KV-side (K, V, dK/dV scratch) offsets may name.
-  std::int64_t total_q = 0, total_kv = 0;
-};
+// The public spec (kernels/cuda_sdpa.hpp), under its old name for this library's code.
+using SdpaGraphSpec = cuda::SdpaGraphSpec;
 
-// Builds the frontend graph (validate, operation graph, heuristic A plans, support check, plan build)
-// and queries its workspace. Plan-time.
+// Constructs the frontend graph for `spec` with the SM version set explicitly (before the SDPA node is
+// added: nodes copy the graph's context when they are created) and runs validate(). No device, no handle.
+Status make_validated_sdpa_graph(const SdpaGraphSpec& spec, int sm_version,
+                                 std::shared_ptr<cudnn_frontend::graph::Graph>& graph);
+
+// make_validated_sdpa_graph with the current device's SM version, then what needs the handle: operation
+// graph, heuristic A plans, support check, plan build, workspace query. Plan-time.
 Status build_sdpa_graph(cudnnHandle_t handle, const SdpaGraphSpec& spec,
                         std::shared_ptr<cudnn_frontend::graph::Graph>& graph, std::int64_t& workspace);
 
@@ -137,7 +143,7 @@ struct SdpaPlan::Impl {
   ElementType type = ElementType::bf16;
   bool backward = false;
   cudnnHandle_t handle = nullptr;
-  std::vector<detail::SdpaGraph> graphs;  // one per mask kind present, bottom-right first
+  std::vector<detail::SdpaGraph> graphs;  // one per mask kind present (or per entry), bottom-right first
 
   // Forward: the O/LSE rows that see no key.
   detail::DeviceArray empty_rows;
@@ -151,6 +157,9 @@ struct SdpaPlan::Impl {
 
   std::size_t cudnn_workspace = 0;  // max over the graphs (they run one after the other on the stream)
   std::size_t dq_scratch_offset = 0, dk_scratch_offset = 0, dv_scratch_offset = 0;
+  // Backward, packed_inputs: the packed buffers (shared by the graphs, which run one after the other).
+  std::size_t packed_q_offset = 0, packed_o_offset = 0, packed_do_offset = 0, packed_stats_offset = 0,
+              packed_k_offset = 0, packed_v_offset = 0;
   std::size_t workspace_bytes = 0;
 
   Impl() = default;

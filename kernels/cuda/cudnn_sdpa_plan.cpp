@@ -13,6 +13,7 @@ namespace zb::kernels::cuda {
 
 using detail::DeviceArray;
 using detail::SdpaGraph;
+using detail::SdpaGraphSpec;
 
 namespace {
 
@@ -44,47 +45,201 @@ std::vector<std::int64_t> ragged(const std::vector<std::int64_t>& rows,
   return offsets;
 }
 
-// The entries of one kind as one graph; `scratch_q` / `scratch_kv` are each entry's scratch rows (backward).
-Status build_kind(cudnnHandle_t handle, const SdpaPlan::Impl& plan, SdpaEntryKind kind,
-                  const std::vector<SdpaEntry>& entries, const std::vector<std::int64_t>& scratch_q,
-                  const std::vector<std::int64_t>& scratch_kv, SdpaGraph& g) {
-  std::vector<std::int64_t> q_rows, kv_rows, out_rows, q_counts, kv_counts, dq_rows, dkv_rows;
-  for (std::size_t e = 0; e < entries.size(); ++e) {
-    if (entries[e].kind != kind) continue;
-    q_rows.push_back(entries[e].q_row);
-    kv_rows.push_back(entries[e].kv_row);
-    out_rows.push_back(entries[e].out_row);
-    q_counts.push_back(entries[e].q_count);
-    kv_counts.push_back(entries[e].kv_count);
-    if (plan.backward) {
-      dq_rows.push_back(scratch_q[e]);
-      dkv_rows.push_back(scratch_kv[e]);
+// One graph's members (the launched entries of one kind, or one entry) and the spec cuDNN sees: host
+// values only, so validate_sdpa_plan derives exactly what build() uploads and builds.
+using GraphLayout = SdpaGraphRows;
+
+// Everything build() decides before it touches the device.
+struct PlanLayout {
+  std::vector<SdpaEntry> entries;
+  std::vector<std::int64_t> empty_rows;  // forward: O/LSE rows that see no key
+  std::int64_t scratch_q_rows = 0, scratch_kv_rows = 0;
+  std::vector<std::int64_t> dq_dest, dq_count, dq_source, dkv_dest, dkv_count, dkv_source;
+  std::vector<GraphLayout> graphs;  // bottom-right first, then full
+};
+
+// The entries `members` (indices into layout.entries) as one graph of `kind`.
+GraphLayout lay_out_graph(const PlanLayout& layout, const AttentionShape& shape, ElementType type,
+                          bool backward, SdpaEntryKind kind, const std::vector<std::size_t>& members,
+                          const std::vector<std::int64_t>& scratch_q,
+                          const std::vector<std::int64_t>& scratch_kv, const SdpaBuildOptions& options) {
+  GraphLayout g;
+  if (backward && options.graph_local_scratch) {
+    // The members' scratch rows are contiguous from the first one's (lay_out_plan), and the pointers
+    // bound for this graph start there: its gradient offsets are the prefix sums of its lengths from 0.
+    g.scratch_q_base = scratch_q[members.front()];
+    g.scratch_kv_base = scratch_kv[members.front()];
+  }
+  for (std::size_t e : members) {
+    const SdpaEntry& entry = layout.entries[e];
+    g.q_rows.push_back(entry.q_row);
+    g.kv_rows.push_back(entry.kv_row);
+    g.out_rows.push_back(entry.out_row);
+    g.q_counts.push_back(entry.q_count);
+    g.kv_counts.push_back(entry.kv_count);
+    if (backward) {
+      g.dq_rows.push_back(scratch_q[e] - g.scratch_q_base);
+      g.dkv_rows.push_back(scratch_kv[e] - g.scratch_kv_base);
     }
   }
-  const AttentionShape& shape = plan.shape;
+  if (backward && options.packed_inputs) {
+    // The packed buffers hold the members' rows one after the other: every offset is a prefix sum from 0.
+    g.packed = true;
+    g.source_q_rows = std::exchange(g.q_rows, {});
+    g.source_kv_rows = std::exchange(g.kv_rows, {});
+    g.source_out_rows = std::exchange(g.out_rows, {});
+    std::int64_t q = 0, kv = 0;
+    for (std::size_t i = 0; i < members.size(); ++i) {
+      g.q_rows.push_back(q);
+      g.out_rows.push_back(q);
+      g.kv_rows.push_back(kv);
+      q += g.q_counts[i];
+      kv += g.kv_counts[i];
+    }
+  }
+  g.spec.kind = kind;
+  g.spec.shape = shape;
+  g.spec.type = type;
+  g.spec.backward = backward;
+  g.spec.batch = static_cast<std::int64_t>(members.size());
+  g.spec.max_q = *std::max_element(g.q_counts.begin(), g.q_counts.end());
+  g.spec.max_kv = *std::max_element(g.kv_counts.begin(), g.kv_counts.end());
+  g.spec.ragged_accumulators = options.ragged_accumulators;
+  if (backward) {
+    g.spec.total_q = std::max({shape.q_tokens, shape.out_rows, layout.scratch_q_rows});
+    g.spec.total_kv = std::max(shape.kv_tokens, layout.scratch_kv_rows);
+  }
+  return g;
+}
+
+// Validates and splits the blocks, assigns scratch rows (backward) and groups the entries into graphs.
+Status lay_out_plan(const AttentionShape& shape, std::span<const AttentionBlockDesc> blocks, ElementType type,
+                    bool backward, const SdpaBuildOptions& options, PlanLayout& layout) {
+  if (type != ElementType::bf16 && type != ElementType::f16)
+    return Status::failure(std::string(kEntry) +
+                           ": input_type must be bf16 or f16 (cuDNN SDPA has no f32 path)");
+  if (Status s = split_sdpa_blocks(kEntry, shape, blocks, backward, layout.entries); !s) return s;
+  const std::vector<SdpaEntry>& entries = layout.entries;
+  // The forward's rows that see no key, and which mask kinds are launched.
+  std::vector<std::int64_t> scratch_q(entries.size(), 0), scratch_kv(entries.size(), 0);
+  bool has_kind[2] = {false, false};
+  for (const SdpaEntry& entry : entries) {
+    if (entry.kind == SdpaEntryKind::empty) {
+      for (std::int64_t r = 0; r < entry.q_count; ++r) layout.empty_rows.push_back(entry.out_row + r);
+      continue;
+    }
+    has_kind[entry.kind == SdpaEntryKind::full ? 1 : 0] = true;
+  }
+  // Scratch rows (backward): graph by graph (bottom-right entries in list order, then full ones), so that
+  // each graph's rows are contiguous (graph_local_scratch); or in list order across graphs.
+  const auto assign_scratch = [&](std::size_t e) {
+    scratch_q[e] = layout.scratch_q_rows;
+    scratch_kv[e] = layout.scratch_kv_rows;
+    layout.scratch_q_rows += entries[e].q_count;
+    layout.scratch_kv_rows += entries[e].kv_count;
+  };
+  if (options.graph_local_scratch) {
+    for (SdpaEntryKind kind : {SdpaEntryKind::bottom_right_causal, SdpaEntryKind::full})
+      for (std::size_t e = 0; e < entries.size(); ++e)
+        if (entries[e].kind == kind) assign_scratch(e);
+  } else {
+    for (std::size_t e = 0; e < entries.size(); ++e)
+      if (entries[e].kind != SdpaEntryKind::empty) assign_scratch(e);
+  }
+  // The gathers add each entry's scratch rows into dQ/dK/dV in list order (the accumulation order the
+  // plan's blocks give), whatever the scratch layout.
+  for (std::size_t e = 0; e < entries.size(); ++e) {
+    const SdpaEntry& entry = entries[e];
+    if (entry.kind == SdpaEntryKind::empty) continue;
+    layout.dq_dest.push_back(entry.q_row);
+    layout.dq_count.push_back(entry.q_count);
+    layout.dq_source.push_back(scratch_q[e]);
+    layout.dkv_dest.push_back(entry.kv_row);
+    layout.dkv_count.push_back(entry.kv_count);
+    layout.dkv_source.push_back(scratch_kv[e]);
+  }
+  if (!backward) layout.scratch_q_rows = layout.scratch_kv_rows = 0;
+  for (SdpaEntryKind kind : {SdpaEntryKind::bottom_right_causal, SdpaEntryKind::full}) {
+    if (!has_kind[kind == SdpaEntryKind::full ? 1 : 0]) continue;
+    std::vector<std::size_t> members;
+    for (std::size_t e = 0; e < entries.size(); ++e) {
+      if (entries[e].kind != kind) continue;
+      if (options.one_entry_per_graph)
+        layout.graphs.push_back(
+            lay_out_graph(layout, shape, type, backward, kind, {e}, scratch_q, scratch_kv, options));
+      else
+        members.push_back(e);
+    }
+    if (!members.empty())
+      layout.graphs.push_back(
+          lay_out_graph(layout, shape, type, backward, kind, members, scratch_q, scratch_kv, options));
+  }
+  return Status::success();
+}
+
+std::string describe_graph(const SdpaGraphSpec& spec) {
+  return std::string(spec.backward ? "backward " : "forward ") +
+         (spec.kind == SdpaEntryKind::bottom_right_causal ? "bottom-right causal" : "full") + " batch " +
+         std::to_string(spec.batch) + " s_q " + std::to_string(spec.max_q) + " s_kv " +
+         std::to_string(spec.max_kv) + " heads " + std::to_string(spec.shape.heads) + "/" +
+         std::to_string(spec.shape.kv_heads) + " d " + std::to_string(spec.shape.head_dim) +
+         (spec.type == ElementType::bf16 ? " bf16" : " f16") +
+         (spec.backward
+              ? " total_q " + std::to_string(spec.total_q) + " total_kv " + std::to_string(spec.total_kv)
+              : std::string());
+}
+
+// Uploads one graph's lengths and ragged offsets and builds its cuDNN graph.
+Status build_graph(cudnnHandle_t handle, const GraphLayout& layout, SdpaGraph& g) {
+  const SdpaGraphSpec& spec = layout.spec;
+  const AttentionShape& shape = spec.shape;
   const std::int64_t q_elements = static_cast<std::int64_t>(shape.heads) * shape.head_dim;
   const std::int64_t kv_elements = static_cast<std::int64_t>(shape.kv_heads) * shape.head_dim;
-  g.kind = kind;
-  g.batch = static_cast<std::int64_t>(q_rows.size());
-  g.max_q = *std::max_element(q_counts.begin(), q_counts.end());
-  g.max_kv = *std::max_element(kv_counts.begin(), kv_counts.end());
+  g.kind = spec.kind;
+  g.scratch_q_base = layout.scratch_q_base;
+  g.scratch_kv_base = layout.scratch_kv_base;
+  g.batch = spec.batch;
+  g.max_q = spec.max_q;
+  g.max_kv = spec.max_kv;
   for (Status s :
-       {upload_int32(g.seq_q, q_counts, "seq_len_q"), upload_int32(g.seq_kv, kv_counts, "seq_len_kv"),
-        upload_int32(g.off_q, ragged(q_rows, q_counts, q_elements), "Q ragged offsets"),
-        upload_int32(g.off_kv, ragged(kv_rows, kv_counts, kv_elements), "K/V ragged offsets"),
-        upload_int32(g.off_o, ragged(out_rows, q_counts, q_elements), "O ragged offsets"),
-        upload_int32(g.off_stats, ragged(out_rows, q_counts, shape.heads), "LSE ragged offsets")}) {
+       {upload_int32(g.seq_q, layout.q_counts, "seq_len_q"),
+        upload_int32(g.seq_kv, layout.kv_counts, "seq_len_kv"),
+        upload_int32(g.off_q, ragged(layout.q_rows, layout.q_counts, q_elements), "Q ragged offsets"),
+        upload_int32(g.off_kv, ragged(layout.kv_rows, layout.kv_counts, kv_elements), "K/V ragged offsets"),
+        upload_int32(g.off_o, ragged(layout.out_rows, layout.q_counts, q_elements), "O ragged offsets"),
+        upload_int32(g.off_stats, ragged(layout.out_rows, layout.q_counts, shape.heads),
+                     "LSE ragged offsets")}) {
     if (!s) return s;
   }
-  detail::SdpaGraphSpec spec{kind, shape, plan.type, plan.backward, g.batch, g.max_q, g.max_kv, 0, 0};
-  if (plan.backward) {
-    if (Status s = upload_int32(g.off_dq, ragged(dq_rows, q_counts, q_elements), "dQ scratch offsets"); !s)
-      return s;
-    if (Status s = upload_int32(g.off_dkv, ragged(dkv_rows, kv_counts, kv_elements), "dK/dV scratch offsets");
+  if (layout.packed) {
+    const auto runs = [](const std::vector<std::int64_t>& rows, const std::vector<std::int64_t>& counts) {
+      std::vector<RowRange> out;
+      for (std::size_t i = 0; i < rows.size(); ++i) out.push_back({rows[i], counts[i]});
+      return out;
+    };
+    const std::size_t element = 2;  // bf16 and f16
+    g.packed = true;
+    for (Status s :
+         {g.pack_q.build(runs(layout.source_q_rows, layout.q_counts),
+                         static_cast<std::size_t>(q_elements) * element, shape.q_tokens, false),
+          g.pack_out.build(runs(layout.source_out_rows, layout.q_counts),
+                           static_cast<std::size_t>(q_elements) * element, shape.out_rows, false),
+          g.pack_stats.build(runs(layout.source_out_rows, layout.q_counts),
+                             static_cast<std::size_t>(shape.heads) * sizeof(float), shape.out_rows, false),
+          g.pack_kv.build(runs(layout.source_kv_rows, layout.kv_counts),
+                          static_cast<std::size_t>(kv_elements) * element, shape.kv_tokens, false)}) {
+      if (!s) return Status::failure(std::string(kEntry) + ": packing the backward's inputs: " + s.message());
+    }
+  }
+  if (spec.backward) {
+    if (Status s =
+            upload_int32(g.off_dq, ragged(layout.dq_rows, layout.q_counts, q_elements), "dQ scratch offsets");
         !s)
       return s;
-    spec.total_q = std::max({shape.q_tokens, shape.out_rows, plan.scratch_q_rows});
-    spec.total_kv = std::max(shape.kv_tokens, plan.scratch_kv_rows);
+    if (Status s = upload_int32(g.off_dkv, ragged(layout.dkv_rows, layout.kv_counts, kv_elements),
+                                "dK/dV scratch offsets");
+        !s)
+      return s;
   }
   return detail::build_sdpa_graph(handle, spec, g.graph, g.workspace);
 }
@@ -100,6 +255,14 @@ Status upload_gather(detail::DeviceGatherMap& device, const SdpaGatherMap& map, 
 }
 
 }  // namespace
+
+std::size_t cudnn_backend_version() {
+  return cudnnGetVersion();
+}
+
+std::size_t cudnn_frontend_version() {
+  return CUDNN_FRONTEND_VERSION;
+}
 
 Status cudnn_sdpa_available() {
   if (Status s = device_available(); !s) return s;
@@ -128,13 +291,33 @@ const AttentionShape& SdpaPlan::shape() const noexcept {
   return impl_ ? impl_->shape : moved_from;
 }
 
+Status validate_sdpa_plan(const AttentionShape& shape, std::span<const AttentionBlockDesc> blocks,
+                          ElementType input_type, bool backward, int sm_version,
+                          const SdpaBuildOptions& options, std::vector<std::string>* graphs) {
+  PlanLayout layout;
+  if (Status s = lay_out_plan(shape, blocks, input_type, backward, options, layout); !s) return s;
+  for (const GraphLayout& g : layout.graphs) {
+    if (Status s = validate_sdpa_graph(g.spec, sm_version); !s) return s;
+    if (graphs != nullptr) graphs->push_back(describe_graph(g.spec));
+  }
+  return Status::success();
+}
+
+Status sdpa_plan_graph_rows(const AttentionShape& shape, std::span<const AttentionBlockDesc> blocks,
+                            ElementType input_type, bool backward, const SdpaBuildOptions& options,
+                            std::vector<SdpaGraphRows>& graphs) {
+  PlanLayout layout;
+  if (Status s = lay_out_plan(shape, blocks, input_type, backward, options, layout); !s) return s;
+  graphs = std::move(layout.graphs);
+  return Status::success();
+}
+
 Status SdpaPlan::build(const AttentionShape& shape, std::span<const AttentionBlockDesc> blocks,
-                       ElementType input_type, bool backward) {
-  if (input_type != ElementType::bf16 && input_type != ElementType::f16)
-    return Status::failure(std::string(kEntry) +
-                           ": input_type must be bf16 or f16 (cuDNN SDPA has no f32 path)");
-  std::vector<SdpaEntry> entries;
-  if (Status s = split_sdpa_blocks(kEntry, shape, blocks, backward, entries); !s) return s;
+                       ElementType input_type, bool backward, const SdpaBuildOptions& options) {
+  // Everything that can be refused without a device is decided first (argument errors name the block
+  // before any cuDNN or CUDA call), by the code validate_sdpa_plan runs too.
+  PlanLayout layout;
+  if (Status s = lay_out_plan(shape, blocks, input_type, backward, options, layout); !s) return s;
 
   auto fresh = std::make_unique<Impl>();
   fresh->shape = shape;
@@ -142,49 +325,34 @@ Status SdpaPlan::build(const AttentionShape& shape, std::span<const AttentionBlo
   fresh->backward = backward;
   if (const cudnnStatus_t status = cudnnCreate(&fresh->handle); status != CUDNN_STATUS_SUCCESS)
     return Status::failure(std::string(kEntry) + ": cudnnCreate: " + detail::cudnn_error_text(status));
-
-  // Scratch rows in list order (backward), and the forward's rows that see no key.
-  std::vector<std::int64_t> scratch_q(entries.size(), 0), scratch_kv(entries.size(), 0), empty_rows;
-  std::vector<std::int64_t> dq_dest, dq_count, dkv_dest, dkv_count, dq_source, dkv_source;
-  bool has_kind[2] = {false, false};
-  for (std::size_t e = 0; e < entries.size(); ++e) {
-    const SdpaEntry& entry = entries[e];
-    if (entry.kind == SdpaEntryKind::empty) {
-      for (std::int64_t r = 0; r < entry.q_count; ++r) empty_rows.push_back(entry.out_row + r);
-      continue;
-    }
-    has_kind[entry.kind == SdpaEntryKind::full ? 1 : 0] = true;
-    scratch_q[e] = fresh->scratch_q_rows;
-    scratch_kv[e] = fresh->scratch_kv_rows;
-    fresh->scratch_q_rows += entry.q_count;
-    fresh->scratch_kv_rows += entry.kv_count;
-    dq_dest.push_back(entry.q_row);
-    dq_count.push_back(entry.q_count);
-    dq_source.push_back(scratch_q[e]);
-    dkv_dest.push_back(entry.kv_row);
-    dkv_count.push_back(entry.kv_count);
-    dkv_source.push_back(scratch_kv[e]);
-  }
+  fresh->scratch_q_rows = layout.scratch_q_rows;
+  fresh->scratch_kv_rows = layout.scratch_kv_rows;
   if (!backward) {
-    fresh->scratch_q_rows = fresh->scratch_kv_rows = 0;
-    fresh->empty_row_count = static_cast<std::int64_t>(empty_rows.size());
-    if (Status s = fresh->empty_rows.upload(empty_rows, kEntry, "empty rows"); !s) return s;
+    fresh->empty_row_count = static_cast<std::int64_t>(layout.empty_rows.size());
+    if (Status s = fresh->empty_rows.upload(layout.empty_rows, kEntry, "empty rows"); !s) return s;
   }
-  for (SdpaEntryKind kind : {SdpaEntryKind::bottom_right_causal, SdpaEntryKind::full}) {
-    if (!has_kind[kind == SdpaEntryKind::full ? 1 : 0]) continue;
+  std::int64_t packed_q_rows = 0, packed_kv_rows = 0;  // the largest graph's (the buffers are shared)
+  for (const GraphLayout& g : layout.graphs) {
     fresh->graphs.emplace_back();
-    if (Status s =
-            build_kind(fresh->handle, *fresh, kind, entries, scratch_q, scratch_kv, fresh->graphs.back());
-        !s)
-      return s;
+    if (Status s = build_graph(fresh->handle, g, fresh->graphs.back()); !s) return s;
     fresh->cudnn_workspace =
         std::max(fresh->cudnn_workspace, static_cast<std::size_t>(fresh->graphs.back().workspace));
+    if (g.packed) {
+      std::int64_t q = 0, kv = 0;
+      for (std::int64_t c : g.q_counts) q += c;
+      for (std::int64_t c : g.kv_counts) kv += c;
+      packed_q_rows = std::max(packed_q_rows, q);
+      packed_kv_rows = std::max(packed_kv_rows, kv);
+    }
   }
   if (backward) {
-    if (Status s = upload_gather(fresh->dq_map, build_gather_map(dq_dest, dq_count, dq_source), "dQ map"); !s)
+    if (Status s = upload_gather(
+            fresh->dq_map, build_gather_map(layout.dq_dest, layout.dq_count, layout.dq_source), "dQ map");
+        !s)
       return s;
-    if (Status s =
-            upload_gather(fresh->dkv_map, build_gather_map(dkv_dest, dkv_count, dkv_source), "dK/dV map");
+    if (Status s = upload_gather(fresh->dkv_map,
+                                 build_gather_map(layout.dkv_dest, layout.dkv_count, layout.dkv_source),
+                                 "dK/dV map");
         !s)
       return s;
   }
@@ -198,10 +366,20 @@ Status SdpaPlan::build(const AttentionShape& shape, std::span<const AttentionBlo
   fresh->dv_scratch_offset =
       fresh->dk_scratch_offset +
       detail::align_up(static_cast<std::size_t>(fresh->scratch_kv_rows) * kv_row_bytes);
-  fresh->workspace_bytes =
-      backward ? fresh->dv_scratch_offset +
-                     detail::align_up(static_cast<std::size_t>(fresh->scratch_kv_rows) * kv_row_bytes)
-               : fresh->cudnn_workspace;
+  // Then, backward with packed inputs: [packed Q | O | dO | LSE | K | V].
+  const std::size_t packed_q_bytes = detail::align_up(static_cast<std::size_t>(packed_q_rows) * q_row_bytes);
+  const std::size_t packed_kv_bytes =
+      detail::align_up(static_cast<std::size_t>(packed_kv_rows) * kv_row_bytes);
+  fresh->packed_q_offset = fresh->dv_scratch_offset +
+                           detail::align_up(static_cast<std::size_t>(fresh->scratch_kv_rows) * kv_row_bytes);
+  fresh->packed_o_offset = fresh->packed_q_offset + packed_q_bytes;
+  fresh->packed_do_offset = fresh->packed_o_offset + packed_q_bytes;
+  fresh->packed_stats_offset = fresh->packed_do_offset + packed_q_bytes;
+  fresh->packed_k_offset =
+      fresh->packed_stats_offset + detail::align_up(static_cast<std::size_t>(packed_q_rows) *
+                                                    static_cast<std::size_t>(shape.heads) * sizeof(float));
+  fresh->packed_v_offset = fresh->packed_k_offset + packed_kv_bytes;
+  fresh->workspace_bytes = backward ? fresh->packed_v_offset + packed_kv_bytes : fresh->cudnn_workspace;
   impl_ = std::move(fresh);
   return Status::success();
 }

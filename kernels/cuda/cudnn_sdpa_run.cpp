@@ -121,16 +121,46 @@ Status sdpa_backward(const SdpaPlan& plan, const SdpaBackwardTensors& t, Stream 
   void* dv_scratch = base + p->dv_scratch_offset;
   // cuDNN writes every launched entry's gradients into its own scratch rows, then the gather adds them
   // into dQ/dK/dV in list order (exact accumulation, nothing to zero in the scratch).
+  const std::size_t q_row_bytes = static_cast<std::size_t>(p->shape.heads) * p->shape.head_dim * 2;
+  const std::size_t kv_row_bytes = static_cast<std::size_t>(p->shape.kv_heads) * p->shape.head_dim * 2;
   for (const SdpaGraph& g : p->graphs) {
-    VariantPack pack{{detail::kUidQ, const_cast<void*>(t.q)},
-                     {detail::kUidK, const_cast<void*>(t.k)},
-                     {detail::kUidV, const_cast<void*>(t.v)},
-                     {detail::kUidO, const_cast<void*>(t.o)},
-                     {detail::kUidDO, const_cast<void*>(t.d_o)},
-                     {detail::kUidStats, const_cast<float*>(t.lse)},
-                     {detail::kUidDQ, dq_scratch},
-                     {detail::kUidDK, dk_scratch},
-                     {detail::kUidDV, dv_scratch},
+    // The graph's gradient offsets count from its first scratch rows (SdpaGraph::scratch_q_base).
+    void* dq_base =
+        static_cast<unsigned char*>(dq_scratch) + static_cast<std::size_t>(g.scratch_q_base) * q_row_bytes;
+    void* dk_base =
+        static_cast<unsigned char*>(dk_scratch) + static_cast<std::size_t>(g.scratch_kv_base) * kv_row_bytes;
+    void* dv_base =
+        static_cast<unsigned char*>(dv_scratch) + static_cast<std::size_t>(g.scratch_kv_base) * kv_row_bytes;
+    // Packed inputs: the graph's rows copied into contiguous buffers in entry order first (stream order
+    // keeps the previous graph's call done with the shared buffers before they are overwritten).
+    const void *q = t.q, *k = t.k, *v = t.v, *o = t.o, *d_o = t.d_o;
+    const float* lse = t.lse;
+    if (g.packed) {
+      void* packed_q = base + p->packed_q_offset;
+      void* packed_o = base + p->packed_o_offset;
+      void* packed_do = base + p->packed_do_offset;
+      void* packed_lse = base + p->packed_stats_offset;
+      void* packed_k = base + p->packed_k_offset;
+      void* packed_v = base + p->packed_v_offset;
+      for (Status s :
+           {pack_rows(g.pack_q, t.q, packed_q, stream), pack_rows(g.pack_out, t.o, packed_o, stream),
+            pack_rows(g.pack_out, t.d_o, packed_do, stream),
+            pack_rows(g.pack_stats, t.lse, packed_lse, stream), pack_rows(g.pack_kv, t.k, packed_k, stream),
+            pack_rows(g.pack_kv, t.v, packed_v, stream)}) {
+        if (!s) return Status::failure(std::string(entry) + ": packing the inputs: " + s.message());
+      }
+      q = packed_q, k = packed_k, v = packed_v, o = packed_o, d_o = packed_do;
+      lse = static_cast<const float*>(packed_lse);
+    }
+    VariantPack pack{{detail::kUidQ, const_cast<void*>(q)},
+                     {detail::kUidK, const_cast<void*>(k)},
+                     {detail::kUidV, const_cast<void*>(v)},
+                     {detail::kUidO, const_cast<void*>(o)},
+                     {detail::kUidDO, const_cast<void*>(d_o)},
+                     {detail::kUidStats, const_cast<float*>(lse)},
+                     {detail::kUidDQ, dq_base},
+                     {detail::kUidDK, dk_base},
+                     {detail::kUidDV, dv_base},
                      {detail::kUidOffDQ, g.off_dq.as<void>()},
                      {detail::kUidOffDKV, g.off_dkv.as<void>()}};
     bind_tables(g, pack);

@@ -52,11 +52,14 @@ CheckResult check_merge(int head_dim, std::uint64_t seed);
 CheckResult check_pack_round_trip(std::uint64_t seed);
 
 // Causal bf16 forward, batch 1, one sequence of `sequence_length`, bf16 output (like SDPA): median
-// milliseconds over the timed runs and TFLOP/s with FLOPs = 4·s²·heads·d / 2.
+// milliseconds over the timed runs and TFLOP/s with FLOPs = 4·s²·heads·d / 2. Random inputs, warm-up,
+// median of kTimedRuns CUDA-event runs: kernels/gpucheck/timing.hpp.
 struct Timing {
   double milliseconds = 0;
   double tflops = 0;
-  std::string error;  // non-empty when the run failed
+  std::string error;     // non-empty when the run failed
+  int timed_runs = 0;    // the median's sample count
+  int operand_sets = 1;  // GEMM: sets the runs rotated among (1 when one set exceeds twice the L2)
 };
 Timing time_causal_forward(std::int64_t sequence_length, int heads, int head_dim);
 

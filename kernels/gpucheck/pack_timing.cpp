@@ -7,7 +7,7 @@
 #include "core/common/rng.hpp"
 #include "kernels/gpucheck/attention_check.hpp"
 #include "kernels/gpucheck/device_buffer.hpp"
-#include "kernels/half.hpp"
+#include "kernels/gpucheck/timing.hpp"
 
 namespace zb::kernels::gpucheck {
 
@@ -66,53 +66,31 @@ Timing time_causal_forward(std::int64_t sequence_length, int heads, int head_dim
       {0, sequence_length, 0, sequence_length, 0, 0, AttentionMask::causal, 0}};
   const std::size_t elements =
       static_cast<std::size_t>(sequence_length) * static_cast<std::size_t>(heads * head_dim);
-  // A 1 Mi-element random pattern, repeated: the values do not change the timing, drawing 64k·32·128
-  // values per tensor on the host would.
-  Rng rng(42);
-  std::vector<std::uint16_t> pattern(std::size_t{1} << 20);
-  for (auto& p : pattern) p = float_to_bf16_bits(static_cast<float>(rng.normal()));
   DeviceBuffer q, k, v, o, lse;
-  for (Status st : {q.allocate(elements * 2, "q"), k.allocate(elements * 2, "k"),
-                    v.allocate(elements * 2, "v"), o.allocate(elements * 2, "o"),
-                    lse.allocate(static_cast<std::size_t>(sequence_length) * heads * 4, "lse")}) {
+  for (Status st :
+       {q.allocate(elements * 2, "q"), k.allocate(elements * 2, "k"), v.allocate(elements * 2, "v"),
+        o.allocate(elements * 2, "o"),
+        lse.allocate(static_cast<std::size_t>(sequence_length) * heads * 4, "lse"),
+        fill_uniform_bf16(q, 42, "q"), fill_uniform_bf16(k, 43, "k"), fill_uniform_bf16(v, 44, "v")}) {
     if (!st) return {0, 0, st.message()};
-  }
-  for (DeviceBuffer* buffer : {&q, &k, &v}) {
-    for (std::size_t done = 0; done < elements; done += pattern.size()) {
-      const std::size_t count = std::min(pattern.size(), elements - done);
-      if (cudaMemcpy(static_cast<std::uint16_t*>(buffer->get()) + done, pattern.data(), count * 2,
-                     cudaMemcpyHostToDevice) != cudaSuccess)
-        return {0, 0, "cudaMemcpy of the timing inputs failed"};
-    }
   }
   cuda::AttentionSchedule schedule;
   if (Status st = schedule.build(shape, blocks); !st) return {0, 0, st.message()};
   const cuda::AttentionTensors tensors{
       cuda::ElementType::bf16,       q.get(), k.get(), v.get(), cuda::ElementType::bf16, o.get(),
       static_cast<float*>(lse.get())};
-  cudaEvent_t start = nullptr, stop = nullptr;
-  if (cudaEventCreate(&start) != cudaSuccess || cudaEventCreate(&stop) != cudaSuccess)
-    return {0, 0, "cudaEventCreate failed"};
   const double flops = 4.0 * static_cast<double>(sequence_length) * static_cast<double>(sequence_length) *
                        heads * head_dim / 2.0;
-  std::vector<double> runs;
-  // Two warm-up runs, then up to 20 timed runs or about one second, whichever comes first.
-  double spent_ms = 0;
-  for (int i = 0; i < 22 && (i < 5 || spent_ms < 1000.0); ++i) {
-    if (cudaEventRecord(start, nullptr) != cudaSuccess) return {0, 0, "cudaEventRecord(start) failed"};
-    if (Status st = cuda::attention_forward(schedule, tensors, nullptr); !st) return {0, 0, st.message()};
-    if (cudaEventRecord(stop, nullptr) != cudaSuccess) return {0, 0, "cudaEventRecord(stop) failed"};
-    if (Status st = cuda::synchronize(nullptr, "time_causal_forward"); !st) return {0, 0, st.message()};
-    float ms = 0;
-    if (cudaEventElapsedTime(&ms, start, stop) != cudaSuccess) return {0, 0, "cudaEventElapsedTime failed"};
-    spent_ms += ms;
-    if (i >= 2) runs.push_back(ms);
-  }
-  static_cast<void>(cudaEventDestroy(start));
-  static_cast<void>(cudaEventDestroy(stop));
-  std::ranges::sort(runs);
-  timing.milliseconds = runs[runs.size() / 2];
+  // Warm-up, then the median of kTimedRuns CUDA-event runs (kernels/gpucheck/timing.hpp). Q, K, V of 8k
+  // tokens and more exceed the L2, so one operand set.
+  MedianTiming t;
+  if (Status st = median_ms([&](int) { return cuda::attention_forward(schedule, tensors, nullptr); },
+                            "time_causal_forward", t);
+      !st)
+    return {0, 0, st.message()};
+  timing.milliseconds = t.median_ms;
   timing.tflops = flops / (timing.milliseconds * 1e-3) / 1e12;
+  timing.timed_runs = t.timed_runs;
   return timing;
 }
 

@@ -89,7 +89,8 @@ CheckResult check_sdpa_forward(const SdpaCase& c, std::uint64_t seed) {
                  compare_elementwise("LSE", lse, lse_ref, t.lse, s.heads));
 }
 
-CheckResult check_sdpa_backward(const SdpaCase& c, std::uint64_t seed) {
+CheckResult check_sdpa_backward(const SdpaCase& c, std::uint64_t seed,
+                                const cuda::SdpaBuildOptions& options) {
   const AttentionShape& s = c.shape;
   const std::vector<AttentionBlockDesc>& backward = c.backward_blocks.empty() ? c.blocks : c.backward_blocks;
   const std::int64_t q_count = s.q_tokens * s.heads * s.head_dim,
@@ -128,7 +129,7 @@ CheckResult check_sdpa_backward(const SdpaCase& c, std::uint64_t seed) {
     return failed(st);
 
   cuda::SdpaPlan plan;
-  if (Status st = plan.build(s, backward, c.type, true); !st) return failed(st);
+  if (Status st = plan.build(s, backward, c.type, true, options); !st) return failed(st);
   DeviceBuffer bq, bk, bv, bo, bdo, blse, bdq, bdk, bdv, workspace;
   for (Status st : {to_device(bq, q_bits, "q"), to_device(bk, k_bits, "k"), to_device(bv, v_bits, "v"),
                     to_device(bo, o_bits, "o"), to_device(bdo, do_bits, "d_o"), to_device(bdq, dq_bits, "dq"),

@@ -12,6 +12,7 @@
 
 #include "kernels/attention.hpp"
 #include "kernels/cuda_attention.hpp"
+#include "kernels/cuda_sdpa.hpp"
 #include "kernels/gpucheck/attention_check.hpp"
 #include "kernels/gpucheck/elementwise.hpp"
 
@@ -41,16 +42,19 @@ std::vector<SdpaCase> sdpa_standard_cases();
 
 CheckResult check_sdpa_forward(const SdpaCase& c, std::uint64_t seed);
 // dQ/dK/dV start from random values (the plan must ADD), compared with the float64 attention_backward.
-CheckResult check_sdpa_backward(const SdpaCase& c, std::uint64_t seed);
+CheckResult check_sdpa_backward(const SdpaCase& c, std::uint64_t seed,
+                                const cuda::SdpaBuildOptions& options = {});
 // One long causal sequence on the GPU; the oracle computes only `sample_rows` rows (first, last, spread).
 CheckResult check_sdpa_long_causal(std::int64_t length, int heads, int kv_heads, int head_dim,
                                    std::int64_t sample_rows, std::uint64_t seed);
 
 // Causal bf16, batch 1, one sequence: median forward and backward milliseconds and TFLOP/s
-// (forward FLOPs 4·s²·heads·d/2, backward 2.5× that, the FlashAttention convention).
+// (forward FLOPs 4·s²·heads·d/2, backward 2.5× that, the FlashAttention convention). Random inputs,
+// warm-up, median of kTimedRuns CUDA-event runs: kernels/gpucheck/timing.hpp.
 struct SdpaTiming {
   double forward_ms = 0, forward_tflops = 0, backward_ms = 0, backward_tflops = 0;
   std::string error;
+  int forward_runs = 0, backward_runs = 0;  // the medians' sample counts
 };
 SdpaTiming time_sdpa_causal(std::int64_t sequence_length, int heads, int head_dim);
 

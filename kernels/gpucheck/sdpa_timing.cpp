@@ -2,64 +2,15 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <functional>
+#include <utility>
 #include <vector>
 
-#include "core/common/rng.hpp"
 #include "kernels/cuda_sdpa.hpp"
 #include "kernels/gpucheck/device_buffer.hpp"
 #include "kernels/gpucheck/sdpa_check.hpp"
-#include "kernels/half.hpp"
+#include "kernels/gpucheck/timing.hpp"
 
 namespace zb::kernels::gpucheck {
-
-namespace {
-
-// Fills a device buffer of bf16 with a repeated 1 Mi-element random pattern (the values do not change
-// the timing; drawing 64k·32·128 values per tensor on the host would).
-Status fill_pattern(DeviceBuffer& buffer, const std::vector<std::uint16_t>& pattern, const char* name) {
-  const std::size_t elements = buffer.bytes() / 2;
-  for (std::size_t done = 0; done < elements; done += pattern.size()) {
-    const std::size_t count = std::min(pattern.size(), elements - done);
-    const cudaError_t error = cudaMemcpy(static_cast<std::uint16_t*>(buffer.get()) + done, pattern.data(),
-                                         count * 2, cudaMemcpyHostToDevice);
-    if (error != cudaSuccess)
-      return Status::failure(std::string("cudaMemcpy(") + name +
-                             " timing inputs): " + cudaGetErrorString(error));
-  }
-  return Status::success();
-}
-
-// Median milliseconds of `launch`: two warm-up runs, then up to 20 timed runs or about one second.
-Status median_ms(const std::function<Status()>& launch, double& median) {
-  cudaEvent_t start = nullptr, stop = nullptr;
-  if (cudaEventCreate(&start) != cudaSuccess || cudaEventCreate(&stop) != cudaSuccess)
-    return Status::failure("cudaEventCreate failed");
-  std::vector<double> runs;
-  double spent_ms = 0;
-  Status status;
-  for (int i = 0; i < 22 && (i < 5 || spent_ms < 1000.0) && status; ++i) {
-    float ms = 0;
-    if (cudaEventRecord(start, nullptr) != cudaSuccess)
-      status = Status::failure("cudaEventRecord(start) failed");
-    if (status) status = launch();
-    if (status && cudaEventRecord(stop, nullptr) != cudaSuccess)
-      status = Status::failure("cudaEventRecord(stop)");
-    if (status) status = cuda::synchronize(nullptr, "time_sdpa_causal");
-    if (status && cudaEventElapsedTime(&ms, start, stop) != cudaSuccess)
-      status = Status::failure("cudaEventElapsedTime failed");
-    spent_ms += ms;
-    if (status && i >= 2) runs.push_back(ms);
-  }
-  static_cast<void>(cudaEventDestroy(start));
-  static_cast<void>(cudaEventDestroy(stop));
-  if (!status) return status;
-  std::ranges::sort(runs);
-  median = runs[runs.size() / 2];
-  return Status::success();
-}
-
-}  // namespace
 
 SdpaTiming time_sdpa_causal(std::int64_t sequence_length, int heads, int head_dim) {
   SdpaTiming timing;
@@ -70,9 +21,6 @@ SdpaTiming time_sdpa_causal(std::int64_t sequence_length, int heads, int head_di
       static_cast<std::size_t>(sequence_length) * static_cast<std::size_t>(heads * head_dim);
   const std::size_t lse_bytes =
       static_cast<std::size_t>(sequence_length) * static_cast<std::size_t>(heads) * 4;
-  Rng rng(42);
-  std::vector<std::uint16_t> pattern(std::size_t{1} << 20);
-  for (auto& p : pattern) p = float_to_bf16_bits(static_cast<float>(rng.normal()));
   cuda::SdpaPlan forward, backward;
   for (Status st : {forward.build(shape, blocks, cuda::ElementType::bf16, false),
                     backward.build(shape, blocks, cuda::ElementType::bf16, true)}) {
@@ -87,10 +35,12 @@ SdpaTiming time_sdpa_causal(std::int64_t sequence_length, int heads, int head_di
         workspace.allocate(workspace_bytes, "workspace")}) {
     if (!st) return {0, 0, 0, 0, st.message()};
   }
-  for (Status st :
-       {fill_pattern(q, pattern, "q"), fill_pattern(k, pattern, "k"), fill_pattern(v, pattern, "v"),
-        fill_pattern(d_o, pattern, "d_o"), dq.poison("dq"), dk.poison("dk"), dv.poison("dv")}) {
-    if (!st) return {0, 0, 0, 0, st.message()};
+  // Random inputs (kernels/gpucheck/timing.hpp), dQ/dK/dV too: the gather kernel reads them.
+  std::uint64_t seed = 42;
+  for (auto [buffer, name] :
+       {std::pair{&q, "q"}, std::pair{&k, "k"}, std::pair{&v, "v"}, std::pair{&d_o, "d_o"},
+        std::pair{&dq, "dq"}, std::pair{&dk, "dk"}, std::pair{&dv, "dv"}}) {
+    if (Status st = fill_uniform_bf16(*buffer, seed++, name); !st) return {0, 0, 0, 0, st.message()};
   }
   const cuda::SdpaForwardTensors ft{q.get(),        k.get(), v.get(), o.get(), static_cast<float*>(lse.get()),
                                     workspace.get()};
@@ -100,11 +50,20 @@ SdpaTiming time_sdpa_causal(std::int64_t sequence_length, int heads, int head_di
   const double flops = 4.0 * static_cast<double>(sequence_length) * static_cast<double>(sequence_length) *
                        heads * head_dim / 2.0;
   // The forward first: its O and LSE are the backward's inputs (the gradients' values do not matter here).
-  if (Status st = median_ms([&] { return cuda::sdpa_forward(forward, ft, nullptr); }, timing.forward_ms); !st)
+  // Q, K, V of 8k–64k tokens are 64 MiB–512 MiB each, beyond the L2, so one operand set.
+  MedianTiming f, b;
+  if (Status st = median_ms([&](int) { return cuda::sdpa_forward(forward, ft, nullptr); },
+                            "time_sdpa_causal forward", f);
+      !st)
     return {0, 0, 0, 0, st.message()};
-  if (Status st = median_ms([&] { return cuda::sdpa_backward(backward, bt, nullptr); }, timing.backward_ms);
+  timing.forward_ms = f.median_ms;
+  timing.forward_runs = f.timed_runs;
+  if (Status st = median_ms([&](int) { return cuda::sdpa_backward(backward, bt, nullptr); },
+                            "time_sdpa_causal backward", b);
       !st)
     return {timing.forward_ms, 0, 0, 0, st.message()};
+  timing.backward_ms = b.median_ms;
+  timing.backward_runs = b.timed_runs;
   timing.forward_tflops = flops / (timing.forward_ms * 1e-3) / 1e12;
   timing.backward_tflops = 2.5 * flops / (timing.backward_ms * 1e-3) / 1e12;
   return timing;

@@ -1,6 +1,7 @@
 #include "core/exec/cuda/cuda_executor.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <numeric>
@@ -15,6 +16,7 @@
 #include "core/exec/cuda/pass_runner.hpp"
 #include "core/exec/cuda/rank_comm.hpp"
 #include "core/exec/cuda/rank_compute.hpp"
+#include "core/exec/cuda/runtime_facts.hpp"
 #include "core/exec/cuda/trace_events.hpp"
 #include "core/exec/cuda/verify_pass.hpp"
 #include "core/lower/estimate.hpp"
@@ -41,9 +43,32 @@ std::size_t median_repetition(const std::vector<double>& seconds) {
   return index[(index.size() - 1) / 2];
 }
 
+// "1.2 ms (slowest rank)", and when the host's enqueueing took most of the pass's device span, that the
+// span is bound by the host's launches: the GPU may have waited for work, so the figure is not the GPU's.
+std::string enqueue_text(double enqueue_seconds, double span_seconds) {
+  char milliseconds[32];
+  std::snprintf(milliseconds, sizeof milliseconds, "%.3f", enqueue_seconds * 1e3);
+  std::string out = std::string(milliseconds) + " ms (slowest rank)";
+  if (span_seconds > 0 && enqueue_seconds >= 0.8 * span_seconds)
+    out += ", most of its device span: launch-bound, the GPU may have waited for the host";
+  return out;
+}
+
 }  // namespace
 
 CudaExecutor::CudaExecutor(CudaOptions options) : options_(options) {}
+
+void CudaExecutor::prepare(const Scenario& scenario) {
+  options_.validate();
+  // Program world sizes are the cluster's GPU count (a TP plan is expanded to the real GPUs), so this is
+  // the world every run() will ask for.
+  const CudaWorld& world = CudaWorld::get(scenario.cluster.world_size());
+  facts_ = ask_runtime_facts(world.rank(), world.device());
+}
+
+std::vector<std::string> shut_down_cuda(bool after_failure) {
+  return CudaWorld::shutdown(after_failure);
+}
 
 Trace CudaExecutor::run(const lower::Program& program, const RunContext& context) {
   options_.validate();
@@ -132,19 +157,29 @@ Trace CudaExecutor::run(const lower::Program& program, const RunContext& context
   }
 
   // The slowest rank's time of every pass of every repetition, then the median repetition of each pass.
+  // The host's enqueue times ride along in the same reduction (the slowest rank's of each pass).
   std::vector<double> seconds;
   for (const PassTimes& t : forward) seconds.push_back(t.seconds);
   for (const PassTimes& t : backward) seconds.push_back(t.seconds);
+  for (const PassTimes& t : forward) seconds.push_back(t.enqueue_seconds);
+  for (const PassTimes& t : backward) seconds.push_back(t.enqueue_seconds);
   seconds = world.max_over_ranks(std::move(seconds));
   const auto reps = static_cast<std::ptrdiff_t>(forward.size());
+  const auto passes = static_cast<std::ptrdiff_t>(forward.size() + backward.size());
   const std::vector<double> forward_max(seconds.begin(), seconds.begin() + reps);
   const std::size_t fwd_rep = median_repetition(forward_max);
   trace.layer.forward = forward_max[fwd_rep];
+  std::string timing =
+      "pass times: the device span from an event recorded before the host enqueues the pass "
+      "to the end of both streams; the host enqueued the median forward pass in " +
+      enqueue_text(seconds[static_cast<std::size_t>(passes) + fwd_rep], trace.layer.forward);
   std::size_t bwd_rep = 0;
   if (program.backward) {
-    const std::vector<double> backward_max(seconds.begin() + reps, seconds.end());
+    const std::vector<double> backward_max(seconds.begin() + reps, seconds.begin() + passes);
     bwd_rep = median_repetition(backward_max);
     trace.layer.backward = backward_max[bwd_rep];
+    timing += ", the backward in " +
+              enqueue_text(seconds[static_cast<std::size_t>(passes + reps) + bwd_rep], trace.layer.backward);
   }
   trace.iteration_seconds = trace.layers * (trace.layer.forward + trace.layer.backward);
 
@@ -165,7 +200,7 @@ Trace CudaExecutor::run(const lower::Program& program, const RunContext& context
                      std::to_string(options_.warmup) + " warm-up, " + std::to_string(options_.repetitions) +
                      " timed repetitions, median); attention: " +
                      (kernel == AttentionKernel::cudnn ? "cuDNN SDPA" : "own kernels") + ", NCCL over " +
-                     std::to_string(world.size()) + " processes; " + verified;
+                     std::to_string(world.size()) + " processes; " + timing + "; " + verified;
   if (const std::string notes = distinct_notes(all); !notes.empty()) trace.model_note += "; " + notes;
   return trace;
 }

@@ -27,6 +27,13 @@ void check_mpi(int code, int rank, const char* call) {
 }
 #endif
 
+// The process's world (CudaWorld::get makes it, CudaWorld::shutdown ends it) and whether it has ended.
+std::unique_ptr<CudaWorld>& the_world() {
+  static std::unique_ptr<CudaWorld> world;
+  return world;
+}
+bool world_ended = false;
+
 }  // namespace
 
 int usable_device_count() {
@@ -42,7 +49,12 @@ int usable_device_count() {
 }
 
 CudaWorld& CudaWorld::get(int program_world_size) {
-  static std::unique_ptr<CudaWorld> world;
+  std::unique_ptr<CudaWorld>& world = the_world();
+  if (world_ended)
+    throw Error(ExitCode::runtime, Location{},
+                "backend cuda: the process's CUDA world (NCCL, MPI) was already shut down and cannot start "
+                "again",
+                "this is a bug: CudaWorld::shutdown must run only once the command is done with the GPU");
   const int devices = usable_device_count();
   const Launch& launch = process_launch();
   const int processes = launch.multi_process() ? launch.world_size : 1;
@@ -108,17 +120,49 @@ CudaWorld::CudaWorld(int rank, int size, int device) : rank_(rank), size_(size),
              "backend cuda: the world communicator of " + std::to_string(size_) + " ranks");
 }
 
+std::vector<std::string> CudaWorld::shutdown(bool after_failure) {
+  std::unique_ptr<CudaWorld>& world = the_world();
+  world_ended = world_ended || world != nullptr;
+  if (!world) return {};
+  std::vector<std::string> problems = world->end(after_failure);
+  world.reset();  // its destructor finds nothing left to end
+  return problems;
+}
+
+// A safety net for a command that took the world and did not call shutdown(): it ran, so nothing failed.
 CudaWorld::~CudaWorld() {
+  (void)end(false);
+}
+
+std::vector<std::string> CudaWorld::end(bool after_failure) {
+  std::vector<std::string> problems;
+  const char* call = after_failure ? "ncclCommAbort" : "ncclCommDestroy";
+  const auto end_comm = [&](ncclComm_t& comm, const std::string& which) {
+    if (comm == nullptr) return;
+    const ncclResult_t code = after_failure ? ncclCommAbort(comm) : ncclCommDestroy(comm);
+    if (code != ncclSuccess)
+      problems.push_back("backend cuda: rank " + std::to_string(rank_) + ": " + call + " of " + which +
+                         " failed: " + ncclGetErrorString(code));
+    comm = nullptr;  // ended or not, it is not used again
+  };
+  // Split communicators before the world one they came from; maps iterate alike on every rank.
   for (auto& [members, comm] : groups_)
-    if (comm != nullptr) ncclCommDestroy(comm);
-  for (auto& [gpus, comm] : rails_)
-    if (comm != nullptr) ncclCommDestroy(comm);
-  if (world_ != nullptr) ncclCommDestroy(world_);
+    end_comm(comm, "the communicator of a collective over " + std::to_string(members.size()) + " ranks");
+  for (auto& [gpus, comm] : rails_) end_comm(comm, "the rail communicator");
+  end_comm(world_, "the world communicator");
 #ifdef ZEPPELIN_HAVE_MPI
-  int finalized = 0;
-  MPI_Finalized(&finalized);
-  if (mpi_initialised_here_ && !finalized) MPI_Finalize();
+  if (mpi_initialised_here_) {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized && !(after_failure && size_ > 1)) {
+      if (const int code = MPI_Finalize(); code != MPI_SUCCESS)
+        problems.push_back("backend cuda: rank " + std::to_string(rank_) +
+                           ": MPI_Finalize failed (MPI error " + std::to_string(code) + ")");
+    }
+    mpi_initialised_here_ = false;
+  }
 #endif
+  return problems;
 }
 
 ncclComm_t CudaWorld::group(const std::vector<int>& members) {

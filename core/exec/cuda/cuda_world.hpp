@@ -4,7 +4,9 @@
 // and the NCCL communicators: one over the world, one per distinct member set of the collectives and
 // the rank's rail for the routed legs between nodes (ncclCommSplit, made in the same order on every rank
 // because every rank sees the same programs).
-// Created once per process on the first run and kept: NCCL and MPI initialise once.
+// Created once per process on the first run and kept: NCCL and MPI initialise once. Ended by shutdown(),
+// which the run command calls before main returns (core/exec's shut_down_backends), never by a static
+// destructor after main: by then the CUDA runtime NCCL needs may already be torn down.
 #include <map>
 #include <memory>
 #include <optional>
@@ -26,8 +28,18 @@ class CudaWorld {
   // The world for a program of `program_world_size` ranks. Exit 2 when the launch's world size differs
   // from it (naming both) or when more processes share this node than it has GPUs; exit 3 when the
   // device, MPI or NCCL cannot be set up.
+  // Exit 3 after shutdown(): NCCL's bootstrap and MPI cannot start twice in one process.
   static CudaWorld& get(int program_world_size);
-  ~CudaWorld();
+  // Ends this process's world, if there is one: every communicator (the collectives' and rails' before the
+  // world one they were split from, in the same order on every rank) and MPI when it was initialised here.
+  // On success `after_failure` is false: ncclCommDestroy (which completes what was enqueued; an intra-node
+  // collective that every rank reaches, since every rank ends its run the same way) and MPI_Finalize. On an
+  // error path it is true and nothing may wait for the peers, one of which may be stuck in NCCL waiting
+  // for this rank: ncclCommAbort, and for a world of several processes no MPI_Finalize (Open MPI's waits
+  // for every process), so this process exits with its error and the launcher ends the others.
+  // Idempotent; every failed call is returned as a message naming it (never thrown).
+  static std::vector<std::string> shutdown(bool after_failure);
+  ~CudaWorld();  // a no-op after shutdown(); otherwise (a command that never called it) as shutdown(false)
   CudaWorld(const CudaWorld&) = delete;
   CudaWorld& operator=(const CudaWorld&) = delete;
 
@@ -55,6 +67,7 @@ class CudaWorld {
 
  private:
   CudaWorld(int rank, int size, int device);
+  std::vector<std::string> end(bool after_failure);
   int rank_ = 0, size_ = 1, device_ = 0;
   bool mpi_initialised_here_ = false;
   std::string gpu_name_;

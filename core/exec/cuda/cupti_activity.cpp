@@ -40,15 +40,18 @@ ClockPair read_clocks(int rank) {
 
 }  // namespace
 
-std::atomic<CuptiActivity*> CuptiActivity::active_{nullptr};
+std::mutex CuptiActivity::store_mutex_;
+CuptiActivity* CuptiActivity::active_ = nullptr;
 
 CuptiActivity::CuptiActivity(int rank) : rank_(rank) {}
 
+// Stopping without keeping anything (an error path, or stop() failed part-way): flush, then stop, as
+// stop() does, but nothing thrown from a destructor; what CUPTI still delivers is dropped.
 CuptiActivity::~CuptiActivity() {
   if (!running_) return;
-  cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-  disable_kinds();
-  active_.store(nullptr);
+  (void)cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  (void)disable_kinds();
+  detach();
 }
 
 void CUPTIAPI CuptiActivity::buffer_requested(std::uint8_t** buffer, std::size_t* size,
@@ -60,31 +63,48 @@ void CUPTIAPI CuptiActivity::buffer_requested(std::uint8_t** buffer, std::size_t
 
 void CUPTIAPI CuptiActivity::buffer_completed(CUcontext context, std::uint32_t stream, std::uint8_t* buffer,
                                               std::size_t /*size*/, std::size_t valid_bytes) {
-  if (CuptiActivity* collector = active_.load(); collector != nullptr)
-    collector->take_buffer(context, stream, buffer, valid_bytes);
-  std::free(buffer);
-}
-
-void CuptiActivity::take_buffer(CUcontext context, std::uint32_t stream, std::uint8_t* buffer,
-                                std::size_t valid_bytes) {
+  // The walk reads only the buffer, so it runs before the lock; the store is touched only under it, and
+  // only while a collector is attached.
   ParsedActivity parsed = parse_activity_buffer(buffer, valid_bytes);
   std::size_t dropped = 0;
   const CUptiResult dropped_status = cuptiActivityGetNumDroppedRecords(context, stream, &dropped);
-  const std::lock_guard lock(mutex_);
-  records_.insert(records_.end(), std::make_move_iterator(parsed.records.begin()),
-                  std::make_move_iterator(parsed.records.end()));
-  if (dropped_status == CUPTI_SUCCESS) dropped_ += dropped;
-  if (!parsed.stopped.empty() && problem_.empty()) problem_ = parsed.stopped;
+  {
+    const std::lock_guard lock(store_mutex_);
+    if (CuptiActivity* collector = active_; collector != nullptr) {
+      collector->records_.insert(collector->records_.end(), std::make_move_iterator(parsed.records.begin()),
+                                 std::make_move_iterator(parsed.records.end()));
+      if (dropped_status == CUPTI_SUCCESS) collector->dropped_ += dropped;
+      if (!parsed.stopped.empty() && collector->problem_.empty()) collector->problem_ = parsed.stopped;
+    }
+  }
+  std::free(buffer);
 }
 
-void CuptiActivity::disable_kinds() {
-  for (const CUpti_ActivityKind kind : kKinds) cuptiActivityDisable(kind);
+void CuptiActivity::detach() {
+  const std::lock_guard lock(store_mutex_);
+  if (active_ == this) active_ = nullptr;
+  running_ = false;
+}
+
+std::string CuptiActivity::disable_kinds() {
+  std::string problem;
+  for (const CUpti_ActivityKind kind : kKinds) {
+    if (const CUptiResult code = cuptiActivityDisable(kind); code != CUPTI_SUCCESS && problem.empty())
+      problem = "cuptiActivityDisable failed: " + cupti_error(code);
+  }
+  return problem;
 }
 
 void CuptiActivity::start() {
-  CuptiActivity* none = nullptr;
-  if (!active_.compare_exchange_strong(none, this))
-    fail(rank_, "backend cuda: a CUPTI activity trace is already being collected in this process (a bug)");
+  {
+    const std::lock_guard lock(store_mutex_);
+    if (active_ != nullptr)
+      fail(rank_, "backend cuda: a CUPTI activity trace is already being collected in this process (a bug)");
+    active_ = this;
+    records_.clear();
+    dropped_ = 0;
+    problem_.clear();
+  }
   try {
     check_cupti(
         cuptiActivityRegisterCallbacks(&CuptiActivity::buffer_requested, &CuptiActivity::buffer_completed),
@@ -93,26 +113,29 @@ void CuptiActivity::start() {
       check_cupti(cuptiActivityEnable(kind), rank_, "cuptiActivityEnable");
     first_ = read_clocks(rank_);
   } catch (...) {
-    disable_kinds();
-    active_.store(nullptr);
+    (void)disable_kinds();
+    detach();
     throw;
   }
   running_ = true;
 }
 
 CollectedActivity CuptiActivity::stop() {
+  // Flush, then stop: the device idle first, so that every record of the timed layers is complete; then
+  // every buffer back through the callback (incomplete ones too); only then the kinds disabled and the
+  // collector detached. A failure leaves running_ set, so the destructor still stops CUPTI.
   check_cuda(cudaDeviceSynchronize(), rank_, "cudaDeviceSynchronize", "backend cuda: ending the CUPTI trace");
   check_cupti(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), rank_, "cuptiActivityFlushAll");
   const ClockPair last = read_clocks(rank_);
-  disable_kinds();
-  active_.store(nullptr);
-  running_ = false;
-  const std::lock_guard lock(mutex_);
+  const std::string disable_problem = disable_kinds();
+  detach();  // from here on no callback touches the store: it is this thread's alone
   CollectedActivity collected;
   collected.records = std::move(records_);
   collected.clock = ClockMap(first_, last);
   collected.dropped = dropped_;
   collected.problem = problem_;
+  if (!disable_problem.empty())
+    collected.problem += (collected.problem.empty() ? "" : "; ") + disable_problem;
   records_.clear();
   dropped_ = 0;
   problem_.clear();

@@ -5,11 +5,18 @@
 // Built only with CUDA and CUPTI (ZEPPELIN_HAVE_CUPTI); the executor says in the trace's note when a
 // build has no CUPTI.
 //
-// The one static in this file: CUPTI hands buffers over through two plain function pointers that carry
-// no user data, so while a collector runs, a static pointer (`active_`) names it and the two static
-// callbacks forward to it; every piece of state lives in the object. CUPTI's activity API serves one
+// The statics in this file: CUPTI hands buffers over through two plain function pointers that carry no
+// user data, so while a collector runs, a static pointer (`active_`) names it and the buffer-completed
+// callback forwards to it; every piece of state lives in the object. CUPTI's activity API serves one
 // client per process, so a second collector started while one runs is refused (exit 3).
-#include <atomic>
+//
+// The callback runs on CUPTI's own thread, at any time, including while stop() or the destructor runs.
+// One static mutex (`store_mutex_`) guards `active_` and the record store together: the callback hands
+// its records over while holding it, and stop() and the destructor clear `active_` while holding it, so
+// the two never touch the store at once and no callback uses a collector after it has stopped (or been
+// destroyed). The order in both is flush, then stop: every buffer CUPTI holds, incomplete ones too,
+// comes back (cuptiActivityFlushAll with CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) before the kinds are disabled
+// and the collector is detached.
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
@@ -47,15 +54,18 @@ class CuptiActivity {
   static void CUPTIAPI buffer_requested(std::uint8_t** buffer, std::size_t* size, std::size_t* max_records);
   static void CUPTIAPI buffer_completed(CUcontext context, std::uint32_t stream, std::uint8_t* buffer,
                                         std::size_t size, std::size_t valid_bytes);
-  void take_buffer(CUcontext context, std::uint32_t stream, std::uint8_t* buffer, std::size_t valid_bytes);
-  void disable_kinds();
+  // Detaches the collector from the callback: after it returns, no callback touches this object.
+  void detach();
+  // Returns CUPTI's message when a call fails (disabling is best effort: every kind is tried).
+  std::string disable_kinds();
 
-  static std::atomic<CuptiActivity*> active_;  // the running collector, for the two callbacks
+  static std::mutex store_mutex_;  // guards active_ and the running collector's store (below)
+  static CuptiActivity* active_;   // the running collector, for the buffer-completed callback
 
   int rank_;
   bool running_ = false;
   ClockPair first_;
-  std::mutex mutex_;  // the callbacks run on CUPTI's own thread
+  // The record store, written by the callback under store_mutex_.
   std::vector<CuptiRecord> records_;
   std::uint64_t dropped_ = 0;
   std::string problem_;

@@ -42,10 +42,19 @@ PassRunner::PassRunner(const lower::Program& program, const GlobalOrder& order, 
       comm_(comm),
       world_(world) {
   const std::string setup = "backend cuda: setting up rank " + std::to_string(rank) + "'s streams and events";
-  check_cuda(cudaStreamCreateWithFlags(&compute_stream_, cudaStreamNonBlocking), rank,
-             "cudaStreamCreateWithFlags", setup);
-  check_cuda(cudaStreamCreateWithFlags(&comm_stream_, cudaStreamNonBlocking), rank,
-             "cudaStreamCreateWithFlags", setup);
+  // The comm stream gets the device's highest priority, the compute stream its lowest (the default). NCCL's
+  // kernels each hold a few SMs and spin until their peer's data arrives; at equal priority the block
+  // scheduler can fill every SM with a long attention or GEMM kernel first, so a transfer another rank
+  // waits on starts only when that kernel drains, and the ring stalls. With priority, the NCCL kernel's
+  // blocks are scheduled as soon as SMs free up, ahead of the compute kernel's remaining blocks (priority
+  // orders pending blocks; it does not preempt running ones).
+  int least_priority = 0, greatest_priority = 0;
+  check_cuda(cudaDeviceGetStreamPriorityRange(&least_priority, &greatest_priority), rank,
+             "cudaDeviceGetStreamPriorityRange", setup);
+  check_cuda(cudaStreamCreateWithPriority(&compute_stream_, cudaStreamNonBlocking, least_priority), rank,
+             "cudaStreamCreateWithPriority (compute stream)", setup);
+  check_cuda(cudaStreamCreateWithPriority(&comm_stream_, cudaStreamNonBlocking, greatest_priority), rank,
+             "cudaStreamCreateWithPriority (comm stream)", setup);
   for (cudaEvent_t* e : {&pass_start_, &comm_done_, &pass_end_})
     check_cuda(cudaEventCreate(e), rank, "cudaEventCreate", setup);
   start_.assign(items_.size(), nullptr);
@@ -129,6 +138,14 @@ PassTimes PassRunner::run(Pass pass) {
   const std::string context =
       std::string("backend cuda: rank ") + std::to_string(rank_) + "'s " + to_string(pass) + " pass";
   PassTimes t;
+  // The pass's device span starts at pass_start_, recorded BEFORE the host enqueues the pass, so the device
+  // starts on the first items while the host is still enqueueing the rest. Starting the span only once the
+  // host has enqueued everything would need the device held back meanwhile (a gate the host opens), and a
+  // held-back device cannot drain CUDA's launch queue: a pass of more launches than the queue holds would
+  // block the host in cudaLaunchKernel, which then never opens the gate. So the span stays device-honest
+  // (what the pass takes on this GPU as launched), and the host's enqueue time is measured beside it
+  // (enqueue_seconds): where it comes close to the span, the pass is bound by the host's launches and the
+  // note says so (cuda_executor.cpp).
   t.host_start_ns = host_clock_ns();  // the device is idle (the barrier): it runs pass_start_ at once
   check_cuda(cudaEventRecord(pass_start_, compute_stream_), rank_, "cudaEventRecord", context);
   check_cuda(cudaStreamWaitEvent(comm_stream_, pass_start_, 0), rank_, "cudaStreamWaitEvent", context);
@@ -137,6 +154,7 @@ PassTimes PassRunner::run(Pass pass) {
   check_cuda(cudaEventRecord(comm_done_, comm_stream_), rank_, "cudaEventRecord", context);
   check_cuda(cudaStreamWaitEvent(compute_stream_, comm_done_, 0), rank_, "cudaStreamWaitEvent", context);
   check_cuda(cudaEventRecord(pass_end_, compute_stream_), rank_, "cudaEventRecord", context);
+  t.enqueue_seconds = static_cast<double>(host_clock_ns() - t.host_start_ns) * 1e-9;
   check_cuda(cudaEventSynchronize(pass_end_), rank_, "cudaEventSynchronize", context);
   t.host_end_ns = host_clock_ns();
   float ms = 0;

@@ -5,6 +5,9 @@
 // by the earlier item and waited on with cudaStreamWaitEvent: the host never synchronises inside a
 // pass. Each item records a start and an end event, so after the pass (one cudaStreamSynchronize) its
 // times relative to the pass start are known; NVTX ranges name every instruction for Nsight Systems.
+// The comm stream has the device's highest stream priority, the compute stream its lowest. A pass's time
+// is the device span from an event recorded before the host enqueues it to the end of both streams; the
+// host's enqueue time is measured beside it (PassTimes::enqueue_seconds).
 #include <vector>
 
 #include <cuda_runtime_api.h>

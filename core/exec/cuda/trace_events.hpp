@@ -20,8 +20,13 @@ namespace zb::cuda {
 // The host window (host_clock_ns, cupti_records.hpp) brackets the pass on the device: its start is read
 // just before the pass-start event is recorded on an idle device, its end once the pass-end event has
 // completed, so every kernel of the pass starts inside it and none of the barriers' around it does.
+// `seconds` is the device span, from the pass-start event (recorded before the host enqueues the pass's
+// first item, so it includes any wait for the host's launches) to the end of both streams;
+// `enqueue_seconds` the host's time from just before that event to its last enqueue call: close to
+// `seconds`, the pass was bound by the host's launches rather than the GPU.
 struct PassTimes {
   double seconds = 0;
+  double enqueue_seconds = 0;
   std::vector<double> start, end;
   std::int64_t host_start_ns = 0, host_end_ns = 0;
 };

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <vector>
 
 #include "core/exec/cuda/cuda_check.hpp"
 #include "core/qualify/cuda/gpu_support.hpp"
@@ -13,7 +14,7 @@ namespace zb::qualify::gpu {
 namespace {
 
 constexpr std::size_t kSmall = 8;  // latency message
-constexpr std::size_t kAck = 4;
+constexpr std::size_t kAck = 4;    // a routed transfer's end: the destination's acknowledgement
 
 // A rank's buffers and stream for every link step (allocated once, before the first).
 struct Links {
@@ -22,6 +23,7 @@ struct Links {
   const GpuLinkSweep& sweep;
   Stream stream;
   DeviceMemory out, in, small;
+  DeviceMemory times;  // the receiver's per-repetition seconds, sent to the sender after a timed transfer
 
   Links(cuda::CudaWorld& w, const ClusterSpec& c, const GpuLinkSweep& s)
       : world(w),
@@ -30,7 +32,9 @@ struct Links {
         stream(w.rank()),
         out(static_cast<std::size_t>(s.bytes), w.rank(), "qualify links: send buffer"),
         in(static_cast<std::size_t>(s.bytes), w.rank(), "qualify links: receive buffer"),
-        small(2 * kSmall, w.rank(), "qualify links: latency buffer") {
+        small(2 * kSmall, w.rank(), "qualify links: latency buffer"),
+        times(sizeof(double) * static_cast<std::size_t>(std::max(s.repetitions, 1)), w.rank(),
+              "qualify links: receiver times") {
     out.fill_bf16(7, w.rank());
   }
 
@@ -68,22 +72,35 @@ std::optional<double> latency(Links& x, int src, int dst) {
   return std::nullopt;
 }
 
-// `bytes` src → dst then a 4-byte acknowledgement back: the sender's median time, or nothing on dst.
+// `bytes` src → dst as nccl-tests time a point-to-point transfer: each end times its own ncclSend or
+// ncclRecv between two CUDA events, and a repetition's time is the slower end's (nccl-tests report the
+// slowest rank). The figure the caller makes of it, bytes / time, is nccl-tests' algbw, and their busbw
+// too (the bus factor of a point-to-point transfer is 1). The median over the repetitions is returned on
+// src (docs/QUALIFY.md); dst returns nothing. The receiver's times reach the sender over NCCL, untimed.
 std::optional<double> transfer(Links& x, int src, int dst, int warmup, const std::string& what) {
   const auto bytes = static_cast<std::size_t>(x.sweep.bytes);
-  char* small = static_cast<char*>(x.small.get());
-  if (x.world.rank() == src)
-    return median_seconds(
-        x.stream, warmup, x.sweep.repetitions,
-        [&] {
-          x.send(x.out.get(), bytes, dst, what);
-          x.recv(small, kAck, dst, what);
-        },
-        x.world.rank(), what);
-  for (int i = 0; i < warmup + x.sweep.repetitions; ++i)
-    x.recv(x.in.get(), bytes, src, what), x.send(small, kAck, src, what);
-  x.stream.synchronize(x.world.rank(), what);
-  return std::nullopt;
+  const int me = x.world.rank();
+  const bool sender = me == src;
+  const std::vector<double> mine = event_seconds(
+      x.stream, warmup, x.sweep.repetitions,
+      [&] { sender ? x.send(x.out.get(), bytes, dst, what) : x.recv(x.in.get(), bytes, src, what); }, me,
+      what);
+  const std::size_t times_bytes = sizeof(double) * mine.size();
+  if (!sender) {
+    cuda::check_cuda(cudaMemcpy(x.times.get(), mine.data(), times_bytes, cudaMemcpyHostToDevice), me,
+                     "cudaMemcpy", what + " (receiver times)");
+    x.send(x.times.get(), times_bytes, src, what + " (receiver times)");
+    x.stream.synchronize(me, what);
+    return std::nullopt;
+  }
+  std::vector<double> theirs(mine.size(), 0.0);
+  x.recv(x.times.get(), times_bytes, dst, what + " (receiver times)");
+  x.stream.synchronize(me, what);
+  cuda::check_cuda(cudaMemcpy(theirs.data(), x.times.get(), times_bytes, cudaMemcpyDeviceToHost), me,
+                   "cudaMemcpy", what + " (receiver times)");
+  std::vector<double> slower(mine.size());
+  for (std::size_t r = 0; r < mine.size(); ++r) slower[r] = std::max(mine[r], theirs[r]);
+  return median_time(std::move(slower));
 }
 
 Measurement link_figure(const Links& x, Probe probe, int src, int dst, double seconds) {

@@ -66,6 +66,11 @@ void Stream::synchronize(int rank, const std::string& what) const {
 
 double median_seconds(const Stream& stream, int warmup, int repetitions, const std::function<void()>& launch,
                       int rank, const std::string& what) {
+  return median_time(event_seconds(stream, warmup, repetitions, launch, rank, what));
+}
+
+std::vector<double> event_seconds(const Stream& stream, int warmup, int repetitions,
+                                  const std::function<void()>& launch, int rank, const std::string& what) {
   for (int i = 0; i < warmup; ++i) launch();
   Events marks(2 * static_cast<std::size_t>(repetitions), rank);
   for (int r = 0; r < repetitions; ++r) {
@@ -81,7 +86,7 @@ double median_seconds(const Stream& stream, int warmup, int repetitions, const s
                      "cudaEventElapsedTime", what);
     seconds.push_back(ms * 1e-3);
   }
-  return median_time(std::move(seconds));
+  return seconds;
 }
 
 DeviceFacts current_device(int rank) {

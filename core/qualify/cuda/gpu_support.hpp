@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace zb::qualify::gpu {
 
@@ -40,8 +41,12 @@ class Stream {
   cudaStream_t stream_ = nullptr;
 };
 
-// The median time in seconds of `launch` (which enqueues one call on `stream`): `warmup` untimed calls,
-// then `repetitions` calls each between two CUDA events, one synchronisation at the end.
+// The time in seconds of each of `repetitions` calls of `launch` (which enqueues one call on `stream`),
+// each between two CUDA events, after `warmup` untimed calls; one synchronisation at the end.
+[[nodiscard]] std::vector<double> event_seconds(const Stream& stream, int warmup, int repetitions,
+                                                const std::function<void()>& launch, int rank,
+                                                const std::string& what);
+// The median of event_seconds.
 [[nodiscard]] double median_seconds(const Stream& stream, int warmup, int repetitions,
                                     const std::function<void()>& launch, int rank, const std::string& what);
 
