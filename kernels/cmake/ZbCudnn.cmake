@@ -27,22 +27,31 @@ function(_zb_header_version header prefix out)
 endfunction()
 
 if(CUDAToolkit_FOUND)
-  find_path(ZB_CUDNN_INCLUDE_DIR cudnn.h HINTS ${CUDAToolkit_INCLUDE_DIRS} ${CUDAToolkit_LIBRARY_ROOT}/include
-            /usr/local/cuda/include /usr/include/x86_64-linux-gnu /usr/include)
-  find_library(ZB_CUDNN_LIBRARY cudnn HINTS ${CUDAToolkit_LIBRARY_DIR} ${CUDAToolkit_LIBRARY_ROOT}/lib64
-               /usr/local/cuda/lib64 /usr/lib/x86_64-linux-gnu)
-
-  # pip's site-packages (a user or system install of nvidia-cudnn-frontend puts include/ at its top).
+  # pip's site-packages: nvidia-cudnn-frontend puts include/ at its top; nvidia-cudnn-cu13 (PyTorch's
+  # wheel, the only cuDNN on some GPU images) puts nvidia/cudnn/include and nvidia/cudnn/lib with only
+  # the versioned libcudnn.so.9, no unversioned name.
   set(_zb_site_dirs "")
   find_program(ZB_PYTHON3 python3)
   if(ZB_PYTHON3)
     execute_process(
-      COMMAND ${ZB_PYTHON3} -c "import site,sysconfig;print(';'.join([sysconfig.get_paths()['purelib'],sysconfig.get_paths()['platlib'],site.getusersitepackages()]))"
+      COMMAND ${ZB_PYTHON3} -c "import site,sysconfig;print(';'.join([sysconfig.get_paths()['purelib'],sysconfig.get_paths()['platlib'],site.getusersitepackages()]+site.getsitepackages()))"
       OUTPUT_VARIABLE _zb_site_dirs OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE _zb_py_status)
     if(NOT _zb_py_status EQUAL 0)
       set(_zb_site_dirs "")
     endif()
   endif()
+  set(_zb_cudnn_include_hints "")
+  set(_zb_cudnn_library_hints "")
+  foreach(_dir IN LISTS _zb_site_dirs)
+    list(APPEND _zb_cudnn_include_hints "${_dir}/nvidia/cudnn/include")
+    list(APPEND _zb_cudnn_library_hints "${_dir}/nvidia/cudnn/lib")
+  endforeach()
+  # The toolkit first (a cuDNN installed beside it), then the wheels.
+  find_path(ZB_CUDNN_INCLUDE_DIR cudnn.h HINTS ${CUDAToolkit_INCLUDE_DIRS} ${CUDAToolkit_LIBRARY_ROOT}/include
+            /usr/local/cuda/include /usr/include/x86_64-linux-gnu /usr/include ${_zb_cudnn_include_hints})
+  find_library(ZB_CUDNN_LIBRARY NAMES cudnn libcudnn.so.9
+               HINTS ${CUDAToolkit_LIBRARY_DIR} ${CUDAToolkit_LIBRARY_ROOT}/lib64 /usr/local/cuda/lib64
+                     /usr/lib/x86_64-linux-gnu ${_zb_cudnn_library_hints})
   set(_zb_frontend_hints "")
   if(ZEPPELIN_CUDNN_FRONTEND_DIR)
     list(APPEND _zb_frontend_hints "${ZEPPELIN_CUDNN_FRONTEND_DIR}/include" "${ZEPPELIN_CUDNN_FRONTEND_DIR}")
@@ -55,7 +64,7 @@ if(CUDAToolkit_FOUND)
   find_path(ZB_CUDNN_FRONTEND_INCLUDE_DIR cudnn_frontend.h HINTS ${_zb_frontend_hints} NO_DEFAULT_PATH)
 
   if(NOT ZB_CUDNN_INCLUDE_DIR OR NOT ZB_CUDNN_LIBRARY)
-    set(ZEPPELIN_CUDNN_SUMMARY "no (cudnn.h or libcudnn not found next to the CUDA toolkit)")
+    set(ZEPPELIN_CUDNN_SUMMARY "no (cudnn.h or libcudnn not found next to the CUDA toolkit or in pip's nvidia/cudnn)")
   else()
     set(_zb_cudnn_version_header "${ZB_CUDNN_INCLUDE_DIR}/cudnn_version.h")
     if(NOT EXISTS "${_zb_cudnn_version_header}")

@@ -34,7 +34,8 @@ std::vector<SdpaGraphRows> backward_graphs(const AttentionShape& shape,
 
 // Offsets that start at 0 and grow by each entry's length: what a kernel that derives rows from the
 // lengths' prefix sums and one that reads the offsets both agree on.
-bool prefix_sums_from_zero(const std::vector<std::int64_t>& offsets, const std::vector<std::int64_t>& counts) {
+bool prefix_sums_from_zero(const std::vector<std::int64_t>& offsets,
+                           const std::vector<std::int64_t>& counts) {
   std::int64_t next = 0;
   for (std::size_t i = 0; i < offsets.size(); ++i) {
     if (offsets[i] != next) return false;
@@ -53,12 +54,17 @@ void expect_graph_local(const std::vector<SdpaGraphRows>& graphs, const std::str
   std::vector<std::pair<std::int64_t, std::int64_t>> q_ranges, kv_ranges;
   for (std::size_t g = 0; g < graphs.size(); ++g) {
     const SdpaGraphRows& rows = graphs[g];
-    EXPECT_TRUE(prefix_sums_from_zero(rows.dq_rows, rows.q_counts)) << what << ": graph " << g << " dQ offsets";
-    EXPECT_TRUE(prefix_sums_from_zero(rows.dkv_rows, rows.kv_counts)) << what << ": graph " << g << " dK/dV offsets";
+    EXPECT_TRUE(prefix_sums_from_zero(rows.dq_rows, rows.q_counts))
+        << what << ": graph " << g << " dQ offsets";
+    EXPECT_TRUE(prefix_sums_from_zero(rows.dkv_rows, rows.kv_counts))
+        << what << ": graph " << g << " dK/dV offsets";
     if (rows.packed) {  // the inputs too: Q/O/LSE and K/V offsets into the packed buffers
-      EXPECT_TRUE(prefix_sums_from_zero(rows.q_rows, rows.q_counts)) << what << ": graph " << g << " Q offsets";
-      EXPECT_TRUE(prefix_sums_from_zero(rows.out_rows, rows.q_counts)) << what << ": graph " << g << " O offsets";
-      EXPECT_TRUE(prefix_sums_from_zero(rows.kv_rows, rows.kv_counts)) << what << ": graph " << g << " K/V offsets";
+      EXPECT_TRUE(prefix_sums_from_zero(rows.q_rows, rows.q_counts))
+          << what << ": graph " << g << " Q offsets";
+      EXPECT_TRUE(prefix_sums_from_zero(rows.out_rows, rows.q_counts))
+          << what << ": graph " << g << " O offsets";
+      EXPECT_TRUE(prefix_sums_from_zero(rows.kv_rows, rows.kv_counts))
+          << what << ": graph " << g << " K/V offsets";
       EXPECT_EQ(rows.source_q_rows.size(), rows.q_counts.size()) << what;
     }
     q_ranges.emplace_back(rows.scratch_q_base, rows.scratch_q_base + total(rows.q_counts));
@@ -75,7 +81,8 @@ TEST(CudnnSdpaScratchLayout, GpuCheckCasesGiveEveryGraphPrefixSumOffsetsFromZero
   for (const gpucheck::SdpaCase& c : gpucheck::sdpa_standard_cases()) {
     const auto& blocks = c.backward_blocks.empty() ? c.blocks : c.backward_blocks;
     expect_graph_local(backward_graphs(c.shape, blocks), c.name);
-    expect_graph_local(backward_graphs(c.shape, blocks, {true, true, true, true}), c.name + " (one entry per call)");
+    expect_graph_local(backward_graphs(c.shape, blocks, {true, true, true, true}),
+                       c.name + " (one entry per call)");
     for (const SdpaGraphRows& rows : backward_graphs(c.shape, blocks)) EXPECT_TRUE(rows.packed) << c.name;
   }
 }
