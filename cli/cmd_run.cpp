@@ -144,7 +144,13 @@ void add_run_command(CLI::App& app, CommandStatus& status) {
       "Output directory, overriding \"output.dir\" (default: out/<name>); with several scenarios, "
       "each writes to DIR/<name> and the combined table to DIR");
   command->add_option("--iterations", f->iterations, "Iterations, overriding \"workload.iterations\"");
-  command->add_option("--seed", f->seed, "Seed, overriding \"seed\"");
+  // A negative seed would wrap to 2^64 - 1 silently; the scenario file refuses it too.
+  command->add_option("--seed", f->seed, "Seed, overriding \"seed\" (0 or more)")
+      ->check([](const std::string& text) {
+        return !text.empty() && text.front() == '-'
+                   ? "a seed is an integer of 0 or more, not " + text + " (as the scenario's \"seed\")"
+                   : std::string();
+      });
   command
       ->add_option("--format", f->formats,
                    "Extra report format(s) beyond \"output.formats\": json, html, trace, gbench")
