@@ -1,8 +1,10 @@
 #include "reports/report_set.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -60,8 +62,10 @@ void check_replaceable(const fs::path& target) {
        it.increment(error)) {
     const std::string name = it->path().filename().string();
     std::error_code type_error;
+    // Report files, and what an interrupted write or publication left (a temporary file, a staging
+    // folder inside a mount point).
     const bool ours =
-        it->is_regular_file(type_error) && (is_report_file_name(name) || is_leftover_temporary(name));
+        (it->is_regular_file(type_error) && is_report_file_name(name)) || is_leftover_temporary(name);
     if (!ours) foreign.push_back(name);
   }
   if (error) fail(target, fmt::format("cannot list the output folder: {}", error.message()));
@@ -116,6 +120,15 @@ fs::path existing_ancestor(const fs::path& path) {
   return current;
 }
 
+// A folder whose file system is not its parent's (a container's or a CI job's volume): it cannot be
+// renamed or swapped (EBUSY), so the set is published inside it, file by file (replace_in_place).
+bool is_mount_point(const fs::path& folder) {
+  struct stat own {};
+  struct stat parent {};
+  if (::stat(folder.c_str(), &own) != 0 || ::stat(folder.parent_path().c_str(), &parent) != 0) return false;
+  return own.st_dev != parent.st_dev;
+}
+
 void warn_leftover(const fs::path& old, const std::error_code& error) {
   std::fprintf(
       stderr,
@@ -123,11 +136,64 @@ void warn_leftover(const fs::path& old, const std::error_code& error) {
       old.c_str(), error.message().c_str());
 }
 
+// Puts the files of `staging` into `target` one by one, for a target that cannot be renamed (a mount
+// point): each is renamed in (or copied first, when `staging` is on another file system) under a
+// temporary name, then renamed over its final name, so every file is whole at every moment; the set as
+// a whole is not swapped in one step, so a reader can briefly see old and new files side by side.
+// Reports of the previous set that the new one lacks, and leftovers of interrupted runs, are removed.
+void replace_in_place(const fs::path& staging, const fs::path& target) {
+  std::error_code error;
+  std::vector<fs::path> files;
+  for (fs::directory_iterator it(staging, error), end; !error && it != end; it.increment(error))
+    files.push_back(it->path());
+  const std::string suffix = unique_temporary_suffix();
+  std::vector<std::pair<fs::path, fs::path>> moves;  // temporary name in target → final name
+  for (const fs::path& file : files) {
+    if (error) break;
+    const fs::path incoming = target / ("." + file.filename().string() + ".tmp-" + suffix);
+    fs::rename(file, incoming, error);
+    if (error) {  // another file system: copy instead
+      error.clear();
+      fs::copy_file(file, incoming, fs::copy_options::overwrite_existing, error);
+    }
+    if (!error) moves.emplace_back(incoming, target / file.filename());
+  }
+  std::error_code ignored;
+  if (error) {
+    for (const auto& move : moves) fs::remove(move.first, ignored);
+    fs::remove_all(staging, ignored);
+    fail(target, fmt::format("cannot write the reports into the output folder: {}", error.message()));
+  }
+  std::vector<std::string> keep{staging.filename().string()};
+  for (const auto& move : moves)
+    keep.push_back(move.first.filename().string()), keep.push_back(move.second.filename().string());
+  std::vector<fs::path> stale;
+  for (fs::directory_iterator it(target, ignored), end; !ignored && it != end; it.increment(ignored)) {
+    const std::string name = it->path().filename().string();
+    if (std::find(keep.begin(), keep.end(), name) != keep.end()) continue;
+    if (is_report_file_name(name) || is_leftover_temporary(name)) stale.push_back(it->path());
+  }
+  for (const fs::path& path : stale) fs::remove_all(path, ignored);
+  for (const auto& move : moves) {
+    fs::rename(move.first, move.second, error);
+    if (error) {
+      fs::remove_all(staging, ignored);
+      fail(target,
+           fmt::format("cannot put {} in place: {}", move.second.filename().string(), error.message()));
+    }
+  }
+  fs::remove_all(staging, ignored);
+}
+
 // Puts `staging` in place of `target`. With no folder there, one rename. With an older set there, Linux
 // swaps the two folders in one step (renameat2 RENAME_EXCHANGE), so `target` always names a whole set;
 // file systems without that take two renames, between which `target` is briefly absent (never mixed).
 void move_into_place(const fs::path& staging, const fs::path& target) {
   if (::rename(staging.c_str(), target.c_str()) == 0) return;
+  if (errno == EBUSY || errno == EXDEV) {  // a folder that cannot be renamed over (a mount point)
+    replace_in_place(staging, target);
+    return;
+  }
   if (errno != EEXIST && errno != ENOTEMPTY) {
     const int saved = errno;
     std::error_code ignored;
@@ -182,16 +248,22 @@ fs::path check_output_folder(const fs::path& directory) {
       fail(target,
            fmt::format("cannot create the folder {}: {}", target.parent_path().string(), error.message()));
   }
-  probe_writable(target.parent_path(), target);  // the staging folder goes there
+  // The staging folder goes next to the target, or into it when it is a mount point.
+  if (!(fs::is_directory(target, error) && is_mount_point(target)))
+    probe_writable(target.parent_path(), target);
   return target;
 }
 
 std::vector<fs::path> publish_report_set(
     const fs::path& directory, const std::function<std::vector<std::string>(const fs::path&)>& write) {
   const fs::path target = check_output_folder(directory);
-  // Hidden, next to the target (a rename cannot cross file systems) and unique to this run.
+  // Hidden, next to the target (a rename cannot cross file systems) and unique to this run; inside the
+  // target when that is a mount point (which cannot be renamed over: the set goes in file by file).
+  std::error_code status_error;
+  const bool in_place = fs::is_directory(target, status_error) && is_mount_point(target);
   const fs::path staging =
-      target.parent_path() / ("." + target.filename().string() + "." + unique_temporary_suffix());
+      in_place ? target / (".zeppelin-bench-staging.tmp-" + unique_temporary_suffix())
+               : target.parent_path() / ("." + target.filename().string() + "." + unique_temporary_suffix());
   std::error_code error;
   if (!fs::create_directory(staging, error)) {
     fail(target, fmt::format("cannot create the staging folder {}: {}", staging.string(),
@@ -205,7 +277,10 @@ std::vector<fs::path> publish_report_set(
     fs::remove_all(staging, ignored);
     throw;
   }
-  move_into_place(staging, target);
+  if (in_place)
+    replace_in_place(staging, target);
+  else
+    move_into_place(staging, target);
   std::vector<fs::path> published;  // as the user wrote the folder: the paths `run` prints
   for (const std::string& name : names) published.push_back(directory / name);
   return published;

@@ -1,0 +1,36 @@
+cmake_minimum_required(VERSION 3.25)  # IN_LIST, cmake_language(EXIT)
+# --out on a mount point (a container's or CI job's volume): the folder cannot be renamed over (EBUSY), so
+# the report set is published inside it, file by file, and a second run replaces the first one's set
+# (its traces of systems no longer run removed). Needs root to mount a tmpfs; skipped (exit 77) where
+# mounting is not allowed. In: BENCH, FIRST, SECOND (scenarios with different systems), WORK_DIR.
+file(REMOVE_RECURSE ${WORK_DIR})
+file(MAKE_DIRECTORY ${WORK_DIR}/mnt)
+execute_process(COMMAND mount -t tmpfs zb-report-test ${WORK_DIR}/mnt RESULT_VARIABLE mounted
+                OUTPUT_QUIET ERROR_QUIET)
+if(NOT mounted EQUAL 0)
+  message("cannot mount a tmpfs here (not root, or no CAP_SYS_ADMIN): skipped")
+  cmake_language(EXIT 77)
+endif()
+function(run_into scenario)
+  execute_process(COMMAND ${BENCH} run ${scenario} --iterations 1 --out ${WORK_DIR}/mnt
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    execute_process(COMMAND umount ${WORK_DIR}/mnt)
+    message(FATAL_ERROR "run into a mount point: exit ${rc}\nstdout:\n${out}\nstderr:\n${err}")
+  endif()
+endfunction()
+run_into(${FIRST})
+file(GLOB first RELATIVE ${WORK_DIR}/mnt ${WORK_DIR}/mnt/*)
+run_into(${SECOND})
+file(GLOB second RELATIVE ${WORK_DIR}/mnt ${WORK_DIR}/mnt/*)
+file(GLOB hidden RELATIVE ${WORK_DIR}/mnt ${WORK_DIR}/mnt/.*)
+execute_process(COMMAND umount ${WORK_DIR}/mnt)
+if(NOT "report.json" IN_LIST first OR NOT "trace-ring-cp_degree_8_.json" IN_LIST first)
+  message(FATAL_ERROR "the first set is not in the mount point: ${first}")
+endif()
+if(NOT "report.json" IN_LIST second OR "trace-ring-cp_degree_8_.json" IN_LIST second)
+  message(FATAL_ERROR "the second set did not replace the first (a stale trace stays): ${second}")
+endif()
+if(hidden)
+  message(FATAL_ERROR "temporary files left in the mount point: ${hidden}")
+endif()
