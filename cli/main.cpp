@@ -3,13 +3,17 @@
 // 0 ok, 1 a gate or comparison failed, 2 bad input (scenario, file, flag), 3 runtime failure.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
 #include "core/common/allocator.hpp"
+#include "core/config/did_you_mean.hpp"
 #include "reports/terminal_text.hpp"
 #include "zb/build_info.hpp"
 
@@ -24,6 +28,47 @@ std::string version_text() {
                      zb::build::have_mpi ? "on" : "off", allocator.name, allocator.version);
 }
 
+// What CLI11 alone answers "A subcommand is required" to: no arguments (the help, exit 2), `help [CMD]`
+// (the help, exit 0), and a first word that is no command (exit 2 with the closest command, as git
+// does). Returns the exit code when it answered, nothing when CLI11 should parse.
+std::optional<int> front_door(CLI::App& app, int argc, char** argv) {
+  std::vector<std::string> commands;
+  for (const CLI::App* command : app.get_subcommands({})) commands.push_back(command->get_name());
+  if (argc < 2 || argv[1][0] == '\0') {
+    std::fputs(app.help().c_str(), stderr);
+    std::fputs("error: a command is required (see the list above)\n", stderr);
+    return static_cast<int>(zb::ExitCode::bad_input);
+  }
+  const std::string first = argv[1];
+  if (first == "help") {
+    if (argc == 2) {
+      std::fputs(app.help().c_str(), stdout);
+      return 0;
+    }
+    if (std::find(commands.begin(), commands.end(), argv[2]) != commands.end()) {
+      // As `CMD --help` prints it (with the program's name in its usage line).
+      std::vector<std::string> words{argv[2], "--help"};
+      std::reverse(words.begin(), words.end());  // CLI11 takes a vector of arguments last first
+      try {
+        app.parse(words);
+      } catch (const CLI::ParseError& e) {
+        return app.exit(e) == 0 ? 0 : static_cast<int>(zb::ExitCode::bad_input);
+      }
+      return 0;
+    }
+    std::fprintf(stderr, "error: help: no command \"%s\"; %s\n", zb::reports::terminal_field(argv[2]).c_str(),
+                 zb::suggestion_hint(argv[2], commands).c_str());
+    return static_cast<int>(zb::ExitCode::bad_input);
+  }
+  if (!first.empty() && first.front() != '-' &&
+      std::find(commands.begin(), commands.end(), first) == commands.end()) {
+    std::fprintf(stderr, "error: no command \"%s\"; %s\nRun with --help for more information.\n",
+                 zb::reports::terminal_field(first).c_str(), zb::suggestion_hint(first, commands).c_str());
+    return static_cast<int>(zb::ExitCode::bad_input);
+  }
+  return std::nullopt;
+}
+
 int print_error(const zb::Error& error) {
   zb::cli::print_problems(error);
   return static_cast<int>(error.code());
@@ -36,7 +81,7 @@ int main(int argc, char** argv) {
       "Benchmark and profile distributed attention for LLM training on variable-length data:\n"
       "Zeppelin against context-parallel baselines, on the embedded simulator or real GPUs.",
       "zeppelin-bench"};
-  app.set_version_flag("--version", version_text, "Print the version and git revision, then exit");
+  app.set_version_flag("-V,--version", version_text, "Print the version and git revision, then exit");
   app.require_subcommand(1);
   app.footer(
       "Exit codes: 0 ok, 1 a gate or comparison failed, 2 bad input, 3 runtime failure (including an output\n"
@@ -48,6 +93,10 @@ int main(int argc, char** argv) {
   zb::cli::CommandStatus status;
   for (const zb::cli::AddCommand add_command : zb::cli::all_commands) add_command(app, status);
 
+  if (const std::optional<int> answered = front_door(app, argc, argv)) {
+    zb::cli::check_stdout();
+    return *answered;
+  }
   try {
     try {
       app.parse(argc, argv);  // runs the chosen subcommand's callback
