@@ -1,5 +1,6 @@
-// `zeppelin-bench list [systems|clusters|models|datasets|scenarios]`: what the tool knows, printed from
-// the same tables the scenario loader validates against, so the listing cannot drift from the checks.
+// `zeppelin-bench list [systems|clusters|models|datasets|scenarios] [--format text|json]`: what the tool
+// knows, printed from the same tables the scenario loader validates against, so the listing cannot drift
+// from the checks. JSON carries the same facts in SI units (FLOP/s, bytes, bytes/s), for scripts.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -43,6 +44,61 @@ std::string join_ints(const std::vector<int>& values) {
   return out;
 }
 
+nlohmann::ordered_json systems_json() {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const SystemInfo& system : system_catalog()) {
+    nlohmann::ordered_json options = nlohmann::ordered_json::array();
+    for (const SystemOption& option : system.options)
+      options.push_back({{"name", option.name},
+                         {"type", describe_option_type(option)},
+                         {"default", nlohmann::ordered_json::parse(option.default_value.dump())},
+                         {"description", option.description}});
+    out.push_back({{"name", system.name}, {"description", system.description}, {"options", options}});
+  }
+  return out;
+}
+
+nlohmann::ordered_json clusters_json() {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const ClusterPreset& preset : cluster_presets()) {
+    const ClusterSpec& c = preset.spec;
+    out.push_back({{"name", preset.name},
+                   {"summary", preset.summary},
+                   {"gpus_per_node", c.gpus_per_node},
+                   {"gpu", c.gpu.name},
+                   {"peak_flops", c.gpu.peak_flops},
+                   {"memory_bytes", c.gpu.memory_bytes},
+                   {"nvlink_bandwidth_bytes_per_second", c.nvlink.bandwidth},
+                   {"nics_per_node", c.nics_per_node},
+                   {"nic_bandwidth_bytes_per_second", c.nic.bandwidth},
+                   {"gpu_to_nic", c.gpu_to_nic}});
+  }
+  return out;
+}
+
+nlohmann::ordered_json models_json() {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const ModelPreset& preset : model_presets()) {
+    const ModelSpec& m = preset.spec;
+    out.push_back({{"name", preset.name},
+                   {"summary", preset.summary},
+                   {"layers", m.layers},
+                   {"hidden", m.hidden},
+                   {"heads", m.heads},
+                   {"kv_heads", m.kv_heads},
+                   {"ffn_hidden", m.ffn_hidden},
+                   {"vocab", m.vocab}});
+  }
+  return out;
+}
+
+nlohmann::ordered_json datasets_json() {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const DatasetPreset& preset : dataset_presets())
+    out.push_back({{"name", preset.name}, {"source", preset.source}, {"description", describe(preset)}});
+  return out;
+}
+
 void list_clusters() {
   std::vector<TableRow> rows;
   for (const ClusterPreset& preset : cluster_presets()) {
@@ -75,9 +131,19 @@ void list_datasets() {
   std::printf("Use one as \"workload\": {\"dataset\": \"NAME\"}; docs/WORKLOADS.md has the fits.\n");
 }
 
+// A path as the user can pass it from where they are: relative to the working folder when the file is
+// under it (`scenarios/quickstart.json` from the source tree), absolute otherwise.
+std::string usable_path(const std::filesystem::path& file) {
+  std::error_code ec;
+  const std::filesystem::path here = std::filesystem::current_path(ec);
+  const std::filesystem::path relative = ec ? std::filesystem::path() : file.lexically_relative(here);
+  if (!relative.empty() && *relative.begin() != "..") return relative.generic_string();
+  return file.lexically_normal().generic_string();
+}
+
 // A scenario's name and description, read leniently: a broken file is listed, not fatal.
-TableRow describe_scenario_file(const std::filesystem::path& file, const std::filesystem::path& root) {
-  const std::string shown = file.lexically_relative(root).generic_string();
+TableRow describe_scenario_file(const std::filesystem::path& file) {
+  const std::string shown = usable_path(file);
   try {
     const nlohmann::json json = read_jsonc_file(file);
     auto text = [&json](const char* key) {
@@ -91,37 +157,59 @@ TableRow describe_scenario_file(const std::filesystem::path& file, const std::fi
   }
 }
 
-void list_scenarios() {
-  const std::filesystem::path source_dir(ZB_SOURCE_DIR);
-  const std::filesystem::path library = source_dir / "scenarios";
+std::vector<std::filesystem::path> library_files() {
+  const std::filesystem::path library = std::filesystem::path(ZB_SOURCE_DIR) / "scenarios";
   std::error_code ec;
   std::vector<std::filesystem::path> files;
   for (auto it = std::filesystem::recursive_directory_iterator(library, ec);
        !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
     if (it->is_regular_file(ec) && it->path().extension() == ".json") files.push_back(it->path());
   }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+void list_scenarios() {
+  const std::vector<std::filesystem::path> files = library_files();
   if (files.empty()) {
-    std::printf("no scenarios found in %s\n", library.string().c_str());
+    std::printf("no scenarios found in %s/scenarios\n", ZB_SOURCE_DIR);
     return;
   }
-  std::sort(files.begin(), files.end());
   std::vector<TableRow> rows;
-  for (const auto& file : files) rows.push_back(describe_scenario_file(file, source_dir));
+  for (const auto& file : files) rows.push_back(describe_scenario_file(file));
   print_table(stdout, {"FILE", "NAME", "DESCRIPTION"}, rows);
+}
+
+nlohmann::ordered_json scenarios_json() {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const auto& file : library_files()) {
+    const TableRow row = describe_scenario_file(file);
+    out.push_back({{"file", row[0]}, {"name", row[1]}, {"description", row[2]}});
+  }
+  return out;
 }
 
 struct Listing {
   const char* name;
   void (*print)();
+  nlohmann::ordered_json (*json)();
 };
-constexpr Listing listings[] = {{"systems", list_systems},
-                                {"clusters", list_clusters},
-                                {"models", list_models},
-                                {"datasets", list_datasets},
-                                {"scenarios", list_scenarios}};
+constexpr Listing listings[] = {{"systems", list_systems, systems_json},
+                                {"clusters", list_clusters, clusters_json},
+                                {"models", list_models, models_json},
+                                {"datasets", list_datasets, datasets_json},
+                                {"scenarios", list_scenarios, scenarios_json}};
 
-void list(const std::string& what) {
+void list(const std::string& what, const std::string& format) {
   const bool all = what == "all";
+  if (format == "json") {  // one object, keyed by listing, with the asked one(s) only
+    nlohmann::ordered_json out = nlohmann::ordered_json::object();
+    for (const Listing& listing : listings)
+      if (all || what == listing.name) out[listing.name] = listing.json();
+    std::printf("%s\n", out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace).c_str());
+    std::fflush(stdout);
+    return;
+  }
   bool first = true;
   for (const Listing& listing : listings) {
     if (!all && what != listing.name) continue;
@@ -141,8 +229,12 @@ void add_list_command(CLI::App& app, CommandStatus& status) {
   command->add_option("WHAT", *what, "What to list: systems, clusters, models, datasets, scenarios or all")
       ->check(CLI::IsMember({"systems", "clusters", "models", "datasets", "scenarios", "all"}))
       ->capture_default_str();
-  command->callback([what, &status] {
-    list(*what);
+  auto format = std::make_shared<std::string>("text");
+  command->add_option("--format", *format, "text (tables) or json (one object, SI units, for scripts)")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  command->callback([what, format, &status] {
+    list(*what, *format);
     status.code = ExitCode::ok;
   });
 }
