@@ -1,7 +1,7 @@
 // `zeppelin-bench run SCENARIO... [--backend sim|reference|cuda] [--out DIR] [--iterations N] [--seed N]
-// [--format F]... [--profile FILE] [--plan FILE.json] [--quiet|--verbose]`: plans and executes every system
-// of a scenario for every iteration, writes the reports, then prints the summary, and exits 1 when a gate
-// fails. With
+// [--format F]... [--profile FILE] [--plan FILE.json] [--system PATTERN]... [-q|--quiet|--verbose]`: plans
+// and executes every system of a scenario for every iteration, writes the reports, then prints the summary,
+// and exits 1 when a gate fails. With
 // --plan it executes that one plan instead (core/run/run_plan.hpp), for what-if experiments. Several
 // scenarios, or a folder of them, run in turn and add a combined table (cli/run_many.cpp).
 #include <unistd.h>
@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -61,6 +62,48 @@ bool is_reporter() {
   return process_launch().rank == 0;
 }
 
+// --system PATTERN...: keeps the systems whose label a pattern finds (ECMAScript regular expressions,
+// searched as Google Benchmark's --benchmark_filter is), in scenario order, and the gates that compare
+// only systems still there ("best" stays: it is chosen among the baselines that remain). Exit 2 for a
+// pattern that is no regular expression, or when no system is left.
+void keep_systems(Scenario& scenario, const std::vector<std::string>& patterns, const std::string& file,
+                  std::vector<ScenarioOverride>& overrides) {
+  std::vector<std::regex> filters;
+  for (const std::string& pattern : patterns) {
+    try {
+      filters.emplace_back(pattern, std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+      throw Error(ExitCode::bad_input, Location{file, "", 0, 0, -1},
+                  "--system " + pattern + ": not a regular expression (" + e.what() + ")",
+                  "write a label, or an ECMAScript pattern such as 'ring-cp|zeppelin'");
+    }
+  }
+  std::vector<std::string> all, kept;
+  std::vector<SystemSpec> systems;
+  for (SystemSpec& system : scenario.systems) {
+    all.push_back(system.label);
+    const bool match = std::any_of(filters.begin(), filters.end(),
+                                   [&](const std::regex& r) { return std::regex_search(system.label, r); });
+    if (!match) continue;
+    kept.push_back(system.label);
+    systems.push_back(std::move(system));
+  }
+  if (systems.empty()) {
+    std::string labels;
+    for (const std::string& label : all) labels += (labels.empty() ? "\"" : ", \"") + label + "\"";
+    throw Error(ExitCode::bad_input, Location{file, "/systems", 0, 0, -1},
+                "--system matches none of the scenario's systems: " + labels,
+                "give a label or a pattern that finds one (several --system flags add up)");
+  }
+  scenario.systems = std::move(systems);
+  const auto present = [&kept](const std::string& label) {
+    return label.empty() || label == "best" || std::find(kept.begin(), kept.end(), label) != kept.end();
+  };
+  std::erase_if(scenario.gates,
+                [&](const GateSpec& gate) { return !present(gate.system) || !present(gate.baseline); });
+  overrides.push_back({"--system", "/systems", kept});
+}
+
 LoadedRun load_run(const RunFlags& f, const std::string& file, bool out_is_parent) {
   LoadedRun run;
   run.file = file;
@@ -72,6 +115,7 @@ LoadedRun load_run(const RunFlags& f, const std::string& file, bool out_is_paren
   run.overrides = apply_overrides(
       scenario, f.backend.empty() ? std::nullopt : std::optional<Backend>(parse_backend(f.backend)),
       f.iterations, f.seed, out_dir);
+  if (!f.systems.empty()) keep_systems(scenario, f.systems, file, run.overrides);
   if (const auto profile = read_profile_flag(f.profile)) {
     scenario.hardware_profile = *profile;
     run.overrides.push_back({"--profile", "/hardware_profile", profile->source});
@@ -163,7 +207,12 @@ void add_run_command(CLI::App& app, CommandStatus& status) {
           "systems; the scenario's gates are not evaluated")
       ->type_name("FILE")
       ->multi_option_policy(CLI::MultiOptionPolicy::Throw);
-  command->add_flag("--quiet", f->quiet,
+  command
+      ->add_option("--system", f->systems,
+                   "Run only the systems whose label this regular expression finds (repeatable, as "
+                   "--benchmark_filter); gates comparing a left-out system are dropped")
+      ->type_name("PATTERN");
+  command->add_flag("-q,--quiet", f->quiet,
                     "Print nothing but errors (default: summary and progress on a terminal)");
   command->add_flag("--verbose", f->verbose, "Print each (system, iteration) as it starts");
   command->callback([f, &status] {

@@ -22,8 +22,9 @@ struct RunFlags {
   std::optional<int> iterations;
   std::optional<std::uint64_t> seed;
   std::vector<std::string> formats;
-  std::string plan;     // a plan JSON to execute instead of planning
-  std::string profile;  // a hardware-profile JSON replacing the scenario's
+  std::string plan;                  // a plan JSON to execute instead of planning
+  std::string profile;               // a hardware-profile JSON replacing the scenario's
+  std::vector<std::string> systems;  // --system: regular expressions; only systems whose label matches one
   bool quiet = false;
   bool verbose = false;
 };
