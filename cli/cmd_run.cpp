@@ -135,7 +135,7 @@ LoadedRun load_run(const RunFlags& f, const std::string& file, bool out_is_paren
 
 RunOutcome execute_run(const LoadedRun& run, const RunFlags& f, bool progress) {
   const Scenario& scenario = run.scenario;
-  reports::ProgressBar bar(stderr, progress && isatty(fileno(stderr)) != 0);
+  reports::ProgressBar bar(stderr, progress && reports::ProgressBar::can_redraw(stderr));
   RunOptions options;
   options.simulate_measured = is_reporter();
   options.on_progress = [&](const RunProgress& p) {

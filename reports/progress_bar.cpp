@@ -1,5 +1,12 @@
 #include "reports/progress_bar.hpp"
 
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
 #include <fmt/format.h>
 
 #include "reports/terminal_text.hpp"
@@ -10,7 +17,25 @@ namespace {
 // Carriage return, then "erase to the end of the line": the cursor is back where the bar started.
 constexpr const char* erase_line = "\r\033[K";
 
+// The terminal's width in columns: a line longer than that wraps, and "\r" then returns to the start of
+// its last piece only, so every redraw would leave a line behind. COLUMNS, then 80, where it cannot say.
+int terminal_columns(std::FILE* out) {
+  winsize size{};
+  if (::ioctl(fileno(out), TIOCGWINSZ, &size) == 0 && size.ws_col > 0) return size.ws_col;
+  if (const char* columns = std::getenv("COLUMNS")) {
+    const int value = std::atoi(columns);
+    if (value > 0) return value;
+  }
+  return 80;
+}
+
 }  // namespace
+
+bool ProgressBar::can_redraw(std::FILE* out) {
+  if (::isatty(fileno(out)) == 0) return false;
+  const char* term = std::getenv("TERM");
+  return term == nullptr || std::strcmp(term, "dumb") != 0;  // a dumb terminal has no "erase line"
+}
 
 ProgressBar::ProgressBar(std::FILE* out, bool draw)
     : out_(out), enabled_(draw), start_(std::chrono::steady_clock::now()) {}
@@ -34,9 +59,12 @@ void ProgressBar::draw() {
   const int filled = total > 0 ? width * done / total : 0;
   const std::string bar = std::string(static_cast<std::size_t>(filled), '#') +
                           std::string(static_cast<std::size_t>(width - filled), '.');
-  const std::string text =
-      fmt::format("{}[{}] {}  iteration {}/{}  ETA {:.0f}s", erase_line, bar, terminal_field(last_.system),
-                  last_.iteration + 1, last_.iterations, eta);
+  std::string text = fmt::format("[{}] {}  iteration {}/{}  ETA {:.0f}s", bar, terminal_field(last_.system),
+                                 last_.iteration + 1, last_.iterations, eta);
+  // One column short of the width: a line that fills it leaves the cursor past its end on some terminals.
+  const auto columns = static_cast<std::size_t>(std::max(terminal_columns(out_) - 1, 10));
+  if (text.size() > columns) text = text.substr(0, columns);  // the bar and labels are ASCII
+  text.insert(0, erase_line);
   std::fputs(text.c_str(), out_);
   std::fflush(out_);
   shown_ = true;

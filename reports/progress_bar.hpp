@@ -26,6 +26,9 @@ class ProgressBar {
   ProgressBar(const ProgressBar&) = delete;
   ProgressBar& operator=(const ProgressBar&) = delete;
 
+  // Whether `out` is a terminal that can redraw a line in place (not TERM=dumb): where draw may be true.
+  [[nodiscard]] static bool can_redraw(std::FILE* out);
+
   void update(const ProgressPoint& point);
   // Prints `line` (and a newline) on its own line above the bar, then redraws the bar where it was.
   void note(std::string_view line);

@@ -25,3 +25,24 @@ foreach(flags "--verbose" "")
     message(FATAL_ERROR "run ${flags} printed no summary:\n${out}")
   endif()
 endforeach()
+
+# A narrow terminal (40 columns): the bar is cut to 39 so that it never wraps (a wrapped line would be
+# left behind at every redraw). And TERM=dumb, which has no "erase line": no bar, no escape sequences.
+string(ASCII 27 escape)
+string(REPEAT "[^${carriage_return}\n]" 39 thirty_nine_more)
+execute_process(COMMAND ${SCRIPT} -qec "stty cols 40; ${BENCH} run ${SCENARIO} --out ${WORK_DIR}/out" /dev/null
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT out MATCHES "\\[[#.]+\\] zeppelin")
+  message(FATAL_ERROR "run on a 40-column terminal drew no progress bar (exit ${rc}):\n${out}\n${err}")
+endif()
+if(out MATCHES "${escape}\\[K\\[${thirty_nine_more}")  # a bar line of 40 columns or more
+  message(FATAL_ERROR "the progress bar is wider than a 40-column terminal:\n${CMAKE_MATCH_0}")
+endif()
+execute_process(COMMAND ${SCRIPT} -qec "TERM=dumb ${BENCH} run ${SCENARIO} --out ${WORK_DIR}/out" /dev/null
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(out MATCHES "${escape}" OR out MATCHES "ETA [0-9]+s")
+  message(FATAL_ERROR "TERM=dumb still got the progress bar or escape sequences (exit ${rc}):\n${out}")
+endif()
+if(NOT out MATCHES "failing-gate")
+  message(FATAL_ERROR "TERM=dumb: no summary:\n${out}")
+endif()
