@@ -2,6 +2,8 @@
 // single messages per link class. The fitting half is calibration_fit.cpp.
 #include "core/qualify/calibration.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstring>
 #include <functional>
@@ -86,19 +88,33 @@ KernelPoint time_gemm(int m, int n, int k, int repetitions) {
 }
 
 void measure_kernels(const Scenario& scenario, const CalibrationShapes& shapes, CalibrationSamples& out,
-                     const std::function<void(std::uint64_t)>& sync) {
+                     const std::function<void(std::uint64_t)>& sync,
+                     const std::function<void(const std::string&)>& say) {
+  const CostModel cost(scenario.cluster, scenario.model, scenario.hardware_profile.profile);
+  std::size_t gemm_shapes = 0;
+  for (const auto& g : cost.layer_gemms())
+    if (g.n > 0 && g.k > 0) gemm_shapes += shapes.gemm_rows.size();
+  const std::size_t total = shapes.attention_tokens.size() + gemm_shapes;
+  const auto started = std::chrono::steady_clock::now();
+  const auto tell = [&](std::uint64_t step, const std::string& what) {
+    if (!say) return;
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    say(fmt::format("calibrate: shape {} of {}: {} ({} runs; {:.0f} s so far)", step, total, what,
+                    shapes.repetitions, elapsed));
+  };
   std::uint64_t step = 0;
   for (const int tokens : shapes.attention_tokens) {
     sync(++step);  // every rank starts each shape together: the run's ranks compute side by side
+    tell(step, fmt::format("attention forward and backward, one causal sequence of {} tokens", tokens));
     const AttentionTimes t = time_attention(scenario.model, tokens, shapes.repetitions);
     out.attention_forward.push_back(t.forward);
     out.attention_backward.push_back(t.backward);
   }
-  const CostModel cost(scenario.cluster, scenario.model, scenario.hardware_profile.profile);
   for (const auto& g : cost.layer_gemms()) {
     if (g.n <= 0 || g.k <= 0) continue;
     for (const int m : shapes.gemm_rows) {
       sync(++step);
+      tell(step, fmt::format("GEMM {} x {} x {}", m, g.n, g.k));
       out.gemm.push_back(time_gemm(m, static_cast<int>(g.n), static_cast<int>(g.k), shapes.repetitions));
     }
   }
@@ -153,21 +169,26 @@ void gather_points(reference::Transport& t, std::vector<KernelPoint>& points, st
 
 }  // namespace
 
-CalibrationSamples measure_for_calibration(const Scenario& scenario, const CalibrationShapes& shapes) {
+CalibrationSamples measure_for_calibration(const Scenario& scenario, const CalibrationShapes& shapes,
+                                           const std::function<void(const std::string&)>& progress) {
   const Launch launch = process_launch();
   const ClusterSpec& cluster = scenario.cluster;
   CalibrationSamples out;
   out.launch = describe(launch);
   if (!launch.multi_process()) {
-    measure_kernels(scenario, shapes, out, [](std::uint64_t) {});
+    measure_kernels(
+        scenario, shapes, out, [](std::uint64_t) {}, progress);
     return out;
   }
   const std::unique_ptr<reference::Transport> transport = launched_transport(launch, cluster, "calibrate");
   reference::Transport& t = *transport;
   out.ranks = t.size();
   out.is_reporter = t.rank() == 0;
-  measure_kernels(scenario, shapes, out,
-                  [&](std::uint64_t step) { barrier(t, kStepBase + step, shapes.timeout); });
+  measure_kernels(
+      scenario, shapes, out, [&](std::uint64_t step) { barrier(t, kStepBase + step, shapes.timeout); },
+      out.is_reporter ? progress : std::function<void(const std::string&)>{});
+  if (out.is_reporter && progress && (cluster.gpus_per_node > 1 || cluster.nodes > 1))
+    progress("calibrate: the links (ping-pongs between GPU 0 and its peers)");
   barrier(t, kStepBase + 500'000, shapes.timeout);
   if (cluster.gpus_per_node > 1) ping_pong(t, 0, 1, shapes, 1, out.nvlink);
   barrier(t, kStepBase + 500'001, shapes.timeout);

@@ -7,6 +7,7 @@
 // GPUs inside a node (NVLink class) and the first pair across nodes (NIC class).
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -43,8 +44,11 @@ struct CalibrationSamples {
 
 // Runs the measurements (every rank of the launch calls it; without a launcher, this process alone and no
 // link). Exit 2 when the launch's world is not the scenario's GPU count.
-[[nodiscard]] CalibrationSamples measure_for_calibration(const Scenario& scenario,
-                                                         const CalibrationShapes& shapes);
+// `progress`, when given, hears one line per step on the reporting rank ("calibrate: attention 3 of 5 ..."):
+// on CPU kernels a large model's shapes take minutes each, and a silent command looks hung.
+[[nodiscard]] CalibrationSamples measure_for_calibration(
+    const Scenario& scenario, const CalibrationShapes& shapes,
+    const std::function<void(const std::string&)>& progress = {});
 
 struct Calibration {
   HardwareProfile profile;  // the scenario's profile with every fitted constant replaced

@@ -39,6 +39,9 @@ def main():
     print(calibrated.stdout, calibrated.stderr)
     if calibrated.returncode != 0:
         sys.exit(f"calibrate: exit {calibrated.returncode}\n{calibrated.stderr[-3000:]}")
+    # Minutes of CPU kernels must not pass in silence: one line per shape, counted, on stderr.
+    if "calibrate: shape 1 of " not in calibrated.stderr:
+        failures.append("calibrate printed no progress line on stderr")
     values = read_jsonc(profile)
     header = "".join(line for line in open(profile) if line.startswith("//"))
     fit = json.load(open(os.path.join(work, "profile.fit.json")))
