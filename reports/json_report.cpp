@@ -198,9 +198,14 @@ ojson system_json(const SystemResult& result, const SystemSummary& s) {
     for (ojson& entry : oom_json(it)) oom.push_back(std::move(entry));
   }
   out["memory"] = ojson{{"oom_iterations", s.iterations - s.feasible_iterations}, {"oom", std::move(oom)}};
+  // verified/problems: plan::verify of every iteration's plan. executor_note: this system's own executor
+  // account of its first feasible iteration (reference and cuda: what the numerics check covered,
+  // forward and backward, and its errors; sim: how it was simulated), not the run-level backend_note,
+  // which is the first system's.
   out["verification"] = ojson{{"verified", s.verification_problems == 0},
                               {"problems", s.verification_problems},
-                              {"first_problems", s.verification}};
+                              {"first_problems", s.verification},
+                              {"executor_note", result.has_trace ? result.first_trace.model_note : ""}};
   out["per_iteration"] = iterations_json(result, s);
   return out;
 }
