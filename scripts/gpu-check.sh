@@ -214,6 +214,8 @@ finish() {
     local n="${s%%:*}"
     [[ "${VERDICT[$n]:-not run}" == PASS ]] || overall=1
   done
+  # The CLI's reports join the logs first: the summary reads them there.
+  cp -r "$WORK/verify" "$WORK/run" "$WORK/qualify" "$WORK/calibrate" "$LOGS/" 2>/dev/null
   if command -v python3 >/dev/null 2>&1; then
     python3 "$ROOT/scripts/gpu-summary.py" --logs "$LOGS" --steps "${STEPS[*]}" \
       --verdicts "$(for s in "${STEPS[@]}"; do n="${s%%:*}"; printf '%s=%s;' "$n" "${VERDICT[$n]:-not run}"; done)" \
@@ -226,7 +228,6 @@ finish() {
   fi
   [[ -f "$WORK/run/report.json" ]] && cp "$WORK/run/report.json" "$RESULTS/report.json"
   [[ -f "$WORK/qualify/qualify.json" ]] && cp "$WORK/qualify/qualify.json" "$RESULTS/qualify.json"
-  cp -r "$WORK/verify" "$WORK/run" "$WORK/qualify" "$WORK/calibrate" "$LOGS/" 2>/dev/null
   tar -C "$WORK" -czf "$RESULTS/logs.tar.gz" logs
   echo
   cat "$RESULTS/summary.txt"
