@@ -7,8 +7,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <regex>
@@ -45,7 +50,48 @@ Backend parse_backend(const std::string& name) {
   return Backend::cuda;
 }
 
+// `--out -`: report.json alone on standard output, for a pipe (`| jq .systems`), as `-` means for most
+// tools; the summary goes to standard error. The report is written as ever, into a private temporary
+// folder (the checks, the atomic set), then copied out and the folder removed.
+ExitCode run_to_stdout(const RunFlags& flags, const std::string& file) {
+  std::string pattern = (std::filesystem::temp_directory_path() / "zeppelin-bench-stdout.XXXXXX").string();
+  if (::mkdtemp(pattern.data()) == nullptr)
+    throw Error(ExitCode::runtime, Location{"--out", "", 0, 0, -1},
+                std::string("cannot make a temporary folder for the report: ") + std::strerror(errno),
+                "set TMPDIR to a writable folder");
+  const std::filesystem::path folder = pattern;
+  struct Cleanup {
+    std::filesystem::path folder;
+    ~Cleanup() {
+      std::error_code ignored;
+      std::filesystem::remove_all(folder, ignored);
+    }
+  } cleanup{folder};
+  RunFlags f = flags;
+  f.out = (folder / "report").string();
+  LoadedRun loaded = load_run(f, file, false);
+  loaded.formats = {"json"};
+  for (ScenarioOverride& o : loaded.overrides)
+    if (o.flag == "--out") o.value = "-";  // what the user asked for, not the private folder
+  const bool quiet = f.quiet || !is_reporter();
+  const RunOutcome outcome = execute_run(loaded, f, !quiet);
+  if (is_reporter()) {
+    std::ifstream in(folder / "report" / "report.json", std::ios::binary);
+    const std::string report((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (report.empty())
+      throw Error(ExitCode::runtime, Location{"--out", "", 0, 0, -1}, "the report could not be read back",
+                  "run with --out DIR");
+    write_stdout(report);
+  }
+  if (!quiet) {
+    const std::string text = reports::console_summary(outcome.summary);
+    std::fputs(text.c_str(), stderr);
+  }
+  return outcome.verdict;
+}
+
 ExitCode run_one(const RunFlags& f, const std::string& file) {
+  if (f.out == "-") return run_to_stdout(f, file);
   const LoadedRun loaded = load_run(f, file, false);
   const bool quiet = f.quiet || !is_reporter();
   const RunOutcome outcome = execute_run(loaded, f, !quiet);
@@ -186,7 +232,9 @@ void add_run_command(CLI::App& app, CommandStatus& status) {
   command->add_option(
       "--out", f->out,
       "Output directory, overriding \"output.dir\" (default: out/<name>); with several scenarios, "
-      "each writes to DIR/<name> and the combined table to DIR");
+      "each writes to DIR/<name> and the combined table to DIR; - writes report.json alone to standard "
+      "output "
+      "(the summary to standard error)");
   command->add_option("--iterations", f->iterations, "Iterations, overriding \"workload.iterations\"");
   // A negative seed would wrap to 2^64 - 1 silently; the scenario file refuses it too.
   command->add_option("--seed", f->seed, "Seed, overriding \"seed\" (0 or more)")

@@ -62,6 +62,12 @@ ExitCode run_many(const RunFlags& f, const std::vector<std::string>& files, cons
         fmt::format("executes one plan against one scenario; {} scenarios were given", files.size()),
         "give one scenario file with --plan");
   }
+  if (f.out == "-") {
+    throw_input_error(
+        {"--out", "", 0, 0, -1},
+        fmt::format("- (report.json on standard output) takes one scenario; {} were given", files.size()),
+        "give one scenario file, or a folder with --out DIR");
+  }
   const std::vector<LoadedRun> runs = load_all(f, files);
   const std::filesystem::path table_folder = combined_folder(f, folder_title);
   const bool speak = !f.quiet && is_reporter();
