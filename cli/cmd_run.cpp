@@ -26,6 +26,7 @@
 #include "cli/profile_flag.hpp"
 #include "cli/run_command.hpp"
 #include "cli/scenario_paths.hpp"
+#include "cli/scenario_set.hpp"
 #include "core/config/scenario_loader.hpp"
 #include "core/exec/executor.hpp"
 #include "core/exec/launch/launcher.hpp"
@@ -153,7 +154,8 @@ void keep_systems(Scenario& scenario, const std::vector<std::string>& patterns, 
 LoadedRun load_run(const RunFlags& f, const std::string& file, bool out_is_parent) {
   LoadedRun run;
   run.file = file;
-  run.scenario = load_scenario(file);
+  std::vector<ScenarioOverride> sets;
+  run.scenario = load_scenario_with_sets(file, f.sets, sets);
   Scenario& scenario = run.scenario;
   std::optional<std::string> out_dir;  // names are letters, digits, '.', '_' and '-': a safe folder name
   if (!f.out.empty())
@@ -161,6 +163,7 @@ LoadedRun load_run(const RunFlags& f, const std::string& file, bool out_is_paren
   run.overrides = apply_overrides(
       scenario, f.backend.empty() ? std::nullopt : std::optional<Backend>(parse_backend(f.backend)),
       f.iterations, f.seed, out_dir);
+  run.overrides.insert(run.overrides.begin(), sets.begin(), sets.end());
   if (!f.systems.empty()) keep_systems(scenario, f.systems, file, run.overrides);
   if (const auto profile = read_profile_flag(f.profile)) {
     scenario.hardware_profile = *profile;
@@ -255,6 +258,11 @@ void add_run_command(CLI::App& app, CommandStatus& status) {
           "systems; the scenario's gates are not evaluated")
       ->type_name("FILE")
       ->multi_option_policy(CLI::MultiOptionPolicy::Throw);
+  command
+      ->add_option("--set", f->sets,
+                   "KEY=VALUE: set any scenario key before it is checked (repeatable; dotted KEY as the file "
+                   "nests it, e.g. workload.iterations=5; VALUE is JSON, else a string)")
+      ->type_name("KEY=VALUE");
   command
       ->add_option("--system", f->systems,
                    "Run only the systems whose label this regular expression finds (repeatable, as "

@@ -24,6 +24,7 @@ struct RunFlags {
   std::vector<std::string> formats;
   std::string plan;                  // a plan JSON to execute instead of planning
   std::string profile;               // a hardware-profile JSON replacing the scenario's
+  std::vector<std::string> sets;     // --set KEY=VALUE, applied to the scenario file's JSON
   std::vector<std::string> systems;  // --system: regular expressions; only systems whose label matches one
   bool quiet = false;
   bool verbose = false;
