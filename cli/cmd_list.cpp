@@ -157,8 +157,21 @@ TableRow describe_scenario_file(const std::filesystem::path& file) {
   }
 }
 
+// The scenario library: installed beside the executable (PREFIX/share/zeppelin-bench/scenarios, from
+// `cmake --install`), else the source tree this binary was built from.
+std::filesystem::path library_folder() {
+  std::error_code ec;
+  const std::filesystem::path executable = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const std::filesystem::path installed =
+        executable.parent_path().parent_path() / "share" / "zeppelin-bench" / "scenarios";
+    if (std::filesystem::is_directory(installed, ec)) return installed;
+  }
+  return std::filesystem::path(ZB_SOURCE_DIR) / "scenarios";
+}
+
 std::vector<std::filesystem::path> library_files() {
-  const std::filesystem::path library = std::filesystem::path(ZB_SOURCE_DIR) / "scenarios";
+  const std::filesystem::path library = library_folder();
   std::error_code ec;
   std::vector<std::filesystem::path> files;
   for (auto it = std::filesystem::recursive_directory_iterator(library, ec);
@@ -172,7 +185,7 @@ std::vector<std::filesystem::path> library_files() {
 void list_scenarios() {
   const std::vector<std::filesystem::path> files = library_files();
   if (files.empty()) {
-    std::printf("no scenarios found in %s/scenarios\n", ZB_SOURCE_DIR);
+    std::printf("no scenarios found in %s\n", library_folder().string().c_str());
     return;
   }
   std::vector<TableRow> rows;

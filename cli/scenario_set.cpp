@@ -34,7 +34,8 @@ nlohmann::json value_of(const std::string& text) {
 
 }  // namespace
 
-Scenario load_scenario_with_sets(const std::filesystem::path& file, const std::vector<std::string>& assignments,
+Scenario load_scenario_with_sets(const std::filesystem::path& file,
+                                 const std::vector<std::string>& assignments,
                                  std::vector<ScenarioOverride>& overrides) {
   if (assignments.empty()) return load_scenario(file);
   nlohmann::json json = read_jsonc_file(file);
@@ -58,7 +59,8 @@ Scenario load_scenario_with_sets(const std::filesystem::path& file, const std::v
       } else if (node->is_object() || node->is_null()) {
         node = &(*node)[part];
       } else {
-        refuse(assignment, pointer.substr(0, pointer.rfind('/')) + " holds a value, not an object to step into");
+        refuse(assignment,
+               pointer.substr(0, pointer.rfind('/')) + " holds a value, not an object to step into");
       }
       if (dot == std::string::npos) break;
       start = dot + 1;

@@ -2,7 +2,8 @@
 // `run --set KEY=VALUE` (repeatable): any scenario key, as the scenario file would hold it, set before the
 // scenario is checked, the way `-D`/`--config` flags of other tools override a file. KEY is a dotted
 // path into the file's JSON (`workload.iterations`, `cluster.nodes`, `systems.1.degree` where systems[1]
-// is an object: a number steps into an array); VALUE is JSON (`5`, `true`, `"auto"`, `[1,2]`), or else taken as a string (`wikipedia`).
+// is an object: a number steps into an array); VALUE is JSON (`5`, `true`, `"auto"`, `[1,2]`), or else taken
+// as a string (`wikipedia`).
 #include <filesystem>
 #include <string>
 #include <vector>
