@@ -85,10 +85,11 @@ struct SdpaGraph {
   std::int64_t workspace = 0;  // cuDNN's own workspace bytes
   // Device int32 arrays: seq lengths (batch) and ragged element offsets (batch + 1, the last one the end).
   DeviceArray seq_q, seq_kv, off_q, off_kv, off_o, off_stats, off_dq, off_dkv;
-  // Backward: the graph's first dQ and dK/dV scratch rows. Its entries' scratch rows are contiguous from
-  // there in its entry order, and the dQ/dK/dV pointers bound for it start there, so its gradient offsets
-  // are exact prefix sums of its entries' lengths from 0 (see SdpaBuildOptions::graph_local_scratch).
-  std::int64_t scratch_q_base = 0, scratch_kv_base = 0;
+  // Backward: where the graph's dQ, dK and dV scratch rows start in the workspace (bytes). Its entries'
+  // scratch rows are contiguous from there in its entry order and the pointers bound for it start there,
+  // so its gradient offsets are exact prefix sums of its entries' lengths from 0
+  // (SdpaBuildOptions::graph_local_scratch).
+  std::size_t dq_offset = 0, dk_offset = 0, dv_offset = 0;
   // Backward with SdpaBuildOptions::packed_inputs: the copies of the caller's rows into the packed
   // buffers (Q rows; O and dO rows; LSE rows; K and V rows), entry by entry.
   bool packed = false;

@@ -196,8 +196,6 @@ Status build_graph(cudnnHandle_t handle, const GraphLayout& layout, SdpaGraph& g
   const std::int64_t q_elements = static_cast<std::int64_t>(shape.heads) * shape.head_dim;
   const std::int64_t kv_elements = static_cast<std::int64_t>(shape.kv_heads) * shape.head_dim;
   g.kind = spec.kind;
-  g.scratch_q_base = layout.scratch_q_base;
-  g.scratch_kv_base = layout.scratch_kv_base;
   g.batch = spec.batch;
   g.max_q = spec.max_q;
   g.max_kv = spec.max_kv;
@@ -337,13 +335,8 @@ Status SdpaPlan::build(const AttentionShape& shape, std::span<const AttentionBlo
     if (Status s = build_graph(fresh->handle, g, fresh->graphs.back()); !s) return s;
     fresh->cudnn_workspace =
         std::max(fresh->cudnn_workspace, static_cast<std::size_t>(fresh->graphs.back().workspace));
-    if (g.packed) {
-      std::int64_t q = 0, kv = 0;
-      for (std::int64_t c : g.q_counts) q += c;
-      for (std::int64_t c : g.kv_counts) kv += c;
-      packed_q_rows = std::max(packed_q_rows, q);
-      packed_kv_rows = std::max(packed_kv_rows, kv);
-    }
+    packed_q_rows = std::max(packed_q_rows, fresh->graphs.back().pack_q.total_rows());
+    packed_kv_rows = std::max(packed_kv_rows, fresh->graphs.back().pack_kv.total_rows());
   }
   if (backward) {
     if (Status s = upload_gather(
@@ -366,6 +359,15 @@ Status SdpaPlan::build(const AttentionShape& shape, std::span<const AttentionBlo
   fresh->dv_scratch_offset =
       fresh->dk_scratch_offset +
       detail::align_up(static_cast<std::size_t>(fresh->scratch_kv_rows) * kv_row_bytes);
+  for (std::size_t i = 0; i < layout.graphs.size(); ++i) {  // each graph's part of the scratch
+    detail::SdpaGraph& g = fresh->graphs[i];
+    g.dq_offset =
+        fresh->dq_scratch_offset + static_cast<std::size_t>(layout.graphs[i].scratch_q_base) * q_row_bytes;
+    g.dk_offset =
+        fresh->dk_scratch_offset + static_cast<std::size_t>(layout.graphs[i].scratch_kv_base) * kv_row_bytes;
+    g.dv_offset =
+        fresh->dv_scratch_offset + static_cast<std::size_t>(layout.graphs[i].scratch_kv_base) * kv_row_bytes;
+  }
   // Then, backward with packed inputs: [packed Q | O | dO | LSE | K | V].
   const std::size_t packed_q_bytes = detail::align_up(static_cast<std::size_t>(packed_q_rows) * q_row_bytes);
   const std::size_t packed_kv_bytes =

@@ -121,16 +121,7 @@ Status sdpa_backward(const SdpaPlan& plan, const SdpaBackwardTensors& t, Stream 
   void* dv_scratch = base + p->dv_scratch_offset;
   // cuDNN writes every launched entry's gradients into its own scratch rows, then the gather adds them
   // into dQ/dK/dV in list order (exact accumulation, nothing to zero in the scratch).
-  const std::size_t q_row_bytes = static_cast<std::size_t>(p->shape.heads) * p->shape.head_dim * 2;
-  const std::size_t kv_row_bytes = static_cast<std::size_t>(p->shape.kv_heads) * p->shape.head_dim * 2;
   for (const SdpaGraph& g : p->graphs) {
-    // The graph's gradient offsets count from its first scratch rows (SdpaGraph::scratch_q_base).
-    void* dq_base =
-        static_cast<unsigned char*>(dq_scratch) + static_cast<std::size_t>(g.scratch_q_base) * q_row_bytes;
-    void* dk_base =
-        static_cast<unsigned char*>(dk_scratch) + static_cast<std::size_t>(g.scratch_kv_base) * kv_row_bytes;
-    void* dv_base =
-        static_cast<unsigned char*>(dv_scratch) + static_cast<std::size_t>(g.scratch_kv_base) * kv_row_bytes;
     // Packed inputs: the graph's rows copied into contiguous buffers in entry order first (stream order
     // keeps the previous graph's call done with the shared buffers before they are overwritten).
     const void *q = t.q, *k = t.k, *v = t.v, *o = t.o, *d_o = t.d_o;
@@ -152,17 +143,12 @@ Status sdpa_backward(const SdpaPlan& plan, const SdpaBackwardTensors& t, Stream 
       q = packed_q, k = packed_k, v = packed_v, o = packed_o, d_o = packed_do;
       lse = static_cast<const float*>(packed_lse);
     }
-    VariantPack pack{{detail::kUidQ, const_cast<void*>(q)},
-                     {detail::kUidK, const_cast<void*>(k)},
-                     {detail::kUidV, const_cast<void*>(v)},
-                     {detail::kUidO, const_cast<void*>(o)},
-                     {detail::kUidDO, const_cast<void*>(d_o)},
-                     {detail::kUidStats, const_cast<float*>(lse)},
-                     {detail::kUidDQ, dq_base},
-                     {detail::kUidDK, dk_base},
-                     {detail::kUidDV, dv_base},
-                     {detail::kUidOffDQ, g.off_dq.as<void>()},
-                     {detail::kUidOffDKV, g.off_dkv.as<void>()}};
+    VariantPack pack{{detail::kUidQ, const_cast<void*>(q)},    {detail::kUidK, const_cast<void*>(k)},
+                     {detail::kUidV, const_cast<void*>(v)},    {detail::kUidO, const_cast<void*>(o)},
+                     {detail::kUidDO, const_cast<void*>(d_o)}, {detail::kUidStats, const_cast<float*>(lse)},
+                     {detail::kUidDQ, base + g.dq_offset},  // the graph's own part of the scratch
+                     {detail::kUidDK, base + g.dk_offset},     {detail::kUidDV, base + g.dv_offset},
+                     {detail::kUidOffDQ, g.off_dq.as<void>()}, {detail::kUidOffDKV, g.off_dkv.as<void>()}};
     bind_tables(g, pack);
     if (Status s = execute(*p, g, pack, t.workspace, entry); !s) return s;
   }
