@@ -10,6 +10,9 @@
 #                graphs (packed or dense accumulators, one call per mask kind or per entry), GQA and MHA
 #   gemm         cuBLASLt bf16 8192³ on random data (median of timed runs)
 #   cudnn        cuDNN SDPA causal bf16 forward and backward, 32 heads, d 128, 8K..64K tokens
+#   interference GEMM 8192³ (and cuDNN SDPA forward, 16K tokens) alone and beside a comm-like copy kernel
+#                (8/16/32 CTAs) and a 1-rank NCCL send/recv on another stream: comm_compute_slowdown;
+#                small-message latency (NCCL loaded at run time; without it, the copy kernel's figures)
 #   own          the project's own causal forward kernel, same shapes
 #   verify       zeppelin-bench run --backend cuda of scenarios/one-h200-verify.json, correctness pass on
 #                (every attention instruction against the float64 oracle)
@@ -56,7 +59,7 @@ MAX_CARRY_BYTES=$((64 * 1024 * 1024))
 RESULT_FILES=(summary.txt summary.json logs.tar.gz report.json qualify.json)
 MAX_RESULT_FILES=8
 # name:cap seconds, in running order; the dry run prints this plan.
-STEPS=(image:20 prepare:60 check:150 variants:60 gemm:40 cudnn:90 own:60 verify:90 run:120 qualify:120 torch:100
+STEPS=(image:20 prepare:60 check:150 variants:60 gemm:40 cudnn:90 interference:60 own:60 verify:90 run:120 qualify:120 torch:100
   sanitizer:90 calibrate:120)
 # ZB_GPUCHECK_STEPS="check variants run": only those (image and prepare always run), e.g. a short second
 # call that looks again at what the first one found.
@@ -141,7 +144,7 @@ tree_bytes=$(cd "$ROOT" && git ls-files -co --exclude-standard -z | xargs -0 sta
 carry_bytes=$(du -sb "$CARRY" 2>/dev/null | cut -f1)
 carry_bytes=${carry_bytes:-0}
 say "plan: budget ${BUDGET}s (steps' caps sum to ${total_cap}s; later steps are skipped when it runs out)"
-for s in "${STEPS[@]}"; do printf '  %-10s cap %4ss\n' "${s%%:*}" "${s#*:}"; done
+for s in "${STEPS[@]}"; do printf '  %-12s cap %4ss\n' "${s%%:*}" "${s#*:}"; done
 say "travels: working tree $tree_bytes bytes + .deps/gpu-carry $carry_bytes bytes = $((tree_bytes + carry_bytes)) of $MAX_CARRY_BYTES"
 say "results: ${#RESULT_FILES[@]} files of at most $MAX_RESULT_FILES (${RESULT_FILES[*]}) in $RESULTS"
 limits_ok=1
@@ -270,6 +273,15 @@ wanted check && step check 150 check.log "$GPUCHECK" check 20261204
 wanted variants && step variants 60 variants.log "$GPUCHECK" bwd-variants 20261204
 wanted gemm && step gemm 40 gemm.log "$GPUCHECK" time-gemm 8192 8192 8192
 wanted cudnn && step cudnn 90 cudnn.log "$GPUCHECK" time-cudnn "$HEADS" "$HEAD_DIM" "${LENGTHS[@]}"
+if ! wanted interference; then
+  :
+elif [[ "$("$GPUCHECK" 2>&1)" == *interference* ]]; then
+  step interference 60 interference.log "$GPUCHECK" interference
+else
+  # A bundle packed before the subcommand existed: say so plainly instead of a usage error.
+  VERDICT[interference]="FAIL (this zb_gpucheck has no interference subcommand: rebuild the bundle)"
+  say "interference: ${VERDICT[interference]}"
+fi
 wanted own && step own 60 own.log "$GPUCHECK" time "$HEADS" "$HEAD_DIM" "${LENGTHS[@]}"
 if [[ -n "${NOTE[bench]:-}" ]]; then
   for n in verify run qualify calibrate; do VERDICT[$n]="FAIL (${NOTE[bench]})"; done

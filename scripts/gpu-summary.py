@@ -7,6 +7,8 @@ Figures are parsed from the stable lines of zb_gpucheck (docs/KERNELS.md names t
   TIMING_GEMM <m> <n> <k> <median ms> <TFLOP/s>          (zb_gpucheck time-gemm)
   TIMING_CUDNN <len> <fwd ms> <fwd TFLOP/s> <bwd ms> <bwd TFLOP/s>   (zb_gpucheck time-cudnn)
   TIMING <len> <ms> <TFLOP/s>                            (zb_gpucheck time: the own forward kernel)
+  interference <what...> key=value... [-- words]          (zb_gpucheck interference, interference.log)
+  latency <what...> key=value... [-- words]
 and from the CLI's own files (run/report.json, qualify/qualify.json, calibrate/profile.json) and
 clocks.csv (nvidia-smi: timestamp, SM MHz, memory MHz, power W, temperature C, utilisation %).
 Python 3.8+ standard library only: it runs on the GPU machine's python3.
@@ -85,6 +87,80 @@ def parse_check(logs, name="check.log"):
     skipped = [l.strip() for l in lines if l.strip().startswith("SKIP ")]
     return {"passed": passed, "failed": len(failed), "failures": failed[:20], "skipped": skipped[:20],
             "lines": [l.strip() for l in lines if l.strip().startswith(("PASS ", "FAIL "))][:60]}
+
+
+def parse_interference(logs):
+    """zb_gpucheck interference's lines: every figure as {"what", key: value...}, the small messages'
+    latency, and comm_compute_slowdown (its summary line; when that is missing, e.g. the step timed out in
+    NCCL, the GEMM's slowdown beside NCCL, else beside the copy kernel with 16 CTAs)."""
+    figures, errors, skipped, latency = [], [], [], []
+    summary = None
+    for line in read_lines(os.path.join(logs, "interference.log")):
+        body = line.split(" -- ", 1)
+        parts = body[0].split()
+        if not parts or parts[0] not in ("interference", "latency"):
+            continue
+        words = [p for p in parts[1:] if "=" not in p]
+        fields = {}
+        for p in parts[1:]:
+            if "=" in p:
+                key, value = p.split("=", 1)
+                number = numbers([value])
+                fields[key] = number[0] if number else value
+        if "error" in words:
+            errors.append(" ".join(parts[1:]))
+            continue
+        if "skipped" in words:
+            skipped.append(" ".join(parts[1:2]) + ": " + (body[1].strip() if len(body) > 1 else ""))
+            continue
+        record = dict(fields, what=" ".join(words))
+        if parts[0] == "latency":
+            latency.append(record)
+        elif words == ["summary"]:
+            summary = record
+        else:
+            figures.append(record)
+    if summary is None:
+        for wanted in ({"with": "nccl-sendrecv"}, {"with": "copy", "ctas": 16.0}):
+            for f in figures:
+                if f["what"] == "gemm" and all(f.get(k) == v for k, v in wanted.items()) and "slowdown" in f:
+                    summary = {"comm_compute_slowdown": f["slowdown"],
+                               "source": f["with"] + ("-ctas16" if f["with"] == "copy" else ""),
+                               "what": "derived by gpu-summary.py (no summary line)"}
+                    break
+            if summary:
+                break
+    return {"comm_compute_slowdown": (summary or {}).get("comm_compute_slowdown"),
+            "source": (summary or {}).get("source"), "figures": figures, "latency": latency,
+            "skipped": skipped, "errors": errors}
+
+
+def interference_text(i):
+    """summary.txt's lines for zb_gpucheck interference (none when the step did not run)."""
+    if not (i["figures"] or i["latency"] or i["errors"] or i["skipped"]):
+        return []
+    slowdown = i["comm_compute_slowdown"]
+    text = ["interference: comm_compute_slowdown " + (f"{slowdown:.3f} ({i['source']})" if slowdown is not None
+                                                      else "not measured") +
+            " = GEMM time beside a comm kernel / alone - 1 (published: 0.189, Lee et al. 2025)"]
+    for f in i["figures"]:
+        who = f["what"] + "".join(f" {k} {int(f[k])}" if isinstance(f[k], float) else f" {k} {f[k]}"
+                                  for k in ("with", "ctas", "bytes") if k in f)
+        cells = [f"{fmt(f.get('ms'), 3)} ms"] if "ms" in f else []
+        for key, label in (("tflops", "TFLOP/s"), ("GBps", "GB/s"), ("slowdown", "slowdown"),
+                           ("copy_GBps", "copy GB/s"), ("comm_GBps", "comm GB/s"), ("comm_busy", "comm busy")):
+            if isinstance(f.get(key), float):
+                cells.append(f"{label} {f[key]:.3f}" if key in ("slowdown", "comm_busy") else f"{label} {f[key]:.0f}")
+        if "library" in f:
+            cells.append(f"{f['library']} {f.get('version', '')}")
+        text.append(f"  {who}: " + ", ".join(cells))
+    if i["latency"]:
+        text.append("  latency (us, back-to-back): " + ", ".join(
+            f"{l['what']} {int(l['bytes']) if isinstance(l.get('bytes'), float) else '?'} B {fmt(l.get('us'), 2)}"
+            for l in i["latency"]))
+    text.extend("  skipped: " + s for s in i["skipped"])
+    text.extend("  error: " + e for e in i["errors"][:5])
+    return text
 
 
 def parse_clocks(logs):
@@ -170,6 +246,7 @@ def main():
         "cudnn": parse_timings(logs, "cudnn.log", "TIMING_CUDNN", 5,
                                ["forward_ms", "forward_tflops", "backward_ms", "backward_tflops"]),
         "own": parse_timings(logs, "own.log", "TIMING", 3, ["forward_ms", "forward_tflops"]),
+        "interference": parse_interference(logs),
         "torch": load_json(os.path.join(logs, "table.json")),
         "clocks": parse_clocks(logs),
         "verify": summarise_run(load_json(os.path.join(logs, "verify", "report.json"))),
@@ -225,6 +302,7 @@ def main():
         figures = [f"{f['probe']} {f['shape']} {f['value'] / 1e12:.0f}" for f in q["figures"] if f.get("value")]
         text.append(f"qualify: {'qualified' if q['passed'] else 'NOT qualified'} ({q['failures']} below floor); "
                     "TFLOP/s: " + ", ".join(figures))
+    text.extend(interference_text(summary["interference"]))
     with open(args.text, "w", encoding="utf-8") as f:
         f.write("\n".join(text) + "\n")
 

@@ -20,6 +20,14 @@
 //                                                    or  TIMING_CUDNN <len> error <message>
 //   zb_gpucheck time-gemm M N K          cuBLASLt bf16 GEMM (row-major C = A·B, fp32 accumulation):
 //       TIMING_GEMM <m> <n> <k> <median_ms> <tflops>  or  TIMING_GEMM <m> <n> <k> error <message>
+//   zb_gpucheck interference             compute/communication interference on one GPU (the cost model's
+//       comm_compute_slowdown): GEMM 8192³ (and cuDNN SDPA causal fwd) alone and beside a comm-like copy
+//       kernel (8/16/32 CTAs) and a 1-rank NCCL send/recv on another stream; small-message latency. Lines
+//       "interference <what> key=value... -- <words>" and "latency <what> key=value... -- <words>", closing
+//       with "interference summary comm_compute_slowdown=<x> source=<nccl-sendrecv|copy-ctas16>"; a failed
+//       figure is "interference <what> error <message>" (exit 1). Without cuDNN / NCCL (build or run time):
+//       "interference sdpa skipped -- ..." / "interference nccl skipped -- ...", not failures.
+//       Reference: kernels/gpucheck/interference.cpp's top.
 //   zb_gpucheck sanitize                 one small case of each kernel, for compute-sanitizer
 //   zb_gpucheck bwd-variants [seed]      cuDNN backward under each SdpaBuildOptions (diagnosis)
 // Each timing is also followed by "NOTE <tag> <len|m n k> median of <runs> runs[, <sets> operand sets]".
@@ -40,6 +48,7 @@
 #include "kernels/cuda_attention.hpp"
 #include "kernels/cuda_gemm.hpp"
 #include "kernels/gpucheck/attention_check.hpp"
+#include "kernels/gpucheck/interference.hpp"
 #include "kernels/gpucheck/sdpa_check.hpp"
 #ifdef ZB_GPUCHECK_HAVE_CUDNN
 #include "kernels/cuda_sdpa.hpp"
@@ -283,7 +292,7 @@ int usage() {
   std::fprintf(
       stderr,
       "usage: zb_gpucheck versions | check [seed] | time HEADS HEAD_DIM LENGTH... | time-cudnn HEADS "
-      "HEAD_DIM LENGTH... | time-gemm M N K | sanitize | bwd-variants [seed]\n");
+      "HEAD_DIM LENGTH... | time-gemm M N K | interference | sanitize | bwd-variants [seed]\n");
   return 2;
 }
 
@@ -306,6 +315,7 @@ int main(int argc, char** argv) {
     return run_checks(seed);
   }
   if (mode == "sanitize") return run_sanitize();
+  if (mode == "interference" && argc == 2) return gc::run_interference();
 #ifdef ZB_GPUCHECK_HAVE_CUDNN
   if (mode == "bwd-variants")
     return run_backward_variants(argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 11);
