@@ -42,6 +42,7 @@ nlohmann::ordered_json complete_event(const TraceEvent& event, const TrackLayout
   args["micro_batch"] = event.micro_batch;
   if (event.bytes > 0) args["bytes"] = event.bytes;
   if (event.flops > 0) args["flops"] = event.flops;
+  if (event.interference_seconds > 0) args["interference_us"] = event.interference_seconds * 1e6;
   if (event.peer >= 0) args["peer"] = event.peer;
   if (event.group >= 0) args["group"] = event.group;
   if (event.step >= 0) args["step"] = event.step;

@@ -17,6 +17,11 @@ struct ProfileValue {
   [[nodiscard]] bool differs() const { return value != default_value; }
 };
 
+// A profile value as a number: flags (interference) are JSON booleans, shown here as 1 and 0.
+double as_number(const nlohmann::json& value) {
+  return value.is_boolean() ? (value.get<bool>() ? 1.0 : 0.0) : value.get<double>();
+}
+
 // Walks the keys in the table's order so that every report lists them the same way.
 std::vector<ProfileValue> values_of(const HardwareProfile& profile) {
   const nlohmann::json values = profile.to_json();
@@ -24,7 +29,7 @@ std::vector<ProfileValue> values_of(const HardwareProfile& profile) {
   std::vector<ProfileValue> out;
   for (std::string_view key : hardware_profile_keys()) {
     const std::string name(key);
-    out.push_back({key, values.at(name).get<double>(), defaults.at(name).get<double>()});
+    out.push_back({key, as_number(values.at(name)), as_number(defaults.at(name))});
   }
   return out;
 }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <string>
 #include <string_view>
@@ -20,6 +21,11 @@ namespace {
 
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
+enum class Number : std::uint8_t { real, whole, flag };
+constexpr Number real = Number::real;
+constexpr Number whole = Number::whole;
+constexpr Number flag = Number::flag;
+
 // One constant: its JSON key, where it lives, the values that make sense, and why the default is what it is.
 struct ProfileField {
   std::string_view key;
@@ -27,65 +33,89 @@ struct ProfileField {
   double min;            // smallest allowed value
   bool min_exclusive;    // true: the value must be strictly greater than `min`
   double max;            // largest allowed value (inclusive)
-  bool integer;          // the value must be a whole number
+  Number kind;           // real, whole, or a flag (JSON true/false, stored as 1/0)
   std::string_view why;  // the reason for the default (also shown in docs/METRICS.md)
 };
 
 // The defaults themselves are the member initialisers in cost_model.hpp; the reasons are here.
-constexpr std::array<ProfileField, 18> kProfileFields{{
-    {"attention_efficiency", &HardwareProfile::attention_efficiency, 0.0, true, 1.0, false,
+// std::to_array: the size is the entries written, so no field is ever left value-initialised.
+constexpr auto kProfileFields = std::to_array<ProfileField>({
+    {"attention_efficiency", &HardwareProfile::attention_efficiency, 0.0, true, 1.0, real,
      "FlashAttention-2/3 reach about 50-75% of dense bf16 peak on long causal sequences with head "
      "dim 128 (FA3 reports ~740 of 989 TFLOP/s forward on H100, less backward); 0.60 is the fwd+bwd middle."},
-    {"attention_half_tokens", &HardwareProfile::attention_half_tokens, 0.0, false, kInfinity, false,
+    {"attention_half_tokens", &HardwareProfile::attention_half_tokens, 0.0, false, kInfinity, real,
      "Attention tiles are 64-128 query rows per head; a call with a few hundred query rows launches too "
      "few tiles to fill 132 SMs, so efficiency is assumed to halve at 256 query rows. Calibrate per GPU."},
-    {"attention_call_overhead", &HardwareProfile::attention_call_overhead, 0.0, false, kInfinity, false,
+    {"attention_call_overhead", &HardwareProfile::attention_call_overhead, 0.0, false, kInfinity, real,
      "Kernel launch (~3-5 us) plus the varlen kernel's tail wave; dominates for sub-1k-token chunks."},
-    {"gemm_efficiency", &HardwareProfile::gemm_efficiency, 0.0, true, 1.0, false,
+    {"gemm_efficiency", &HardwareProfile::gemm_efficiency, 0.0, true, 1.0, real,
      "cuBLAS bf16 GEMMs with k, n >= 4096 sustain about 70-80% of peak on A100/H100."},
-    {"gemm_half_rows", &HardwareProfile::gemm_half_rows, 0.0, false, kInfinity, false,
+    {"gemm_half_rows", &HardwareProfile::gemm_half_rows, 0.0, false, kInfinity, real,
      "A GEMM with fewer rows than one 128-row output tile leaves most of each tile idle."},
-    {"gemm_call_overhead", &HardwareProfile::gemm_call_overhead, 0.0, false, kInfinity, false,
+    {"gemm_call_overhead", &HardwareProfile::gemm_call_overhead, 0.0, false, kInfinity, real,
      "Kernel launch plus cuBLAS heuristic dispatch, a few microseconds per GEMM."},
-    {"sustained_compute_fraction", &HardwareProfile::sustained_compute_fraction, 0.0, true, 1.0, false,
+    {"sustained_compute_fraction", &HardwareProfile::sustained_compute_fraction, 0.0, true, 1.0, real,
      "The two efficiencies above are standalone kernel rates (what `calibrate` measures); inside a "
      "training step the same kernels run slower: clocks settle under the power limit, the CPU leaves "
      "launch gaps, and small kernels the model does not list (casts, dropout, rotary) take their share. "
      "Calibrated end to end: with it the default profile reproduces MosaicML llm-foundry's measured "
      "MPT-7B pre-training on 8 x H100 80GB, bf16, 2k sequences (10,643 tokens/s/GPU, MFU 46.4%; "
      "scripts/train/benchmarking/README.md) within 2% (scenarios/calibration/mpt7b-h100-2k.json)."},
-    {"backward_attention_factor", &HardwareProfile::backward_attention_factor, 0.0, true, kInfinity, false,
+    {"backward_attention_factor", &HardwareProfile::backward_attention_factor, 0.0, true, kInfinity, real,
      "FlashAttention backward runs 5 matmuls (S recompute, dV, dP, dQ, dK) against 2 forward: 2.5x."},
-    {"backward_linear_factor", &HardwareProfile::backward_linear_factor, 0.0, true, kInfinity, false,
+    {"backward_linear_factor", &HardwareProfile::backward_linear_factor, 0.0, true, kInfinity, real,
      "Each forward GEMM has a data-gradient and a weight-gradient GEMM of the same size: 2x."},
-    {"p2p_bandwidth_efficiency", &HardwareProfile::p2p_bandwidth_efficiency, 0.0, true, 1.0, false,
+    {"p2p_bandwidth_efficiency", &HardwareProfile::p2p_bandwidth_efficiency, 0.0, true, 1.0, real,
      "NCCL send/recv bus bandwidth reaches about 85-95% of the nominal NVLink or InfiniBand rate."},
-    {"nvlink_bandwidth_efficiency", &HardwareProfile::nvlink_bandwidth_efficiency, 0.0, false, 1.0, false,
+    {"nvlink_bandwidth_efficiency", &HardwareProfile::nvlink_bandwidth_efficiency, 0.0, false, 1.0, real,
      "Unset (0): intra-node links run at p2p_bandwidth_efficiency. `calibrate` sets it from the measured "
      "intra-node point-to-point rate, which differs from the inter-node one on real and emulated clusters."},
-    {"nic_bandwidth_efficiency", &HardwareProfile::nic_bandwidth_efficiency, 0.0, false, 1.0, false,
+    {"nic_bandwidth_efficiency", &HardwareProfile::nic_bandwidth_efficiency, 0.0, false, 1.0, real,
      "Unset (0): NIC links (and the PCIe and core links on the inter-node path) run at "
      "p2p_bandwidth_efficiency. `calibrate` sets it from the measured rate of each rail."},
-    {"nvlink_transfer_overhead", &HardwareProfile::nvlink_transfer_overhead, 0.0, false, kInfinity, false,
-     "The cluster's NVLink latency is the wire's; NCCL's protocol adds little on top, so 0 by default. "
-     "`calibrate` sets it to the measured one-way latency less the cluster's."},
-    {"nic_transfer_overhead", &HardwareProfile::nic_transfer_overhead, 0.0, false, kInfinity, false,
-     "As for NVLink: the cluster's NIC latency already holds the fabric's; `calibrate` measures the rest "
-     "(proxy threads, MPI or NCCL protocol)."},
-    {"activation_bytes_factor", &HardwareProfile::activation_bytes_factor, 0.0, true, kInfinity, false,
+    {"nvlink_transfer_overhead", &HardwareProfile::nvlink_transfer_overhead, 0.0, false, kInfinity, real,
+     "LogGP's o for NCCL P2P inside a node: the smallest messages take about 3 us end to end on H100 and "
+     "B200 NVLink in nccl-tests (NVIDIA/nccl#1487, NVIDIA/nccl-tests#333, 'just over 3 microseconds' for "
+     "the fixed cost); the presets' NVLink latency holds 2 us of it, so 1 us is the sender's per-message "
+     "work (kernel launch, protocol handshake), paid one message after another. `calibrate` measures it."},
+    {"nic_transfer_overhead", &HardwareProfile::nic_transfer_overhead, 0.0, false, kInfinity, real,
+     "The same across nodes: an 8-byte all-reduce between two GPUs on two InfiniBand nodes takes 19-20 us "
+     "in nccl-tests (NVIDIA/nccl-tests#150, A100, HDR), two network steps of about 9.5 us; the presets' "
+     "NIC latency holds 5 us of each, so 4.5 us is the sender's per-message work (proxy thread, RDMA "
+     "post, protocol). `calibrate` measures it."},
+    {"comm_compute_slowdown", &HardwareProfile::comm_compute_slowdown, 0.0, false, kInfinity, real,
+     "Communication kernels take SMs and HBM bandwidth from the compute they overlap: Lee et al. 2025, "
+     "'Characterizing Compute-Communication Overlap in GPU-Accelerated Distributed Deep Learning' "
+     "(arXiv 2507.03114), measured an average compute slowdown of 18.9 % (at most 40 %) under overlap "
+     "on A100, H100, MI250 and MI210. zb_gpucheck's `interference` step measures it on one GPU "
+     "(a GEMM beside NCCL's own send/recv kernel, docs/CUDA_BACKEND.md)."},
+    {"interference", &HardwareProfile::interference, 0.0, false, 1.0, flag,
+     "On: compute slows by comm_compute_slowdown while its GPU runs communication, which charges relays "
+     "to their proxies. false restores the earlier model, where communication costs compute nothing (an "
+     "ablation, never a default: NCCL kernels occupy SMs)."},
+    {"compute_jitter", &HardwareProfile::compute_jitter, 0.0, false, 1.0, real,
+     "Off (0): every rank computes at the profile's rate. A value c draws each rank's compute-time "
+     "multiplier per iteration from a lognormal of mean 1 and coefficient of variation c, seeded by the "
+     "scenario's seed, the iteration and the rank (clock and thermal variation between GPUs)."},
+    {"straggler_probability", &HardwareProfile::straggler_probability, 0.0, false, 1.0, real,
+     "Off (0): no stragglers. Otherwise each rank is, per iteration and seeded as above, a straggler "
+     "with this probability, and its compute takes straggler_slowdown times longer."},
+    {"straggler_slowdown", &HardwareProfile::straggler_slowdown, 1.0, false, kInfinity, real,
+     "How much longer a straggler's compute takes; 1.5 when stragglers are on and no figure is given."},
+    {"activation_bytes_factor", &HardwareProfile::activation_bytes_factor, 0.0, true, kInfinity, real,
      "Korthikanti et al. 2022, 'Reducing Activation Recomputation in Large Transformer Models': "
      "s*b*h*(34 + 5*a*s/h) bytes per layer in 16-bit; selective recomputation drops the 5as/h term, "
      "leaving 34*h bytes per token per layer."},
-    {"memory_reserve_fraction", &HardwareProfile::memory_reserve_fraction, 0.0, false, 0.99, false,
+    {"memory_reserve_fraction", &HardwareProfile::memory_reserve_fraction, 0.0, false, 0.99, real,
      "CUDA context, NCCL buffers, kernel workspaces and allocator fragmentation typically take 5-15% of "
      "HBM."},
-    {"optimizer_bytes_per_param", &HardwareProfile::optimizer_bytes_per_param, 0.0, false, kInfinity, false,
+    {"optimizer_bytes_per_param", &HardwareProfile::optimizer_bytes_per_param, 0.0, false, kInfinity, real,
      "Mixed-precision Adam (ZeRO, Rajbhandari et al. 2020): 16-bit weights 2 + grads 2, fp32 master 4, "
      "m 4, v 4 = 16 bytes per parameter."},
-    {"model_state_shards", &HardwareProfile::model_state_shards, 0.0, false, kInfinity, true,
+    {"model_state_shards", &HardwareProfile::model_state_shards, 0.0, false, kInfinity, whole,
      "ZeRO-1 over the whole data-parallel world (0 = world size): the usual setting for CP/DP training "
      "without tensor parallelism."},
-}};
+});
 
 // The shared suggestion helper of the scenario loader, over the profile's keys.
 std::string profile_key_hint(std::string_view unknown) {
@@ -98,7 +128,7 @@ std::string range_text(const ProfileField& field) {
   std::string text = field.min_exclusive ? "> " : ">= ";
   text += std::to_string(field.min);
   if (std::isfinite(field.max)) text += " and <= " + std::to_string(field.max);
-  if (field.integer) text += ", a whole number";
+  if (field.kind == whole) text += ", a whole number";
   return text;
 }
 
@@ -122,6 +152,15 @@ HardwareProfile read_hardware_profile(const nlohmann::json& j, const Location& w
                    profile_key_hint(key));
       continue;
     }
+    if (field->kind == flag) {
+      if (!value.is_boolean()) {
+        problems.add(at, "expected true or false, got " + std::string(value.type_name()),
+                     "write \"" + std::string(field->key) + "\": false to turn it off");
+        continue;
+      }
+      profile.*(field->member) = value.get<bool>() ? 1.0 : 0.0;
+      continue;
+    }
     if (!value.is_number()) {
       problems.add(at, "expected a number, got " + std::string(value.type_name()),
                    "write a plain number " + range_text(*field));
@@ -129,7 +168,7 @@ HardwareProfile read_hardware_profile(const nlohmann::json& j, const Location& w
     }
     const double number = value.get<double>();
     const bool below = field->min_exclusive ? !(number > field->min) : !(number >= field->min);
-    const bool fractional = field->integer && number != std::floor(number);
+    const bool fractional = field->kind == whole && number != std::floor(number);
     if (!std::isfinite(number) || below || number > field->max || fractional) {
       problems.add(at, "value " + value.dump() + " is out of range", "use a value " + range_text(*field));
       continue;
@@ -162,7 +201,14 @@ HardwareProfileSpec load_hardware_profile_file(const std::string& file) {
 
 nlohmann::json HardwareProfile::to_json() const {
   nlohmann::json j = nlohmann::json::object();
-  for (const ProfileField& field : kProfileFields) j[std::string(field.key)] = this->*(field.member);
+  for (const ProfileField& field : kProfileFields) {
+    const double value = this->*(field.member);
+    if (field.kind == flag) {
+      j[std::string(field.key)] = value != 0;
+    } else {
+      j[std::string(field.key)] = value;
+    }
+  }
   return j;
 }
 

@@ -31,12 +31,26 @@ struct HardwareProfile {
       0;  // the same for intra-node links alone; 0 = p2p_bandwidth_efficiency
   double nic_bandwidth_efficiency =
       0;  // the same for NIC (inter-node) links alone; 0 = p2p_bandwidth_efficiency
-  double nvlink_transfer_overhead = 0;      // seconds per intra-node transfer on top of the link's latency
-  double nic_transfer_overhead = 0;         // seconds per inter-node transfer on top of the link's latency
-  double activation_bytes_factor = 34.0;    // activation bytes per token per layer = factor·hidden (bf16)
-  double memory_reserve_fraction = 0.10;    // HBM kept free for the allocator, workspace, fragmentation
+  // Seconds a message occupies its sender before its bytes move (LogGP's o: serialised per sending GPU,
+  // unlike the link latency, which messages in flight overlap), by the route's class.
+  double nvlink_transfer_overhead = 1e-6;
+  double nic_transfer_overhead = 4.5e-6;
+  // Interference (docs/SIMULATOR.md, "Interference"): a compute kernel runs (1 + slowdown) times longer
+  // while communication kernels run on its GPU (its own transfers, and relays on a proxy); 0 = off.
+  double comm_compute_slowdown = 0.189;
+  double interference = 1;  // a flag (JSON true/false): 0 restores the free-communication model
+  // Seeded compute jitter and stragglers (off by default; docs/SIMULATOR.md, "Jitter and stragglers").
+  double compute_jitter = 0;              // coefficient of variation of a rank's compute speed per iteration
+  double straggler_probability = 0;       // chance a rank is a straggler in an iteration
+  double straggler_slowdown = 1.5;        // a straggler's compute takes this many times longer
+  double activation_bytes_factor = 34.0;  // activation bytes per token per layer = factor·hidden (bf16)
+  double memory_reserve_fraction = 0.10;  // HBM kept free for the allocator, workspace, fragmentation
   double optimizer_bytes_per_param = 16.0;  // bf16 weights+grads, fp32 master + Adam m,v: 2+2+4+4+4
   double model_state_shards = 0.0;          // ZeRO shards of optimizer state; 0 = over the whole world
+
+  [[nodiscard]] bool interference_on() const { return interference != 0; }
+  // The slowdown compute suffers under communication, 0 when interference is off.
+  [[nodiscard]] double overlap_slowdown() const { return interference_on() ? comm_compute_slowdown : 0.0; }
 
   // The efficiency each link class runs at: its own when set, else the shared p2p figure.
   [[nodiscard]] double nvlink_efficiency() const {

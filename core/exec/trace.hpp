@@ -49,10 +49,13 @@ struct TraceEvent {
   double end = 0;
   double bytes = 0;  // transfers: bytes carried by this event (one message: K/V, dK/dV, remap rows)
   double flops = 0;  // compute: FLOPs of this kernel (attention or GEMM, this pass)
-  int op = -1;       // index of the op in the rank's op list, −1 for relay legs
-  int peer = -1;     // transfers: the other end (destination of a send, source of a recv/leg)
-  int group = -1;    // CP group (attention, send, recv)
-  int step = -1;     // ring step (attention, send, recv)
+  // compute: seconds the kernel lost to communication on its GPU (sim's interference, docs/SIMULATOR.md):
+  // its duration less its cost-model time; 0 on measured backends and with interference off.
+  double interference_seconds = 0;
+  int op = -1;     // index of the op in the rank's op list, −1 for relay legs
+  int peer = -1;   // transfers: the other end (destination of a send, source of a recv/leg)
+  int group = -1;  // CP group (attention, send, recv)
+  int step = -1;   // ring step (attention, send, recv)
 };
 
 // Aggregate rate through one link, piecewise constant: `bytes_per_second` holds from `t` until the next

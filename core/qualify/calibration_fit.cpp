@@ -97,6 +97,12 @@ Calibration fit_calibration(const CalibrationSamples& samples, const Scenario& s
   c.notes.push_back("backward_linear_factor kept at " + fmt::format("{:g}", p.backward_linear_factor) +
                     ": it counts FLOPs (a data- and a weight-gradient GEMM per forward GEMM), which the GEMM "
                     "curve then prices");
+  c.notes.push_back("comm_compute_slowdown kept at " + fmt::format("{:g}", p.comm_compute_slowdown) +
+                    ": calibrate times kernels and links apart, never a kernel beside a transfer; "
+                    "`zb_gpucheck interference` measures it on a GPU (docs/CUDA_BACKEND.md)");
+  c.notes.push_back(
+      "compute_jitter, straggler_probability and straggler_slowdown kept: one calibration run cannot tell "
+      "a cluster's spread between GPUs and iterations; they are what-if settings (docs/SIMULATOR.md)");
 
   if (!samples.nvlink.empty()) {
     c.nvlink = fit_link(samples.nvlink);

@@ -76,8 +76,9 @@ RingStepTimes simulate_ring_steps(const CostModel& cost, const WholeIterationSet
   const TaskGraph graph(s.program);
   const TaskTimes times = simulate_isolated(platform, graph);
   for (const FlowInfo& f : graph.flows()) {
-    const double seconds =
-        times.end[static_cast<std::size_t>(f.task)] - times.start[static_cast<std::size_t>(f.task)];
+    // The step starts at 0 for every flow: its end is its time, the sender's per-message overhead
+    // included (a flow's own start is when its first byte leaves, after that overhead).
+    const double seconds = times.end[static_cast<std::size_t>(f.task)];
     double& level = s.inter_node[static_cast<std::size_t>(f.message)] ? out.inter_node : out.intra_node;
     level = std::max(level, seconds);  // a step is a barrier: it lasts as long as its slowest flow
   }

@@ -31,9 +31,8 @@ Platform::Platform(const ClusterSpec& cluster, const HardwareProfile& profile)
     for (int local = 0; local < cluster.gpus_per_node; ++local) {
       const auto rank = static_cast<std::size_t>(node * cluster.gpus_per_node + local);
       const std::string gpu = prefix + "-gpu" + std::to_string(local);
-      nvlink_out_[rank] =
-          add_link(gpu + "-nvl-out", LinkKind::nvlink_out, node, local, cluster.nvlink.bandwidth,
-                   cluster.nvlink.latency + profile.nvlink_transfer_overhead);
+      nvlink_out_[rank] = add_link(gpu + "-nvl-out", LinkKind::nvlink_out, node, local,
+                                   cluster.nvlink.bandwidth, cluster.nvlink.latency);
       nvlink_in_[rank] =
           add_link(gpu + "-nvl-in", LinkKind::nvlink_in, node, local, cluster.nvlink.bandwidth, 0.0);
       if (cluster.pcie_bandwidth) {
@@ -45,8 +44,8 @@ Platform::Platform(const ClusterSpec& cluster, const HardwareProfile& profile)
     }
     for (int nic = 0; nic < cluster.nics_per_node; ++nic) {
       const std::string name = prefix + "-nic" + std::to_string(nic);
-      nic_tx_.push_back(add_link(name + "-tx", LinkKind::nic_tx, node, nic, cluster.nic.bandwidth,
-                                 cluster.nic.latency + profile.nic_transfer_overhead));
+      nic_tx_.push_back(
+          add_link(name + "-tx", LinkKind::nic_tx, node, nic, cluster.nic.bandwidth, cluster.nic.latency));
       nic_rx_.push_back(add_link(name + "-rx", LinkKind::nic_rx, node, nic, cluster.nic.bandwidth, 0.0));
     }
   }
@@ -104,6 +103,10 @@ std::vector<int> Platform::solver_route(int src, int dst) const {
   if (!pcie_never_binds_) return path;
   std::erase_if(path, [this](int l) { return links_[static_cast<std::size_t>(l)].kind == LinkKind::pcie; });
   return path;
+}
+
+double Platform::issue_overhead(int src, int dst) const {
+  return inter_node(src, dst) ? profile_.nic_transfer_overhead : profile_.nvlink_transfer_overhead;
 }
 
 double Platform::route_latency(int src, int dst) const {

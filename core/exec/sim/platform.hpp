@@ -14,9 +14,11 @@
 // Routes: same GPU: none. Same node: nvlink-out(src) → nvlink-in(dst).
 //         Other node: [pcie-up(src)] → nic-tx(nic of src) → [core] → nic-rx(nic of dst) → [pcie-down(dst)].
 // Latency: each route carries its class's latency once (NVLink latency on nvlink-out, NIC latency on
-// nic-tx), plus the profile's per-transfer overhead of that class, and every link runs at its class's
-// efficiency (NVLink ports: nvlink_efficiency; NIC, PCIe and core: nic_efficiency), so a lone transfer
-// takes latency + overhead + bytes / (bandwidth · efficiency), the cost model's form.
+// nic-tx), and every link runs at its class's efficiency (NVLink ports: nvlink_efficiency; NIC, PCIe and
+// core: nic_efficiency). The profile's per-transfer overhead of the route's class is not a link latency:
+// it occupies the sender (issue_overhead, LogGP's o), so a GPU's messages pay it one after another while
+// their latencies overlap. A lone transfer still takes overhead + latency + bytes / (bandwidth · η), the
+// cost model's form.
 #include <string>
 #include <vector>
 
@@ -33,7 +35,7 @@ struct PlatformLink {
   int index = -1;
   double nominal_bandwidth = 0;  // bytes/s as the cluster spec states it
   double bandwidth = 0;          // what the simulator uses: nominal · its class's efficiency
-  double latency = 0;            // seconds, the profile's transfer overhead included
+  double latency = 0;            // seconds (the wire's; the per-message overhead is issue_overhead)
 };
 
 class Platform {
@@ -52,6 +54,14 @@ class Platform {
   [[nodiscard]] std::vector<int> solver_route(int src, int dst) const;
   // Sum of the latencies along route(src, dst).
   [[nodiscard]] double route_latency(int src, int dst) const;
+  // Seconds a message src → dst occupies its sender before its bytes move (the profile's
+  // nvlink_transfer_overhead inside a node, nic_transfer_overhead across nodes).
+  [[nodiscard]] double issue_overhead(int src, int dst) const;
+  [[nodiscard]] bool inter_node(int src, int dst) const {
+    return cluster_.node_of(src) != cluster_.node_of(dst);
+  }
+  // How much longer compute takes while its GPU runs communication (0 when interference is off).
+  [[nodiscard]] double compute_slowdown_under_comm() const { return profile_.overlap_slowdown(); }
   [[nodiscard]] std::string host_name(int rank) const;
 
  private:

@@ -11,6 +11,15 @@
 // std::list and removes each on completion with list::remove, a scan of the whole list: with ~1000
 // GPUs that list holds thousands of entries and the scan was ~45 % of the run. Timers keep the list to
 // the flows in flight.
+//
+// Interference (docs/SIMULATOR.md): a compute timer is set for the work left at the GPU's current rate,
+// which is 1/(1 + s) while any flow to or from that GPU is in flight (its NCCL kernels take SMs and HBM
+// bandwidth; a proxy relaying a chunk pays the same way) and 1 otherwise. When a GPU's communication
+// starts or stops, its running kernel's work left is updated and a new timer set; the old one fires
+// later and is ignored (its generation no longer matches). Per-message overhead: a flow occupies its
+// sender for Platform::issue_overhead before its bytes move, one message after another per sender and
+// link class.
+#include <algorithm>
 #include <cstdint>
 #include <set>
 #include <stdexcept>
@@ -47,6 +56,11 @@ class Driver {
     times_.start.assign(tasks.size(), -1.0);
     times_.end.assign(tasks.size(), -1.0);
     comms_.resize(tasks.size());
+    const auto ranks = static_cast<std::size_t>(graph_.world_size());
+    running_.assign(ranks, Running{});
+    comm_active_.assign(ranks, 0);
+    issue_free_.assign(2 * ranks, 0.0);
+    slowdown_ = platform_.compute_slowdown_under_comm();
 
     sg::Activity::on_completion_cb([this](const sg::Activity& activity) { on_completion(activity); });
     for (std::size_t t = 0; t < tasks.size(); ++t) {
@@ -100,24 +114,78 @@ class Driver {
         break;
       case TaskKind::compute:
         // The task graph chains a rank's compute instructions in list order, so a ready compute task
-        // always has its stream to itself: it ends exactly `amount` later.
+        // always has its stream to itself: it ends `amount` later at full rate, later under interference.
         if (t.amount <= 0) {
           finished_now_.push_back(task);
         } else {
-          timer::Timer::set(now + t.amount, [this, task] { on_compute_done(task); });
+          Running& run = running_[static_cast<std::size_t>(t.rank)];
+          run.task = task;
+          run.work_left = t.amount;
+          run.since = now;
+          run.rate = rate_of(t.rank);
+          set_compute_timer(t.rank);
         }
         break;
       case TaskKind::flow: {
-        sg::CommPtr comm = sg::Comm::sendto_init(hosts_[static_cast<std::size_t>(t.rank)],
-                                                 hosts_[static_cast<std::size_t>(t.dst)]);
-        comm->set_payload_size(static_cast<std::uint64_t>(t.amount + 0.5));
-        // The task id rides on the Comm, so its completion finds the task without a lookup table.
-        comm->set_data(reinterpret_cast<void*>(static_cast<std::intptr_t>(task)));
-        comm->start();
-        comms_[static_cast<std::size_t>(task)] = std::move(comm);  // alive until it completes
+        // The sender issues its messages one after another, each taking its overhead (LogGP's o): one
+        // queue per sender and link class (NVLink P2P and the network proxy are separate engines).
+        const bool inter_node = platform_.inter_node(t.rank, t.dst);
+        double& free_at = issue_free_[2 * static_cast<std::size_t>(t.rank) + (inter_node ? 1 : 0)];
+        free_at = std::max(now, free_at) + platform_.issue_overhead(t.rank, t.dst);
+        if (free_at > now) {
+          timer::Timer::set(free_at, [this, task] { start_flow(task); });
+        } else {
+          start_flow(task);
+        }
         break;
       }
     }
+  }
+
+  void start_flow(int task) {
+    const Task& t = graph_.tasks()[static_cast<std::size_t>(task)];
+    times_.start[static_cast<std::size_t>(task)] = sg::Engine::get_clock();  // its first byte leaves
+    sg::CommPtr comm = sg::Comm::sendto_init(hosts_[static_cast<std::size_t>(t.rank)],
+                                             hosts_[static_cast<std::size_t>(t.dst)]);
+    comm->set_payload_size(static_cast<std::uint64_t>(t.amount + 0.5));
+    // The task id rides on the Comm, so its completion finds the task without a lookup table.
+    comm->set_data(reinterpret_cast<void*>(static_cast<std::intptr_t>(task)));
+    comm->start();
+    comms_[static_cast<std::size_t>(task)] = std::move(comm);  // alive until it completes
+    comm_changed(t.rank, +1);
+    comm_changed(t.dst, +1);
+  }
+
+  // ------------------------------------------------------------------------------------ interference
+  // A GPU's compute rate: slowed while any of its flows is in flight.
+  [[nodiscard]] double rate_of(int rank) const {
+    return comm_active_[static_cast<std::size_t>(rank)] > 0 ? 1.0 / (1.0 + slowdown_) : 1.0;
+  }
+
+  void comm_changed(int rank, int delta) {
+    int& active = comm_active_[static_cast<std::size_t>(rank)];
+    const bool was_busy = active > 0;
+    active += delta;
+    if (slowdown_ <= 0 || was_busy == (active > 0)) return;
+    Running& run = running_[static_cast<std::size_t>(rank)];
+    if (run.task < 0) return;
+    const double now = sg::Engine::get_clock();
+    run.work_left = std::max(0.0, run.work_left - (now - run.since) * run.rate);
+    run.since = now;
+    run.rate = rate_of(rank);
+    set_compute_timer(rank);
+  }
+
+  void set_compute_timer(int rank) {
+    Running& run = running_[static_cast<std::size_t>(rank)];
+    const std::uint64_t generation = ++run.generation;
+    timer::Timer::set(run.since + run.work_left / run.rate, [this, rank, generation] {
+      Running& current = running_[static_cast<std::size_t>(rank)];
+      if (current.generation != generation || current.task < 0) return;  // superseded by a new rate
+      const int task = current.task;
+      current.task = -1;
+      on_compute_done(task);
+    });
   }
 
   // Releases the successors of everything finished at this date.
@@ -144,9 +212,21 @@ class Driver {
     // Keep the reference alive until the next callback; dropping it inside its own callback would free
     // the activity SimGrid is still completing.
     graveyard_.push_back(std::move(comms_[task]));
+    const Task& t = graph_.tasks()[task];
+    comm_changed(t.rank, -1);
+    comm_changed(t.dst, -1);
     finished_now_.push_back(static_cast<int>(task));
     settle();
   }
+
+  // The compute kernel a GPU runs now: its work left (seconds at full rate) as of `since`, at `rate`.
+  struct Running {
+    int task = -1;
+    double work_left = 0;
+    double since = 0;
+    double rate = 1;
+    std::uint64_t generation = 0;
+  };
 
   const Platform& platform_;
   const TaskGraph& graph_;
@@ -158,6 +238,10 @@ class Driver {
   std::vector<int> finished_now_;
   std::vector<sg::CommPtr> comms_;  // by task id: the flows in flight
   std::vector<sg::CommPtr> graveyard_;
+  std::vector<Running> running_;    // by rank
+  std::vector<int> comm_active_;    // by rank: flows in flight to or from it
+  std::vector<double> issue_free_;  // by rank and link class: when it may issue its next message
+  double slowdown_ = 0;
 };
 
 }  // namespace

@@ -59,6 +59,10 @@ void add_instr_events(const TaskGraph& graph, const TaskTimes& times, const std:
         e.start = times.start[static_cast<std::size_t>(t.gate)];
         e.end = times.end[static_cast<std::size_t>(t.done)];
         e.flops = in.flops;
+        // What it lost to the communication it overlapped (clamped: rounding of the timer dates).
+        // The compute task's own amount: the time it was given, jitter included.
+        const Task& task = graph.tasks()[static_cast<std::size_t>(t.done)];
+        e.interference_seconds = std::max(0.0, (e.end - e.start) - task.amount);
         trace.events.push_back(std::move(e));
       } else if (in.kind == InstrKind::collective) {
         TraceEvent e = event_of(r, in, Stream::comm,

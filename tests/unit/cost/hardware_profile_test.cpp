@@ -33,7 +33,10 @@ TEST(HardwareProfileJson, EmptyObjectGivesDefaults) {
 
 TEST(HardwareProfileJson, ToJsonHasEveryField) {
   const nlohmann::json j = HardwareProfile{}.to_json();
-  EXPECT_EQ(j.size(), 18U);
+  EXPECT_EQ(j.size(), 23U);
+  EXPECT_EQ(j.at("interference"), true);  // a flag is written as JSON true/false
+  EXPECT_DOUBLE_EQ(j.at("comm_compute_slowdown").get<double>(), 0.189);
+  EXPECT_DOUBLE_EQ(j.at("nic_transfer_overhead").get<double>(), 4.5e-6);
   EXPECT_DOUBLE_EQ(j.at("attention_efficiency").get<double>(), 0.60);
   EXPECT_DOUBLE_EQ(j.at("backward_attention_factor").get<double>(), 2.5);
   EXPECT_DOUBLE_EQ(j.at("activation_bytes_factor").get<double>(), 34.0);
@@ -62,8 +65,13 @@ TEST(HardwareProfileJson, RoundTripOfEveryFieldChanged) {
   changed.p2p_bandwidth_efficiency = 0.85;
   changed.nvlink_bandwidth_efficiency = 0.8;
   changed.nic_bandwidth_efficiency = 0.02;
-  changed.nvlink_transfer_overhead = 1e-6;
+  changed.nvlink_transfer_overhead = 2e-6;
   changed.nic_transfer_overhead = 3e-5;
+  changed.comm_compute_slowdown = 0.05;
+  changed.interference = 0;
+  changed.compute_jitter = 0.03;
+  changed.straggler_probability = 0.01;
+  changed.straggler_slowdown = 2;
   changed.activation_bytes_factor = 30;
   changed.memory_reserve_fraction = 0.12;
   changed.optimizer_bytes_per_param = 18;
@@ -75,6 +83,19 @@ TEST(HardwareProfileJson, RoundTripOfEveryFieldChanged) {
   for (const auto& [key, value] : written.items()) {
     EXPECT_NE(value, HardwareProfile{}.to_json().at(key)) << key << " was not changed by the test";
   }
+}
+
+TEST(HardwareProfileJson, InterferenceIsAFlag) {
+  EXPECT_EQ(
+      HardwareProfile::from_json(nlohmann::json::parse(R"({"interference": false})"), "f.json").interference,
+      0.0);
+  EXPECT_FALSE(HardwareProfile::from_json(nlohmann::json::parse(R"({"interference": false})"), "f.json")
+                   .interference_on());
+  EXPECT_EQ(HardwareProfile::from_json(nlohmann::json::parse(R"({"interference": true})"), "f.json")
+                .overlap_slowdown(),
+            HardwareProfile{}.comm_compute_slowdown);
+  EXPECT_THROW((void)HardwareProfile::from_json(nlohmann::json::parse(R"({"interference": 0})"), "f.json"),
+               Error);
 }
 
 // A link class without its own efficiency runs at the shared p2p one; with one, at its own.

@@ -96,14 +96,7 @@ TEST(SimRing, ComputeStreamRunsInStrictListOrder) {
 TEST(SimRouting, RoutedSendSpreadsOverEveryNicAndPipelines) {
   const ClusterSpec c = sim_test::dgx_h200(2);
   const std::int64_t bytes = 256 << 20;
-  plan::Route route;
-  route.kind = plan::RouteKind::routed;
-  route.chunks = 4;
-  for (int i = 0; i < 8; ++i) {
-    route.proxies.push_back(i);
-    route.peer_proxies.push_back(8 + i);
-    route.part_bytes.push_back(bytes / 8);
-  }
+  const plan::Route route = sim_test::routed_over_every_nic(bytes, 4);
   plan::Plan routed = empty_plan(c);
   add_transfer(routed, 0, 8, bytes, 0, {}, {}, route);
   plan::Plan direct = empty_plan(c);

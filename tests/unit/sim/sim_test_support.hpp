@@ -106,8 +106,33 @@ inline plan::Op attention_op(double pairs, double q_tokens, std::vector<int> dep
   return op;
 }
 
+// A hop from node 0 to node 1 of dgx_h200(2) routed over all 8 NICs: proxy i and peer proxy 8 + i carry
+// an eighth of `bytes` each, in `chunks` pipelined chunks.
+inline plan::Route routed_over_every_nic(std::int64_t bytes, int chunks) {
+  plan::Route route;
+  route.kind = plan::RouteKind::routed;
+  route.chunks = chunks;
+  for (int i = 0; i < 8; ++i) {
+    route.proxies.push_back(i);
+    route.peer_proxies.push_back(8 + i);
+    route.part_bytes.push_back(bytes / 8);
+  }
+  return route;
+}
+
+// The pure flow model: no per-message overhead and no interference. The closed forms of these tests are
+// stated for bandwidth sharing and latency; overhead and interference have their own tests
+// (overhead_interference_test.cpp) that start from the defaults.
+inline HardwareProfile flow_model_profile() {
+  HardwareProfile profile;
+  profile.nvlink_transfer_overhead = 0;
+  profile.nic_transfer_overhead = 0;
+  profile.interference = 0;
+  return profile;
+}
+
 inline Trace simulate(const plan::Plan& p, const ClusterSpec& c, Passes passes = Passes::fwd,
-                      const HardwareProfile& profile = {}) {
+                      const HardwareProfile& profile = flow_model_profile()) {
   const Scenario s = scenario(c, passes);
   const CostModel cost(c, s.model, profile);
   auto executor = make_executor(Backend::sim);

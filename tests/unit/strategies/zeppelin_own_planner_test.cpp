@@ -235,8 +235,10 @@ TEST(ZeppelinHeads, HeadParallelGroupsAreKeptWhereTheEstimateSaysTheyPayAndVerif
 // Bimodal-long batches at a 256K context (ByteScale's two modes: most of the attention work in long
 // documents, beside many short ones): splitting every document's heads over equal groups balances each
 // group exactly, which no placement of whole rings does. `heads: auto` reaches that layout by its own
-// flat partition over groups (USP's shape rule for their width), so it is predicted no slower than USP
-// itself, whose layout it matches, with Zeppelin's own balancing and routing.
+// flat partition over groups (USP's shape rule for their width), so it is predicted as fast as USP itself,
+// whose layout it matches, with Zeppelin's own balancing and routing: within 0.5 %, since issue 33's
+// per-message overhead charges each of the routed hops' chunks (8 parts × 8 chunks) that USP's direct
+// hops do not have (measured: 30.885 s against USP's 30.859 s on one batch, 0.09 % slower).
 TEST(ZeppelinHeads, OnBimodalLongBatchesFlatHeadParallelGroupsMatchUsp) {
   const Scenario s = dataset_scenario("h800-8nic", 4, "llama-7b", "bimodal-long", 262144, 2097152);
   const CostModel cost(s.cluster, s.model);
@@ -250,7 +252,7 @@ TEST(ZeppelinHeads, OnBimodalLongBatchesFlatHeadParallelGroupsMatchUsp) {
     const plan::Plan usp =
         plan_of(test::system("ulysses", {{"degree", "per-batch"}, {"ring", "per-batch"}}), s, cost, lengths);
     ASSERT_TRUE(heads.feasible() && usp.feasible()) << where;
-    EXPECT_LE(heads.predicted.iteration_seconds, usp.predicted.iteration_seconds) << where;
+    EXPECT_LE(heads.predicted.iteration_seconds, 1.005 * usp.predicted.iteration_seconds) << where;
     flat += heads.info.at("layout") == "flat";
     const auto problems =
         plan::verify(heads, {.token_capacity = cost.token_capacity_per_gpu(), .heads = s.model.heads});
