@@ -12,7 +12,8 @@
 #   cudnn        cuDNN SDPA causal bf16 forward and backward, 32 heads, d 128, 8K..64K tokens
 #   interference GEMM 8192³ (and cuDNN SDPA forward, 16K tokens) alone and beside a comm-like copy kernel
 #                (8/16/32 CTAs) and a 1-rank NCCL send/recv on another stream: comm_compute_slowdown;
-#                small-message latency (NCCL loaded at run time; without it, the copy kernel's figures)
+#                small-message latency (NCCL loaded at run time; without it, the copy kernel's figures);
+#                comm first: the copy kernel already resident on its SMs when the GEMM/SDPA is launched
 #   own          the project's own causal forward kernel, same shapes
 #   verify       zeppelin-bench run --backend cuda of scenarios/one-h200-verify.json, correctness pass on
 #                (every attention instruction against the float64 oracle)

@@ -92,9 +92,11 @@ def parse_check(logs, name="check.log"):
 def parse_interference(logs):
     """zb_gpucheck interference's lines: every figure as {"what", key: value...}, the small messages'
     latency, and comm_compute_slowdown (its summary line; when that is missing, e.g. the step timed out in
-    NCCL, the GEMM's slowdown beside NCCL, else beside the copy kernel with 16 CTAs)."""
+    NCCL, the GEMM's slowdown beside NCCL, else beside the copy kernel with 16 CTAs); the comm-first figure
+    comm_compute_slowdown_resident (the summary-resident line, else the GEMM beside the resident copy kernel
+    with 16 CTAs)."""
     figures, errors, skipped, latency = [], [], [], []
-    summary = None
+    summary = resident = wall = None
     for line in read_lines(os.path.join(logs, "interference.log")):
         body = line.split(" -- ", 1)
         parts = body[0].split()
@@ -118,6 +120,10 @@ def parse_interference(logs):
             latency.append(record)
         elif words == ["summary"]:
             summary = record
+        elif words == ["summary-resident"]:
+            resident = record
+        elif words == ["time"]:
+            wall = fields.get("s")
         else:
             figures.append(record)
     if summary is None:
@@ -130,9 +136,18 @@ def parse_interference(logs):
                     break
             if summary:
                 break
+    if resident is None:
+        for f in figures:
+            if f["what"] == "gemm" and f.get("with") == "copy-resident" and f.get("ctas") == 16.0 \
+                    and "slowdown" in f:
+                resident = {"comm_compute_slowdown": f["slowdown"], "source": "copy-resident-ctas16",
+                            "what": "derived by gpu-summary.py (no summary-resident line)"}
+                break
     return {"comm_compute_slowdown": (summary or {}).get("comm_compute_slowdown"),
-            "source": (summary or {}).get("source"), "figures": figures, "latency": latency,
-            "skipped": skipped, "errors": errors}
+            "source": (summary or {}).get("source"),
+            "comm_compute_slowdown_resident": (resident or {}).get("comm_compute_slowdown"),
+            "source_resident": (resident or {}).get("source"), "wall_s": wall, "figures": figures,
+            "latency": latency, "skipped": skipped, "errors": errors}
 
 
 def interference_text(i):
@@ -143,6 +158,10 @@ def interference_text(i):
     text = ["interference: comm_compute_slowdown " + (f"{slowdown:.3f} ({i['source']})" if slowdown is not None
                                                       else "not measured") +
             " = GEMM time beside a comm kernel / alone - 1 (published: 0.189, Lee et al. 2025)"]
+    resident = i.get("comm_compute_slowdown_resident")
+    if resident is not None:
+        text.append(f"interference: comm_compute_slowdown comm-first {resident:.3f} ({i['source_resident']})"
+                    " = GEMM launched once the comm kernel is resident / alone - 1")
     for f in i["figures"]:
         who = f["what"] + "".join(f" {k} {int(f[k])}" if isinstance(f[k], float) else f" {k} {f[k]}"
                                   for k in ("with", "ctas", "bytes") if k in f)
@@ -151,6 +170,10 @@ def interference_text(i):
                            ("copy_GBps", "copy GB/s"), ("comm_GBps", "comm GB/s"), ("comm_busy", "comm busy")):
             if isinstance(f.get(key), float):
                 cells.append(f"{label} {f[key]:.3f}" if key in ("slowdown", "comm_busy") else f"{label} {f[key]:.0f}")
+        if isinstance(f.get("sms"), float):
+            cells.append(f"on {int(f['sms'])} SMs")
+        if isinstance(f.get("alone_before_ms"), float) and isinstance(f.get("alone_after_ms"), float):
+            cells.append(f"alone before/after {f['alone_before_ms']:.3f}/{f['alone_after_ms']:.3f} ms")
         if "library" in f:
             cells.append(f"{f['library']} {f.get('version', '')}")
         text.append(f"  {who}: " + ", ".join(cells))
@@ -158,6 +181,8 @@ def interference_text(i):
         text.append("  latency (us, back-to-back): " + ", ".join(
             f"{l['what']} {int(l['bytes']) if isinstance(l.get('bytes'), float) else '?'} B {fmt(l.get('us'), 2)}"
             for l in i["latency"]))
+    if i.get("wall_s") is not None:
+        text.append(f"  wall time: {i['wall_s']:.1f} s")
     text.extend("  skipped: " + s for s in i["skipped"])
     text.extend("  error: " + e for e in i["errors"][:5])
     return text

@@ -18,21 +18,39 @@
 // the events: comm_busy = the fraction of A's window during which a B operation was in flight (1.0: B ran
 // the whole window), and the comm's bandwidth inside the window (each operation's bytes weighted by the
 // part of it inside the window). GB/s always counts read + write bytes: 2 × the bytes copied (sent).
+// Comm first ("copy-resident"): the copy kernel, cycling over the buffer until a stop flag in host-mapped
+// memory says stop (or 3 s, its own bound), is launched on B; each CTA writes "started" (its SM id) to
+// host-mapped memory; once all C have (1 s timeout: an error line, never a hang) the compute window is
+// enqueued on A, and the stop flag is set when it ends: the compute kernel meets SMs that a running comm
+// kernel already holds, as when NCCL's kernel of a ring step runs when the next compute kernel is launched.
+// Baselines: every slowdown is against the mean of the compute alone (median of kWindows windows) measured
+// just before and just after that measurement (alone_before_ms, alone_after_ms), so that clock drift cancels;
+// the first "alone" figure follows kComputeWarmupRuns warm-up launches. Past kBudget (40 s) the remaining
+// optional figures are skipped ("interference <what> skipped").
 // Latency: 1000 back-to-back self send/recv pairs (8 B, 1 KiB, 64 KiB, 1 MiB) between two events, after a
 // warm-up; the average per pair in µs (launch + complete as a stream sees it: host enqueue cost included
 // when it is the bottleneck); the same for the copy kernel with 1 CTA over 8 B.
 // Printed (one figure a line, "key=value" fields after the words, a human explanation after " -- "):
 //   interference gemm alone m= n= k= ms= tflops=
 //   interference copy alone ctas= bytes= ms= GBps=
-//   interference gemm with=copy ctas= ms= tflops= slowdown= copy_GBps= comm_busy=
+//   interference gemm with=copy ctas= ms= tflops= slowdown= copy_GBps= comm_busy= alone_before_ms=
+//                                                                                   alone_after_ms=
 //   interference sdpa alone heads= dim= len= ms= tflops=       | interference sdpa skipped -- <why>
-//   interference sdpa with=copy ctas= ms= tflops= slowdown= copy_GBps= comm_busy=
-//   interference nccl library=<file> version=<x.y.z>           | interference nccl skipped -- <why>
-//   interference nccl-sendrecv alone bytes= ms= GBps=
-//   interference gemm with=nccl-sendrecv bytes= ms= tflops= slowdown= comm_GBps= comm_busy=
+//   interference sdpa with=copy ctas= ms= tflops= slowdown= copy_GBps= comm_busy= alone_before_ms=
+//   alone_after_ms= interference nccl library=<file> version=<x.y.z>           | interference nccl skipped --
+//   <why> interference nccl-sendrecv alone bytes= ms= GBps= interference gemm with=nccl-sendrecv bytes= ms=
+//   tflops= slowdown= comm_GBps= comm_busy= alone_before_ms=
+//                                                                                  alone_after_ms=
 //   latency nccl-sendrecv bytes= us=
 //   latency copy-kernel ctas=1 bytes=8 us=
 //   interference summary comm_compute_slowdown= source=nccl-sendrecv|copy-ctas16
+//   interference copy-resident alone ctas= ms= GBps= sms=          (C = 8, 16, 32; ms: its whole run)
+//   interference gemm with=copy-resident ctas= ms= tflops= slowdown= copy_GBps= comm_busy= sms=
+//   alone_before_ms=
+//                                                                                           alone_after_ms=
+//   interference sdpa with=copy-resident ctas= (the same fields; C = 16, 32; with cuDNN)
+//   interference summary-resident comm_compute_slowdown= source=copy-resident-ctas16
+//   interference time s=                                           (the subcommand's wall time)
 // A figure that failed: "interference <what> error <message>" (and exit 1; the others still run).
 #include "kernels/gpucheck/interference.hpp"
 
@@ -40,10 +58,14 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <functional>
+#include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <utility>
@@ -75,6 +97,12 @@ constexpr int kCommAloneOps = 12;      // comm alone: the median of this many op
 constexpr int kMaxCommOps = 4096;      // a feeder's bound on the operations of one window (2 events each)
 constexpr double kQueuedCommMs = 4.0;  // how much comm work the feeder keeps queued on stream B
 constexpr int kLatencyWarmup = 50, kLatencyIterations = 1000;
+constexpr int kComputeWarmupRuns = 200;  // ~0.3 s of GEMM before the first "alone" figure: clocks settle
+constexpr int kMaxResidentCtas = 64;
+constexpr auto kResidentStartTimeout = std::chrono::seconds(1);  // every copy CTA resident by then, or error
+constexpr unsigned long long kResidentMaxNs = 3'000'000'000ULL;  // the copy kernel's own stop (no hang)
+constexpr auto kResidentAloneTime = std::chrono::milliseconds(20);  // copy-resident alone: its run time
+constexpr auto kBudget = std::chrono::seconds(40);  // later optional figures are skipped past this
 
 Status cuda_check(cudaError_t error, const std::string& what) {
   return error == cudaSuccess ? Status::success() : Status::failure(what + ": " + cudaGetErrorString(error));
@@ -317,34 +345,239 @@ double tflops(double flops, double ms) {
   return ms > 0 ? flops / (ms * 1e-3) / 1e12 : 0;
 }
 
+// Host-mapped flags of the resident copy kernel (comm_copy.cu): started[kMaxResidentCtas], then stop.
+class MappedFlags {
+ public:
+  MappedFlags() = default;
+  ~MappedFlags() {
+    if (host_ != nullptr) static_cast<void>(cudaFreeHost(host_));
+  }
+  MappedFlags(const MappedFlags&) = delete;
+  MappedFlags& operator=(const MappedFlags&) = delete;
+  Status create() {
+    constexpr std::size_t bytes = (kMaxResidentCtas + 1) * sizeof(unsigned);
+    void* host = nullptr;
+    void* device = nullptr;
+    if (Status st =
+            cuda_check(cudaHostAlloc(&host, bytes, cudaHostAllocMapped), "cudaHostAlloc(mapped flags)");
+        !st)
+      return st;
+    host_ = static_cast<unsigned*>(host);
+    std::memset(host, 0, bytes);
+    if (Status st = cuda_check(cudaHostGetDevicePointer(&device, host, 0), "cudaHostGetDevicePointer"); !st)
+      return st;
+    device_ = static_cast<unsigned*>(device);
+    return Status::success();
+  }
+  [[nodiscard]] volatile unsigned& started(int cta) const noexcept {
+    return static_cast<volatile unsigned*>(host_)[cta];
+  }
+  [[nodiscard]] volatile unsigned& stop() const noexcept {
+    return static_cast<volatile unsigned*>(host_)[kMaxResidentCtas];
+  }
+  [[nodiscard]] unsigned* device_started() const noexcept { return device_; }
+  [[nodiscard]] const unsigned* device_stop() const noexcept { return device_ + kMaxResidentCtas; }
+
+ private:
+  unsigned* host_ = nullptr;
+  unsigned* device_ = nullptr;
+};
+
 struct Run {
   int failures = 0;
   StreamHandle a, b;
   EventPool marks, bounds;
+  MappedFlags flags;
+  DeviceBuffer copied;  // the resident copy kernel's count of 16-byte vectors
+  std::chrono::steady_clock::time_point began = std::chrono::steady_clock::now();
 
   void error(const std::string& what, const Status& st) {
     std::printf("interference %s error %s\n", what.c_str(), st.message().c_str());
     std::fflush(stdout);
     ++failures;
   }
+  // Past kBudget: "interference <what> skipped" and true (the step's cap is 60 s; the figures so far stand).
+  bool out_of_time(const std::string& what) const {
+    if (std::chrono::steady_clock::now() - began <= kBudget) return false;
+    std::printf("interference %s skipped -- the subcommand's time budget (%lld s) is spent\n", what.c_str(),
+                static_cast<long long>(kBudget.count()));
+    std::fflush(stdout);
+    return true;
+  }
 };
 
-void print_overlap(const char* compute, const std::string& with, const Overlap& o, double alone_ms,
-                   double flops, const char* comm_key) {
+// The baseline of one slowdown: the compute alone just before and just after the measurement beside comm.
+struct Baseline {
+  double before_ms = 0, after_ms = 0;
+  [[nodiscard]] double ms() const noexcept { return 0.5 * (before_ms + after_ms); }
+  [[nodiscard]] double slowdown(double with_ms) const noexcept { return with_ms / ms() - 1.0; }
+};
+
+// `measure` between two compute_alone figures of `compute` (clock and thermal drift cancel in their mean).
+Status bracketed(const Compute& compute, const Run& run, const std::function<Status()>& measure,
+                 Baseline& baseline) {
+  if (Status st = compute_alone(compute, run.a.get(), run.marks, baseline.before_ms); !st) return st;
+  if (Status st = measure(); !st) return st;
+  return compute_alone(compute, run.a.get(), run.marks, baseline.after_ms);
+}
+
+std::string format_fields(const char* key, double gbps_value, double busy) {
+  char text[96];
+  std::snprintf(text, sizeof text, "%s=%.1f comm_busy=%.3f", key, gbps_value, busy);
+  return text;
+}
+
+// "interference <compute> <with> ms= tflops= slowdown= <comm fields> alone_before_ms= alone_after_ms= --".
+void print_with(const char* compute, const std::string& with, double ms, double flops, const Baseline& base,
+                const std::string& comm_fields, const std::string& explanation) {
   std::printf(
-      "interference %s %s ms=%.4f tflops=%.1f slowdown=%.4f %s=%.1f comm_busy=%.3f -- %s per launch while "
-      "the comm kernel ran on another stream (median of %d windows of %d back-to-back launches); slowdown = "
-      "ms / alone ms - 1; %s counts read + write (2 x copied bytes) inside the window; comm_busy = share "
-      "of the window with a comm operation in flight (lowest window)\n",
-      compute, with.c_str(), o.compute_ms, tflops(flops, o.compute_ms), o.compute_ms / alone_ms - 1.0,
-      comm_key, o.comm_gbps, o.comm_busy, compute, kWindows, kWindowRuns, comm_key);
+      "interference %s %s ms=%.4f tflops=%.1f slowdown=%.4f %s alone_before_ms=%.4f alone_after_ms=%.4f -- "
+      "%s; slowdown = ms / mean(alone_before_ms, alone_after_ms) - 1, the %s alone (median of %d windows) "
+      "just before and just after\n",
+      compute, with.c_str(), ms, tflops(flops, ms), base.slowdown(ms), comm_fields.c_str(), base.before_ms,
+      base.after_ms, explanation.c_str(), compute, kWindows);
   std::fflush(stdout);
+}
+
+void print_overlap(const char* compute, const std::string& with, const Overlap& o, const Baseline& base,
+                   double flops, const char* comm_key) {
+  print_with(compute, with, o.compute_ms, flops, base, format_fields(comm_key, o.comm_gbps, o.comm_busy),
+             std::string(compute) + " per launch while the comm kernel ran on another stream (median of " +
+                 std::to_string(kWindows) + " windows of " + std::to_string(kWindowRuns) +
+                 " back-to-back launches); " + comm_key +
+                 " counts read + write (2 x copied bytes) inside the window; comm_busy = share of the window "
+                 "with a comm operation in flight (lowest window)");
 }
 
 // The copy kernel's comm operations over one 512 MiB buffer pair, for each CTA count.
 struct CopyBuffers {
   DeviceBuffer src, dst;
 };
+
+struct ResidentWindow {
+  double compute_ms = 0;  // per compute launch (0 without compute)
+  double copy_ms = 0;     // the resident copy kernel's run time
+  double copy_gbps = 0;   // 2 × bytes copied / copy_ms
+  double comm_busy = 0;   // share of the compute window inside the copy kernel's run
+  int sms = 0;            // distinct SMs that the copy CTAs ran on
+};
+
+// One comm-first window: the resident copy (`ctas` CTAs) launched on stream B between bounds[0] and
+// bounds[1]; once every CTA has said (host-mapped flag) that it runs, kWindowRuns launches of `compute` on
+// stream A between marks[0] and marks[1] (without compute: kResidentAloneTime of waiting); then the stop
+// flag.
+Status resident_window(const Compute* compute, const CopyBuffers& copy, int ctas, const Run& run,
+                       ResidentWindow& out) {
+  if (ctas < 1 || ctas > kMaxResidentCtas)
+    return Status::failure("resident copy: " + std::to_string(ctas) + " CTAs (1.." +
+                           std::to_string(kMaxResidentCtas) + ")");
+  for (int i = 0; i < ctas; ++i) run.flags.started(i) = 0;
+  run.flags.stop() = 0;
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  const cudaStream_t a = run.a.get(), b = run.b.get();
+  auto* copied = static_cast<unsigned long long*>(run.copied.get());
+  Status st = cuda_check(cudaMemsetAsync(copied, 0, sizeof(unsigned long long), b), "cudaMemsetAsync");
+  if (st) st = cuda_check(cudaEventRecord(run.bounds[0], b), "cudaEventRecord");
+  if (st)
+    st = cuda_check(launch_comm_copy_resident(copy.src.get(), copy.dst.get(), kCopyBytes, ctas,
+                                              run.flags.device_started(), run.flags.device_stop(), copied,
+                                              kResidentMaxNs, b),
+                    "resident copy kernel launch");
+  if (st) st = cuda_check(cudaEventRecord(run.bounds[1], b), "cudaEventRecord");
+  // Comm first: every copy CTA resident on its SM before the compute is launched (bounded wait).
+  const auto deadline = std::chrono::steady_clock::now() + kResidentStartTimeout;
+  for (int running = 0; st;) {
+    running = 0;
+    for (int i = 0; i < ctas; ++i) running += run.flags.started(i) != 0 ? 1 : 0;
+    if (running == ctas) break;
+    if (std::chrono::steady_clock::now() > deadline)
+      st = Status::failure("only " + std::to_string(running) + " of " + std::to_string(ctas) +
+                           " resident copy CTAs had started after 1 s");
+    std::this_thread::yield();
+  }
+  if (st && compute != nullptr) {
+    st = cuda_check(cudaEventRecord(run.marks[0], a), "cudaEventRecord");
+    for (int i = 0; st && i < kWindowRuns; ++i) st = compute->launch(a);
+    if (st) st = cuda_check(cudaEventRecord(run.marks[1], a), "cudaEventRecord");
+    if (st) st = cuda_check(cudaEventSynchronize(run.marks[1]), compute->name + " window");
+  } else if (st) {
+    std::this_thread::sleep_for(kResidentAloneTime);
+  }
+  run.flags.stop() = 1;
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  const Status drained = cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize after the resident copy");
+  if (!st) return st;
+  if (!drained) return drained;
+  std::set<unsigned> sms;
+  for (int i = 0; i < ctas; ++i) sms.insert(static_cast<unsigned>(run.flags.started(i)));
+  out.sms = static_cast<int>(sms.size());
+  unsigned long long vectors = 0;
+  if (Status s = cuda_check(cudaMemcpy(&vectors, copied, sizeof vectors, cudaMemcpyDeviceToHost),
+                            "cudaMemcpy(copied)");
+      !s)
+    return s;
+  if (Status s = elapsed(run.bounds[0], run.bounds[1], out.copy_ms); !s) return s;
+  if (out.copy_ms >= 0.99 * static_cast<double>(kResidentMaxNs) * 1e-6)
+    return Status::failure("the resident copy ran into its own time limit: the stop flag never reached it");
+  out.copy_gbps = gbps(static_cast<std::size_t>(vectors) * 16, out.copy_ms);
+  if (compute == nullptr) return Status::success();
+  double a0 = 0, a1 = 0;
+  if (Status s = elapsed(run.bounds[0], run.marks[0], a0); !s) return s;
+  if (Status s = elapsed(run.bounds[0], run.marks[1], a1); !s) return s;
+  const double window = a1 - a0;
+  out.compute_ms = window / kWindowRuns;
+  out.comm_busy = window > 0 ? std::max(0.0, std::min(out.copy_ms, a1) - std::max(0.0, a0)) / window : 0;
+  return Status::success();
+}
+
+// kWindows comm-first windows (after one warm-up window): the medians, the lowest comm_busy, the fewest SMs.
+Status resident(const Compute& compute, const CopyBuffers& copy, int ctas, const Run& run,
+                ResidentWindow& out) {
+  std::vector<double> compute_ms, gbps_values;
+  out.comm_busy = 1;
+  out.sms = ctas;
+  for (int w = 0; w <= kWindows; ++w) {
+    ResidentWindow window;
+    if (Status st = resident_window(&compute, copy, ctas, run, window); !st) return st;
+    if (w == 0) continue;
+    compute_ms.push_back(window.compute_ms);
+    gbps_values.push_back(window.copy_gbps);
+    out.comm_busy = std::min(out.comm_busy, window.comm_busy);
+    out.sms = std::min(out.sms, window.sms);
+  }
+  out.compute_ms = median(compute_ms);
+  out.copy_gbps = median(gbps_values);
+  return Status::success();
+}
+
+// "<compute> with=copy-resident ctas=C" for each CTA count: the compute launched once the copy is resident.
+// The slowdown with 16 CTAs, if measured, goes to `slowdown16`.
+void run_resident(Run& run, const Compute& compute, const CopyBuffers& copy,
+                  std::initializer_list<int> counts, std::optional<double>* slowdown16) {
+  for (int ctas : counts) {
+    const std::string with = "with=copy-resident ctas=" + std::to_string(ctas);
+    if (run.out_of_time(compute.name + " " + with)) return;
+    ResidentWindow r;
+    Baseline base;
+    if (Status st = bracketed(
+            compute, run, [&] { return resident(compute, copy, ctas, run, r); }, base);
+        !st) {
+      run.error(compute.name + " " + with, st);
+      continue;
+    }
+    print_with(
+        compute.name.c_str(), with, r.compute_ms, compute.flops, base,
+        format_fields("copy_GBps", r.copy_gbps, r.comm_busy) + " sms=" + std::to_string(r.sms),
+        compute.name +
+            " per launch, launched only once every CTA of the resident copy kernel (cycling over " +
+            std::to_string(kCopyBytes >> 20) +
+            " MiB until told to stop) ran on its SM: comm first, as a running NCCL kernel (median of " +
+            std::to_string(kWindows) + " windows of " + std::to_string(kWindowRuns) +
+            " launches); copy_GBps = 2 x bytes copied / the copy kernel's run time; comm_busy = share of "
+            "the window inside that run (lowest window); sms = distinct SMs of the copy CTAs");
+    if (ctas == 16 && slowdown16 != nullptr) *slowdown16 = base.slowdown(r.compute_ms);
+  }
+}
 
 #ifdef ZB_HAVE_NCCL
 struct NcclComm {
@@ -369,7 +602,7 @@ Status self_send_recv(const NcclApi& api, ncclComm_t comm, const void* send, voi
 
 // The NCCL part: GEMM under a real NCCL kernel, and the small messages' latency. The slowdown measured,
 // if any, goes to `slowdown`.
-void run_nccl(Run& run, const Compute& gemm, double gemm_alone_ms, std::optional<double>& slowdown) {
+void run_nccl(Run& run, const Compute& gemm, std::optional<double>& slowdown) {
   static NcclApi api;
   if (Status st = load_nccl(api); !st) {
     std::printf("interference nccl skipped -- NCCL not available at run time: %s\n", st.message().c_str());
@@ -404,13 +637,19 @@ void run_nccl(Run& run, const Compute& gemm, double gemm_alone_ms, std::optional
       kNcclBytes, alone_ms, gbps(kNcclBytes, alone_ms), kNcclBytes, kCommAloneOps);
   std::fflush(stdout);
   Overlap o;
-  if (Status st = overlap(gemm, sendrecv, alone_ms, run.a.get(), run.b.get(), run.bounds, run.marks, o);
+  Baseline base;
+  if (Status st = bracketed(
+          gemm, run,
+          [&] {
+            return overlap(gemm, sendrecv, alone_ms, run.a.get(), run.b.get(), run.bounds, run.marks, o);
+          },
+          base);
       !st) {
     run.error("gemm with=nccl-sendrecv", st);
   } else {
-    print_overlap("gemm", "with=nccl-sendrecv bytes=" + std::to_string(kNcclBytes), o, gemm_alone_ms,
-                  gemm.flops, "comm_GBps");
-    slowdown = o.compute_ms / gemm_alone_ms - 1.0;
+    print_overlap("gemm", "with=nccl-sendrecv bytes=" + std::to_string(kNcclBytes), o, base, gemm.flops,
+                  "comm_GBps");
+    slowdown = base.slowdown(o.compute_ms);
   }
   for (std::size_t bytes :
        {std::size_t{8}, std::size_t{1} << 10, std::size_t{64} << 10, std::size_t{1} << 20}) {
@@ -431,19 +670,30 @@ void run_nccl(Run& run, const Compute& gemm, double gemm_alone_ms, std::optional
 }
 #endif
 
+#ifdef ZB_GPUCHECK_HAVE_CUDNN
+// The cuDNN SDPA forward and its buffers, alive from its alone figure to the comm-first figures at the end.
+struct SdpaCase {
+  cuda::SdpaPlan plan;
+  DeviceBuffer q, k, v, o, lse, workspace;
+  cuda::SdpaForwardTensors tensors{};
+  Compute forward;
+};
+#endif
+
 }  // namespace
 
 int run_interference() {
   Run run;
   for (Status st :
-       {run.a.create("A"), run.b.create("B"), run.marks.create(2), run.bounds.create(2 * kMaxCommOps)}) {
+       {run.a.create("A"), run.b.create("B"), run.marks.create(2), run.bounds.create(2 * kMaxCommOps),
+        run.flags.create(), run.copied.allocate(sizeof(unsigned long long), "resident copy count")}) {
     if (!st) {
       run.error("setup", st);
       return 1;
     }
   }
 
-  // 1. GEMM alone.
+  // 1. GEMM alone (after kComputeWarmupRuns launches, so that the clocks have settled).
   cuda::GemmPlan plan;
   DeviceBuffer ga, gb, gcc, workspace;
   const auto gemm_bytes = static_cast<std::size_t>(kGemmSize * kGemmSize) * 2;
@@ -464,15 +714,19 @@ int run_interference() {
                        return cuda::gemm(plan, ga.get(), gb.get(), gcc.get(), workspace.get(), false, s);
                      }};
   double gemm_ms = 0;
-  if (Status st = compute_alone(gemm, run.a.get(), run.marks, gemm_ms); !st) {
+  Status warmed = Status::success();
+  for (int i = 0; warmed && i < kComputeWarmupRuns; ++i) warmed = gemm.launch(run.a.get());
+  if (warmed) warmed = cuda_check(cudaStreamSynchronize(run.a.get()), "gemm warm-up");
+  if (Status st = warmed ? compute_alone(gemm, run.a.get(), run.marks, gemm_ms) : warmed; !st) {
     run.error("gemm alone", st);
     return 1;
   }
   std::printf(
       "interference gemm alone m=%lld n=%lld k=%lld ms=%.4f tflops=%.1f -- cuBLASLt bf16 GEMM per launch, "
-      "nothing else on the GPU (median of %d windows of %d back-to-back launches on one stream)\n",
+      "nothing else on the GPU (median of %d windows of %d back-to-back launches on one stream, after %d "
+      "warm-up launches)\n",
       static_cast<long long>(kGemmSize), static_cast<long long>(kGemmSize), static_cast<long long>(kGemmSize),
-      gemm_ms, tflops(gemm.flops, gemm_ms), kWindows, kWindowRuns);
+      gemm_ms, tflops(gemm.flops, gemm_ms), kWindows, kWindowRuns, kComputeWarmupRuns);
   std::fflush(stdout);
 
   // 2. and 3. The copy kernel alone and beside the GEMM, per CTA count.
@@ -491,7 +745,7 @@ int run_interference() {
                 }};
   };
   std::vector<std::pair<int, double>> copy_alone;  // (ctas, ms)
-  std::optional<double> copy16_slowdown, nccl_slowdown;
+  std::optional<double> copy16_slowdown, nccl_slowdown, resident16_slowdown;
   for (int ctas : {8, 16, 32}) {
     const Comm c = copy_comm(ctas);
     double ms = 0;
@@ -508,39 +762,47 @@ int run_interference() {
         ctas, kCopyBytes, ms, gbps(kCopyBytes, ms), ctas, kCommCopyThreads, kCommAloneOps);
     std::fflush(stdout);
     Overlap o;
-    if (Status st = overlap(gemm, c, ms, run.a.get(), run.b.get(), run.bounds, run.marks, o); !st) {
+    Baseline base;
+    if (Status st = bracketed(
+            gemm, run,
+            [&] { return overlap(gemm, c, ms, run.a.get(), run.b.get(), run.bounds, run.marks, o); }, base);
+        !st) {
       run.error("gemm with=copy ctas=" + std::to_string(ctas), st);
       continue;
     }
-    print_overlap("gemm", "with=copy ctas=" + std::to_string(ctas), o, gemm_ms, gemm.flops, "copy_GBps");
-    if (ctas == 16) copy16_slowdown = o.compute_ms / gemm_ms - 1.0;
+    print_overlap("gemm", "with=copy ctas=" + std::to_string(ctas), o, base, gemm.flops, "copy_GBps");
+    if (ctas == 16) copy16_slowdown = base.slowdown(o.compute_ms);
   }
 
   // 4. cuDNN SDPA beside the copy kernel.
 #ifdef ZB_GPUCHECK_HAVE_CUDNN
+  std::unique_ptr<SdpaCase> sdpa;
   [&] {
+    if (run.out_of_time("sdpa")) return;
+    auto c = std::make_unique<SdpaCase>();
     const AttentionShape shape{kSdpaHeads, kSdpaHeads, kSdpaHeadDim, kSdpaLength, kSdpaLength, kSdpaLength};
     const std::vector<AttentionBlockDesc> blocks{
         {0, kSdpaLength, 0, kSdpaLength, 0, 0, AttentionMask::causal, 0}};
     const auto elements = static_cast<std::size_t>(kSdpaLength) * kSdpaHeads * kSdpaHeadDim;
-    cuda::SdpaPlan sdpa;
-    DeviceBuffer q, k, v, o, lse, sdpa_workspace;
-    if (Status st = sdpa.build(shape, blocks, cuda::ElementType::bf16, false); !st)
+    if (Status st = c->plan.build(shape, blocks, cuda::ElementType::bf16, false); !st)
       return run.error("sdpa alone", st);
     for (Status st :
-         {q.allocate(elements * 2, "q"), k.allocate(elements * 2, "k"), v.allocate(elements * 2, "v"),
-          o.allocate(elements * 2, "o"),
-          lse.allocate(static_cast<std::size_t>(kSdpaLength) * kSdpaHeads * 4, "lse"),
-          sdpa_workspace.allocate(sdpa.workspace_bytes(), "workspace"), fill_uniform_bf16(q, 42, "q"),
-          fill_uniform_bf16(k, 43, "k"), fill_uniform_bf16(v, 44, "v")}) {
+         {c->q.allocate(elements * 2, "q"), c->k.allocate(elements * 2, "k"),
+          c->v.allocate(elements * 2, "v"), c->o.allocate(elements * 2, "o"),
+          c->lse.allocate(static_cast<std::size_t>(kSdpaLength) * kSdpaHeads * 4, "lse"),
+          c->workspace.allocate(c->plan.workspace_bytes(), "workspace"), fill_uniform_bf16(c->q, 42, "q"),
+          fill_uniform_bf16(c->k, 43, "k"), fill_uniform_bf16(c->v, 44, "v")}) {
       if (!st) return run.error("sdpa alone", st);
     }
-    const cuda::SdpaForwardTensors tensors{
-        q.get(), k.get(), v.get(), o.get(), static_cast<float*>(lse.get()), sdpa_workspace.get()};
-    const Compute forward{"sdpa",
-                          4.0 * static_cast<double>(kSdpaLength) * static_cast<double>(kSdpaLength) *
-                              kSdpaHeads * kSdpaHeadDim / 2.0,
-                          [&](cudaStream_t s) { return cuda::sdpa_forward(sdpa, tensors, s); }};
+    c->tensors = cuda::SdpaForwardTensors{
+        c->q.get(),        c->k.get(), c->v.get(), c->o.get(), static_cast<float*>(c->lse.get()),
+        c->workspace.get()};
+    SdpaCase* self = c.get();
+    c->forward = Compute{"sdpa",
+                         4.0 * static_cast<double>(kSdpaLength) * static_cast<double>(kSdpaLength) *
+                             kSdpaHeads * kSdpaHeadDim / 2.0,
+                         [self](cudaStream_t s) { return cuda::sdpa_forward(self->plan, self->tensors, s); }};
+    const Compute& forward = c->forward;
     double ms = 0;
     if (Status st = compute_alone(forward, run.a.get(), run.marks, ms); !st)
       return run.error("sdpa alone", st);
@@ -551,16 +813,25 @@ int run_interference() {
         kSdpaHeads, kSdpaHeadDim, static_cast<long long>(kSdpaLength), ms, tflops(forward.flops, ms),
         kWindows, kWindowRuns);
     std::fflush(stdout);
+    sdpa = std::move(c);
     for (const auto& [ctas, copy_ms] : copy_alone) {
       if (ctas == 8) continue;
+      const std::string with = "with=copy ctas=" + std::to_string(ctas);
+      if (run.out_of_time("sdpa " + with)) break;
       Overlap ov;
-      if (Status st =
-              overlap(forward, copy_comm(ctas), copy_ms, run.a.get(), run.b.get(), run.bounds, run.marks, ov);
+      Baseline base;
+      if (Status st = bracketed(
+              forward, run,
+              [&] {
+                return overlap(forward, copy_comm(ctas), copy_ms, run.a.get(), run.b.get(), run.bounds,
+                               run.marks, ov);
+              },
+              base);
           !st) {
-        run.error("sdpa with=copy ctas=" + std::to_string(ctas), st);
+        run.error("sdpa " + with, st);
         continue;
       }
-      print_overlap("sdpa", "with=copy ctas=" + std::to_string(ctas), ov, ms, forward.flops, "copy_GBps");
+      print_overlap("sdpa", with, ov, base, forward.flops, "copy_GBps");
     }
   }();
 #else
@@ -569,7 +840,7 @@ int run_interference() {
 
   // 5. A real NCCL kernel, and the small messages' cost.
 #ifdef ZB_HAVE_NCCL
-  run_nccl(run, gemm, gemm_ms, nccl_slowdown);
+  if (!run.out_of_time("nccl")) run_nccl(run, gemm, nccl_slowdown);
 #else
   std::printf(
       "interference nccl skipped -- built without nccl.h (kernels/cmake/ZbNccl.cmake): no NCCL figures\n");
@@ -603,6 +874,38 @@ int run_interference() {
     std::printf("interference summary error no GEMM slowdown was measured\n");
     ++run.failures;
   }
+  std::fflush(stdout);
+
+  // 6. Comm first: the copy kernel resident on its SMs before the compute kernel is launched.
+  for (int ctas : {8, 16, 32}) {
+    if (run.out_of_time("copy-resident alone ctas=" + std::to_string(ctas))) break;
+    ResidentWindow alone;
+    if (Status st = resident_window(nullptr, copy, ctas, run, alone); !st) {
+      run.error("copy-resident alone ctas=" + std::to_string(ctas), st);
+      continue;
+    }
+    std::printf(
+        "interference copy-resident alone ctas=%d ms=%.4f GBps=%.1f sms=%d -- the resident copy kernel "
+        "(cycling over %zu bytes until told to stop) alone for about %lld ms; GB/s counts read + write\n",
+        ctas, alone.copy_ms, alone.copy_gbps, alone.sms, kCopyBytes,
+        static_cast<long long>(kResidentAloneTime.count()));
+    std::fflush(stdout);
+  }
+  run_resident(run, gemm, copy, {8, 16, 32}, &resident16_slowdown);
+#ifdef ZB_GPUCHECK_HAVE_CUDNN
+  if (sdpa) run_resident(run, sdpa->forward, copy, {16, 32}, nullptr);
+#endif
+  if (resident16_slowdown) {
+    std::printf(
+        "interference summary-resident comm_compute_slowdown=%.4f source=copy-resident-ctas16 -- GEMM time "
+        "launched beside an already-resident 16-CTA copy kernel / alone - 1 (comm first)\n",
+        *resident16_slowdown);
+  } else if (!run.out_of_time("summary-resident")) {
+    std::printf("interference summary-resident error no comm-first GEMM slowdown was measured\n");
+    ++run.failures;
+  }
+  std::printf("interference time s=%.1f -- the subcommand's wall time\n",
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - run.began).count());
   std::fflush(stdout);
   return run.failures == 0 ? 0 : 1;
 }
