@@ -3,7 +3,7 @@ BUILD_DIR ?= build
 JOBS      ?= 2
 CMAKE_ARGS ?=
 
-.PHONY: all deps configure build demo test bench grid gpu-bundle gpu-dry-run clean
+.PHONY: all deps configure build demo test bench grid validate gpu-bundle gpu-dry-run clean
 
 all: build
 
@@ -30,6 +30,12 @@ bench: build
 # Zeppelin against the best baseline over scenarios/grid and the library (minutes; exit 1 if it loses).
 grid: build
 	@python3 scripts/scenario-grid.py --bin $(BUILD_DIR)/cli/zeppelin-bench --jobs $(JOBS)
+
+# The held-out validation suite: predictions against published measurements, the table of docs/VALIDATION.md
+# regenerated (seconds; the CLI alone).
+validate: configure
+	@cmake --build $(BUILD_DIR) -j $(JOBS) --target zeppelin-bench
+	@python3 scripts/validate-model.py --bin $(BUILD_DIR)/cli/zeppelin-bench --write docs/VALIDATION.md
 
 # What a GPU machine needs, packed into .deps/gpu-carry (carry it), and the GPU check's dry run here: its
 # plan, the size of what travels and the number of result files, checked (docs/CUDA_BACKEND.md).
