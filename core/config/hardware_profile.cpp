@@ -87,8 +87,10 @@ constexpr auto kProfileFields = std::to_array<ProfileField>({
      "Communication kernels take SMs and HBM bandwidth from the compute they overlap: Lee et al. 2025, "
      "'Characterizing Compute-Communication Overlap in GPU-Accelerated Distributed Deep Learning' "
      "(arXiv 2507.03114), measured an average compute slowdown of 18.9 % (at most 40 %) under overlap "
-     "on A100, H100, MI250 and MI210. zb_gpucheck's `interference` step measures it on one GPU "
-     "(a GEMM beside NCCL's own send/recv kernel, docs/CUDA_BACKEND.md)."},
+     "on A100, H100, MI250 and MI210. Measured here on one H200 (docs/gpu-runs/2026-12-04-h200-run2, "
+     "zb_gpucheck's `interference` step): 0 when the compute kernel holds the SMs first (the "
+     "communication starves instead), 0.13-0.36 for a GEMM or attention launched beside an already "
+     "resident 8-32-CTA communication kernel; the published average lies between the two orders."},
     {"interference", &HardwareProfile::interference, 0.0, false, 1.0, flag,
      "On: compute slows by comm_compute_slowdown while its GPU runs communication, which charges relays "
      "to their proxies. false restores the earlier model, where communication costs compute nothing (an "
