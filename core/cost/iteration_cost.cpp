@@ -128,20 +128,147 @@ BucketCollectiveSeconds formula_bucket_seconds(const CostModel& cost, const Whol
   const int n = setup.dp.nodes;
   // Reduce-scatter: g−1 NVLink steps of bytes/g leave each GPU its node's reduced 1/g; n−1 NIC steps of
   // bytes/(g·n) reduce that across nodes. The all-gather runs the same steps in reverse.
-  const double one_way = (g - 1) * intra_node_step_seconds(cost, bytes / g) +
-                         (n - 1) * inter_node_step_seconds(cost, bytes / (static_cast<double>(g) * n));
-  if (setup.sync == GradientSync::all_reduce) return {2.0 * one_way, 0.0};
-  return {one_way, one_way};
+  const double nic_step = inter_node_step_seconds(cost, bytes / (static_cast<double>(g) * n));
+  const double one_way = (g - 1) * intra_node_step_seconds(cost, bytes / g) + (n - 1) * nic_step;
+  return bucket_seconds_of(setup, one_way, (n - 1) * nic_step, nic_step_fixed_share(cost, nic_step));
 }
+
+std::vector<BucketCollectiveSeconds> formula_buckets_seconds(const CostModel& cost,
+                                                             const WholeIterationSetup& setup) {
+  std::vector<BucketCollectiveSeconds> out;
+  for (const GradientBucket& b : setup.buckets)
+    out.push_back(formula_bucket_seconds(cost, setup, b.params * setup.bytes_per_gradient));
+  return out;
+}
+
+double nic_step_fixed_share(const CostModel& cost, double step_seconds) {
+  if (!(step_seconds > 0)) return 0.0;
+  const double fixed = cost.cluster().nic.latency + cost.profile().nic_transfer_overhead;
+  return std::clamp(fixed / step_seconds, 0.0, 1.0);
+}
+
+BucketCollectiveSeconds bucket_seconds_of(const WholeIterationSetup& setup, double one_way,
+                                          double one_way_nic, double nic_fixed_share) {
+  BucketCollectiveSeconds b;
+  b.nic_fixed_share = one_way_nic > 0 ? nic_fixed_share : 0.0;
+  if (setup.sync == GradientSync::all_reduce) {
+    b.reduce_scatter = 2.0 * one_way;
+    b.reduce_scatter_nic = 2.0 * one_way_nic;
+    return b;
+  }
+  b.reduce_scatter = b.all_gather = one_way;
+  b.reduce_scatter_nic = b.all_gather_nic = one_way_nic;
+  return b;
+}
+
+NicSharing nic_sharing(double nic_busy) {
+  const double u = std::clamp(nic_busy, 0.0, 1.0);
+  NicSharing s;
+  // Max-min on the busiest NIC: the bucket takes what the layers leave, but at least half (when both
+  // could fill it, each gets half); the layers lose what the bucket takes beyond their idle capacity.
+  s.bucket_share = std::max(1.0 - u, 0.5);
+  s.layer_rate = 1.0 - std::max(0.0, u + s.bucket_share - 1.0);
+  return s;
+}
+
+double nic_busy_fraction(const std::vector<double>& link_bytes, double capacity, double window_seconds) {
+  if (!(capacity > 0) || !(window_seconds > 0)) return 0.0;
+  double most = 0;
+  for (const double b : link_bytes) most = std::max(most, b);
+  return std::clamp(most / (capacity * window_seconds), 0.0, 1.0);
+}
+
+namespace {
+
+// One stream item: `seconds` of work at full pace; `gate`: the index of an item of the other stream that
+// must have ended before it starts (−1: none). A compute item `on_nic` is a layer whose NIC traffic the
+// buckets share; a bucket's `plain` seconds (NVLink steps) come before its `nic` seconds (NIC steps).
+struct ComputeItem {
+  double seconds = 0;
+  bool on_nic = false;
+  int gate = -1;
+};
+struct CommItem {
+  double plain = 0;
+  double nic = 0;
+  double nic_rate = 1;  // the NIC steps' pace while they overlap a layer: 1 / (φ + (1 − φ)/bucket_share)
+  int gate = -1;
+};
+struct TwoStreams {
+  double compute_end = 0;
+  double comm_end = 0;
+  double compute_lost = 0;  // wall time the compute stream ran below full pace less the work it did
+};
+
+// The compute stream and the one communication stream run side by side; while a bucket's NIC steps run
+// during a layer, the bucket progresses at its nic_rate and the layer at `layer_rate`, otherwise both at
+// full pace. Piecewise constant rates: each step advances to the next end of either stream's segment.
+TwoStreams run_two_streams(const std::vector<ComputeItem>& compute, const std::vector<CommItem>& comm,
+                           double layer_rate) {
+  TwoStreams out;
+  std::size_t ci = 0, bi = 0;
+  int phase = 0;  // of the current bucket: 0 its NVLink steps, 1 its NIC steps
+  double c_left = compute.empty() ? 0.0 : compute.front().seconds;
+  double m_left = comm.empty() ? 0.0 : comm.front().plain;
+  double t = 0;
+  for (;;) {
+    const bool c_run =
+        ci < compute.size() && (compute[ci].gate < 0 || static_cast<int>(bi) > compute[ci].gate);
+    const bool m_run = bi < comm.size() && (comm[bi].gate < 0 || static_cast<int>(ci) > comm[bi].gate);
+    if (!c_run && !m_run) break;  // both done (the gates follow each stream's order, so never stuck)
+    const bool overlap = c_run && m_run && phase == 1 && compute[ci].on_nic;
+    const double rc = overlap ? layer_rate : 1.0;
+    const double rm = overlap ? comm[bi].nic_rate : 1.0;
+    const double dc = c_run ? c_left / rc : 0.0;
+    const double dm = m_run ? m_left / rm : 0.0;
+    const bool c_ends = c_run && (!m_run || dc <= dm);
+    const bool m_ends = m_run && (!c_run || dm <= dc);
+    const double dt = c_ends ? dc : dm;
+    t += dt;
+    if (c_run) c_left = c_ends ? 0.0 : c_left - rc * dt;
+    if (c_run && rc < 1.0) out.compute_lost += (1.0 - rc) * dt;
+    if (m_run) m_left = m_ends ? 0.0 : m_left - rm * dt;
+    if (c_ends) {
+      out.compute_end = t;
+      if (++ci < compute.size()) c_left = compute[ci].seconds;
+    }
+    if (m_ends) {
+      if (phase == 0) {
+        phase = 1;
+        m_left = comm[bi].nic;
+      } else {
+        out.comm_end = t;
+        phase = 0;
+        if (++bi < comm.size()) m_left = comm[bi].plain;
+      }
+    }
+  }
+  return out;
+}
+
+double nic_rate_of(const BucketCollectiveSeconds& b, const NicSharing& sharing) {
+  const double phi = std::clamp(b.nic_fixed_share, 0.0, 1.0);
+  return 1.0 / (phi + (1.0 - phi) / sharing.bucket_share);
+}
+
+}  // namespace
 
 WholeIterationParts whole_iteration_parts(const CostModel& cost, const WholeIterationSetup& setup,
                                           const std::vector<double>& tokens_per_rank, LayerWindow layer,
-                                          const std::vector<BucketCollectiveSeconds>& seconds) {
+                                          const std::vector<BucketCollectiveSeconds>& seconds,
+                                          const std::vector<double>& compute_scale) {
   const bool backward = layer.backward > 0;
   WholeIterationParts out;
   RankParts critical;
-  for (const double tokens : tokens_per_rank) {
-    const RankParts p = rank_parts(cost, setup.tensor, tokens, backward);
+  double slowest = compute_scale.empty() ? 1.0 : 0.0;  // the largest compute multiplier
+  for (std::size_t r = 0; r < tokens_per_rank.size(); ++r) {
+    const double tokens = tokens_per_rank[r];
+    RankParts p = rank_parts(cost, setup.tensor, tokens, backward);
+    if (r < compute_scale.size()) {
+      const double m = compute_scale[r];
+      p = {p.embedding_fwd * m, p.head_fwd * m, p.head_bwd * m, p.embedding_bwd * m};
+      slowest = std::max(slowest, m);
+    }
     out.embedding_and_head.push_back(p.embedding_fwd + p.head_fwd + p.head_bwd + p.embedding_bwd);
     // Each part sits between two points every rank passes together (the first layer's ring, the last
     // forward layer's, the backward's first and last), so the iteration waits for the slowest rank in each.
@@ -153,51 +280,111 @@ WholeIterationParts whole_iteration_parts(const CostModel& cost, const WholeIter
     out.head_flops += 2.0 * tokens * cost.model().hidden * cost.model().vocab / setup.tensor *
                       (backward ? 1.0 + cost.profile().backward_linear_factor : 1.0);
   }
+  if (compute_scale.size() < tokens_per_rank.size()) slowest = std::max(slowest, 1.0);
   out.embedding_and_head_critical =
       critical.embedding_fwd + critical.head_fwd + critical.head_bwd + critical.embedding_bwd;
   if (!backward) return out;
 
+  // The NIC sharing of each pass (docs/METRICS.md, "The whole iteration"): only where the layers use the
+  // NICs, some bucket does too, and the profile's interference is on (off: the independent model).
+  bool buckets_use_nic = false;
+  for (std::size_t k = 0; k < setup.buckets.size() && k < seconds.size(); ++k)
+    buckets_use_nic = buckets_use_nic || seconds[k].reduce_scatter_nic > 0 || seconds[k].all_gather_nic > 0;
+  const bool sharing_on = cost.profile().interference_on() && buckets_use_nic;
+  const double u_bwd = sharing_on ? std::clamp(layer.backward_nic_busy, 0.0, 1.0) : 0.0;
+  const double u_fwd = sharing_on ? std::clamp(layer.forward_nic_busy, 0.0, 1.0) : 0.0;
+
   // Backward: the compute stream runs the items in order; one communication stream runs the buckets' first
   // collectives in order, each once its gradients are complete (overlap_grad_reduce).
   const int items = setup.layers + 2;
+  const auto item_seconds = [&](int i) {
+    return i == 0 ? critical.head_bwd : (i == items - 1 ? critical.embedding_bwd : layer.backward);
+  };
   std::vector<double> item_end(static_cast<std::size_t>(items));
   double now = 0;
   for (int i = 0; i < items; ++i) {
-    now += i == 0 ? critical.head_bwd : (i == items - 1 ? critical.embedding_bwd : layer.backward);
+    now += item_seconds(i);
     item_end[static_cast<std::size_t>(i)] = now;
   }
   const double backward_end = now;
-  double comm = 0;
-  for (std::size_t k = 0; k < setup.buckets.size() && k < seconds.size(); ++k) {
-    comm = std::max(comm, item_end[static_cast<std::size_t>(setup.buckets[k].ready_after)]) +
-           seconds[k].reduce_scatter;
+  for (std::size_t k = 0; k < setup.buckets.size() && k < seconds.size(); ++k)
     out.gradient_sync_total += seconds[k].reduce_scatter + seconds[k].all_gather;
+  if (u_bwd > 0) {
+    // Shared NICs: the two streams advance together, the buckets' NIC steps and the layers each slowed
+    // while they overlap.
+    const NicSharing sharing = nic_sharing(u_bwd);
+    std::vector<ComputeItem> compute;
+    for (int i = 0; i < items; ++i) compute.push_back({item_seconds(i), i > 0 && i < items - 1, -1});
+    std::vector<CommItem> comm;
+    for (std::size_t k = 0; k < setup.buckets.size() && k < seconds.size(); ++k) {
+      const BucketCollectiveSeconds& b = seconds[k];
+      comm.push_back({std::max(0.0, b.reduce_scatter - b.reduce_scatter_nic), b.reduce_scatter_nic,
+                      nic_rate_of(b, sharing), setup.buckets[k].ready_after});
+    }
+    const TwoStreams run = run_two_streams(compute, comm, sharing.layer_rate);
+    out.gradient_sync_contention += run.compute_lost;
+    out.gradient_sync_exposed = std::max(run.compute_end, run.comm_end) - backward_end;
+  } else {
+    double comm = 0;
+    for (std::size_t k = 0; k < setup.buckets.size() && k < seconds.size(); ++k) {
+      comm = std::max(comm, item_end[static_cast<std::size_t>(setup.buckets[k].ready_after)]) +
+             seconds[k].reduce_scatter;
+    }
+    out.gradient_sync_exposed = std::max(0.0, comm - backward_end);
   }
-  out.gradient_sync_exposed = std::max(0.0, comm - backward_end);
 
   // The optimizer steps its shard once every gradient is reduced: Adam reads and writes the fp32 master
-  // weight, m and v (the sharded optimizer bytes) and reads the gradient and writes the parameter.
+  // weight, m and v (the sharded optimizer bytes) and reads the gradient and writes the parameter. Every
+  // rank steps its own shard; the iteration waits for the slowest (the largest compute multiplier).
   const double beta = cost.model().dtype_bytes;
   const double sharded_bytes = std::max(0.0, cost.profile().optimizer_bytes_per_param - 2.0 * beta);
   out.optimizer = memory_seconds(cost, setup.optimizer_shard * (2.0 * sharded_bytes + 2.0 * beta));
+  if (!compute_scale.empty()) out.optimizer *= slowest;
 
   if (setup.sync == GradientSync::zero1) {
     // Next forward (overlap_param_gather): the all-gathers run in the order the forward needs the buckets,
     // from the embedding on, and an item starts once every bucket holding its parameters has arrived.
-    std::vector<double> needed(static_cast<std::size_t>(items), 0.0);
-    double gathered = 0;
-    for (std::size_t k = setup.buckets.size(); k-- > 0;) {
-      if (k < seconds.size()) gathered += seconds[k].all_gather;
-      double& at = needed[static_cast<std::size_t>(setup.buckets[k].ready_after)];
-      at = std::max(at, gathered);
+    const auto forward_seconds = [&](int i) {
+      return i == items - 1 ? critical.embedding_fwd : (i == 0 ? critical.head_fwd : layer.forward);
+    };
+    if (u_fwd > 0) {
+      const NicSharing sharing = nic_sharing(u_fwd);
+      // Both streams in forward order: items L+1 (embedding) .. 0 (head), buckets K−1 .. 0; an item waits
+      // for the last bucket (in gathering order) whose last parameter it holds.
+      std::vector<ComputeItem> compute;
+      for (int i = items - 1; i >= 0; --i)
+        compute.push_back({forward_seconds(i), i > 0 && i < items - 1, -1});
+      std::vector<CommItem> comm;
+      const std::size_t buckets = std::min(setup.buckets.size(), seconds.size());
+      for (std::size_t k = buckets; k-- > 0;) {
+        const BucketCollectiveSeconds& b = seconds[k];
+        comm.push_back(
+            {std::max(0.0, b.all_gather - b.all_gather_nic), b.all_gather_nic, nic_rate_of(b, sharing), -1});
+        ComputeItem& needs = compute[static_cast<std::size_t>(items - 1 - setup.buckets[k].ready_after)];
+        needs.gate = static_cast<int>(comm.size()) - 1;
+      }
+      const TwoStreams run = run_two_streams(compute, comm, sharing.layer_rate);
+      double busy = 0;
+      for (int i = items - 1; i >= 0; --i) busy += forward_seconds(i);
+      // The compute stream's waits for the gathers and the pace its layers lost to them.
+      out.gradient_sync_contention += run.compute_lost;
+      out.gradient_sync_exposed += run.compute_end - busy;
+    } else {
+      std::vector<double> needed(static_cast<std::size_t>(items), 0.0);
+      double gathered = 0;
+      for (std::size_t k = setup.buckets.size(); k-- > 0;) {
+        if (k < seconds.size()) gathered += seconds[k].all_gather;
+        double& at = needed[static_cast<std::size_t>(setup.buckets[k].ready_after)];
+        at = std::max(at, gathered);
+      }
+      double compute = 0, busy = 0;
+      for (int i = items - 1; i >= 0; --i) {
+        const double d = forward_seconds(i);
+        compute = std::max(compute, needed[static_cast<std::size_t>(i)]) + d;
+        busy += d;
+      }
+      out.gradient_sync_exposed += compute - busy;
     }
-    double compute = 0, busy = 0;
-    for (int i = items - 1; i >= 0; --i) {
-      const double d = i == items - 1 ? critical.embedding_fwd : (i == 0 ? critical.head_fwd : layer.forward);
-      compute = std::max(compute, needed[static_cast<std::size_t>(i)]) + d;
-      busy += d;
-    }
-    out.gradient_sync_exposed += compute - busy;
   }
   return out;
 }

@@ -57,6 +57,12 @@ struct WholeIterationSetup {
 struct BucketCollectiveSeconds {
   double reduce_scatter = 0;  // zero1: in the backward; all_reduce: the all-reduce itself
   double all_gather = 0;      // zero1: in the next forward; all_reduce: 0
+  // Of each of the two: the seconds spent in NIC steps (the ring across nodes; they run after the NVLink
+  // steps), and the share of a NIC step that is its fixed cost (link latency and per-message overhead),
+  // which a NIC shared with the layers' traffic does not stretch. 0: the collective uses no NIC.
+  double reduce_scatter_nic = 0;
+  double all_gather_nic = 0;
+  double nic_fixed_share = 0;
 };
 
 // The hierarchical ring the cost model charges (and the simulator runs): a ring over the GPUs of the node
@@ -64,6 +70,17 @@ struct BucketCollectiveSeconds {
 // `bytes` is one GPU's bucket. The simulator's figure for the same steps: core/exec/sim/gradient_collective.
 [[nodiscard]] BucketCollectiveSeconds formula_bucket_seconds(const CostModel& cost,
                                                              const WholeIterationSetup& setup, double bytes);
+// formula_bucket_seconds of every bucket of `setup` (index = bucket): the planner's figures.
+[[nodiscard]] std::vector<BucketCollectiveSeconds> formula_buckets_seconds(const CostModel& cost,
+                                                                           const WholeIterationSetup& setup);
+// A bucket's collectives from one direction's duration `one_way` (the NVLink then the NIC steps) of which
+// `one_way_nic` in NIC steps, each with `nic_fixed_share` of fixed cost: zero1 runs it once each way, an
+// all-reduce twice in the backward.
+[[nodiscard]] BucketCollectiveSeconds bucket_seconds_of(const WholeIterationSetup& setup, double one_way,
+                                                        double one_way_nic, double nic_fixed_share);
+// The share of a NIC ring step of `step_seconds` that is its fixed cost (the NIC's latency and the
+// per-message overhead), in [0, 1].
+[[nodiscard]] double nic_step_fixed_share(const CostModel& cost, double step_seconds);
 // One ring step of `bytes` per member inside a node and across nodes (the cost model's transfer times:
 // NVLink, and the NIC share of the most-shared NIC since every member sends at once).
 [[nodiscard]] double intra_node_step_seconds(const CostModel& cost, double bytes);
@@ -74,7 +91,10 @@ struct WholeIterationParts {
   std::vector<double> embedding_and_head;  // per rank: embedding fwd/bwd, LM head GEMMs, loss
   double embedding_and_head_critical = 0;  // the slowest rank's (what the iteration waits for)
   double gradient_sync_total = 0;          // sum of every bucket collective (reduce-scatter + all-gather)
-  double gradient_sync_exposed = 0;        // what the compute stream waited for them
+  // What the iteration waited for them: the compute stream's waits, and the time the layers lost to the
+  // buckets' NIC steps sharing their NICs (gradient_sync_contention, included here).
+  double gradient_sync_exposed = 0;
+  double gradient_sync_contention = 0;
   double optimizer = 0;
   double head_flops = 0;  // LM head GEMM FLOPs of the iteration, all ranks, fwd + bwd
   [[nodiscard]] double added_seconds() const {
@@ -85,17 +105,42 @@ struct WholeIterationParts {
 struct LayerWindow {
   double forward = 0;   // one layer's forward makespan
   double backward = 0;  // one layer's backward makespan; 0 when the run is forward only
+  // The busiest NIC's busy fraction u over one layer of each pass: the bytes it carried (either direction)
+  // / (its bandwidth · η · the pass's makespan), in [0, 1]. While a bucket's NIC steps overlap the layers
+  // of that pass the two share the NICs (docs/METRICS.md, "The whole iteration"); 0: the layers put nothing
+  // on the NICs and the buckets run as on an idle network.
+  double forward_nic_busy = 0;
+  double backward_nic_busy = 0;
 };
+
+// The NIC sharing between the layers and the gradient buckets for a busy fraction u (u_max of
+// LayerWindow): while a bucket's NIC steps overlap a layer, the bucket gets `bucket_share` = max(1 − u, 1/2)
+// of the NIC and the layer progresses at `layer_rate` = 1 − max(0, u + bucket_share − 1) of its pace.
+struct NicSharing {
+  double bucket_share = 1;
+  double layer_rate = 1;
+};
+[[nodiscard]] NicSharing nic_sharing(double nic_busy);
+
+// The busy fraction of the busiest NIC in [t0, t1) from per-link bytes: max over `link_bytes` of
+// bytes / (capacity · (t1 − t0)), clamped to [0, 1]; 0 for an empty window.
+[[nodiscard]] double nic_busy_fraction(const std::vector<double>& link_bytes, double capacity,
+                                       double window_seconds);
 
 // The parts for GPUs holding `tokens_per_rank` tokens each in the linear layout (index = rank; under TP every
 // member of a group holds the group's tokens, as the expanded plan's layout does), with the
 // layers' makespans `layer` (the windows the collectives overlap with) and `seconds[k]` the duration of
 // bucket k. A forward-only run has no backward, no gradient synchronisation and no optimizer step.
+// `compute_scale` (index = rank, empty = 1): the iteration's seeded compute multipliers m(r, i) of the
+// simulator (docs/SIMULATOR.md, "Jitter and stragglers"), applied to each rank's embedding, head and
+// optimizer; the planner never passes them. The NIC sharing of `layer`'s busy fractions applies when the
+// profile's `interference` is on; off, the buckets run as on an idle network.
 [[nodiscard]] WholeIterationParts whole_iteration_parts(const CostModel& cost,
                                                         const WholeIterationSetup& setup,
                                                         const std::vector<double>& tokens_per_rank,
                                                         LayerWindow layer,
-                                                        const std::vector<BucketCollectiveSeconds>& seconds);
+                                                        const std::vector<BucketCollectiveSeconds>& seconds,
+                                                        const std::vector<double>& compute_scale = {});
 
 // Memory-bound kernels: HBM bandwidth a streaming kernel reaches on the scenario's GPU (bytes/s).
 [[nodiscard]] double streaming_memory_bandwidth(const CostModel& cost);

@@ -20,6 +20,7 @@ namespace zb {
 struct RunContext {
   const Scenario& scenario;
   const CostModel& cost;
+  int iteration = 0;  // the iteration being run: the sim backend's seeded compute jitter draws by it
 };
 
 // What an executor asked this machine at run time about the software and the device it runs on, for the

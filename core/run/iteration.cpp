@@ -5,6 +5,7 @@
 
 #include "core/cost/iteration_cost.hpp"
 #include "core/exec/sim/gradient_collective.hpp"
+#include "core/exec/sim/task_graph.hpp"
 #include "core/metrics/metrics.hpp"
 #include "core/strategies/tensor_parallel.hpp"
 
@@ -36,24 +37,51 @@ std::unique_ptr<Executor> simulator_for(Backend backend, bool wanted) {
   return make_executor(Backend::sim);
 }
 
-void execute_iteration(Executor& executor, const RunContext& context, plan::Plan plan,
+LayerWindow layer_window_of(const Trace& trace, const CostModel& cost) {
+  LayerWindow w{trace.layer.forward, trace.backward ? trace.layer.backward : 0.0};
+  const double capacity = cost.cluster().nic.bandwidth * cost.profile().nic_efficiency();
+  std::vector<double> forward, backward;
+  for (const LinkLoad& link : trace.links) {
+    if ((link.kind != LinkKind::nic_tx && link.kind != LinkKind::nic_rx) || link.measured) continue;
+    forward.push_back(binned_bytes(link, 0.0, w.forward, 1).front());
+    if (w.backward > 0) backward.push_back(binned_bytes(link, w.forward, w.forward + w.backward, 1).front());
+  }
+  w.forward_nic_busy = nic_busy_fraction(forward, capacity, w.forward);
+  w.backward_nic_busy = nic_busy_fraction(backward, capacity, w.backward);
+  return w;
+}
+
+WholeIterationParts simulated_whole_iteration_parts(const plan::Plan& plan, const Trace& trace,
+                                                    const RunContext& context) {
+  // The parts outside the layers are the same model for every backend: the gradient collectives are timed
+  // on the SimGrid model of the scenario's cluster (the reference backend has no network of its own).
+  const WholeIterationSetup setup =
+      whole_iteration_setup(context.cost, tensor_parallel_degree(context.scenario));
+  const std::vector<BucketCollectiveSeconds> buckets = trace.backward
+                                                           ? sim::simulate_bucket_seconds(context.cost, setup)
+                                                           : std::vector<BucketCollectiveSeconds>{};
+  // A simulated iteration's compute ran under the seeded multipliers (none by default); a measured one's
+  // compute is what the hardware did.
+  const std::vector<double> scale =
+      trace.backend == "sim" ? sim::compute_multipliers(context.cost.profile(), context.scenario.seed,
+                                                        context.iteration, trace.world_size)
+                             : std::vector<double>{};
+  return whole_iteration_parts(context.cost, setup, plan::whole_iteration_tokens_per_rank(plan, setup.tensor),
+                               layer_window_of(trace, context.cost), buckets, scale);
+}
+
+void execute_iteration(Executor& executor, const RunContext& run_context, plan::Plan plan,
                        IterationResult iteration, SystemResult& system, Executor* simulator) {
   if (iteration.feasible) {
+    // The iteration's index reaches the executor: the simulator's seeded compute jitter draws by it.
+    const RunContext context{run_context.scenario, run_context.cost, iteration.iteration};
     Trace trace = execute(executor, plan, context);
     // Same plan, same lowering, same profile: what the simulator predicts for the run just measured. Only
     // when the executor computed the model itself; a stand-in's times would be compared with another model.
     std::optional<Trace> simulated;
     if (simulator != nullptr && trace.stand_in.empty()) simulated = execute(*simulator, plan, context);
-    // The parts outside the layers are the same model for every backend: the gradient collectives are timed
-    // on the SimGrid model of the scenario's cluster (the reference backend has no network of its own).
-    const WholeIterationSetup setup =
-        whole_iteration_setup(context.cost, tensor_parallel_degree(context.scenario));
-    const std::vector<BucketCollectiveSeconds> buckets =
-        trace.backward ? sim::simulate_bucket_seconds(context.cost, setup)
-                       : std::vector<BucketCollectiveSeconds>{};
-    iteration.metrics =
-        compute_run_metrics(plan, trace, context.cost, context.scenario,
-                            whole_iteration_parts_of(plan, trace, context.cost, setup, buckets));
+    iteration.metrics = compute_run_metrics(plan, trace, context.cost, context.scenario,
+                                            simulated_whole_iteration_parts(plan, trace, context));
     if (simulated && iteration.metrics.layers_seconds > 0) {
       iteration.metrics.simulated_layers_seconds = simulated->layers * simulated->trace_seconds();
       iteration.metrics.simulation_ratio =

@@ -5,6 +5,61 @@
 #include "core/lower/lower.hpp"
 
 namespace zb {
+namespace {
+
+// The busiest NIC's busy fraction over each pass of the Program at its estimated makespans: the bytes
+// every leg, remap message and collective ring step between nodes puts on the sender's NIC (tx) and the
+// receiver's (rx), as the simulator routes them, over the NIC's rate (docs/METRICS.md, "The whole
+// iteration"). None when the Program is not on the cost model's cluster.
+void add_nic_busy(const lower::Program& program, const CostModel& cost, LayerWindow& window) {
+  const ClusterSpec& cluster = cost.cluster();
+  if (program.world_size != cluster.world_size() || cluster.nics_per_node <= 0) return;
+  const auto links = static_cast<std::size_t>(cluster.nodes * cluster.nics_per_node);
+  std::vector<double> tx[2] = {std::vector<double>(links, 0.0), std::vector<double>(links, 0.0)};
+  std::vector<double> rx[2] = {std::vector<double>(links, 0.0), std::vector<double>(links, 0.0)};
+  const auto carry = [&](Pass pass, int src, int dst, double bytes) {
+    if (bytes <= 0 || cluster.node_of(src) == cluster.node_of(dst)) return;
+    const int p = pass == Pass::fwd ? 0 : 1;
+    tx[p][static_cast<std::size_t>(cluster.global_nic_of(src))] += bytes;
+    rx[p][static_cast<std::size_t>(cluster.global_nic_of(dst))] += bytes;
+  };
+  for (const lower::RankProgram& r : program.ranks) {
+    for (const lower::Instr& in : r.instrs) {
+      if (in.kind == lower::InstrKind::send) carry(in.pass, r.rank, in.peer, static_cast<double>(in.bytes));
+    }
+  }
+  for (const lower::Collective& col : program.collectives) {
+    const auto members = static_cast<int>(col.ranks.size());
+    if (col.kind == lower::CollectiveKind::all_to_all_v ||
+        (col.kind == lower::CollectiveKind::all_to_all && !col.messages.empty())) {
+      for (const int m : col.messages) {
+        const lower::Message& msg = program.messages[static_cast<std::size_t>(m)];
+        carry(col.pass, msg.src, msg.dst, static_cast<double>(msg.bytes));
+      }
+      continue;
+    }
+    if (members < 2) continue;
+    const auto bytes = static_cast<double>(col.bytes);
+    for (int k = 0; k < members; ++k) {
+      const int src = col.ranks[static_cast<std::size_t>(k)];
+      if (col.kind == lower::CollectiveKind::all_to_all) {
+        for (int s = 1; s < members; ++s)
+          carry(col.pass, src, col.ranks[static_cast<std::size_t>((k + s) % members)], bytes / (members - 1));
+        continue;
+      }
+      const double moved = col.kind == lower::CollectiveKind::all_reduce
+                               ? 2.0 * (members - 1) * bytes / members
+                               : (members - 1) * bytes;
+      carry(col.pass, src, col.ranks[static_cast<std::size_t>((k + 1) % members)], moved);
+    }
+  }
+  const double capacity = cluster.nic.bandwidth * cost.profile().nic_efficiency();
+  for (int p = 0; p < 2; ++p) tx[p].insert(tx[p].end(), rx[p].begin(), rx[p].end());
+  window.forward_nic_busy = nic_busy_fraction(tx[0], capacity, window.forward);
+  window.backward_nic_busy = nic_busy_fraction(tx[1], capacity, window.backward);
+}
+
+}  // namespace
 
 plan::Prediction predict(const plan::Plan& plan, const CostModel& cost, Passes passes) {
   plan::Prediction p;
@@ -34,11 +89,12 @@ plan::Prediction predict(const plan::Plan& plan, const CostModel& cost, Passes p
   }
   const WholeIterationSetup setup = whole_iteration_setup(cost, tensor);
   const std::vector<double> tokens = plan::whole_iteration_tokens_per_rank(plan, setup.tensor);
-  std::vector<BucketCollectiveSeconds> buckets;
-  for (const GradientBucket& b : setup.buckets)
-    buckets.push_back(formula_bucket_seconds(cost, setup, b.params * setup.bytes_per_gradient));
-  const WholeIterationParts parts =
-      whole_iteration_parts(cost, setup, tokens, {e.forward, e.backward}, buckets);
+  const std::vector<BucketCollectiveSeconds> buckets = formula_buckets_seconds(cost, setup);
+  // The buckets share the NICs with the layers' traffic as the run metrics charge it, the layers' NIC
+  // bytes from the Program at the estimate's makespans.
+  LayerWindow window{e.forward, e.backward};
+  add_nic_busy(program, cost, window);
+  const WholeIterationParts parts = whole_iteration_parts(cost, setup, tokens, window, buckets);
   p.iteration_seconds = (e.forward + e.backward) * cost.model().layers + parts.added_seconds();
   return p;
 }

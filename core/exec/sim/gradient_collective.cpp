@@ -101,9 +101,9 @@ std::vector<BucketCollectiveSeconds> simulate_bucket_seconds(const CostModel& co
       const RingStepTimes step =
           simulate_ring_steps(cost, setup, bytes / g, bytes / (static_cast<double>(g) * n));
       const double one_way = (g - 1) * step.intra_node + (n - 1) * step.inter_node;
-      const BucketCollectiveSeconds seconds = setup.sync == GradientSync::all_reduce
-                                                  ? BucketCollectiveSeconds{2.0 * one_way, 0.0}
-                                                  : BucketCollectiveSeconds{one_way, one_way};
+      // The NIC steps' share of it, for their sharing with the layers' traffic (iteration_cost).
+      const BucketCollectiveSeconds seconds = bucket_seconds_of(setup, one_way, (n - 1) * step.inter_node,
+                                                                nic_step_fixed_share(cost, step.inter_node));
       it = by_bytes.emplace(bytes, seconds).first;
     }
     out.push_back(it->second);

@@ -16,7 +16,12 @@ Trace SimExecutor::run(const lower::Program& program, const RunContext& context)
                     std::to_string(cluster.world_size()) + " GPUs");
   }
   const Platform platform(cluster, context.cost.profile());
-  const TaskGraph graph(program);
+  // Seeded per-rank compute multipliers of this iteration (none unless the profile asks for jitter or
+  // stragglers); the planner never sees them.
+  TaskGraphOptions options;
+  options.compute_scale = compute_multipliers(context.cost.profile(), context.scenario.seed,
+                                              context.iteration, program.world_size);
+  const TaskGraph graph(program, options);
   const TaskTimes times = simulate_isolated(platform, graph);
   Trace trace = build_trace(platform, graph, times, context.cost.model().layers);
   trace.nics_per_node = cluster.nics_per_node;

@@ -1,13 +1,44 @@
 #include "core/exec/sim/task_graph.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
+
+#include "core/common/rng.hpp"
 
 namespace zb::sim {
 
 using lower::CollectiveKind;
 using lower::Instr;
 using lower::InstrKind;
+
+namespace {
+// Keeps the jitter streams apart from the workload's (Rng(seed, iteration)) and the planner error's.
+constexpr std::uint64_t kJitterSalt = 0x6A69747465723321ULL;  // "jitter3!"
+}  // namespace
+
+std::vector<double> compute_multipliers(const HardwareProfile& profile, std::uint64_t seed, int iteration,
+                                        int world_size) {
+  const double cv = profile.compute_jitter;
+  const double p = profile.straggler_probability;
+  if (!(cv > 0) && !(p > 0)) return {};
+  // Lognormal exp(μ + σZ) has mean exp(μ + σ²/2) and CV sqrt(exp(σ²) − 1): σ² = ln(1 + c²), μ = −σ²/2.
+  const double sigma2 = std::log1p(cv * cv);
+  const double sigma = std::sqrt(sigma2);
+  std::vector<double> m(static_cast<std::size_t>(std::max(0, world_size)), 1.0);
+  for (int r = 0; r < world_size; ++r) {
+    // One stream per (iteration, rank), drawn in a fixed order (the normal, then the straggler's uniform)
+    // whether or not each part is on, so turning stragglers on leaves every rank's jitter as it was.
+    Rng rng(seed ^ kJitterSalt, (static_cast<std::uint64_t>(static_cast<std::uint32_t>(iteration)) << 32) |
+                                    static_cast<std::uint32_t>(r));
+    const double z = rng.normal();
+    const double straggle = rng.uniform();
+    double x = cv > 0 ? std::exp(sigma * z - 0.5 * sigma2) : 1.0;
+    if (straggle < p) x *= profile.straggler_slowdown;
+    m[static_cast<std::size_t>(r)] = x;
+  }
+  return m;
+}
 
 TaskGraph::TaskGraph(const lower::Program& program, const TaskGraphOptions& options)
     : program_(program), options_(options) {
@@ -87,7 +118,9 @@ void TaskGraph::add_instr_tasks(int rank, int id) {
       Task task;
       task.kind = TaskKind::compute;
       task.rank = rank;
-      task.amount = in.seconds;
+      task.amount = options_.compute_scale.empty()
+                        ? in.seconds
+                        : in.seconds * options_.compute_scale[static_cast<std::size_t>(rank)];
       t.gate = t.done = add_task(task);
       break;
     }

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/config/hardware_profile.hpp"
 #include "core/exec/trace.hpp"
 #include "core/lower/program.hpp"
 
@@ -46,7 +47,18 @@ struct InstrTasks {
 
 struct TaskGraphOptions {
   bool free_transfers = false;  // every flow becomes a join: infinite bandwidth, zero latency
+  // Per rank, the factor every compute task's seconds are multiplied by (seeded jitter and stragglers,
+  // compute_multipliers); empty: every rank computes at the cost model's times.
+  std::vector<double> compute_scale;
 };
+
+// m(r, i) of docs/SIMULATOR.md, "Jitter and stragglers": rank r's compute-time multiplier in iteration
+// `iteration`, lognormal of mean 1 and coefficient of variation `compute_jitter`, times
+// `straggler_slowdown` when a Bernoulli(`straggler_probability`) draw makes the rank a straggler. Drawn
+// from an Rng stream of (seed, iteration, rank) alone, so every system of a scenario sees the same
+// multipliers (paired comparisons). Empty when the profile has neither jitter nor stragglers.
+[[nodiscard]] std::vector<double> compute_multipliers(const HardwareProfile& profile, std::uint64_t seed,
+                                                      int iteration, int world_size);
 
 class TaskGraph {
  public:
