@@ -98,7 +98,9 @@ def scaling(combined):
         dataset = report["run"]["effective_scenario"]["workload"]["dataset"]
         for s in report["systems"]:
             agg = s["aggregates"]["tokens_per_second"]
-            by_dataset.setdefault(dataset, {}).setdefault(s["label"], {})[gpus] = agg["mean"] / gpus if agg else None
+            # No mean when the system fitted in no iteration (out of memory at this scale).
+            mean = agg.get("mean") if agg else None
+            by_dataset.setdefault(dataset, {}).setdefault(s["label"], {})[gpus] = mean / gpus if mean is not None else None
     for dataset, systems in sorted(by_dataset.items()):
         counts = sorted({g for per in systems.values() for g in per})
         print("%s:\n" % dataset)
