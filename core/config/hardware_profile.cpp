@@ -93,7 +93,8 @@ constexpr auto kProfileFields = std::to_array<ProfileField>({
      "resident 8-32-CTA communication kernel; the published average lies between the two orders."},
     {"interference", &HardwareProfile::interference, 0.0, false, 1.0, flag,
      "On: compute slows by comm_compute_slowdown while its GPU runs communication, which charges relays "
-     "to their proxies. false restores the earlier model, where communication costs compute nothing (an "
+     "to their proxies, and gradient buckets share the NICs with the layers' traffic. false restores the "
+     "earlier model, where communication costs compute nothing and buckets have the NICs to themselves (an "
      "ablation, never a default: NCCL kernels occupy SMs)."},
     {"compute_jitter", &HardwareProfile::compute_jitter, 0.0, false, 1.0, real,
      "Off (0): every rank computes at the profile's rate. A value c draws each rank's compute-time "
