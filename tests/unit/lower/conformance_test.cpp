@@ -121,7 +121,7 @@ TEST(ExecutorConformance, SimulatorWithFreeTransfersEqualsTheComputeOnlyEstimate
         const lower::Schedule expected = lower::schedule(program, lower::free_transfers());
         ASSERT_TRUE(expected.complete);
         const sim::Platform platform(s.cluster, cost.profile());
-        const sim::TaskGraph graph(program, {.free_transfers = true});
+        const sim::TaskGraph graph(program, {.free_transfers = true, .compute_scale = {}});
         const sim::TaskTimes times = sim::simulate_isolated(platform, graph);
         for (int r = 0; r < program.world_size; ++r) {
           const auto& list = program.ranks[static_cast<std::size_t>(r)].instrs;

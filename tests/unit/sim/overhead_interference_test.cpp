@@ -29,8 +29,9 @@ HardwareProfile overheads_only() {
 }
 
 const TraceEvent& compute_event(const Trace& t, int rank) {
-  const auto it = std::find_if(t.events.begin(), t.events.end(),
-                               [&](const TraceEvent& e) { return e.rank == rank && e.stream == Stream::compute; });
+  const auto it = std::find_if(t.events.begin(), t.events.end(), [&](const TraceEvent& e) {
+    return e.rank == rank && e.stream == Stream::compute;
+  });
   if (it == t.events.end()) throw std::runtime_error("no compute event on rank " + std::to_string(rank));
   return *it;
 }
@@ -63,8 +64,8 @@ TEST(SimOverhead, OneSendersMessagesPayTheirOverheadsInTurnWhileManySendersOverl
   // Seven senders, one message each: their overheads overlap as their latencies do.
   plan::Plan fan_in = empty_plan(c);
   for (int src = 1; src < 8; ++src) add_transfer(fan_in, src, 0, tiny, src);
-  EXPECT_NEAR(simulate(fan_in, c, Passes::fwd, profile).layer.forward, profile.nvlink_transfer_overhead + wire,
-              kTolerance);
+  EXPECT_NEAR(simulate(fan_in, c, Passes::fwd, profile).layer.forward,
+              profile.nvlink_transfer_overhead + wire, kTolerance);
 }
 
 // Rank 1 runs an attention kernel with no dependency while rank 0 sends it a transfer that outlasts it:
