@@ -32,9 +32,10 @@ export LSAN_OPTIONS="suppressions=$suppressions/lsan.supp:print_suppressions=0"
 export UBSAN_OPTIONS="log_path=$logs/ubsan:print_stacktrace=1:halt_on_error=1"
 
 # Left out: the tests of the binaries not built above (gtest_discover_tests names each <target>_NOT_BUILT;
-# cli.*, reference_check_scenario_* and browser.* run zeppelin-bench or the report renderer; reports.* is a
-# configure-time check of git_info, no code of ours runs) and the MPI tests, which run on their own below.
-not_built="_NOT_BUILT\$|^cli\\.|^browser\\.|^reports\\.|^reference_check_scenario_"
+# cli.*, validation.*, reference_check_scenario_* and browser.* run zeppelin-bench or the report renderer;
+# reports.* is a configure-time check of git_info, no code of ours runs) and the MPI tests, which run on
+# their own below.
+not_built="_NOT_BUILT\$|^cli\\.|^validation\\.|^browser\\.|^reports\\.|^reference_check_scenario_"
 # Also left out for time alone (measured on 2 shared cores, over 8 minutes each under the sanitizers): the
 # random-scenario property tests (every strategy on a few dozen random scenarios, forward and backward: the
 # same code paths as the named cases that do run, many times over) and reference_mpi_matches_in_process
