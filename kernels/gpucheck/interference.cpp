@@ -108,13 +108,6 @@ Status cuda_check(cudaError_t error, const std::string& what) {
   return error == cudaSuccess ? Status::success() : Status::failure(what + ": " + cudaGetErrorString(error));
 }
 
-double median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::ranges::sort(values);
-  const std::size_t n = values.size();
-  return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-}
-
 class StreamHandle {
  public:
   StreamHandle() = default;

@@ -73,6 +73,14 @@ inline int operand_sets(std::size_t bytes_per_set) {
   return static_cast<int>(std::min<std::size_t>(16, (span + bytes_per_set - 1) / bytes_per_set));
 }
 
+// The median of `values` (an even count: the mean of the two middle ones); 0 when empty.
+inline double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::ranges::sort(values);
+  const std::size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
 struct MedianTiming {
   double median_ms = 0;
   int timed_runs = 0;
@@ -109,11 +117,8 @@ inline Status median_ms(const std::function<Status(int run)>& launch, const std:
   static_cast<void>(cudaEventDestroy(start));
   static_cast<void>(cudaEventDestroy(stop));
   if (!status) return status;
-  std::ranges::sort(runs);
-  // Even count: the mean of the two middle runs.
-  const std::size_t n = runs.size();
-  out.median_ms = n % 2 == 1 ? runs[n / 2] : 0.5 * (runs[n / 2 - 1] + runs[n / 2]);
-  out.timed_runs = static_cast<int>(n);
+  out.median_ms = median(runs);
+  out.timed_runs = static_cast<int>(runs.size());
   return Status::success();
 }
 
