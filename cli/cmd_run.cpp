@@ -40,10 +40,18 @@
 #include "reports/report_files.hpp"
 #include "reports/report_set.hpp"
 #include "reports/run_context.hpp"
+#include "reports/terminal_size.hpp"
 #include "reports/terminal_text.hpp"
 
 namespace zb::cli {
 namespace {
+
+// The summary fits the terminal it is printed on (100 columns where there is none: a CI log, a pipe);
+// --wide prints every column.
+reports::ConsoleLayout console_layout(const RunFlags& f, std::FILE* out) {
+  if (f.wide) return reports::ConsoleLayout::full();
+  return {reports::terminal_columns(out, 100), false};
+}
 
 Backend parse_backend(const std::string& name) {
   if (name == "sim") return Backend::sim;
@@ -85,7 +93,7 @@ ExitCode run_to_stdout(const RunFlags& flags, const std::string& file) {
     write_stdout(report);
   }
   if (!quiet) {
-    const std::string text = reports::console_summary(outcome.summary);
+    const std::string text = reports::console_summary(outcome.summary, console_layout(f, stderr));
     std::fputs(text.c_str(), stderr);
   }
   return outcome.verdict;
@@ -97,7 +105,7 @@ ExitCode run_one(const RunFlags& f, const std::string& file) {
   const bool quiet = f.quiet || !is_reporter();
   const RunOutcome outcome = execute_run(loaded, f, !quiet);
   if (quiet) return outcome.verdict;
-  std::string text = reports::console_summary(outcome.summary);
+  std::string text = reports::console_summary(outcome.summary, console_layout(f, stdout));
   for (const auto& path : outcome.written) text += "wrote " + reports::terminal_field(path.string()) + "\n";
   write_stdout(text);
   return outcome.verdict;
@@ -125,14 +133,24 @@ void keep_systems(Scenario& scenario, const std::vector<std::string>& patterns, 
                   "write a label, or an ECMAScript pattern such as 'ring-cp|zeppelin'");
     }
   }
-  std::vector<std::string> all, kept;
+  // The file's own entries of what is kept go into the overrides, so that the report's effective scenario
+  // (the file with every override written in) is a valid scenario that runs exactly this: a label such as
+  // "ring-cp[degree=8]" is no system entry, and the gates on a left-out system must go with it.
+  const nlohmann::json& source = scenario.source_json;
+  const bool source_systems = source.contains("systems") && source["systems"].is_array() &&
+                              source["systems"].size() == scenario.systems.size();
+  std::vector<std::string> all;
   std::vector<SystemSpec> systems;
-  for (SystemSpec& system : scenario.systems) {
+  nlohmann::json kept_entries = nlohmann::json::array();
+  std::vector<std::string> kept;
+  for (std::size_t i = 0; i < scenario.systems.size(); ++i) {
+    SystemSpec& system = scenario.systems[i];
     all.push_back(system.label);
     const bool match = std::any_of(filters.begin(), filters.end(),
                                    [&](const std::regex& r) { return std::regex_search(system.label, r); });
     if (!match) continue;
     kept.push_back(system.label);
+    kept_entries.push_back(source_systems ? source["systems"][i] : nlohmann::json(system.label));
     systems.push_back(std::move(system));
   }
   if (systems.empty()) {
@@ -146,9 +164,19 @@ void keep_systems(Scenario& scenario, const std::vector<std::string>& patterns, 
   const auto present = [&kept](const std::string& label) {
     return label.empty() || label == "best" || std::find(kept.begin(), kept.end(), label) != kept.end();
   };
-  std::erase_if(scenario.gates,
-                [&](const GateSpec& gate) { return !present(gate.system) || !present(gate.baseline); });
-  overrides.push_back({"--system", "/systems", kept});
+  const bool source_gates = source.contains("gates") && source["gates"].is_array() &&
+                            source["gates"].size() == scenario.gates.size();
+  nlohmann::json kept_gates = nlohmann::json::array();
+  std::vector<GateSpec> gates;
+  for (std::size_t i = 0; i < scenario.gates.size(); ++i) {
+    if (!present(scenario.gates[i].system) || !present(scenario.gates[i].baseline)) continue;
+    if (source_gates) kept_gates.push_back(source["gates"][i]);
+    gates.push_back(std::move(scenario.gates[i]));
+  }
+  const bool gates_dropped = gates.size() != scenario.gates.size();
+  scenario.gates = std::move(gates);
+  overrides.push_back({"--system", "/systems", kept_entries});
+  if (gates_dropped && source_gates) overrides.push_back({"--system", "/gates", kept_gates});
 }
 
 LoadedRun load_run(const RunFlags& f, const std::string& file, bool out_is_parent) {
@@ -193,7 +221,7 @@ RunOutcome execute_run(const LoadedRun& run, const RunFlags& f, bool progress) {
   };
   const RunResult result = f.plan.empty() ? run_scenario(scenario, options)
                                           : run_plan(scenario, plan::read_plan_file(f.plan), f.plan, options);
-  bar.clear();  // the summary and any error start on a line of their own
+  bar.finish();  // the full bar stays on its line; the summary and any error start on a line of their own
   RunOutcome outcome;
   outcome.summary = reports::summarize_run(result);
   reports::RunContext context = reports::capture_run_context(result.backend, run.overrides);
@@ -271,6 +299,11 @@ void add_run_command(CLI::App& app, CommandStatus& status) {
   command->add_flag("-q,--quiet", f->quiet,
                     "Print nothing but errors (default: summary and progress on a terminal)");
   command->add_flag("--verbose", f->verbose, "Print each (system, iteration) as it starts");
+  command->add_flag(
+      "--wide", f->wide,
+      "Print the summary's every column (speed-up against each baseline, TFLOP/s/GPU, mean and "
+      "max utilisation) without wrapping, however wide; by default it fits the terminal, or 100 "
+      "columns off a terminal");
   command->callback([f, &status] {
     BackendTeardown teardown;  // on every way out of the run, before main returns
     const ScenarioPaths paths = expand_scenario_paths(f->scenarios);

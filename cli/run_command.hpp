@@ -28,6 +28,7 @@ struct RunFlags {
   std::vector<std::string> systems;  // --system: regular expressions; only systems whose label matches one
   bool quiet = false;
   bool verbose = false;
+  bool wide = false;  // --wide: the summary's every column, unwrapped, however wide the terminal
 };
 
 // A scenario as it will run: the file's content with the flags applied, and the formats to write.

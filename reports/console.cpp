@@ -5,69 +5,16 @@
 #include <fmt/format.h>
 
 #include "reports/best_baseline.hpp"
+#include "reports/console_table.hpp"
 #include "reports/long_documents_report.hpp"
 #include "reports/number_format.hpp"
 #include "reports/simulation_statement.hpp"
 #include "reports/terminal_text.hpp"
 #include "reports/text_table.hpp"
+#include "reports/text_wrap.hpp"
 
 namespace zb::reports {
 namespace {
-
-// Baselines from strongest to weakest: the columns of the speed-up part of the table, after "vs best".
-std::vector<const SystemSummary*> baselines_of(const RunSummary& summary) {
-  std::vector<const SystemSummary*> out;
-  for (const std::string& label : summary.baseline_ranking) out.push_back(summary.find(label));
-  return out;
-}
-
-std::string speedup_cell(const SystemSummary& s, const SystemSummary& baseline,
-                         std::optional<double> speedup) {
-  if (&baseline == &s) return "\u2014";
-  return speedup ? format_ratio(*speedup) : "n/a";
-}
-
-std::string time_with_spread(const SampleAggregates& a) {
-  if (a.count < 2) return format_seconds(a.mean);
-  return format_seconds(a.mean) + " \u00b1 " + format_seconds(a.sd);
-}
-
-// "mean / max", or "n/a" when the executor recorded no NVLink loads.
-std::string nvlink_utilisation_cell(const SystemSummary& s) {
-  if (s.nvlink_utilization_mean.count == 0) return "n/a";
-  return format_percent(s.nvlink_utilization_mean.mean) + " / " +
-         format_percent(s.nvlink_utilization_max.mean);
-}
-
-std::vector<std::string> system_row(const RunSummary& summary, const SystemSummary& s,
-                                    const std::vector<const SystemSummary*>& baselines) {
-  std::vector<std::string> row{s.label};
-  if (!s.feasible()) {
-    row.push_back(
-        fmt::format("OOM ({} of {} iterations)", s.iterations - s.feasible_iterations, s.iterations));
-    return row;
-  }
-  row.push_back(time_with_spread(s.iteration_time));
-  row.push_back(format_si(s.throughput.mean));
-  row.push_back(fmt::format("{:.1f}", s.tflops_per_gpu.mean));
-  row.push_back(format_percent(s.mfu_aggregate.mean));
-  if (const SystemSummary* best = summary.best_baseline ? summary.find(*summary.best_baseline) : nullptr) {
-    row.push_back(speedup_cell(s, *best, s.speedup_vs_best));
-  }
-  for (const SystemSummary* baseline : baselines) {
-    row.push_back(speedup_cell(s, *baseline, summary.speedup(s.label, baseline->label)));
-  }
-  row.push_back(fmt::format("{:.2f}", s.attention_imbalance.mean));
-  row.push_back(format_percent(s.nic_utilization_mean.mean) + " / " +
-                format_percent(s.nic_utilization_max.mean));
-  row.push_back(nvlink_utilisation_cell(s));
-  row.push_back(format_seconds(s.planner_time.mean));
-  if (s.feasible_iterations < s.iterations) {
-    row.back() += fmt::format("  ({} OOM iteration{})", s.iterations - s.feasible_iterations,
-                              s.iterations - s.feasible_iterations == 1 ? "" : "s");
-  }
-  return row;
-}
 
 // Who the best baseline is, then each other system against it in words, slower ones included.
 std::string best_baseline_text(const RunSummary& summary) {
@@ -181,19 +128,9 @@ std::string backend_statement(const RunSummary& summary) {
   return out + " \u2014 figures are MODELLED, not measured";
 }
 
-std::string console_summary(const RunSummary& unsafe_summary) {
+std::string console_summary(const RunSummary& unsafe_summary, const ConsoleLayout& layout) {
   const RunSummary summary = for_console(unsafe_summary);
-  const std::vector<const SystemSummary*> baselines = baselines_of(summary);
-  TextTable table;
-  table.header = {"system", "iteration time", "tokens/s", "TFLOP/s/GPU", "MFU"};
-  if (summary.best_baseline) table.header.push_back("vs best (" + *summary.best_baseline + ")");
-  for (const SystemSummary* baseline : baselines) table.header.push_back("vs " + baseline->label);
-  for (const char* title : {"attn imbalance", "NIC util mean/max", "NVLink util mean/max", "planner"})
-    table.header.emplace_back(title);
-  table.align.assign(table.header.size(), Align::right);
-  table.align.front() = Align::left;
-  table.align.back() = Align::left;
-  for (const SystemSummary& s : summary.systems) table.rows.push_back(system_row(summary, s, baselines));
+  const SystemsTable systems = systems_table(summary, layout);
 
   const int iterations = summary.systems.empty() ? 0 : summary.systems.front().iterations;
   std::string out = fmt::format("{} \u2014 {}, {}, {} iteration{}\n", summary.scenario, summary.cluster,
@@ -208,11 +145,19 @@ std::string console_summary(const RunSummary& unsafe_summary) {
   if (const std::string line = long_documents_statement(summary.long_documents); !line.empty())
     out += line + "\n";
   out += "\n";
-  out += render_text(table);
+  const std::string prose_before = out;
+  out.clear();
   out +=
       "speed-up = baseline mean iteration time / system mean iteration time; "
       "NIC util (per NIC) and NVLink util (per GPU) = bytes / (nominal bandwidth \u00b7 time in the "
-      "layers)\n\n";
+      "layers)\n";
+  if (!systems.left_out.empty()) {
+    std::string names;
+    for (const std::string& title : systems.left_out) names += (names.empty() ? "" : ", ") + title;
+    out += fmt::format("not shown at {} columns: {} (run with --wide, or read report.html)\n", layout.width,
+                       names);
+  }
+  out += "\n";
   out += best_baseline_text(summary);
   out += iteration_parts_text(summary);
   if (const std::vector<std::string> lines = simulation_statements(summary); !lines.empty()) {
@@ -222,7 +167,9 @@ std::string console_summary(const RunSummary& unsafe_summary) {
   out += layouts_block(summary);
   out += options_text(summary);
   out += gates_text(summary);
-  return out;
+  if (layout.wide) return prose_before + render_text(systems.table) + out;
+  // The table is sized to the width already; the prose around it is wrapped at spaces.
+  return wrap_text(prose_before, layout.width) + render_text(systems.table) + wrap_text(out, layout.width);
 }
 
 }  // namespace zb::reports

@@ -32,6 +32,9 @@ class ProgressBar {
   void update(const ProgressPoint& point);
   // Prints `line` (and a newline) on its own line above the bar, then redraws the bar where it was.
   void note(std::string_view line);
+  // The bar drawn full with what was done and how long it took ("[####] 4 systems x 3 iterations,
+  // 12.3 s"), left on its line: the run is over. Nothing when the bar was never drawn.
+  void finish();
   // Erases the bar so the next output starts at the beginning of an empty line; update() draws it again.
   void clear();
 

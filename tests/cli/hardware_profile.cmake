@@ -21,7 +21,7 @@ function(expect_number what actual expected)
 endfunction()
 
 bench(0 run ${SCENARIO} --iterations 1 --quiet --format json --out ${WORK_DIR}/defaults)
-bench(0 run ${SCENARIO} --iterations 1 --format json --profile ${SLOW} --out ${WORK_DIR}/slow)
+bench(0 run ${SCENARIO} --iterations 1 --format json --profile ${SLOW} --wide --out ${WORK_DIR}/slow)
 set(console "${bench_stdout}")
 
 foreach(label zeppelin ring-cp)

@@ -86,7 +86,7 @@ TEST(BestBaseline, NoneWhenNoBaselineFits) {
   const RunSummary summary = summarize_run(run);
   EXPECT_FALSE(summary.best_baseline.has_value());
   EXPECT_FALSE(summary.systems[0].speedup_vs_best.has_value());
-  const std::string console = console_summary(summary);
+  const std::string console = console_summary(summary, ConsoleLayout::full());
   EXPECT_EQ(console.find("vs best"), std::string::npos) << console;
   EXPECT_NE(table_header(console).find("vs ring-cp"), std::string::npos);
   EXPECT_NE(
@@ -109,7 +109,7 @@ TEST(BestBaseline, ARunWithoutBaselinesHasNoSpeedupColumns) {
   const RunSummary summary = summarize_run(run);
   EXPECT_TRUE(summary.baseline_ranking.empty());
   EXPECT_FALSE(summary.best_baseline.has_value());
-  const std::string console = console_summary(summary);
+  const std::string console = console_summary(summary, ConsoleLayout::full());
   EXPECT_EQ(table_header(console).find("vs "), std::string::npos) << console;
   EXPECT_EQ(console.find("best baseline"), std::string::npos) << console;
   EXPECT_NE(console.find("zeppelin: routing true"), std::string::npos) << console;
@@ -128,7 +128,8 @@ TEST(BestBaseline, EqualMeansKeepScenarioOrder) {
 }
 
 TEST(BestBaselineConsole, FirstSpeedupColumnIsTheBestThenStrongestFirst) {
-  const std::string header = table_header(console_summary(summarize_run(with_uniform_cp({1.2, 1.3, 1.25}))));
+  const std::string header =
+      table_header(console_summary(summarize_run(with_uniform_cp({1.2, 1.3, 1.25})), ConsoleLayout::full()));
   const std::size_t best = header.find("vs best (uniform-cp)");
   const std::size_t uniform = header.find("vs uniform-cp");
   const std::size_t ring = header.find("vs ring-cp");
@@ -149,7 +150,8 @@ TEST(BestBaselineConsole, SaysPlainlyWhenZeppelinIsSlower) {
   const std::string sentence =
       "zeppelin is slower than the best baseline uniform-cp: " + format_ratio(ratio) +
       " (layouts: hierarchical 2, hybrid-dp 1)";
-  EXPECT_NE(console_summary(summary).find(sentence + "\n"), std::string::npos) << console_summary(summary);
+  EXPECT_NE(console_summary(summary, ConsoleLayout::full()).find(sentence + "\n"), std::string::npos)
+      << console_summary(summary, ConsoleLayout::full());
   // The HTML headline says the same, set as a loss.
   EXPECT_NE(
       html_report(run, summary, test::fixed_context()).find(R"(<p class="versus lost">)" + sentence + "</p>"),
@@ -158,7 +160,7 @@ TEST(BestBaselineConsole, SaysPlainlyWhenZeppelinIsSlower) {
 
 TEST(BestBaselineConsole, SaysFasterAndNamesTheBaseline) {
   const RunSummary summary = summarize_run(test::sample_run());
-  const std::string console = console_summary(summary);
+  const std::string console = console_summary(summary, ConsoleLayout::full());
   const std::string sentence = "zeppelin is faster than the best baseline ring-cp: " +
                                format_ratio(*summary.systems[0].speedup_vs_best);
   EXPECT_NE(console.find(sentence), std::string::npos) << console;
@@ -176,7 +178,7 @@ TEST(BestBaselineConsole, ALossTooSmallForTwoDecimalsStillShowsBelowOne) {
   for (double& t : times) t *= 1.002;
   run.systems[2] = test::feasible_system(uniform_cp_spec, times_of(run, 0), 0.3);
   run.systems[0] = test::feasible_system(run.scenario.systems[0], times, 0.05);
-  const std::string console = console_summary(summarize_run(run));
+  const std::string console = console_summary(summarize_run(run), ConsoleLayout::full());
   EXPECT_NE(console.find("zeppelin is slower than the best baseline uniform-cp: 0.998004\u00d7"),
             std::string::npos)
       << console;
@@ -193,7 +195,7 @@ TEST(ResolvedOptions, ShowAutoChoicesAndFactsPerSystem) {
             "routing true, remap true, partitioning hierarchical, layout hierarchical or hybrid-dp");
   // An OOM plan records no facts: uniform-cp shows what was asked.
   EXPECT_EQ(summary.systems[2].resolved_options_text, "degree 8");
-  const std::string console = console_summary(summary);
+  const std::string console = console_summary(summary, ConsoleLayout::full());
   EXPECT_NE(console.find("  ring-cp: degree 8 (auto), dealing balanced, groups 1, packs 2 or 3\n"),
             std::string::npos)
       << console;

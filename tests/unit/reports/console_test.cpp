@@ -53,7 +53,7 @@ TEST(Summary, NvlinkFiguresAreMeansOverTheIterationsThatRecordedThem) {
 }
 
 TEST(Console, StatesBackendRowsAndGates) {
-  const std::string text = console_summary(summarize_run(test::sample_run()));
+  const std::string text = console_summary(summarize_run(test::sample_run()), ConsoleLayout::full());
   EXPECT_NE(text.find("backend: sim (simulated by SimGrid 3.32 flow model; compute from the cost model) "
                       "\u2014 figures are "
                       "SIMULATED, not measured"),

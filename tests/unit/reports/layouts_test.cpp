@@ -53,7 +53,7 @@ TEST(Layouts, CountedOverTheIterationsThatRanMostFirst) {
 TEST(Layouts, ConsoleSaysThemBesideTheSpeedupWithoutWideningTheTable) {
   const RunResult run = test::sample_run();
   const RunSummary summary = summarize_run(run);
-  const std::string console = console_summary(summary);
+  const std::string console = console_summary(summary, ConsoleLayout::full());
   EXPECT_NE(console.find("zeppelin is faster than the best baseline ring-cp: " +
                          format_ratio(*summary.systems[0].speedup_vs_best) +
                          " (layouts: hierarchical 2, hybrid-dp 1)\n"),
@@ -66,7 +66,7 @@ TEST(Layouts, ConsoleSaysThemBesideTheSpeedupWithoutWideningTheTable) {
   // The same run without layouts: every line of the table is as wide as before.
   RunResult plain = run;
   for (IterationResult& it : plain.systems[0].iterations) it.plan_info.erase("layout");
-  const std::string without = console_summary(summarize_run(plain));
+  const std::string without = console_summary(summarize_run(plain), ConsoleLayout::full());
   EXPECT_EQ(without.find("layouts"), std::string::npos) << without;
   auto table = [](const std::string& text) {
     const std::size_t start = text.find("system ");

@@ -72,7 +72,7 @@ TEST(LongDocumentsReport, EveryReportStatesThemAtTheScenarioLevel) {
                    run.long_documents.mean().above_gpu.tokens);
   EXPECT_EQ(workload["above_capacity_mean"]["node"]["documents"], 0.0);
 
-  const std::string console = console_summary(summary);
+  const std::string console = console_summary(summary, ConsoleLayout::full());
   const std::string line = "long documents (mean of 3 batches): > GPU capacity (8.00 k tokens) ";
   EXPECT_NE(console.find(line), std::string::npos) << console;
   EXPECT_NE(console.find("; > node capacity (32.0 k tokens) 0.0 %, 0.0 %, 0.0 %\n"), std::string::npos)
@@ -95,7 +95,7 @@ TEST(LongDocumentsReport, AResultWithoutTheRecordShowsNone) {
   RunResult run = test::sample_run();
   run.long_documents = LongDocumentRecord{};
   const RunSummary summary = summarize_run(run);
-  EXPECT_EQ(console_summary(summary).find("long documents"), std::string::npos);
+  EXPECT_EQ(console_summary(summary, ConsoleLayout::full()).find("long documents"), std::string::npos);
   const nlohmann::ordered_json report = report_json(run, summary, test::fixed_context());
   EXPECT_TRUE(report["workload"]["capacity_tokens"].is_null());
   EXPECT_TRUE(report["workload"]["batches"][0]["above_capacity"].is_null());

@@ -42,7 +42,7 @@ TEST(ConsoleSummary, AHostileGpuNameCannotClearTheScreenOrFakeALine) {
   RunResult run = test::sample_run();
   run.scenario.cluster.preset.clear();
   run.scenario.cluster.gpu.name = "H200\x1b[2J\x1b[H\nall gates passed\r";
-  const std::string text = console_summary(summarize_run(run));
+  const std::string text = console_summary(summarize_run(run), ConsoleLayout::full());
   EXPECT_EQ(text.find('\x1b'), std::string::npos) << text;
   EXPECT_EQ(text.find('\r'), std::string::npos) << text;
   EXPECT_EQ(text.find('\x07'), std::string::npos) << text;

@@ -1,0 +1,140 @@
+#include "reports/console_table.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "reports/number_format.hpp"
+
+namespace zb::reports {
+namespace {
+
+struct Column {
+  std::string title;
+  int importance = 0;  // 0 = kept longest
+  Align align = Align::right;
+  std::vector<std::string> cells;  // one per system; an infeasible system's cells stay empty but its first
+};
+
+std::string speedup_cell(const SystemSummary& s, const SystemSummary& baseline,
+                         std::optional<double> speedup) {
+  if (&baseline == &s) return "\u2014";
+  return speedup ? format_ratio(*speedup) : "n/a";
+}
+
+std::string time_with_spread(const SampleAggregates& a) {
+  if (a.count < 2) return format_seconds(a.mean);
+  return format_seconds(a.mean) + " \u00b1 " + format_seconds(a.sd);
+}
+
+// "mean / max" (wide) or "max", of the per-NIC or per-GPU utilisation; "n/a" when none was recorded.
+std::string utilisation_cell(const SampleAggregates& mean, const SampleAggregates& max, bool wide) {
+  if (mean.count == 0 && max.count == 0) return "n/a";
+  return wide ? format_percent(mean.mean) + " / " + format_percent(max.mean) : format_percent(max.mean);
+}
+
+std::string planner_cell(const SystemSummary& s) {
+  std::string cell = format_seconds(s.planner_time.mean);
+  const int oom = s.iterations - s.feasible_iterations;
+  if (oom > 0) cell += fmt::format("  ({} OOM iteration{})", oom, oom == 1 ? "" : "s");
+  return cell;
+}
+
+std::vector<Column> all_columns(const RunSummary& summary, bool wide) {
+  std::vector<const SystemSummary*> baselines;
+  for (const std::string& label : summary.baseline_ranking) baselines.push_back(summary.find(label));
+  const SystemSummary* best = summary.best_baseline ? summary.find(*summary.best_baseline) : nullptr;
+
+  std::vector<Column> columns;
+  auto add = [&](std::string title, int importance, auto cell) {
+    Column c{std::move(title), importance, Align::right, {}};
+    for (const SystemSummary& s : summary.systems) c.cells.push_back(s.feasible() ? cell(s) : std::string());
+    columns.push_back(std::move(c));
+  };
+  add("system", 0, [](const SystemSummary& s) { return s.label; });
+  columns.back().align = Align::left;
+  for (std::size_t i = 0; i < summary.systems.size(); ++i) columns.back().cells[i] = summary.systems[i].label;
+  add("iteration time", 1, [](const SystemSummary& s) { return time_with_spread(s.iteration_time); });
+  for (std::size_t i = 0; i < summary.systems.size(); ++i) {
+    const SystemSummary& s = summary.systems[i];
+    if (!s.feasible())
+      columns.back().cells[i] =
+          fmt::format("OOM ({} of {} iterations)", s.iterations - s.feasible_iterations, s.iterations);
+  }
+  add("tokens/s", 8, [](const SystemSummary& s) { return format_si(s.throughput.mean); });
+  add("TFLOP/s/GPU", 40, [](const SystemSummary& s) { return fmt::format("{:.1f}", s.tflops_per_gpu.mean); });
+  add("MFU", 3, [](const SystemSummary& s) { return format_percent(s.mfu_aggregate.mean); });
+  if (best != nullptr) {
+    add(wide ? "vs best (" + best->label + ")" : "vs best", 2,
+        [&](const SystemSummary& s) { return speedup_cell(s, *best, s.speedup_vs_best); });
+  }
+  for (std::size_t b = 0; b < baselines.size(); ++b) {
+    const SystemSummary* baseline = baselines[b];
+    add("vs " + baseline->label, 9 + static_cast<int>(b), [&](const SystemSummary& s) {
+      return speedup_cell(s, *baseline, summary.speedup(s.label, baseline->label));
+    });
+  }
+  add(wide ? "attn imbalance" : "attn imb.", 4,
+      [](const SystemSummary& s) { return fmt::format("{:.2f}", s.attention_imbalance.mean); });
+  add(wide ? "NIC util mean/max" : "NIC max", 6, [wide](const SystemSummary& s) {
+    return utilisation_cell(s.nic_utilization_mean, s.nic_utilization_max, wide);
+  });
+  add(wide ? "NVLink util mean/max" : "NVLink max", 5, [wide](const SystemSummary& s) {
+    return utilisation_cell(s.nvlink_utilization_mean, s.nvlink_utilization_max, wide);
+  });
+  add("planner", 7, [](const SystemSummary& s) { return planner_cell(s); });
+  columns.back().align = Align::left;
+  return columns;
+}
+
+// Width of the rendered table: the widest cell of each column, two spaces between columns.
+std::size_t table_width(const std::vector<Column>& columns, const std::vector<bool>& kept) {
+  std::size_t total = 0, shown = 0;
+  for (std::size_t c = 0; c < columns.size(); ++c) {
+    if (!kept[c]) continue;
+    std::size_t w = display_width(columns[c].title);
+    for (const std::string& cell : columns[c].cells) w = std::max(w, display_width(cell));
+    total += w;
+    ++shown;
+  }
+  return total + (shown > 0 ? 2 * (shown - 1) : 0);
+}
+
+}  // namespace
+
+SystemsTable systems_table(const RunSummary& summary, const ConsoleLayout& layout) {
+  const std::vector<Column> columns = all_columns(summary, layout.wide);
+  std::vector<bool> kept(columns.size(), true);
+  // Least important first; the system column (importance 0) is never left out.
+  std::vector<std::size_t> by_importance(columns.size());
+  std::iota(by_importance.begin(), by_importance.end(), 0);
+  std::stable_sort(by_importance.begin(), by_importance.end(), [&](std::size_t a, std::size_t b) {
+    return columns[a].importance > columns[b].importance;
+  });
+  std::vector<std::string> left_out;
+  for (const std::size_t c : by_importance) {
+    if (layout.wide || table_width(columns, kept) <= layout.width || columns[c].importance == 0) break;
+    kept[c] = false;
+    left_out.insert(left_out.begin(), columns[c].title);
+  }
+  SystemsTable out;
+  out.left_out = std::move(left_out);
+  for (std::size_t c = 0; c < columns.size(); ++c) {
+    if (!kept[c]) continue;
+    out.table.header.push_back(columns[c].title);
+    out.table.align.push_back(columns[c].align);
+  }
+  for (std::size_t r = 0; r < summary.systems.size(); ++r) {
+    std::vector<std::string> row;
+    for (std::size_t c = 0; c < columns.size(); ++c)
+      if (kept[c]) row.push_back(columns[c].cells[r]);
+    // An infeasible system's row ends at its "OOM (...)" cell, as it always has.
+    if (!summary.systems[r].feasible()) row.resize(std::min<std::size_t>(row.size(), 2));
+    out.table.rows.push_back(std::move(row));
+  }
+  return out;
+}
+
+}  // namespace zb::reports
