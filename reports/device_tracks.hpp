@@ -1,7 +1,8 @@
 #pragma once
 // The Perfetto tracks of what the GPUs themselves ran (Trace::device_activity: CUPTI's kernel, NCCL
 // kernel, memcpy and memset records of the cuda backend): one track per rank and CUDA stream, "rank 3 ·
-// cuda stream 14", in the rank's node process after the executor's own tracks, split into lanes where
+// cuda stream 14", in the rank's node process, sorted right after that rank's own tracks (its tids come
+// after every executor track; reports/perfetto_trace.cpp writes the sort index), split into lanes where
 // slices would overlap (reports/trace_tracks.hpp says why viewers need that; a stream runs its work in
 // order, but records mapped from the GPU's clock may touch by a nanosecond). Every slice says it is
 // measured by CUPTI (args.source), so it is never read as a modelled or executor-timed figure.

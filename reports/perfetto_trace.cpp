@@ -2,11 +2,15 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string_view>
+#include <tuple>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "reports/atomic_write.hpp"
 #include "reports/device_tracks.hpp"
+#include "reports/profile_report.hpp"
 #include "reports/trace_counters.hpp"
 #include "reports/trace_flows.hpp"
 #include "reports/trace_tracks.hpp"
@@ -17,22 +21,35 @@ namespace {
 constexpr const char* time_axis_note =
     "one representative layer: forward, then backward; iteration = layers x (fwd + bwd)";
 
-nlohmann::ordered_json metadata(const char* name, int pid, int tid, const nlohmann::ordered_json& args) {
+// An "M" event. Only the four names Perfetto's JSON parser keeps are written: process_name and
+// thread_name ({"name": ...}), process_sort_index and thread_sort_index ({"sort_index": ...}).
+nlohmann::ordered_json metadata_event(const char* name, int pid, int tid,
+                                      const nlohmann::ordered_json& args) {
   return nlohmann::ordered_json{{"name", name}, {"ph", "M"}, {"pid", pid}, {"tid", tid}, {"args", args}};
 }
 
-void add_process_names(const Trace& trace, nlohmann::ordered_json& events) {
-  for (int node = 0; node < node_count(trace); ++node) {
-    events.push_back(
-        metadata("process_name", process_of_node(node), 0, {{"name", fmt::format("node {}", node)}}));
-    events.push_back(metadata("process_sort_index", process_of_node(node), 0, {{"sort_index", node}}));
-  }
+void add_process(int pid, const std::string& name, int sort_index, nlohmann::ordered_json& events) {
+  events.push_back(metadata_event("process_name", pid, 0, {{"name", name}}));
+  events.push_back(metadata_event("process_sort_index", pid, 0, {{"sort_index", sort_index}}));
 }
 
-void add_track_names(const std::vector<Track>& tracks, nlohmann::ordered_json& events) {
-  for (const Track& track : tracks) {
-    events.push_back(metadata("thread_name", track.pid, track.tid, {{"name", track.name}}));
-    events.push_back(metadata("thread_sort_index", track.pid, track.tid, {{"sort_index", track.tid}}));
+// Names every track, and sorts them rank by rank: a rank's executor tracks (compute, send, recv,
+// collective, relay, in lane order), then its CUDA streams, then the next rank's. tids keep their own
+// numbering (executor tracks first); the sort index is the track's place in that order.
+void add_tracks(const std::vector<Track>& executor, const std::vector<Track>& device,
+                nlohmann::ordered_json& events) {
+  std::vector<const Track*> tracks;
+  for (const Track& track : executor) tracks.push_back(&track);
+  for (const Track& track : device) tracks.push_back(&track);
+  std::stable_sort(tracks.begin(), tracks.end(), [](const Track* a, const Track* b) {
+    return std::make_tuple(a->rank, static_cast<int>(a->kind), a->tid) <
+           std::make_tuple(b->rank, static_cast<int>(b->kind), b->tid);
+  });
+  for (std::size_t i = 0; i < tracks.size(); ++i) {
+    const Track& track = *tracks[i];
+    events.push_back(metadata_event("thread_name", track.pid, track.tid, {{"name", track.name}}));
+    events.push_back(
+        metadata_event("thread_sort_index", track.pid, track.tid, {{"sort_index", static_cast<int>(i)}}));
   }
 }
 
@@ -52,16 +69,18 @@ nlohmann::ordered_json complete_event(const TraceEvent& event, const TrackLayout
                         track, std::move(args));
 }
 
-// The "time axis" process, sorted first: viewers show process names, labels and slices, never otherData,
-// so this is where a reader of the trace learns that it spans one layer of each pass, not the iteration.
-void add_time_axis(const Trace& trace, const TraceLabels& labels, int tid, nlohmann::ordered_json& events) {
-  const int pid = process_of_node(node_count(trace));
-  events.push_back(metadata("process_name", pid, 0, {{"name", "time axis: one representative layer"}}));
-  events.push_back(metadata("process_labels", pid, 0,
-                            {{"labels", fmt::format("{}; {} layers; {} / {}", time_axis_note, trace.layers,
-                                                    labels.scenario, labels.system)}}));
-  events.push_back(metadata("process_sort_index", pid, 0, {{"sort_index", -1}}));
-  events.push_back(metadata("thread_name", pid, tid, {{"name", "layer (1 of each pass)"}}));
+// The "time axis" process, sorted first: the timeline shows process and thread names and slices, not the
+// metadata, so this is where a reader of the trace learns that it spans one layer of each pass, not the
+// iteration.
+void add_time_axis_names(const Trace& trace, int tid, nlohmann::ordered_json& events) {
+  const int pid = time_axis_process(trace);
+  add_process(pid, "time axis: one representative layer", time_axis_sort_index, events);
+  events.push_back(metadata_event("thread_name", pid, tid, {{"name", "layer (1 of each pass)"}}));
+}
+
+void add_time_axis_slices(const Trace& trace, const TraceLabels& labels, int tid,
+                          nlohmann::ordered_json& events) {
+  const int pid = time_axis_process(trace);
   const std::int64_t forward_end = trace_nanoseconds(trace.layer.forward);
   const std::int64_t backward_end = std::max(forward_end, trace_nanoseconds(trace.trace_seconds()));
   const auto slice = [&](const char* pass, std::int64_t from, std::int64_t to) {
@@ -75,31 +94,78 @@ void add_time_axis(const Trace& trace, const TraceLabels& labels, int tid, nlohm
                                             {"args",
                                              {{"note", time_axis_note},
                                               {"layers", trace.layers},
-                                              {"iteration_seconds", trace.iteration_seconds}}}});
+                                              {"iteration_seconds", trace.iteration_seconds},
+                                              {"scenario", labels.scenario},
+                                              {"system", labels.system}}}});
   };
   slice("forward", 0, forward_end);
   if (trace.backward) slice("backward", forward_end, backward_end);
 }
 
+// The run's facts as Perfetto's JSON tokenizer reads them: the top-level "metadata" object, one row
+// json_metadata.<key> per field. Flat strings and numbers only (an object would be kept as its raw JSON
+// text), and a fact the trace does not have is left out rather than written empty.
+nlohmann::ordered_json run_facts(const Trace& trace, const TraceLabels& labels) {
+  nlohmann::ordered_json facts;
+  facts["scenario"] = labels.scenario;
+  facts["system"] = labels.system;
+  facts["backend"] = trace.backend;
+  facts["timing"] = trace.backend == "sim" ? "simulated" : "measured";
+  if (!trace.simulator_version.empty()) facts["simulator"] = trace.simulator_version;
+  if (!trace.model_note.empty()) facts["model"] = trace.model_note;
+  if (!trace.stand_in.empty()) facts["stand_in"] = trace.stand_in;
+  if (labels.hardware_profile != nullptr) {
+    constexpr std::string_view prefix = "hardware profile: ";
+    std::string profile = profile_statement(*labels.hardware_profile);
+    if (profile.rfind(prefix, 0) == 0) profile.erase(0, prefix.size());
+    facts["hardware_profile"] = profile;
+  }
+  facts["time_axis"] = time_axis_note;
+  facts["layers"] = trace.layers;
+  facts["passes"] = trace.backward ? "fwd+bwd" : "fwd";
+  facts["iteration_seconds"] = trace.iteration_seconds;
+  facts["world_size"] = trace.world_size;
+  facts["nodes"] = node_count(trace);
+  facts["gpus_per_node"] = trace.gpus_per_node;
+  facts["nics_per_node"] = trace.nics_per_node;
+  return facts;
+}
+
 }  // namespace
+
+TraceLabels trace_labels(const RunResult& run, const std::string& system) {
+  return TraceLabels{run.scenario.name, system, &run.scenario.hardware_profile};
+}
 
 nlohmann::ordered_json perfetto_trace_json(const Trace& trace, const TraceLabels& labels) {
   const TrackLayout layout = lay_out_tracks(trace);
   const DeviceTrackLayout device = lay_out_device_tracks(trace, static_cast<int>(layout.tracks.size()) + 1);
+  // tids, unique in the trace: executor tracks, device tracks, the time axis, then one per NIC process.
+  const int time_axis_tid = static_cast<int>(layout.tracks.size() + device.tracks.size()) + 1;
+  const int first_counter_tid = time_axis_tid + 1;
+
   nlohmann::ordered_json events = nlohmann::ordered_json::array();
-  add_process_names(trace, events);
-  add_track_names(layout.tracks, events);
-  add_track_names(device.tracks, events);
+  add_time_axis_names(trace, time_axis_tid, events);
+  for (int node = 0; node < node_count(trace); ++node)
+    add_process(process_of_node(node), fmt::format("node {}", node), node_sort_index(node), events);
+  add_tracks(layout.tracks, device.tracks, events);
+  for (const int node : nodes_with_nic_counters(trace)) {
+    add_process(nic_process_of_node(trace, node), fmt::format("node {} \u00b7 NICs", node),
+                nic_sort_index(trace, node), events);
+  }
+
   for (std::size_t i = 0; i < trace.events.size(); ++i)
     events.push_back(complete_event(trace.events[i], layout, i));
   for (std::size_t i = 0; i < trace.device_activity.size(); ++i)
     events.push_back(device_slice(trace, device, i));
   add_transfer_flows(trace, layout, events);
-  add_nic_counters(trace, events);
-  add_time_axis(trace, labels, static_cast<int>(layout.tracks.size() + device.tracks.size()) + 1, events);
+  add_nic_counters(trace, first_counter_tid, events);
+  add_time_axis_slices(trace, labels, time_axis_tid, events);
+
   nlohmann::ordered_json out;
   out["traceEvents"] = std::move(events);
   out["displayTimeUnit"] = "ns";
+  out["metadata"] = run_facts(trace, labels);
   out["otherData"] = {{"scenario", labels.scenario}, {"system", labels.system},
                       {"backend", trace.backend},    {"simulator", trace.simulator_version},
                       {"note", trace.model_note},    {"time_axis", time_axis_note},

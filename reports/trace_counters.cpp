@@ -20,17 +20,27 @@ constexpr double gigabits_per_byte = 8e-9;
 // (node, NIC index, rx?): the order counter tracks are written in.
 using NicKey = std::tuple<int, int, bool>;
 
-nlohmann::ordered_json counter_event(const std::string& name, int pid, std::int64_t ts_ns,
+// The counter's (pid, tid), the same on every event of one node's counters.
+struct CounterTrack {
+  int pid = 0;
+  int tid = 0;
+};
+
+nlohmann::ordered_json counter_event(const std::string& name, CounterTrack track, std::int64_t ts_ns,
                                      double bytes_per_second) {
-  return nlohmann::ordered_json{{"name", name}, {"cat", "nic"},
-                                {"ph", "C"},    {"ts", trace_microseconds(ts_ns)},
-                                {"pid", pid},   {"args", {{"Gbit/s", bytes_per_second * gigabits_per_byte}}}};
+  return nlohmann::ordered_json{{"name", name},
+                                {"cat", "nic"},
+                                {"ph", "C"},
+                                {"ts", trace_microseconds(ts_ns)},
+                                {"pid", track.pid},
+                                {"tid", track.tid},
+                                {"args", {{"Gbit/s", bytes_per_second * gigabits_per_byte}}}};
 }
 
 // The link's piecewise-constant series on whole nanoseconds: a 0 at the trace's start when the series
 // begins later (or is empty), a 0 at the trace's end when it stops earlier; of points that round to
 // the same nanosecond the last holds, as it did before rounding.
-void add_series(const std::string& name, int pid, const LinkLoad* link, std::int64_t end_ns,
+void add_series(const std::string& name, CounterTrack track, const LinkLoad* link, std::int64_t end_ns,
                 nlohmann::ordered_json& events) {
   std::vector<std::pair<std::int64_t, double>> points;
   if (link != nullptr) {
@@ -44,12 +54,11 @@ void add_series(const std::string& name, int pid, const LinkLoad* link, std::int
   }
   if (points.empty() || points.front().first > 0) points.insert(points.begin(), {0, 0.0});
   if (points.back().first < end_ns) points.emplace_back(end_ns, 0.0);
-  for (const auto& [t, rate] : points) events.push_back(counter_event(name, pid, t, rate));
+  for (const auto& [t, rate] : points) events.push_back(counter_event(name, track, t, rate));
 }
 
-}  // namespace
-
-void add_nic_counters(const Trace& trace, nlohmann::ordered_json& events) {
+// Every NIC of the cluster, idle ones with no link, and every NIC link of the trace.
+std::map<NicKey, const LinkLoad*> nics_of(const Trace& trace) {
   std::map<NicKey, const LinkLoad*> nics;
   for (int node = 0; node < node_count(trace); ++node) {
     for (int nic = 0; nic < trace.nics_per_node; ++nic) {
@@ -61,11 +70,26 @@ void add_nic_counters(const Trace& trace, nlohmann::ordered_json& events) {
     if (link.kind != LinkKind::nic_tx && link.kind != LinkKind::nic_rx) continue;
     nics[{std::max(link.node, 0), link.index, link.kind == LinkKind::nic_rx}] = &link;
   }
+  return nics;
+}
+
+}  // namespace
+
+std::vector<int> nodes_with_nic_counters(const Trace& trace) {
+  std::vector<int> nodes;
+  for (const auto& [key, link] : nics_of(trace)) {
+    const int node = std::get<0>(key);
+    if (nodes.empty() || nodes.back() != node) nodes.push_back(node);  // the map is in node order
+  }
+  return nodes;
+}
+
+void add_nic_counters(const Trace& trace, int first_tid, nlohmann::ordered_json& events) {
   const std::int64_t end_ns = trace_nanoseconds(trace.trace_seconds());
-  for (const auto& [key, link] : nics) {
+  for (const auto& [key, link] : nics_of(trace)) {
     const auto [node, nic, rx] = key;
-    add_series(fmt::format("n{}-nic{}-{}", node, nic, rx ? "rx" : "tx"), process_of_node(node), link, end_ns,
-               events);
+    add_series(fmt::format("n{}-nic{}-{}", node, nic, rx ? "rx" : "tx"),
+               CounterTrack{nic_process_of_node(trace, node), first_tid + node}, link, end_ns, events);
   }
 }
 

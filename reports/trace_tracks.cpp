@@ -56,6 +56,22 @@ int process_of_node(int node) {
   return node + 1;
 }
 
+int time_axis_process(const Trace& trace) {
+  return node_count(trace) + 1;
+}
+
+int nic_process_of_node(const Trace& trace, int node) {
+  return node_count(trace) + 2 + node;
+}
+
+int node_sort_index(int node) {
+  return node;
+}
+
+int nic_sort_index(const Trace& trace, int node) {
+  return node_count(trace) + node;
+}
+
 TrackKind track_kind(EventCategory category) {
   switch (category) {
     case EventCategory::attention:

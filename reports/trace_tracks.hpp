@@ -30,12 +30,24 @@ enum class TrackKind { compute, send, recv, collective, relay, device };
 
 [[nodiscard]] int node_count(const Trace& trace);
 [[nodiscard]] int node_of_rank(const Trace& trace, int rank);
-// pid of a node's process; pid 0 is reserved by some viewers.
+
+// The trace's processes (pid 0 is reserved by some viewers), in the order viewers draw them, which is
+// their process_sort_index (docs/REPORT_FORMAT.md):
+//   "time axis: one representative layer"   pid nodes + 1       sort index -1
+//   "node N" (its ranks' tracks)            pid N + 1           sort index N
+//   "node N · NICs" (its NIC counters)      pid nodes + 2 + N   sort index nodes + N
+// so every rank's track comes before every NIC counter (both viewers draw a process's counters above its
+// threads, so counters that shared a process with the ranks were the first thing in sight).
 [[nodiscard]] int process_of_node(int node);
+[[nodiscard]] int time_axis_process(const Trace& trace);
+[[nodiscard]] int nic_process_of_node(const Trace& trace, int node);
+[[nodiscard]] int node_sort_index(int node);
+[[nodiscard]] int nic_sort_index(const Trace& trace, int node);
+inline constexpr int time_axis_sort_index = -1;
 
 struct Track {
   int pid = 0;
-  int tid = 0;  // unique within the trace, in rank, kind, lane order, so tracks sort naturally
+  int tid = 0;  // unique within the trace, in rank, kind, lane order, so the same trace gets the same tids
   int rank = 0;
   TrackKind kind = TrackKind::compute;
   int lane = 0;

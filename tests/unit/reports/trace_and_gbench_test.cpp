@@ -45,8 +45,8 @@ TEST(PerfettoTrace, OneTrackPerRankAndKindCountersPerNic) {
   }
   EXPECT_EQ(complete,
             static_cast<int>(trace.events.size()) + 2);  // + the forward and backward layer of the time axis
-  EXPECT_EQ(process_names,
-            (std::set<std::string>{"node 0", "node 1", "time axis: one representative layer"}));
+  EXPECT_EQ(process_names, (std::set<std::string>{"node 0", "node 1", "time axis: one representative layer",
+                                                  "node 0 \u00b7 NICs", "node 1 \u00b7 NICs"}));
   // Tracks that hold slices: compute and send per rank, relay on ranks 0 and 4, and the time axis.
   EXPECT_EQ(thread_names.size(), 8U * 2U + 2U + 1U);
   EXPECT_TRUE(thread_names.count("rank 5 \u00b7 send"));

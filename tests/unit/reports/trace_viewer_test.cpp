@@ -5,8 +5,11 @@
 // - every flow start has exactly one finish with its id, name and cat, not before it, and each end lies
 //   inside a slice of its track (the slice it binds to); every send slice starts an arrow;
 // - every NIC of the cluster, both directions, has a counter track, idle ones included, with a clean name
-//   and one numeric series;
-// - the "one representative layer" note is trace metadata (an "M" event), not only otherData.
+//   and one numeric series, in its node's NIC process ("node N · NICs");
+// - the "one representative layer" note is trace metadata (an "M" event), not only otherData;
+// - what Perfetto's JSON importer reads (issue 37, item 7; perfetto_import_checks.hpp): the run's facts in
+//   the top-level "metadata", only the "M" events it keeps, counters with a pid and a tid, and sort indices
+//   that put every rank track before every NIC counter, in rank order.
 // Relay legs that overlap on one proxy go to lanes of their own (a scenario of the sample trace).
 // Times are compared as whole nanoseconds, which is what the writer rounds to and what Perfetto imports.
 #include <algorithm>
@@ -23,6 +26,7 @@
 
 #include "core/config/scenario_loader.hpp"
 #include "reports/perfetto_trace.hpp"
+#include "tests/unit/reports/perfetto_import_checks.hpp"
 #include "tests/unit/reports/sample_run.hpp"
 
 namespace zb::reports {
@@ -105,12 +109,16 @@ struct Facts {
   bool note_in_metadata = false;
 };
 
-Facts check_trace(const Json& trace, int nodes, int nics_per_node) {
+Facts check_trace(const Json& trace, const std::string& scenario, int nodes, int nics_per_node) {
   const std::string system = trace["otherData"]["system"];
+  test::expect_what_perfetto_reads(trace, scenario, system);
   std::map<TrackId, std::vector<Slice>> tracks;
   std::map<TrackId, std::string> thread_names;
   std::map<std::int64_t, FlowEnds> flows;
-  std::map<int, std::set<std::string>> counters;  // per pid
+  std::map<std::string, std::set<std::string>> counters;  // per process name
+  std::map<int, std::string> process_names;               // per pid
+  for (const Json& e : trace["traceEvents"])
+    if (e["ph"] == "M" && e["name"] == "process_name") process_names[e["pid"]] = e["args"]["name"];
   Facts facts;
   for (const Json& e : trace["traceEvents"]) {
     const std::string ph = e["ph"];
@@ -127,7 +135,7 @@ Facts check_trace(const Json& trace, int nodes, int nics_per_node) {
       EXPECT_EQ(name.find(' '), std::string::npos) << system << ": counter name \"" << name << "\"";
       EXPECT_TRUE(e["args"].is_object() && e["args"].size() == 1U && e["args"].begin()->is_number())
           << e.dump();
-      counters[e["pid"]].insert(name);
+      counters[process_names[e["pid"]]].insert(name);
     } else if (ph == "M") {
       if (e["name"] == "thread_name") thread_names[{e["pid"], e["tid"]}] = e["args"]["name"];
       if (e["args"].dump().find("one representative layer") != std::string::npos)
@@ -163,7 +171,8 @@ Facts check_trace(const Json& trace, int nodes, int nics_per_node) {
     for (int nic = 0; nic < nics_per_node; ++nic) {
       for (const char* direction : {"tx", "rx"}) {
         const std::string name = "n" + std::to_string(node) + "-nic" + std::to_string(nic) + "-" + direction;
-        EXPECT_TRUE(counters[node + 1].count(name)) << system << ": no counter track " << name;
+        EXPECT_TRUE(counters["node " + std::to_string(node) + " \u00b7 NICs"].count(name))
+            << system << ": no counter track " << name << " in node " << node << "'s NIC process";
       }
     }
   }
@@ -178,7 +187,7 @@ void check_scenario(const std::string& scenario, const std::string& folder, bool
   ASSERT_FALSE(traces.empty()) << scenario << " wrote no trace";
   int sends = 0, relays = 0;
   for (const Json& trace : traces) {
-    const Facts facts = check_trace(trace, parsed.cluster.nodes, parsed.cluster.nics_per_node);
+    const Facts facts = check_trace(trace, parsed.name, parsed.cluster.nodes, parsed.cluster.nics_per_node);
     sends += facts.sends;
     relays += facts.relay_slices;
   }
@@ -220,7 +229,7 @@ TEST(TraceViewers, OverlappingRelayLegsAndTransfersGetLanes) {
     }
   }
   const Json json = Json::parse(perfetto_trace_json(trace, {"sample", "zeppelin"}).dump());
-  const Facts facts = check_trace(json, 2, trace.nics_per_node);
+  const Facts facts = check_trace(json, "sample", 2, trace.nics_per_node);
   EXPECT_GT(facts.relay_slices, 0);
   std::set<std::string> names;
   for (const Json& e : json["traceEvents"]) {
