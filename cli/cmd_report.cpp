@@ -89,12 +89,14 @@ ExitCode rebuild(const ReportFlags& flags) {
     if (o.flag == "--out") o.value = target.string();  // where the set goes, not the private folder
   const RunOutcome outcome = execute_run(loaded, run_flags, !flags.quiet);
 
-  const nlohmann::json replayed = read_jsonc_file(scratch.path / "reports" / "report.json", max_report_replay_bytes);
+  const nlohmann::json replayed =
+      read_jsonc_file(scratch.path / "reports" / "report.json", max_report_replay_bytes);
   if (const std::string difference = first_figure_difference(original, replayed); !difference.empty()) {
-    throw Error(ExitCode::bad_input, Location{flags.report, "", 0, 0, -1},
-                "the replay does not reproduce this report: " + difference + " (the report was written by " +
-                    build_of(original) + "; this is " + build_of(replayed) + ")",
-                "rebuild it with the build that wrote it, or run its scenario anew with `zeppelin-bench run`");
+    throw Error(
+        ExitCode::bad_input, Location{flags.report, "", 0, 0, -1},
+        "the replay does not reproduce this report: " + difference + " (the report was written by " +
+            build_of(original) + "; this is " + build_of(replayed) + ")",
+        "rebuild it with the build that wrote it, or run its scenario anew with `zeppelin-bench run`");
   }
 
   const std::vector<std::filesystem::path> written =
@@ -126,8 +128,10 @@ void add_report_command(CLI::App& app, CommandStatus& status) {
   command->add_option("REPORT", f->report, "A report.json written by `run` (schema 2)")
       ->required()
       ->type_name("FILE");
-  command->add_option("--out", f->out,
-                      "Output directory (default: the report's own folder, whose report set is replaced)");
+  command
+      ->add_option("--out", f->out,
+                   "Output directory (default: the report's own folder, whose report set is replaced)")
+      ->type_name("DIR");
   command
       ->add_option("--format", f->formats,
                    "Formats besides json, html and trace: gbench (json, html, trace are always rebuilt)")

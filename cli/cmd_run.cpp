@@ -260,12 +260,14 @@ void add_run_command(CLI::App& app, CommandStatus& status) {
       ->add_option("--backend", f->backend,
                    "Executor, overriding the scenario's \"backend\" (default: the scenario's, sim)")
       ->check(CLI::IsMember({"sim", "reference", "cuda"}));
-  command->add_option(
-      "--out", f->out,
-      "Output directory, overriding \"output.dir\" (default: out/<name>); with several scenarios, "
-      "each writes to DIR/<name> and the combined table to DIR; - writes report.json alone to standard "
-      "output "
-      "(the summary to standard error)");
+  command
+      ->add_option(
+          "--out", f->out,
+          "Output directory, overriding \"output.dir\" (default: out/<name>); with several scenarios, "
+          "each writes to DIR/<name> and the combined table to DIR; - writes report.json alone to standard "
+          "output "
+          "(the summary to standard error)")
+      ->type_name("DIR");
   command->add_option("--iterations", f->iterations, "Iterations, overriding \"workload.iterations\"");
   // A negative seed would wrap to 2^64 - 1 silently; the scenario file refuses it too.
   command->add_option("--seed", f->seed, "Seed, overriding \"seed\" (0 or more)")

@@ -28,10 +28,13 @@ void add_compare_command(CLI::App& app, CommandStatus& status);
 void add_report_command(CLI::App& app, CommandStatus& status);
 void add_qualify_command(CLI::App& app, CommandStatus& status);
 void add_calibrate_command(CLI::App& app, CommandStatus& status);
+void add_completion_command(CLI::App& app, CommandStatus& status);
+void add_man_command(CLI::App& app, CommandStatus& status);
 
 // In the order `zeppelin-bench --help` lists them.
-inline constexpr std::array<AddCommand, 8> all_commands{
-    &add_run_command,     &add_plan_command,      &add_compare_command,  &add_report_command,
-    &add_qualify_command, &add_calibrate_command, &add_validate_command, &add_list_command};
+inline constexpr std::array<AddCommand, 10> all_commands{
+    &add_run_command,        &add_plan_command,      &add_compare_command,  &add_report_command,
+    &add_qualify_command,    &add_calibrate_command, &add_validate_command, &add_list_command,
+    &add_completion_command, &add_man_command};
 
 }  // namespace zb::cli

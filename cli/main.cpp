@@ -69,6 +69,27 @@ std::optional<int> front_door(CLI::App& app, int argc, char** argv) {
   return std::nullopt;
 }
 
+// A mistyped flag ("run --itrations 3"): CLI11 says only that the argument was not expected; name the
+// command's closest option, as a mistyped command names the closest command. Returns whether it printed.
+bool suggest_an_option(const CLI::App& app) {
+  const auto chosen = app.get_subcommands();
+  const CLI::App& command = chosen.empty() ? app : *chosen.front();
+  std::vector<std::string> names;
+  for (const CLI::Option* option : command.get_options()) {
+    for (const std::string& name : option->get_lnames()) names.push_back("--" + name);
+    for (const std::string& name : option->get_snames()) names.push_back("-" + name);
+  }
+  bool printed = false;
+  for (const std::string& extra : command.remaining()) {
+    if (extra.size() < 2 || extra.front() != '-') continue;
+    const std::string flag = extra.substr(0, extra.find('='));
+    std::fprintf(stderr, "error: %s: no option \"%s\"; %s\n", command.get_name().c_str(),
+                 zb::reports::terminal_field(flag).c_str(), zb::suggestion_hint(flag, names).c_str());
+    printed = true;
+  }
+  return printed;
+}
+
 int print_error(const zb::Error& error) {
   zb::cli::print_problems(error);
   return static_cast<int>(error.code());
@@ -100,6 +121,9 @@ int main(int argc, char** argv) {
   try {
     try {
       app.parse(argc, argv);  // runs the chosen subcommand's callback
+    } catch (const CLI::ExtrasError& e) {
+      if (!suggest_an_option(app)) (void)app.exit(e);
+      return static_cast<int>(zb::ExitCode::bad_input);
     } catch (const CLI::ParseError& e) {
       // --help and --version arrive here too, with exit code 0; every real parse error is bad input.
       const int code = app.exit(e);

@@ -85,8 +85,7 @@ std::vector<std::filesystem::path> write_reports(const RunResult& run, const Run
       const std::vector<std::string> names = trace_file_names(labels);
       for (std::size_t i = 0; i < traced.size(); ++i) {
         written.push_back(names[i]);
-        write_perfetto_trace(traced[i]->first_trace, TraceLabels{run.scenario.name, labels[i]},
-                             staging / names[i]);
+        write_perfetto_trace(traced[i]->first_trace, trace_labels(run, labels[i]), staging / names[i]);
       }
     }
     if (wants("gbench")) {
