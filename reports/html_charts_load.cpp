@@ -63,7 +63,7 @@ std::string heatmap(const SystemSummary& system, const Trace& trace,
       canvas.text(left - 6, top + (node + 1) * cell_h - 2, fmt::format("node {}", node), "end", "tick");
   }
   canvas.text(left, top + nodes * cell_h + 18, "columns: local GPU index; rows: nodes", "start", "tick");
-  return canvas.str();
+  return chart_figure(canvas);
 }
 
 }  // namespace
@@ -80,7 +80,8 @@ std::string gpu_load_chart(const SystemSummary& system, const Trace& trace, doub
   const std::vector<RankCompute> per_rank = compute_per_rank(trace);
   if (trace.world_size > gpu_bar_chart_limit) return heatmap(system, trace, per_rank);
 
-  const double width = chart_width / 2 - 10, left = 64, right = 36, top = 30, plot_h = 150;
+  // The legend is HTML above the chart (chart_figure); the top margin holds the top tick's label.
+  const double width = chart_width / 2 - 10, left = 64, right = 36, top = 12, plot_h = 150;
   SvgCanvas canvas(width, top + plot_h + 48, "Compute time per GPU, " + system.label);
   double busiest = 0, total = 0;
   for (const RankCompute& r : per_rank) {
@@ -96,10 +97,6 @@ std::string gpu_load_chart(const SystemSummary& system, const Trace& trace, doub
   for (const double t : ticks) tick_seconds.push_back(t / unit.per_second);
   draw_y_axis(canvas, y, tick_seconds, left, width - right, unit.per_second,
               fmt::format("compute ({})", unit.symbol));
-  canvas.rect(left, 8, 10, 10, part_colour("attention"));
-  canvas.text(left + 14, 17, "attention", "start", "legend");
-  canvas.rect(left + 90, 8, 10, 10, part_colour("linear"));
-  canvas.text(left + 104, 17, "linear", "start", "legend");
   const double slot = (x.range_high - x.range_low) / trace.world_size;
   for (int rank = 0; rank < trace.world_size; ++rank) {
     const RankCompute& r = per_rank[static_cast<std::size_t>(rank)];
@@ -116,7 +113,7 @@ std::string gpu_load_chart(const SystemSummary& system, const Trace& trace, doub
   canvas.line(left, y(mean), width - right, y(mean), "#333A44", 1, true);
   canvas.text(width - right + 4, y(mean) + 4, "mean", "start", "tick");
   canvas.text(0.5 * (left + width - right), top + plot_h + 34, "GPU (rank)", "middle", "axis-title");
-  return canvas.str();
+  return chart_figure(canvas, {{part_colour("attention"), "attention"}, {part_colour("linear"), "linear"}});
 }
 
 std::string length_histogram_chart(const BatchRecord& workload) {
@@ -161,7 +158,7 @@ std::string length_histogram_chart(const BatchRecord& workload) {
       fmt::format("document length (tokens, log\u2082 scale); {} documents over {} iteration{}",
                   histogram.documents(), workload.batches.size(), workload.batches.size() == 1 ? "" : "s"),
       "middle", "axis-title");
-  return canvas.str();
+  return chart_figure(canvas);
 }
 
 }  // namespace zb::reports

@@ -70,24 +70,18 @@ std::string nvlink_utilisation_chart(const SystemSummary& system) {
 
   const bool per_node = static_cast<int>(system.nvlinks.size()) > gpu_bar_chart_limit;
   const std::vector<Bar> bars = per_node ? bars_per_node(system.nvlinks) : bars_per_gpu(system.nvlinks);
-  const double left = 64, right = 20, top = 30, plot_h = 150;
+  // The legend and the totals are HTML above the chart (chart_figure), where they wrap on a narrow screen.
+  const double left = 64, right = 20, top = 12, plot_h = 150;
   SvgCanvas canvas(panel_width, top + plot_h + 48,
                    "NVLink utilisation per " + std::string(per_node ? "node" : "GPU") + ", " + system.label);
   const LinearScale y{0, 1, top + plot_h, top};
   const LinearScale x{0, static_cast<double>(bars.size()), left, panel_width - right};
   draw_y_axis(canvas, y, {0, 0.25, 0.5, 0.75, 1}, left, panel_width - right, 100, "utilisation (%)");
   const char* colour = system_colour(system.index);
-  canvas.rect(left, 8, 10, 10, colour);
-  canvas.text(left + 14, 17, "transmit", "start", "legend");
-  canvas.rect(left + 90, 8, 10, 10, receive_colour);
-  canvas.text(left + 104, 17, "receive", "start", "legend");
-  canvas.text(
-      panel_width - right, 17,
-      fmt::format("mean {} / max {} of {} per direction; {}B per iteration",
-                  format_percent(system.nvlink_utilization_mean.mean),
-                  format_percent(system.nvlink_utilization_max.mean),
-                  format_bandwidth(system.nvlinks.front().bandwidth), format_si(system.nvlink_bytes.mean)),
-      "end", "tick");
+  const std::string totals = fmt::format(
+      "mean {} / max {} of {} per direction; {}B per iteration",
+      format_percent(system.nvlink_utilization_mean.mean), format_percent(system.nvlink_utilization_max.mean),
+      format_bandwidth(system.nvlinks.front().bandwidth), format_si(system.nvlink_bytes.mean));
   const double slot = (x.range_high - x.range_low) / static_cast<double>(bars.size());
   for (std::size_t k = 0; k < bars.size(); ++k) {
     const Bar& b = bars[k];
@@ -100,7 +94,7 @@ std::string nvlink_utilisation_chart(const SystemSummary& system) {
   }
   canvas.text(0.5 * (left + panel_width - right), top + plot_h + 34,
               per_node ? "node (mean over its GPUs)" : "GPU (rank)", "middle", "axis-title");
-  return canvas.str();
+  return chart_figure(canvas, {{colour, "transmit"}, {receive_colour, "receive"}}, totals);
 }
 
 }  // namespace zb::reports

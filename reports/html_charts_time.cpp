@@ -14,6 +14,7 @@ namespace zb::reports {
 namespace {
 
 constexpr double chart_width = 1040;
+constexpr const char* receive_colour = "#333A44";  // the NIC panels' receive line
 
 struct BreakdownPart {
   const char* key;  // part_colour key
@@ -36,15 +37,6 @@ double total_of(const TimeBreakdown& b) {
   return b.total();
 }
 
-void legend(SvgCanvas& canvas, double x, double y,
-            const std::vector<std::pair<std::string, std::string>>& entries) {
-  for (const auto& [colour, title] : entries) {
-    canvas.rect(x, y - 10, 12, 12, colour);
-    canvas.text(x + 17, y, title, "start", "legend");
-    x += 44 + 7.6 * static_cast<double>(title.size());
-  }
-}
-
 }  // namespace
 
 TimeUnit time_unit_for(double max_seconds) {
@@ -54,7 +46,8 @@ TimeUnit time_unit_for(double max_seconds) {
 }
 
 std::string breakdown_chart(const RunSummary& summary) {
-  const double left = 150, right = 90, top = 40, bar = 26, gap = 14;
+  // The legend is HTML above the chart (chart_figure), where it wraps instead of running off the edge.
+  const double left = 150, right = 90, top = 14, bar = 26, gap = 14;
   const double height = top + static_cast<double>(summary.systems.size()) * (bar + gap) + 50;
   SvgCanvas canvas(chart_width, height, "Iteration time breakdown of the critical rank per system");
   double longest = 0;
@@ -66,9 +59,8 @@ std::string breakdown_chart(const RunSummary& summary) {
   const double axis_y = top + static_cast<double>(summary.systems.size()) * (bar + gap);
   draw_x_axis(canvas, x, ticks, axis_y, top - 8, unit.per_second,
               fmt::format("time per iteration on the critical rank ({})", unit.symbol));
-  std::vector<std::pair<std::string, std::string>> entries;
-  for (const BreakdownPart& part : breakdown_parts) entries.emplace_back(part_colour(part.key), part.title);
-  legend(canvas, left, 18, entries);
+  std::vector<LegendEntry> legend;
+  for (const BreakdownPart& part : breakdown_parts) legend.push_back({part_colour(part.key), part.title});
 
   double y = top;
   for (const SystemSummary& s : summary.systems) {
@@ -91,7 +83,7 @@ std::string breakdown_chart(const RunSummary& summary) {
     canvas.text(x(start) + 6, y + 17, format_seconds(total), "start", "value");
     y += bar + gap;
   }
-  return canvas.str();
+  return chart_figure(canvas, legend);
 }
 
 std::string nic_utilisation_chart(const SystemSummary& system, const Trace& trace) {
@@ -138,25 +130,20 @@ std::string nic_utilisation_chart(const SystemSummary& system, const Trace& trac
         canvas, x, nice_ticks(0, span * unit.per_second, 8), top + row * nic_count, top, 1,
         fmt::format("time within one layer, forward then backward ({}); colour = max(tx, rx) utilisation",
                     unit.symbol));
-    return head + canvas.str();
+    return head + chart_figure(canvas);
   }
 
-  // Small multiples: one panel per NIC, transmit as a filled area, receive as a line.
+  // Small multiples: one panel per NIC, transmit as a filled area, receive as a line. The legend and what
+  // the axes mean are HTML above the panels (chart_figure), where they wrap on a narrow screen.
   const int columns = std::min(nic_count, 8);
   const int rows = (nic_count + columns - 1) / columns;
-  const double panel_w = (chart_width - 60) / columns, panel_h = 74, gap = 26, left = 50, top = 26;
-  SvgCanvas canvas(chart_width, top + rows * (panel_h + gap) + 30,
+  const double panel_w = (chart_width - 60) / columns, panel_h = 74, gap = 26, left = 50, top = 4;
+  SvgCanvas canvas(chart_width, top + rows * (panel_h + gap) + 10,
                    "NIC utilisation over time per NIC, " + system.label + source);
-  canvas.rect(left, 6, 12, 12, colour);
-  canvas.text(left + 17, 16, "transmit", "start", "legend");
-  canvas.line(left + 100, 12, left + 116, 12, "#333A44", 1.5);
-  canvas.text(left + 121, 16, "receive", "start", "legend");
-  canvas.text(
-      chart_width - 10, 16,
-      fmt::format(
-          "x: time within one layer, forward then backward (0\u2013{} {}){}; y: utilisation 0\u2013100 %",
-          tick_label(std::round(span * unit.per_second * 100) / 100), unit.symbol, forward_note),
-      "end", "tick");
+  const std::vector<LegendEntry> legend{{colour, "transmit"}, {receive_colour, "receive", true}};
+  const std::string caption = fmt::format(
+      "x: time within one layer, forward then backward (0\u2013{} {}){}; y: utilisation 0\u2013100 %",
+      tick_label(std::round(span * unit.per_second * 100) / 100), unit.symbol, forward_note);
   for (int k = 0; k < nic_count; ++k) {
     const NicMetrics& nic = metrics.nics[static_cast<std::size_t>(k)];
     const double px = left + (k % columns) * panel_w, py = top + (k / columns) * (panel_h + gap) + 14;
@@ -180,13 +167,13 @@ std::string nic_utilisation_chart(const SystemSummary& system, const Trace& trac
     }
     area.emplace_back(x(metrics.timeline_bins), y(0));
     canvas.polygon(area, colour, 0.55);
-    canvas.polyline(receive, "#333A44", 1.1);
+    canvas.polyline(receive, receive_colour, 1.1);
     if (trace.layer.forward > 0 && trace.layer.backward > 0 && span > 0) {
       const double split = x(trace.layer.forward / span * metrics.timeline_bins);
       canvas.line(split, py, split, py + panel_h, "#8A9099", 1, true);
     }
   }
-  return head + canvas.str();
+  return head + chart_figure(canvas, legend, caption);
 }
 
 std::string timeline_chart(const SystemSummary& system, const Trace& trace, double axis_span_seconds) {
@@ -199,7 +186,8 @@ std::string timeline_chart(const SystemSummary& system, const Trace& trace, doub
     return e.stream == Stream::nic && e.rank < ranks;
   });
   const int lanes = relays ? 3 : 2;
-  const double left = 120, lane = 14, lane_gap = 3, rank_gap = 10, top = 46;
+  // The legend is HTML above the chart (chart_figure); the top margin holds the forward | backward labels.
+  const double left = 120, lane = 14, lane_gap = 3, rank_gap = 10, top = 26;
   const double rank_height = lanes * (lane + lane_gap) + rank_gap;
   const double height = top + ranks * rank_height + 44;
   SvgCanvas canvas(chart_width, height, "Timeline of the first ranks, " + system.label);
@@ -210,12 +198,11 @@ std::string timeline_chart(const SystemSummary& system, const Trace& trace, doub
   const double axis_y = height - 44;
   draw_x_axis(canvas, x, ticks, axis_y, top - 4, unit.per_second,
               fmt::format("time within one layer, forward then backward ({})", unit.symbol));
-  std::vector<std::pair<std::string, std::string>> entries{{part_colour("attention"), "attention"},
-                                                           {part_colour("gemm"), "GEMM"},
-                                                           {part_colour("send"), "send / recv"},
-                                                           {part_colour("remap"), "remap"}};
-  if (relays) entries.emplace_back(part_colour("route"), "routed relay legs");
-  legend(canvas, left, 14, entries);
+  std::vector<LegendEntry> legend{{part_colour("attention"), "attention"},
+                                  {part_colour("gemm"), "GEMM"},
+                                  {part_colour("send"), "send / recv"},
+                                  {part_colour("remap"), "remap"}};
+  if (relays) legend.push_back({part_colour("route"), "routed relay legs"});
   for (int rank = 0; rank < ranks; ++rank) {
     const double rank_y = top + rank * rank_height;
     for (std::size_t s = 0; s < static_cast<std::size_t>(lanes); ++s) {
@@ -240,7 +227,7 @@ std::string timeline_chart(const SystemSummary& system, const Trace& trace, doub
     canvas.text(split - 4, top - 8, "forward", "end", "tick");
     canvas.text(split + 4, top - 8, "backward", "start", "tick");
   }
-  return canvas.str();
+  return chart_figure(canvas, legend);
 }
 
 }  // namespace zb::reports

@@ -63,7 +63,7 @@ std::string iterations_table(const RunResult& run, const RunSummary& summary) {
     }
     out += "</tr>";
   }
-  out += "</tbody></table>";
+  out = scroll_x(out + "</tbody></table>");
   if (record.recorded()) {
     out += fmt::format(R"(<p class="note">Capacities: one GPU {} tokens, one node {} tokens.</p>)",
                        record.gpu_capacity_tokens, record.node_capacity_tokens);

@@ -5,6 +5,7 @@
 
 #include "reports/html_charts.hpp"
 #include "reports/number_format.hpp"
+#include "reports/svg.hpp"
 
 namespace zb::reports {
 namespace {
@@ -21,9 +22,10 @@ std::string ratio_cell(double measured, double expected) {
 }  // namespace
 
 std::string measured_nic_table(const RunMetrics& metrics) {
-  std::string html =
+  const std::string note =
       R"(<p class="note">Measured: bytes counted by each NIC's counters while the layer ran (frames with their )"
-      R"(headers), beside the bytes the Program's transfers put on it; a ratio near 1 means the NICs carried what the plan says.</p>)"
+      R"(headers), beside the bytes the Program's transfers put on it; a ratio near 1 means the NICs carried what the plan says.</p>)";
+  std::string html =
       "<table class=\"nics\"><thead><tr><th>NIC</th><th>tx measured</th><th>tx expected</th><th>tx ratio</th>"
       "<th>rx measured</th><th>rx expected</th><th>rx ratio</th></tr></thead><tbody>";
   for (const NicMetrics& nic : metrics.nics) {
@@ -33,7 +35,7 @@ std::string measured_nic_table(const RunMetrics& metrics) {
         ratio_cell(nic.tx_bytes, nic.expected_tx_bytes), bytes_cell(nic.rx_bytes),
         bytes_cell(nic.expected_rx_bytes), ratio_cell(nic.rx_bytes, nic.expected_rx_bytes));
   }
-  return html + "</tbody></table>";
+  return note + scroll_x(html + "</tbody></table>");
 }
 
 }  // namespace zb::reports

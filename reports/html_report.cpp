@@ -83,7 +83,28 @@ std::string speedup_cell(const SystemSummary& s, const SystemSummary& baseline,
   return fmt::format("<td>{}</td>", &baseline == &s ? "&#8212;" : speedup ? format_ratio(*speedup) : "n/a");
 }
 
+// A system's label in a column header, escaped, with a line-break opportunity after each '[' and ',' of
+// its options ("ring-cp[degree=8]"), so a narrow column can wrap it instead of widening the table.
+std::string header_label(const std::string& label) {
+  std::string out;
+  for (const char c : html_escape(label)) {
+    out += c;
+    if (c == '[' || c == ',') out += "<wbr>";
+  }
+  return out;
+}
+
+// A figure whose own spaces never break ("6.79 s"), so a squeezed cell of two figures ("6.79 s ± 235 ms",
+// "12.0 % / 31.0 %") wraps only between them.
+std::string unbroken(const std::string& figure) {
+  std::string out;
+  for (const char c : figure) out += c == ' ' ? std::string("&#160;") : std::string(1, c);
+  return out;
+}
+
 // Speed-up columns as the console has them: vs the best baseline, then every baseline strongest first.
+// The table should fit a desktop's width with every column in sight: the system cell, the headers and the
+// cells of two figures may wrap (class "text" and "pair"), so the browser narrows them before it scrolls.
 std::string summary_table(const RunSummary& summary) {
   std::vector<const SystemSummary*> baselines;
   for (const std::string& label : summary.baseline_ranking) baselines.push_back(summary.find(label));
@@ -97,9 +118,9 @@ std::string summary_table(const RunSummary& summary) {
       "<table><thead><tr><th>system</th><th>iteration time</th><th>tokens/s</th><th>TFLOP/s per "
       "GPU</th><th>MFU</th>";
   if (best_baseline != nullptr) {
-    out += fmt::format("<th>vs best ({})</th>", html_escape(best_baseline->label));
+    out += fmt::format("<th>vs best ({})</th>", header_label(best_baseline->label));
   }
-  for (const SystemSummary* b : baselines) out += fmt::format("<th>vs {}</th>", html_escape(b->label));
+  for (const SystemSummary* b : baselines) out += fmt::format("<th>vs {}</th>", header_label(b->label));
   out +=
       "<th>attention imbalance</th><th>NIC util. mean / max</th><th>NVLink util. mean / max</th><th>planner "
       "time</th></tr></thead><tbody>";
@@ -109,28 +130,30 @@ std::string summary_table(const RunSummary& summary) {
     const std::string layouts = s.layouts.empty() ? ""
                                                   : fmt::format(R"(<div class="layouts">layouts: {}</div>)",
                                                                 html_escape(layouts_text(s.layouts)));
-    out += fmt::format(R"(<tr><td><span class="swatch" style="background:{}"></span>{}{}{}</td>)",
-                       system_colour(s.index), html_escape(s.label), strategy, layouts);
+    // The label never breaks at its hyphens ("ring-cp[degree=8]"); the strategy and layouts wrap under it.
+    out += fmt::format(
+        R"(<tr><td class="system"><span class="label"><span class="swatch" style="background:{}"></span>{}</span>{}{}</td>)",
+        system_colour(s.index), html_escape(s.label), strategy, layouts);
     if (!s.feasible()) {
       out += fmt::format(R"(<td class="oom" colspan="{}">out of memory in all {} iterations</td></tr>)",
                          8 + speedup_columns, s.iterations);
       continue;
     }
     const bool best = s.iteration_time.mean == fastest;
-    out += fmt::format("<td{}>{} &#177; {}</td><td>{}</td><td>{:.1f}</td><td>{}</td>",
-                       best ? R"( class="best")" : "", format_seconds(s.iteration_time.mean),
-                       format_seconds(s.iteration_time.sd), format_si(s.throughput.mean),
+    out += fmt::format(R"(<td class="pair{}">{} &#177;&#160;{}</td><td>{}</td><td>{:.1f}</td><td>{}</td>)",
+                       best ? " best" : "", unbroken(format_seconds(s.iteration_time.mean)),
+                       unbroken(format_seconds(s.iteration_time.sd)), format_si(s.throughput.mean),
                        s.tflops_per_gpu.mean, format_percent(s.mfu_aggregate.mean));
     if (best_baseline != nullptr) out += speedup_cell(s, *best_baseline, s.speedup_vs_best);
     for (const SystemSummary* b : baselines) out += speedup_cell(s, *b, summary.speedup(s.label, b->label));
     const std::string nvlink = s.nvlink_utilization_mean.count > 0
-                                   ? format_percent(s.nvlink_utilization_mean.mean) + " / " +
-                                         format_percent(s.nvlink_utilization_max.mean)
+                                   ? unbroken(format_percent(s.nvlink_utilization_mean.mean)) + "&#160;/ " +
+                                         unbroken(format_percent(s.nvlink_utilization_max.mean))
                                    : "n/a";
     out += fmt::format(
-        "<td>{:.2f}</td><td>{} / {}</td><td>{}</td><td>{}{}</td></tr>", s.attention_imbalance.mean,
-        format_percent(s.nic_utilization_mean.mean), format_percent(s.nic_utilization_max.mean), nvlink,
-        format_seconds(s.planner_time.mean),
+        R"(<td>{:.2f}</td><td class="pair">{}&#160;/ {}</td><td class="pair">{}</td><td>{}{}</td></tr>)",
+        s.attention_imbalance.mean, unbroken(format_percent(s.nic_utilization_mean.mean)),
+        unbroken(format_percent(s.nic_utilization_max.mean)), nvlink, format_seconds(s.planner_time.mean),
         s.feasible_iterations < s.iterations ? fmt::format(" ({} OOM)", s.iterations - s.feasible_iterations)
                                              : "");
   }
@@ -147,14 +170,15 @@ std::string options_list(const RunSummary& summary) {
   return out + "</ul>";
 }
 
+// The gate and its reason wrap (class "text"), so on a phone the table fits the screen's width.
 std::string gates_table(const RunSummary& summary) {
   if (summary.gates.empty()) return R"(<p class="note">The scenario defines no gates.</p>)";
   std::string out =
-      "<table><thead><tr><th>gate</th><th>observed</th><th>result</th><th "
+      "<table><thead><tr><th class=\"text\">gate</th><th>observed</th><th>result</th><th "
       "class=\"text\">reason</th></tr></thead><tbody>";
   for (const GateResult& g : summary.gates) {
     out += fmt::format(
-        R"(<tr class="gate {}"><td>{}</td><td>{}</td><td class="result">{}</td><td class="text">{}</td></tr>)",
+        R"(<tr class="gate {}"><td class="text">{}</td><td>{}</td><td class="result">{}</td><td class="text">{}</td></tr>)",
         g.passed ? "pass" : "fail", html_escape(g.description),
         g.observed ? fmt::format("{:.4g}", *g.observed) : "&#8212;", g.passed ? "PASS" : "FAIL",
         html_escape(g.reason));
@@ -205,17 +229,17 @@ std::string html_report(const RunResult& run, const RunSummary& summary, const R
   page += section(
       "Summary",
       "Mean over feasible iterations. Speed-up = baseline mean iteration time / system mean iteration time.",
-      R"(<div class="table-scroll">)" + summary_table(summary) + "</div>" + options_list(summary));
+      scroll_x(summary_table(summary)) + options_list(summary));
   page +=
       section("Iterations",
               "Each iteration's batch: its documents, tokens and longest document, and the shares of its "
               "documents, tokens and attention work (\u03a3s\u00b2) in documents longer than one GPU's and "
               "one node's token capacity (docs/METRICS.md, \"Long documents\"); then the layout each "
               "system's plan ran, for the systems whose plans record it.",
-              R"(<div class="table-scroll">)" + iterations_table(run, summary) + "</div>");
+              iterations_table(run, summary));
   page +=
       section("Gates", "Pass/fail checks from the scenario; any failure makes <code>run</code> exit with 1.",
-              gates_table(summary));
+              scroll_x(gates_table(summary)));
   if (const std::vector<std::string> lines = simulation_statements(summary); !lines.empty()) {
     std::string list = "<ul>";
     for (std::size_t i = 1; i < lines.size(); ++i) list += "<li>" + html_escape(lines[i]) + "</li>";
@@ -264,7 +288,7 @@ std::string html_report(const RunResult& run, const RunSummary& summary, const R
   page += section("Hardware profile",
                   "Every constant of the cost model this run used (docs/METRICS.md, \"Constants\"); changed "
                   "rows differ from the defaults.",
-                  profile_table_html(run.scenario.hardware_profile));
+                  scroll_x(profile_table_html(run.scenario.hardware_profile)));
   page += problems_section(summary);
   page += R"(<footer>Generated by zeppelin-bench. Definitions of every figure: docs/METRICS.md. )"
           R"(Open the trace-*.json files in ui.perfetto.dev for the full timeline.</footer>)";

@@ -133,9 +133,31 @@ void SvgCanvas::polyline(const std::vector<std::pair<double, double>>& points, s
 }
 
 std::string SvgCanvas::str() const {
+  // Scales down with its column (the stylesheet's max-width: 100%), but only as far as keeps the smallest
+  // text legible.
+  const double min_width = std::ceil(width_ * chart_legible_font_px / chart_smallest_font_px);
   return fmt::format(
-      R"(<svg xmlns="http://www.w3.org/2000/svg" class="chart" viewBox="0 0 {:.0f} {:.0f}" width="{:.0f}" height="{:.0f}" role="img" aria-label="{}">{}</svg>)",
-      width_, height_, width_, height_, html_escape(description_), body_);
+      R"(<svg xmlns="http://www.w3.org/2000/svg" class="chart" viewBox="0 0 {:.0f} {:.0f}" width="{:.0f}" height="{:.0f}" style="min-width:{:.0f}px" role="img" aria-label="{}">{}</svg>)",
+      width_, height_, width_, height_, min_width, html_escape(description_), body_);
+}
+
+std::string chart_figure(const SvgCanvas& canvas, const std::vector<LegendEntry>& legend,
+                         std::string_view caption) {
+  std::string out = R"(<figure class="chart">)";
+  if (!legend.empty()) {
+    out += R"(<ul class="legend">)";
+    for (const LegendEntry& entry : legend) {
+      out += fmt::format(R"(<li><span class="swatch{}" style="background:{}"></span>{}</li>)",
+                         entry.line ? " line" : "", html_escape(entry.colour), html_escape(entry.title));
+    }
+    out += "</ul>";
+  }
+  if (!caption.empty()) out += fmt::format(R"(<p class="caption">{}</p>)", html_escape(caption));
+  return out + scroll_x(canvas.str()) + "</figure>";
+}
+
+std::string scroll_x(std::string_view html) {
+  return fmt::format(R"(<div class="scroll-x">{}</div>)", html);
 }
 
 double LinearScale::operator()(double value) const {

@@ -22,6 +22,13 @@ namespace zb::reports {
 // Tick label without trailing zeros: 0.5, 10, 1.25.
 [[nodiscard]] std::string tick_label(double value);
 
+// The smallest font chart text is set in (the stylesheet's `svg text.tick` and `svg text.panel`,
+// html_style.hpp), and the smallest size it may render at when a chart scales down with a narrow column:
+// an SVG never gets narrower than chart_legible_font_px / chart_smallest_font_px of its own width, and a
+// narrower screen scrolls it sideways instead (chart_figure).
+inline constexpr double chart_smallest_font_px = 11;
+inline constexpr double chart_legible_font_px = 9.5;
+
 class SvgCanvas {
  public:
   SvgCanvas(double width, double height, std::string_view description);
@@ -48,6 +55,23 @@ class SvgCanvas {
   std::string description_;
   std::string body_;
 };
+
+// One entry of a chart's legend: a swatch of `colour` (a filled square, or a short line for a series drawn
+// as a line) and its title.
+struct LegendEntry {
+  std::string colour;
+  std::string title;
+  bool line = false;
+};
+
+// A chart as the page shows it: the legend and the caption as HTML above the chart, where they wrap at any
+// width and keep the page's text size (inside the SVG they would be cut off or shrink with it), then the
+// SVG in a container that scrolls sideways when the screen is narrower than the chart may shrink to.
+[[nodiscard]] std::string chart_figure(const SvgCanvas& canvas, const std::vector<LegendEntry>& legend = {},
+                                       std::string_view caption = {});
+// A table (or any wide block) in a container that scrolls sideways when the screen is narrower than the
+// table, so no column is ever cut off or pushes the page wider than the screen.
+[[nodiscard]] std::string scroll_x(std::string_view html);
 
 // A linear mapping from data values to pixels.
 struct LinearScale {

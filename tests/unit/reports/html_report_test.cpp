@@ -1,8 +1,14 @@
-// The HTML report: self-contained (no script, no network), every chart present, scenario strings escaped.
+// The HTML report: self-contained (no script, no network), every chart present, scenario strings escaped,
+// and laid out to read on a phone as on a desktop (tests/browser/check_report_layout.sh measures that in
+// Chromium; these tests pin the markup it relies on).
 #include <gtest/gtest.h>
+
+#include <cmath>
+#include <regex>
 
 #include "reports/html_charts.hpp"
 #include "reports/html_report.hpp"
+#include "reports/html_style.hpp"
 #include "reports/svg.hpp"
 #include "tests/unit/reports/sample_run.hpp"
 
@@ -64,6 +70,73 @@ TEST(HtmlReport, HasVerdictTablesAndEveryChart) {
   // Axis titles carry units.
   EXPECT_NE(html.find("time per iteration on the critical rank (s)"), std::string::npos);
   EXPECT_NE(html.find("document length (tokens, log\u2082 scale)"), std::string::npos);
+}
+
+// Wide content scrolls inside its section on a narrow screen rather than widening the page or losing
+// columns: every table and every chart sits in a horizontal scroll container.
+TEST(HtmlReportLayout, EveryTableAndChartIsInAScrollContainer) {
+  const std::string html = sample_html("sample");
+  const std::string opener = R"(<div class="scroll-x">)";
+  int checked = 0;
+  for (const std::string element : {"<table", "<svg "}) {
+    for (std::size_t at = html.find(element); at != std::string::npos; at = html.find(element, at + 1)) {
+      const std::size_t container = html.rfind(opener, at);
+      ASSERT_NE(container, std::string::npos) << element << " at " << at;
+      // Nothing closes the container between it and the element (the profile's source line may lie between).
+      EXPECT_EQ(html.substr(container, at - container).find("</div>"), std::string::npos)
+          << element << " at " << at << " is not inside a scroll container";
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, count_of(html, "<table") + 10);
+}
+
+// A chart scales down with its column only as far as keeps its smallest text legible; below that width
+// it scrolls. Each <svg> carries that floor, and no chart text in the stylesheet is smaller than the floor
+// assumes.
+TEST(HtmlReportLayout, ChartsNeverShrinkBelowLegibleText) {
+  const std::string html = sample_html("sample");
+  const std::regex svg(R"re(<svg [^>]*width="(\d+)" height="\d+" style="min-width:(\d+)px")re");
+  int charts = 0;
+  for (auto it = std::sregex_iterator(html.begin(), html.end(), svg); it != std::sregex_iterator(); ++it) {
+    const double width = std::stod((*it)[1]), min_width = std::stod((*it)[2]);
+    EXPECT_GE(min_width / width * chart_smallest_font_px, chart_legible_font_px - 1e-9) << it->str();
+    EXPECT_LE(min_width, width);
+    ++charts;
+  }
+  EXPECT_EQ(charts, 10);
+  EXPECT_GE(chart_legible_font_px, 9);
+  const std::string style = html_report_style;
+  const std::regex chart_font(R"re(svg text[^{]*\{[^}]*font-size:\s*([0-9.]+)px)re");
+  int fonts = 0;
+  for (auto it = std::sregex_iterator(style.begin(), style.end(), chart_font); it != std::sregex_iterator();
+       ++it) {
+    EXPECT_GE(std::stod((*it)[1]), chart_smallest_font_px) << it->str();
+    ++fonts;
+  }
+  EXPECT_GE(fonts, 5);
+}
+
+// Legends are HTML above the chart, where they wrap at any width, not SVG text that the chart's edge cuts
+// off: every part of the time breakdown is named, and legend titles are escaped like every other string.
+TEST(HtmlReportLayout, LegendsAreHtmlListsThatWrap) {
+  const std::string html = sample_html("sample");
+  for (const char* part :
+       {"attention", "linear (GEMMs)", "remap all-to-all", "TP collectives", "exposed communication",
+        "embedding, LM head, loss", "exposed gradient sync", "optimizer step", "idle (waiting)"}) {
+    EXPECT_NE(html.find(std::string("</span>") + part + "</li>"), std::string::npos) << part;
+  }
+  EXPECT_EQ(count_of(html, R"(class="legend")"),
+            count_of(html, R"(<ul class="legend">)"));  // none in an <svg>
+  EXPECT_NE(html.find("ul.legend { display:flex; flex-wrap:wrap;"), std::string::npos);
+
+  const SvgCanvas canvas(100, 50, "a <chart>");
+  const std::string figure = chart_figure(canvas, {{"#123456", "<b>&", true}}, "caption <i>");
+  EXPECT_NE(figure.find(R"(<span class="swatch line" style="background:#123456"></span>&lt;b&gt;&amp;</li>)"),
+            std::string::npos)
+      << figure;
+  EXPECT_NE(figure.find(R"(<p class="caption">caption &lt;i&gt;</p>)"), std::string::npos);
+  EXPECT_NE(figure.find(R"(aria-label="a &lt;chart&gt;")"), std::string::npos);
 }
 
 TEST(HtmlCharts, ManyGpusBecomeAHeatmap) {
