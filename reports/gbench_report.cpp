@@ -1,5 +1,11 @@
 #include "reports/gbench_report.hpp"
 
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <map>
+#include <string_view>
+
 #include <fmt/format.h>
 
 #include "reports/atomic_write.hpp"
@@ -8,6 +14,7 @@ namespace zb::reports {
 namespace {
 
 constexpr double milliseconds_per_second = 1e3;
+constexpr double not_a_number = std::numeric_limits<double>::quiet_NaN();
 
 nlohmann::ordered_json gbench_context(const RunSummary& summary, const RunContext& context) {
   nlohmann::ordered_json out;
@@ -34,54 +41,25 @@ nlohmann::ordered_json gbench_context(const RunSummary& summary, const RunContex
   return out;
 }
 
-nlohmann::ordered_json entry(const std::string& name, const std::string& run_name, int family,
-                             int repetitions, int iterations, double milliseconds) {
+// The keys Google Benchmark's JSON reporter writes first, in its order (src/json_reporter.cc).
+nlohmann::ordered_json head(const std::string& name, const std::string& run_name, int family,
+                            const char* run_type, int repetitions) {
   nlohmann::ordered_json out;
   out["name"] = name;
   out["family_index"] = family;
   out["per_family_instance_index"] = 0;
   out["run_name"] = run_name;
-  out["run_type"] = "iteration";
+  out["run_type"] = run_type;
   out["repetitions"] = repetitions;
-  out["repetition_index"] = 0;
-  out["threads"] = 1;
-  out["iterations"] = iterations;
-  // Simulated or measured wall time of the distributed iteration; there is no separate CPU time.
-  out["real_time"] = milliseconds;
-  out["cpu_time"] = milliseconds;
-  out["time_unit"] = "ms";
   return out;
 }
 
-nlohmann::ordered_json aggregate_entry(const std::string& run_name, int family, int repetitions,
-                                       int iterations, const char* aggregate_name, double milliseconds) {
-  nlohmann::ordered_json out =
-      entry(run_name + "_" + aggregate_name, run_name, family, repetitions, iterations, milliseconds);
-  out["run_type"] = "aggregate";
-  out["aggregate_name"] = aggregate_name;
-  out["aggregate_unit"] = "time";
-  out.erase("repetition_index");
-  return out;
-}
-
-// Google Benchmark's form for a benchmark that failed (State::SkipWithError): error_occurred and
-// error_message, then the time of the iterations that ran. No aggregates follow it.
-nlohmann::ordered_json out_of_memory_entry(const std::string& run_name, int family,
-                                           const SystemSummary& system) {
-  const SampleAggregates& time = system.iteration_time;
-  nlohmann::ordered_json ran = entry(run_name, run_name, family, system.iterations, time.count,
-                                     time.count > 0 ? time.mean * milliseconds_per_second : 0.0);
-  nlohmann::ordered_json out;
-  for (const char* key : {"name", "family_index", "per_family_instance_index", "run_name", "run_type",
-                          "repetitions", "repetition_index", "threads"}) {
-    out[key] = ran[key];
-  }
-  out["error_occurred"] = true;
-  out["error_message"] =
-      fmt::format("out of memory in {} of {} iterations{}", system.iterations - system.feasible_iterations,
-                  system.iterations, system.oom.empty() ? "" : " (" + system.oom.front() + ")");
-  for (const char* key : {"iterations", "real_time", "cpu_time", "time_unit"}) out[key] = ran[key];
-  return out;
+// Simulated or measured wall time of the distributed iteration; there is no separate CPU time.
+void add_times(nlohmann::ordered_json& entry, int iterations, double milliseconds) {
+  entry["iterations"] = iterations;
+  entry["real_time"] = milliseconds;
+  entry["cpu_time"] = milliseconds;
+  entry["time_unit"] = "ms";
 }
 
 // Google Benchmark's label (State::SetLabel), last in an entry as it writes it: the layouts the system's
@@ -91,52 +69,172 @@ void add_layouts_label(nlohmann::ordered_json& entry, const SystemSummary& syste
   if (!system.layouts.empty()) entry["label"] = "layouts: " + layouts_text(system.layouts);
 }
 
+// One repetition as Google Benchmark writes it under --benchmark_repetitions: here one training iteration
+// (`iterations` 1) and its time, with that iteration's counters.
+nlohmann::ordered_json iteration_entry(const std::string& run_name, int family, const SystemSummary& system,
+                                       std::size_t i) {
+  nlohmann::ordered_json out = head(run_name, run_name, family, "iteration", system.iterations);
+  out["repetition_index"] = static_cast<int>(i);
+  out["threads"] = 1;
+  add_times(out, 1, system.iteration_seconds[i] * milliseconds_per_second);
+  out["tokens_per_second"] = system.tokens_per_second[i];
+  out["mfu"] = system.mfu[i];
+  out["tflops_per_gpu"] = system.per_iteration[i].model_tflops_per_gpu;
+  return out;
+}
+
+// An aggregate over the repetitions, as Google Benchmark computes it (src/statistics.cc): `iterations` the
+// number of repetitions, no repetition_index, each user counter under the same statistic.
+nlohmann::ordered_json aggregate_entry(const std::string& run_name, int family, const SystemSummary& system,
+                                       const char* aggregate_name, double SampleAggregates::*statistic) {
+  nlohmann::ordered_json out =
+      head(run_name + "_" + aggregate_name, run_name, family, "aggregate", system.iterations);
+  out["threads"] = 1;
+  out["aggregate_name"] = aggregate_name;
+  out["aggregate_unit"] = "time";
+  add_times(out, system.iterations, system.iteration_time.*statistic * milliseconds_per_second);
+  out["tokens_per_second"] = system.throughput.*statistic;
+  out["mfu"] = system.mfu_aggregate.*statistic;
+  out["tflops_per_gpu"] = system.tflops_per_gpu.*statistic;
+  return out;
+}
+
+// The OOM report of each iteration that ran out of memory, by iteration number: summary.cpp writes every
+// line as "iteration N: <report>" (the first report kept per iteration).
+std::map<int, std::string> oom_by_iteration(const SystemSummary& system) {
+  std::map<int, std::string> out;
+  constexpr std::string_view prefix = "iteration ";
+  for (const std::string& line : system.oom) {
+    if (line.rfind(prefix, 0) != 0) continue;
+    char* end = nullptr;
+    const long number = std::strtol(line.c_str() + prefix.size(), &end, 10);
+    if (end == line.c_str() + prefix.size() || std::string_view(end).rfind(": ", 0) != 0) continue;
+    out.emplace(static_cast<int>(number), std::string(end + 2));
+  }
+  return out;
+}
+
+// A system that ran out of memory in any iteration failed the workload (docs/METRICS.md, "Report figures"),
+// so every repetition of it is an error entry, as Google Benchmark writes a run that failed
+// (State::SkipWithError: error_occurred and error_message after threads), and no aggregates follow. Its
+// times are NaN, as Google Benchmark writes a number that is not one: compare.py and
+// github-action-benchmark read only the times (neither looks at error_occurred), and any number would be
+// read as a measurement: 0 as a 100 % speed-up (compare.py's −1.0000), the fitted iterations' times as
+// normal rows. NaN prints as "nan" in every compare.py column (and its U test), and the action refuses the
+// file. docs/REPORT_FORMAT.md, "gbench.json", says why in full.
+void add_error_entries(nlohmann::ordered_json& benchmarks, const std::string& run_name, int family,
+                       const SystemSummary& system) {
+  const int oom_iterations = system.iterations - system.feasible_iterations;
+  const std::map<int, std::string> oom = oom_by_iteration(system);
+  // Which entries fitted is known when every OOM iteration has its report line; otherwise each entry says
+  // only what holds for the system.
+  const bool per_iteration =
+      static_cast<int>(oom.size()) == oom_iterations && oom.upper_bound(system.iterations - 1) == oom.end() &&
+      system.iteration_seconds.size() == static_cast<std::size_t>(system.feasible_iterations);
+  const std::string share =
+      fmt::format("out of memory in {} of {} iterations", oom_iterations, system.iterations);
+  std::size_t fitted = 0;
+  for (int i = 0; i < system.iterations; ++i) {
+    nlohmann::ordered_json out = head(run_name, run_name, family, "iteration", system.iterations);
+    out["repetition_index"] = i;
+    out["threads"] = 1;
+    out["error_occurred"] = true;
+    int ran = 0;
+    if (!per_iteration) {
+      out["error_message"] = share + (system.oom.empty() ? "" : " (" + system.oom.front() + ")");
+    } else if (const auto it = oom.find(i); it != oom.end()) {
+      out["error_message"] = fmt::format("{}, this one: {}", share, it->second);
+    } else {
+      ran = 1;
+      out["error_message"] = fmt::format("{}, not this one ({:.6g} ms)", share,
+                                         system.iteration_seconds[fitted++] * milliseconds_per_second);
+    }
+    add_times(out, ran, not_a_number);
+    add_layouts_label(out, system);
+    benchmarks.push_back(std::move(out));
+  }
+}
+
+// nlohmann's dump(2), except for numbers that are not finite: it writes them as null, which compare.py
+// cannot subtract; Google Benchmark writes NaN and Infinity (src/json_reporter.cc, FormatKV), which
+// Python's json module reads.
+void write_json(const nlohmann::ordered_json& value, int depth, std::string& out) {
+  const auto indent = [&](int level) { out.append(static_cast<std::size_t>(2 * level), ' '); };
+  if (value.is_object() && !value.empty()) {
+    out += "{\n";
+    std::size_t left = value.size();
+    for (const auto& [key, item] : value.items()) {
+      indent(depth + 1);
+      out +=
+          nlohmann::ordered_json(key).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+      out += ": ";
+      write_json(item, depth + 1, out);
+      out += --left > 0 ? ",\n" : "\n";
+    }
+    indent(depth);
+    out += "}";
+  } else if (value.is_array() && !value.empty()) {
+    out += "[\n";
+    std::size_t left = value.size();
+    for (const auto& item : value) {
+      indent(depth + 1);
+      write_json(item, depth + 1, out);
+      out += --left > 0 ? ",\n" : "\n";
+    }
+    indent(depth);
+    out += "]";
+  } else if (value.is_number_float() && !std::isfinite(value.get<double>())) {
+    const double number = value.get<double>();
+    out += std::isnan(number) ? "NaN" : number > 0 ? "Infinity" : "-Infinity";
+  } else {
+    out += value.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+  }
+}
+
 }  // namespace
 
 nlohmann::ordered_json gbench_json(const RunSummary& summary, const RunContext& context) {
   nlohmann::ordered_json out;
   out["context"] = gbench_context(summary, context);
   out["benchmarks"] = nlohmann::ordered_json::array();
+  nlohmann::ordered_json& benchmarks = out["benchmarks"];
   int family = 0;
   for (const SystemSummary& system : summary.systems) {
     const std::string run_name = summary.scenario + "/" + system.label + "/iteration_time";
     if (!system.fits_every_iteration()) {
-      nlohmann::ordered_json failed = out_of_memory_entry(run_name, family++, system);
-      add_layouts_label(failed, system);
-      out["benchmarks"].push_back(std::move(failed));
+      add_error_entries(benchmarks, run_name, family++, system);
       continue;
     }
-    const SampleAggregates& time = system.iteration_time;
-    const int n = time.count;
-    nlohmann::ordered_json main =
-        entry(run_name, run_name, family, n, n, time.mean * milliseconds_per_second);
-    main["tokens_per_second"] = system.throughput.mean;
-    main["mfu"] = system.mfu_aggregate.mean;
-    main["tflops_per_gpu"] = system.tflops_per_gpu.mean;
-    // The spread rides along as counters, not as _stddev/_cv entries: github-action-benchmark charts and
-    // alerts on every entry's real_time, and a spread swings with the batches (a new seed can triple it)
-    // where the code did not change at all.
-    main["iteration_time_sd_ms"] = time.sd * milliseconds_per_second;
-    main["iteration_time_cv"] = time.mean > 0 ? time.sd / time.mean : 0.0;
-    add_layouts_label(main, system);
-    out["benchmarks"].push_back(std::move(main));
-    for (const auto& [aggregate_name, ms] : {std::pair{"mean", time.mean * milliseconds_per_second},
-                                             std::pair{"median", time.median * milliseconds_per_second}}) {
-      nlohmann::ordered_json aggregated = aggregate_entry(run_name, family, n, n, aggregate_name, ms);
+    for (std::size_t i = 0; i < system.iteration_seconds.size(); ++i) {
+      nlohmann::ordered_json entry = iteration_entry(run_name, family, system, i);
+      add_layouts_label(entry, system);
+      benchmarks.push_back(std::move(entry));
+    }
+    // No _stddev or _cv entries: github-action-benchmark charts and alerts on every entry's real_time, and
+    // a spread swings with the batches (a new seed can triple it) where the code did not change at all.
+    // The spread is in the iteration entries, which compare.py's U test reads.
+    for (const auto& [aggregate_name, statistic] :
+         {std::pair{"mean", &SampleAggregates::mean}, std::pair{"median", &SampleAggregates::median}}) {
+      nlohmann::ordered_json aggregated =
+          aggregate_entry(run_name, family, system, aggregate_name, statistic);
       add_layouts_label(aggregated, system);
-      out["benchmarks"].push_back(std::move(aggregated));
+      benchmarks.push_back(std::move(aggregated));
     }
     ++family;
   }
   return out;
 }
 
+std::string gbench_text(const nlohmann::ordered_json& gbench) {
+  std::string out;
+  write_json(gbench, 0, out);
+  out += "\n";
+  return out;
+}
+
 void write_gbench_report(const RunSummary& summary, const RunContext& context,
                          const std::filesystem::path& path) {
-  write_file_atomically(
-      path,
-      gbench_json(summary, context).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) +
-          "\n");
+  write_file_atomically(path, gbench_text(gbench_json(summary, context)));
 }
 
 }  // namespace zb::reports

@@ -16,6 +16,7 @@ packages=(
   cmake ninja-build g++ make pkg-config git
   nlohmann-json3-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  libbenchmark-tools python3-numpy python3-scipy
   libsimgrid-dev
   coinor-libcbc-dev
   libopenmpi-dev openmpi-bin

@@ -1,9 +1,10 @@
 // The reports of real quickstart runs, through the built CLI:
 // - the effective scenario a report holds, run again without any flag, reproduces the run (item 3);
 // - github-action-benchmark, as documented in docs/REPORT_FORMAT.md, raises no alert when only the seed
-//   changed (item 4): its rule is every gbench entry's real_time against the previous point of the same
-//   name, alert when current / previous exceeds the threshold (200 % by default; its source,
-//   src/write.ts findAlerts and getRatio, tool googlecpp being smaller-is-better).
+//   changed (item 4): its rule is every entry's real_time it is given against the first entry of the same
+//   name in the previous point, alert when current / previous exceeds the threshold (200 % by default; its
+//   source, src/write.ts findAlerts and getRatio, tool googlecpp being smaller-is-better); the documented
+//   workflow gives it the gbench file's aggregates (issue 37: the iteration entries share a name).
 #include <cstdlib>
 #include <fstream>
 #include <regex>
@@ -86,10 +87,12 @@ struct GbenchPoint {
   double real_time = 0;
 };
 
+// What the documented workflow hands the action: the aggregates (its jq step keeps run_type "aggregate").
 std::vector<GbenchPoint> gbench_points(const std::filesystem::path& file) {
   std::vector<GbenchPoint> out;
   const nlohmann::ordered_json gbench = read_json(file);
   for (const auto& entry : gbench["benchmarks"]) {
+    if (entry["run_type"] != "aggregate") continue;
     out.push_back({entry["name"].get<std::string>(), entry["real_time"].get<double>()});
   }
   return out;
@@ -140,9 +143,12 @@ TEST(GithubActionBenchmark, TheDocumentedWorkflowKeepsHistoryAndReadsWhatRunWrit
   const auto start = doc.find("```yaml");
   ASSERT_NE(start, std::string::npos);
   const std::string snippet = doc.substr(start, doc.find("```", start + 7) - start);
-  for (const char* needed : {"tool: googlecpp", "output-file-path: out/quickstart/gbench.json",
+  for (const char* needed : {"tool: googlecpp", "output-file-path: out/quickstart/gbench-aggregates.json",
                              "uses: actions/cache", "external-data-json-path:", "fail-on-alert: true",
-                             "zeppelin-bench run scenarios/quickstart.json --format gbench"}) {
+                             "zeppelin-bench run scenarios/quickstart.json --format gbench",
+                             // the action is given the aggregates, made from what the run wrote
+                             "jq '.benchmarks |= map(select(.run_type == \"aggregate\"))' "
+                             "out/quickstart/gbench.json > out/quickstart/gbench-aggregates.json"}) {
     EXPECT_NE(snippet.find(needed), std::string::npos) << "the snippet lacks: " << needed << "\n" << snippet;
   }
   // The cache step's path holds the data file the action reads and writes.

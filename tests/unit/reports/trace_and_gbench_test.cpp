@@ -112,33 +112,103 @@ TEST(PerfettoTrace, EachRanksCudaStreamIsATrackOfSlicesMeasuredByCupti) {
   EXPECT_EQ(on_node_1["name"], "attn_block()");
 }
 
-TEST(GbenchReport, GoogleBenchmarkShape) {
+std::vector<std::string> keys_of(const nlohmann::ordered_json& entry) {
+  std::vector<std::string> keys;
+  for (const auto& item : entry.items()) keys.push_back(item.key());
+  return keys;
+}
+
+// As Google Benchmark writes a benchmark run with --benchmark_repetitions=N (src/json_reporter.cc,
+// src/statistics.cc): N "iteration" entries, then the aggregates, so compare.py's U test has its samples.
+TEST(GbenchReport, OneEntryPerIterationThenTheAggregatesAsGoogleBenchmarkRepetitions) {
   const RunResult run = test::sample_run();
-  const nlohmann::ordered_json json = gbench_json(summarize_run(run), test::fixed_context());
+  const RunSummary summary = summarize_run(run);
+  const nlohmann::ordered_json json = gbench_json(summary, test::fixed_context());
   EXPECT_EQ(json["context"]["json_schema_version"], 1);
   EXPECT_EQ(json["context"]["host_name"], "test-host");
   EXPECT_EQ(json["context"]["num_cpus"], 8);  // the host facts of the report, not a second reading
   const auto& benchmarks = json["benchmarks"];
-  // Two feasible systems: iteration + mean, median; the OOM one: one error entry.
-  ASSERT_EQ(benchmarks.size(), 2U * 3U + 1U);
-  const auto& main = benchmarks[0];
-  EXPECT_EQ(main["name"], "sample/zeppelin/iteration_time");
-  EXPECT_EQ(main["run_type"], "iteration");
-  EXPECT_EQ(main["time_unit"], "ms");
-  EXPECT_EQ(main["iterations"], 3);
-  EXPECT_NEAR(main["real_time"].get<double>(), 1e3 * (1.0 + 1.026 + 1.052) / 3, 1e-9);
-  EXPECT_TRUE(main.contains("tokens_per_second"));
-  EXPECT_EQ(benchmarks[1]["name"], "sample/zeppelin/iteration_time_mean");
-  EXPECT_EQ(benchmarks[1]["run_type"], "aggregate");
-  EXPECT_EQ(benchmarks[2]["aggregate_name"], "median");
-  EXPECT_GT(main["iteration_time_sd_ms"].get<double>(), 0.0);  // the spread, as a counter
-  EXPECT_EQ(benchmarks[3]["name"], "sample/ring-cp/iteration_time");
-  EXPECT_EQ(benchmarks[6]["name"], "sample/uniform-cp/iteration_time");
-  EXPECT_EQ(benchmarks[6]["error_occurred"], true);
+  // Two systems that fitted: 3 iterations + mean, median each; the OOM one: 3 error entries.
+  ASSERT_EQ(benchmarks.size(), 2U * (3U + 2U) + 3U);
+  const SystemSummary& zeppelin = summary.systems[0];
+  const double times[] = {1.0, 1.026, 1.052};  // sample_run's zeppelin iterations, in s
+  for (int i = 0; i < 3; ++i) {
+    const auto& entry = benchmarks[static_cast<std::size_t>(i)];
+    EXPECT_EQ(entry["name"], "sample/zeppelin/iteration_time");
+    EXPECT_EQ(entry["run_name"], "sample/zeppelin/iteration_time");
+    EXPECT_EQ(entry["family_index"], 0);
+    EXPECT_EQ(entry["per_family_instance_index"], 0);
+    EXPECT_EQ(entry["run_type"], "iteration");
+    EXPECT_EQ(entry["repetitions"], 3);
+    EXPECT_EQ(entry["repetition_index"], i);
+    EXPECT_EQ(entry["threads"], 1);
+    EXPECT_EQ(entry["iterations"], 1);  // one training iteration per repetition
+    EXPECT_NEAR(entry["real_time"].get<double>(), 1e3 * times[i], 1e-9);
+    EXPECT_EQ(entry["cpu_time"], entry["real_time"]);
+    EXPECT_EQ(entry["time_unit"], "ms");
+    EXPECT_EQ(entry["tokens_per_second"], zeppelin.tokens_per_second[static_cast<std::size_t>(i)]);
+    EXPECT_EQ(entry["mfu"], zeppelin.mfu[static_cast<std::size_t>(i)]);
+    EXPECT_EQ(entry["tflops_per_gpu"],
+              zeppelin.per_iteration[static_cast<std::size_t>(i)].model_tflops_per_gpu);
+    EXPECT_FALSE(entry.contains("error_occurred"));
+  }
+  EXPECT_EQ(keys_of(benchmarks[0]),
+            (std::vector<std::string>{"name", "family_index", "per_family_instance_index", "run_name",
+                                      "run_type", "repetitions", "repetition_index", "threads", "iterations",
+                                      "real_time", "cpu_time", "time_unit", "tokens_per_second", "mfu",
+                                      "tflops_per_gpu", "label"}));
+  const auto& mean = benchmarks[3];
+  EXPECT_EQ(mean["name"], "sample/zeppelin/iteration_time_mean");
+  EXPECT_EQ(mean["run_name"], "sample/zeppelin/iteration_time");
+  EXPECT_EQ(mean["run_type"], "aggregate");
+  EXPECT_EQ(mean["aggregate_name"], "mean");
+  EXPECT_EQ(mean["aggregate_unit"], "time");
+  EXPECT_FALSE(mean.contains("repetition_index"));
+  EXPECT_EQ(mean["iterations"], 3);  // the number of repetitions, as src/statistics.cc counts them
+  EXPECT_NEAR(mean["real_time"].get<double>(), 1e3 * (1.0 + 1.026 + 1.052) / 3, 1e-9);
+  EXPECT_EQ(mean["tokens_per_second"], zeppelin.throughput.mean);  // counters under the same statistic
+  EXPECT_EQ(keys_of(mean),
+            (std::vector<std::string>{"name", "family_index", "per_family_instance_index", "run_name",
+                                      "run_type", "repetitions", "threads", "aggregate_name",
+                                      "aggregate_unit", "iterations", "real_time", "cpu_time", "time_unit",
+                                      "tokens_per_second", "mfu", "tflops_per_gpu", "label"}));
+  const auto& median = benchmarks[4];
+  EXPECT_EQ(median["aggregate_name"], "median");
+  EXPECT_NEAR(median["real_time"].get<double>(), 1e3 * 1.026, 1e-9);
+  EXPECT_EQ(median["mfu"], zeppelin.mfu_aggregate.median);
+  EXPECT_EQ(benchmarks[5]["name"], "sample/ring-cp/iteration_time");
+  EXPECT_EQ(benchmarks[5]["family_index"], 1);
+  EXPECT_EQ(benchmarks[9]["name"], "sample/ring-cp/iteration_time_median");
+  for (std::size_t i = 10; i < 13; ++i) {
+    EXPECT_EQ(benchmarks[i]["name"], "sample/uniform-cp/iteration_time");
+    EXPECT_EQ(benchmarks[i]["error_occurred"], true);
+  }
   for (const auto& b : benchmarks) {
     EXPECT_TRUE(b["real_time"].is_number());  // github-action-benchmark reads real_time + time_unit
     EXPECT_TRUE(b["name"].is_string());
+    // No spread entries: github-action-benchmark alerts on every entry's real_time.
+    EXPECT_EQ(b["name"].get<std::string>().find("_stddev"), std::string::npos);
+    EXPECT_EQ(b["name"].get<std::string>().find("_cv"), std::string::npos);
   }
+}
+
+// The file is nlohmann's dump(2) with NaN written as Google Benchmark writes it (null would stop compare.py).
+TEST(GbenchReport, TextIsTheJsonWithNanAsGoogleBenchmarkWritesIt) {
+  RunResult run = test::sample_run();
+  run.systems.pop_back();  // without the OOM system: nothing but finite numbers
+  const nlohmann::ordered_json finite = gbench_json(summarize_run(run), test::fixed_context());
+  EXPECT_EQ(gbench_text(finite), finite.dump(2) + "\n");
+
+  const nlohmann::ordered_json with_oom =
+      gbench_json(summarize_run(test::sample_run()), test::fixed_context());
+  const std::string text = gbench_text(with_oom);
+  EXPECT_NE(text.find("\"real_time\": NaN,\n"), std::string::npos);
+  EXPECT_NE(text.find("\"cpu_time\": NaN,\n"), std::string::npos);
+  EXPECT_EQ(text.find("null"), std::string::npos);
+  std::string as_null = with_oom.dump(2) + "\n";  // the same text but for NaN where nlohmann writes null
+  for (std::size_t at = 0; (at = as_null.find("null", at)) != std::string::npos;)
+    as_null.replace(at, 4, "NaN");
+  EXPECT_EQ(text, as_null);
 }
 
 }  // namespace
