@@ -1,4 +1,5 @@
-// `zeppelin-bench calibrate SCENARIO --out PROFILE.json [--backend reference|cuda] [--profile BASE]`:
+// `zeppelin-bench calibrate SCENARIO --out PROFILE.json [--backend reference|cuda] [--profile BASE]
+// [--budget SECONDS]`:
 // measures the kernels and links a run of the scenario uses (core/qualify/calibration.hpp; cuda_qualify.hpp
 // on GPUs) and writes the hardware profile fitted to them, in the format the "hardware_profile" key and
 // `--profile` read, with the fit report (every point and its residual) beside it as PROFILE.fit.json. One
@@ -30,6 +31,7 @@ struct CalibrateFlags {
   std::string out;
   std::string profile;
   std::string backend = "reference";
+  double budget_seconds = 0;  // --budget: 0 measures every shape
 };
 
 std::filesystem::path fit_report_path(const std::filesystem::path& profile) {
@@ -113,10 +115,17 @@ ExitCode calibrate(const CalibrateFlags& flags) {
   Scenario scenario = load_scenario(flags.scenario);
   if (const auto profile = read_profile_flag(flags.profile)) scenario.hardware_profile = *profile;
   if (is_reporter()) check_writable(flags.out);
+  if (flags.budget_seconds > 0 && flags.backend == "cuda")
+    throw Error(ExitCode::bad_input, Location{flags.scenario, ""},
+                "--budget sizes the reference backend's CPU kernel shapes; the cuda backend's sweep takes "
+                "seconds and has no budget",
+                "leave out --budget, or calibrate with --backend reference");
+  qualify::CalibrationShapes shapes;
+  shapes.budget_seconds = flags.budget_seconds;
   const qualify::CalibrationSamples samples =
       flags.backend == "cuda"
           ? qualify::measure_for_calibration_cuda(scenario, qualify::GpuCalibrationSweep{})
-          : qualify::measure_for_calibration(scenario, {}, [](const std::string& line) {
+          : qualify::measure_for_calibration(scenario, shapes, [](const std::string& line) {
               // One line per shape on stderr: CPU kernels at a large model's dims take minutes each.
               std::fprintf(stderr, "%s\n", line.c_str());
               std::fflush(stderr);
@@ -154,6 +163,12 @@ void add_calibrate_command(CLI::App& app, CommandStatus& status) {
                    "on the GPUs)")
       ->check(CLI::IsMember({"reference", "cuda"}));
   add_profile_option(*command, flags->profile);
+  command
+      ->add_option("--budget", flags->budget_seconds,
+                   "Seconds to spend measuring kernels (reference backend): a quick probe estimates every "
+                   "shape, then fewer runs and the largest shapes are cut to fit; the estimate is printed")
+      ->type_name("SECONDS")
+      ->check(CLI::PositiveNumber);
   command->callback([flags, &status] {
     BackendTeardown teardown;  // the cuda backend's NCCL world ends before main returns
     status.code = calibrate(*flags);

@@ -12,6 +12,7 @@
 #include "core/common/error.hpp"
 #include "core/cost/cost_model.hpp"
 #include "core/exec/launch/launcher.hpp"
+#include "core/qualify/calibration_budget.hpp"
 #include "core/qualify/link_probes.hpp"
 #include "core/qualify/probe_support.hpp"
 #include "kernels/attention.hpp"
@@ -122,6 +123,38 @@ void measure_kernels(const Scenario& scenario, const CalibrationShapes& shapes, 
 
 constexpr std::uint64_t kStepBase = 7'000'000;
 
+// The layer's GEMM shapes the calibration times (n, k of each), as the budget estimates them.
+std::vector<GemmDims> layer_gemm_dims(const Scenario& scenario) {
+  const CostModel cost(scenario.cluster, scenario.model, scenario.hardware_profile.profile);
+  std::vector<GemmDims> out;
+  for (const auto& g : cost.layer_gemms())
+    if (g.n > 0 && g.k > 0) out.push_back({static_cast<long long>(g.n), static_cast<long long>(g.k)});
+  return out;
+}
+
+// One call of the smallest attention shape and one GEMM of the smallest rows at the layer's largest
+// (n, k): seconds per query-key pair and per multiply-add.
+ProbeCosts probe_costs(const Scenario& scenario, const CalibrationShapes& shapes,
+                       const std::vector<GemmDims>& gemms) {
+  ProbeCosts probe;
+  if (!shapes.attention_tokens.empty()) {
+    const int tokens = shapes.attention_tokens.front();
+    const AttentionTimes t = time_attention(scenario.model, tokens, 1);
+    probe.attention_pair_seconds =
+        (t.forward.seconds + t.backward.seconds) / (static_cast<double>(tokens) * (tokens + 1) / 2.0);
+  }
+  if (!shapes.gemm_rows.empty() && !gemms.empty()) {
+    GemmDims largest = gemms.front();
+    for (const GemmDims& g : gemms)
+      if (g.n * g.k > largest.n * largest.k) largest = g;
+    const int m = shapes.gemm_rows.front();
+    const KernelPoint p = time_gemm(m, static_cast<int>(largest.n), static_cast<int>(largest.k), 1);
+    probe.gemm_mnk_seconds = p.seconds / (static_cast<double>(m) * static_cast<double>(largest.n) *
+                                          static_cast<double>(largest.k));
+  }
+  return probe;
+}
+
 Tag transfer_tag(std::uint64_t id) {
   return Tag::make(reference::MessageKind::transfer, id);
 }
@@ -167,6 +200,40 @@ void gather_points(reference::Transport& t, std::vector<KernelPoint>& points, st
   }
 }
 
+// Every rank takes rank 0's probe, so all of them cut the shapes alike (their steps must match).
+ProbeCosts shared_probe(reference::Transport& t, ProbeCosts probe, std::chrono::milliseconds timeout) {
+  const Tag tag = transfer_tag(kStepBase + 900'100);
+  if (t.rank() == 0) {
+    for (int r = 1; r < t.size(); ++r) {
+      Bytes payload(sizeof(ProbeCosts));
+      std::memcpy(payload.data(), &probe, sizeof(ProbeCosts));
+      t.send(r, tag, std::move(payload));
+    }
+    return probe;
+  }
+  const Bytes payload = t.recv(0, tag, timeout);
+  if (payload.size() == sizeof(ProbeCosts)) std::memcpy(&probe, payload.data(), sizeof(ProbeCosts));
+  return probe;
+}
+
+// The shapes to measure: all of them, or those that fit shapes.budget_seconds, said on the reporting rank.
+CalibrationShapes budgeted(const Scenario& scenario, const CalibrationShapes& shapes, reference::Transport* t,
+                           const std::function<void(const std::string&)>& progress) {
+  if (shapes.budget_seconds <= 0) return shapes;
+  const std::vector<GemmDims> gemms = layer_gemm_dims(scenario);
+  ProbeCosts probe = probe_costs(scenario, shapes, gemms);
+  if (t != nullptr) probe = shared_probe(*t, probe, shapes.timeout);
+  const BudgetedShapes b = fit_to_budget(shapes, gemms, probe, shapes.budget_seconds);
+  if (progress) {
+    progress(fmt::format("calibrate: --budget {:g} s: {}", shapes.budget_seconds, describe(b, gemms)));
+    if (!b.within_budget)
+      progress(
+          "calibrate: even the smallest set (3 shapes of each kind, 1 run each) is over the budget; "
+          "measuring it");
+  }
+  return b.shapes;
+}
+
 }  // namespace
 
 CalibrationSamples measure_for_calibration(const Scenario& scenario, const CalibrationShapes& shapes,
@@ -177,16 +244,18 @@ CalibrationSamples measure_for_calibration(const Scenario& scenario, const Calib
   out.launch = describe(launch);
   if (!launch.multi_process()) {
     measure_kernels(
-        scenario, shapes, out, [](std::uint64_t) {}, progress);
+        scenario, budgeted(scenario, shapes, nullptr, progress), out, [](std::uint64_t) {}, progress);
     return out;
   }
   const std::unique_ptr<reference::Transport> transport = launched_transport(launch, cluster, "calibrate");
   reference::Transport& t = *transport;
   out.ranks = t.size();
   out.is_reporter = t.rank() == 0;
+  const std::function<void(const std::string&)> say =
+      out.is_reporter ? progress : std::function<void(const std::string&)>{};
   measure_kernels(
-      scenario, shapes, out, [&](std::uint64_t step) { barrier(t, kStepBase + step, shapes.timeout); },
-      out.is_reporter ? progress : std::function<void(const std::string&)>{});
+      scenario, budgeted(scenario, shapes, &t, say), out,
+      [&](std::uint64_t step) { barrier(t, kStepBase + step, shapes.timeout); }, say);
   if (out.is_reporter && progress && (cluster.gpus_per_node > 1 || cluster.nodes > 1))
     progress("calibrate: the links (ping-pongs between GPU 0 and its peers)");
   barrier(t, kStepBase + 500'000, shapes.timeout);

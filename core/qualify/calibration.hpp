@@ -25,6 +25,9 @@ struct CalibrationShapes {
   std::vector<int> gemm_rows{16, 64, 256, 1024};               // m, at each of the layer's four GEMM shapes
   std::vector<std::int64_t> transfer_bytes{64 << 10, 512 << 10, 4 << 20};
   int repetitions = 5;  // per shape; the median is the figure (a run sees typical times, not the best)
+  // > 0: cut the shapes to about this many seconds of kernel measuring after a quick probe
+  // (calibration_budget.hpp); 0 measures every shape.
+  double budget_seconds = 0;
   std::chrono::milliseconds timeout{30000};
 };
 

@@ -2,6 +2,8 @@
 """`zeppelin-bench calibrate` and the simulation ratio (issue 16, items 2 and 3), in one process, as a
 specification:
 
+* --budget SECONDS prints the probe's estimate and cuts the shapes to it (a tiny budget: the smallest set,
+  said to be over it); a budget of 0, or one on the cuda backend, is exit 2;
 * calibrate writes a profile that `run --profile` accepts, and beside it the fit report: every measured
   point with its residual, each fit's constants; links are not measured without a launcher, and the
   profile's header and the report's notes say so;
@@ -96,6 +98,24 @@ def main():
     folder = run([bench, "calibrate", scenario, "--out", work])
     if folder.returncode != 3 or "--out names a folder" not in folder.stderr:
         failures.append(f"--out a folder: exit {folder.returncode}: {folder.stderr[-500:]}")
+    # --budget: a probe, the estimate said, the shapes cut to it (never below three of each kind), and a
+    # profile written all the same; a budget of 0 or on the cuda backend is bad input.
+    budgeted = run([bench, "calibrate", scenario, "--out", os.path.join(work, "budget.json"), "--budget", "0.001"])
+    said = re.search(r"calibrate: --budget 0.001 s: about .* for (\d+) attention shapes, (\d+) GEMM shapes, (\d+) runs each",
+                     budgeted.stderr)
+    if budgeted.returncode != 0 or not said:
+        failures.append(f"--budget: exit {budgeted.returncode}, no estimate line: {budgeted.stderr[-1500:]}")
+    else:
+        steps = re.findall(r"calibrate: shape \d+ of (\d+):", budgeted.stderr)
+        expected = int(said.group(1)) + int(said.group(2))
+        if not steps or int(steps[0]) != expected or said.group(1) != "3" or said.group(3) != "1":
+            failures.append(f"--budget 0.001 s measured {steps[:1]} shapes, said {said.group(0)}")
+        if "over the budget" not in budgeted.stderr:
+            failures.append("--budget 0.001 s did not say the smallest set is over it")
+    for flags in (["--budget", "0"], ["--budget", "5", "--backend", "cuda"]):
+        refused = run([bench, "calibrate", scenario, "--out", os.path.join(work, "x.json")] + flags)
+        if refused.returncode != 2:
+            failures.append(f"calibrate {' '.join(flags)}: exit {refused.returncode}, expected 2")
     if failures:
         sys.exit("\n".join(failures))
     print("calibrate writes a profile run accepts; a run of the model itself reports simulated/measured")
