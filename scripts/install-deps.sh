@@ -12,26 +12,38 @@ CUDNN_FRONTEND_DIR="$ROOT/.deps/cudnn-frontend"
 have_cuda=0
 if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then have_cuda=1; fi
 
+# `--demo` (make demo): only what the simulator-only CLI needs, so a fresh machine runs the quickstart in
+# minutes; the rest (MPI, the test tools, the browser, clang, cudnn-frontend) comes with `make test`.
+demo=0
+if [ "${1:-}" = "--demo" ]; then demo=1; fi
+
 packages=(
   cmake ninja-build g++ make pkg-config git
   nlohmann-json3-dev libcli11-dev libfmt-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
-  libbenchmark-tools python3-numpy python3-scipy
   libsimgrid-dev
   coinor-libcbc-dev
-  libopenmpi-dev openmpi-bin
   libmimalloc-dev
-  chromium
-  clang libclang-rt-dev clang-format
 )
-# Debian's python3 has no pip module; the frontend install below needs one.
-if [ "$have_cuda" -eq 1 ] && ! python3 -m pip --version >/dev/null 2>&1; then packages+=(python3-pip); fi
+if [ "$demo" -eq 0 ]; then
+  packages+=(
+    libopenmpi-dev openmpi-bin
+    libgtest-dev libgmock-dev libbenchmark-dev
+    libbenchmark-tools python3-numpy python3-scipy
+    chromium
+    clang libclang-rt-dev clang-format
+    zsh groff-base
+  )
+  # Debian's python3 has no pip module; the frontend install below needs one.
+  if [ "$have_cuda" -eq 1 ] && ! python3 -m pip --version >/dev/null 2>&1; then packages+=(python3-pip); fi
+else
+  have_cuda=0  # the demo's build is simulator-only (ZEPPELIN_CUDA=OFF): no cudnn-frontend
+fi
 
 # The cudnn-frontend headers (header-only; --no-deps: the Python package's own dependencies are not
 # needed for C++). --target keeps it out of the system site-packages (PEP 668 refuses those installs).
 install_cudnn_frontend() {
   if [ "$have_cuda" -ne 1 ]; then
-    echo "install-deps: no CUDA toolkit, skipping cudnn-frontend"
+    echo "install-deps: no CUDA toolkit (or --demo), skipping cudnn-frontend"
     return 0
   fi
   local stamp="$CUDNN_FRONTEND_DIR/nvidia_cudnn_frontend-$CUDNN_FRONTEND_VERSION.dist-info"
