@@ -1,7 +1,10 @@
 #include "core/qualify/qualify_run.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <map>
+
+#include <fmt/format.h>
 
 #include "core/common/error.hpp"
 #include "core/exec/launch/launcher.hpp"
@@ -66,6 +69,7 @@ QualifyResult run_qualify(const Scenario& scenario, const QualifyOptions& option
   result.scenario = scenario.name;
   result.launch = describe(launch);
   if (!launch.multi_process()) {
+    if (options.progress) options.progress("qualify: compute probes of this host (one process: no link)");
     result.verdicts = evaluate(run_compute_probes(0, 0, options.compute), options.floors);
     result.notes.push_back(
         "one process: only this host's compute figures were measured, as node 0 GPU 0; run under "
@@ -81,11 +85,23 @@ QualifyResult run_qualify(const Scenario& scenario, const QualifyOptions& option
   // One rank at a time: on the reference backend the ranks of a node share the host's cores, and a
   // kernel timed while others run would measure the sharing, not the host.
   std::vector<Measurement> mine;
+  const auto started = std::chrono::steady_clock::now();
   for (int turn = 0; turn < t.size(); ++turn) {
+    if (result.is_reporter && options.progress) {
+      const double elapsed =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      const std::string to_go =
+          turn == 0 ? "" : fmt::format(", about {:.0f} s to go", elapsed / turn * (t.size() - turn));
+      options.progress(
+          fmt::format("qualify: compute probes of rank {} of {} (node {} GPU {}; {:.0f} s so far{})", turn,
+                      t.size(), cluster.node_of(turn), cluster.local_of(turn), elapsed, to_go));
+    }
     if (turn == t.rank())
       mine = run_compute_probes(cluster.node_of(turn), cluster.local_of(turn), options.compute);
     barrier(t, 1'000'000 + static_cast<std::uint64_t>(turn), options.links.timeout);
   }
+  if (result.is_reporter && options.progress)
+    options.progress("qualify: the links (pairs, rails, all rails at once, routed against direct)");
   const std::vector<Measurement> links = run_link_probes(t, cluster, options.links);
   mine.insert(mine.end(), links.begin(), links.end());
   std::vector<Measurement> all = gather(t, std::move(mine), options.links.timeout);

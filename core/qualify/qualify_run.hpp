@@ -4,6 +4,7 @@
 // against its floor (floors.hpp). Backend `reference`: the host's CPU kernels and the interfaces the
 // ranks' transport uses. Without a launcher only this process's compute figures are measured, and the
 // result says that no link was.
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,10 @@ struct QualifyOptions {
   LinkShapes links;
   GpuComputeSweep gpu_compute;  // cuda backend
   GpuLinkSweep gpu_links;
+  // When given, hears one line per step on the reporting rank (reference backend): "qualify: compute
+  // probes of rank 3 of 8 (node 0 GPU 3; 12 s so far, about 40 s to go)", then the links. The ranks probe
+  // one at a time, and a silent command of minutes looks hung.
+  std::function<void(const std::string&)> progress;
 };
 
 struct QualifyResult {

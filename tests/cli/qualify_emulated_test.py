@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """`zeppelin-bench qualify` on the emulated two-node cluster (issue 16), as a specification:
 
-* on four healthy rails every figure is at or above its floor: exit 0, qualify.json "passed": true;
+* on four healthy rails every figure is at or above its floor: exit 0, qualify.json "passed": true; on
+  the way it prints one progress line per rank's compute probes (with the time to go) and one for the
+  links, once (the reporting rank);
 * with rail 2 slowed by tc (100 Mbit/s), qualify exits 1 and names it: the console's failure list
   and qualify.json's failing figures are the transfers that leave on NIC 2 (and the routed transfer,
   which crosses every NIC), and only those.
@@ -42,6 +44,13 @@ def main():
     report = json.load(open(os.path.join(work, "healthy", "qualify.json")))
     if healthy.returncode != 0 or not report["passed"]:
         failures.append(f"healthy cluster: exit {healthy.returncode}, passed {report['passed']}:\n{healthy.stdout[-3000:]}{healthy.stderr[-2000:]}")
+    # It says where it is: one line per rank's compute probes (with an estimate from the second on), then
+    # the links, from the reporting rank only.
+    for line in ("qualify: compute probes of rank 0 of 8", "qualify: compute probes of rank 7 of 8", "s to go)",
+                 "qualify: the links"):
+        if healthy.stderr.count(line) != (1 if line != "s to go)" else 7):
+            failures.append(f"healthy cluster: progress line {line!r} printed {healthy.stderr.count(line)} times:\n"
+                            f"{healthy.stderr[-2000:]}")
     probes = {f["probe"] for f in report["figures"]}
     for probe in ("gemm", "attention", "p2p-intra", "p2p-rail", "all-rails", "routed"):
         if probe not in probes:
