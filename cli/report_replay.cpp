@@ -74,7 +74,7 @@ ReplayInput replay_input(const nlohmann::json& report, const std::string& file) 
     refuse(file, "/schema_version",
            "not a report this version can replay (schema_version " +
                (report.is_object() && report.contains("schema_version") ? report["schema_version"].dump()
-                                                                         : std::string("missing")) +
+                                                                        : std::string("missing")) +
                ", expected 2)",
            "a schema 1 report does not record the scenario that ran: run the scenario anew");
   const nlohmann::json& run = member(report, "run", file, "");
@@ -91,8 +91,10 @@ ReplayInput replay_input(const nlohmann::json& report, const std::string& file) 
     refuse(file, "/run/effective_scenario", "the effective scenario is not an object",
            "give a report.json written by `zeppelin-bench run` (schema 2)");
   const nlohmann::json& profile = member(run, "hardware_profile", file, "/run");
-  out.scenario["hardware_profile"] = inline_profile(member(profile, "values", file, "/run/hardware_profile"), file);
-  if (out.scenario.contains("output") && out.scenario["output"].is_object()) out.scenario["output"].erase("dir");
+  out.scenario["hardware_profile"] =
+      inline_profile(member(profile, "values", file, "/run/hardware_profile"), file);
+  if (out.scenario.contains("output") && out.scenario["output"].is_object())
+    out.scenario["output"].erase("dir");
 
   // A lengths file named relative to the scenario's folder: resolved as the run resolved it, from the
   // folder it ran in, which is where `report` is expected to run too.
@@ -105,7 +107,8 @@ ReplayInput replay_input(const nlohmann::json& report, const std::string& file) 
       (*workload)["lengths_file"].is_string()) {
     const std::filesystem::path lengths = (*workload)["lengths_file"].get<std::string>();
     if (lengths.is_relative())
-      (*workload)["lengths_file"] = std::filesystem::absolute(scenario_file.parent_path() / lengths).lexically_normal().string();
+      (*workload)["lengths_file"] =
+          std::filesystem::absolute(scenario_file.parent_path() / lengths).lexically_normal().string();
   }
 
   if (run.contains("plan_file") && run["plan_file"].is_string()) {
@@ -118,8 +121,10 @@ ReplayInput replay_input(const nlohmann::json& report, const std::string& file) 
 }
 
 std::string first_figure_difference(const nlohmann::json& original, const nlohmann::json& replayed) {
-  const nlohmann::ordered_json a = reports::without_volatile_fields(nlohmann::ordered_json::parse(original.dump()));
-  const nlohmann::ordered_json b = reports::without_volatile_fields(nlohmann::ordered_json::parse(replayed.dump()));
+  const nlohmann::ordered_json a =
+      reports::without_volatile_fields(nlohmann::ordered_json::parse(original.dump()));
+  const nlohmann::ordered_json b =
+      reports::without_volatile_fields(nlohmann::ordered_json::parse(replayed.dump()));
   for (const char* key : {"scenario", "verdict", "best_baseline", "baseline_ranking", "workload", "systems",
                           "comparisons", "gates"}) {
     const nlohmann::json left = a.contains(key) ? nlohmann::json::parse(a[key].dump()) : nlohmann::json();
@@ -133,7 +138,8 @@ std::string build_of(const nlohmann::json& report) {
   if (!report.is_object() || !report.contains("provenance") || !report["provenance"].is_object())
     return "an unknown build";
   const nlohmann::json& p = report["provenance"];
-  std::string out = p.value("tool", std::string("zeppelin-bench")) + " " + p.value("tool_version", std::string("?"));
+  std::string out =
+      p.value("tool", std::string("zeppelin-bench")) + " " + p.value("tool_version", std::string("?"));
   if (p.contains("git") && p["git"].is_object()) {
     out += ", git " + p["git"].value("sha", std::string("?"));
     if (p["git"].value("dirty", false)) out += " (dirty)";

@@ -28,7 +28,8 @@ struct ReplayInput {
 // best_baseline, baseline_ranking, workload, systems, comparisons and gates, volatile fields aside);
 // else the first difference as "/systems/0/per_iteration/1/iteration_seconds: 6.79 in the report, 6.81
 // replayed".
-[[nodiscard]] std::string first_figure_difference(const nlohmann::json& original, const nlohmann::json& replayed);
+[[nodiscard]] std::string first_figure_difference(const nlohmann::json& original,
+                                                  const nlohmann::json& replayed);
 
 // "zeppelin-bench 0.1.0, git beff254d1055 (dirty)" from provenance, "an unknown build" without one.
 [[nodiscard]] std::string build_of(const nlohmann::json& report);

@@ -35,7 +35,8 @@ std::vector<std::string> simulation_statements(const RunSummary& summary) {
   // The heading first, then the lines (built as a new vector: GCC 12 reports a false -Warray-bounds on
   // inserting a string at the front of this one when the string headers come precompiled).
   std::vector<std::string> out{
-      "the simulator against this measurement (layers time L\u00b7(F+B), same Program, same hardware profile; "
+      "the simulator against this measurement (layers time L\u00b7(F+B), same Program, same hardware "
+      "profile; "
       "> 1: the simulator is pessimistic):"};
   out.insert(out.end(), std::make_move_iterator(lines.begin()), std::make_move_iterator(lines.end()));
   return out;

@@ -11,7 +11,8 @@ namespace zb::reports {
 // Every line of `text` longer than `width` columns (UTF-8 code points, as display_width counts) broken
 // at spaces; a continuation line starts with the line's own leading spaces plus `hanging` more, so a
 // wrapped entry of an indented list stays visibly one entry. A word longer than the room left stays whole
-// on a line of its own (a path is not cut), and a number keeps its unit ("106 ms", "0.0 %"). Lines that fit, and their trailing newlines, are unchanged.
+// on a line of its own (a path is not cut), and a number keeps its unit ("106 ms", "0.0 %"). Lines that fit,
+// and their trailing newlines, are unchanged.
 [[nodiscard]] std::string wrap_text(std::string_view text, std::size_t width, std::size_t hanging = 2);
 
 }  // namespace zb::reports

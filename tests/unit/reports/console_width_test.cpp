@@ -38,8 +38,8 @@ std::vector<std::string> words_of(const std::string& text) {
 // the full table is over 150 columns wide.
 RunResult crowded_run() {
   RunResult run = test::sample_run();
-  run.systems[2] = test::feasible_system(SystemSpec{"uniform-cp", "uniform-cp", nlohmann::json{{"degree", 8}}},
-                                         {1.2, 1.3, 1.25}, 0.3);
+  run.systems[2] = test::feasible_system(
+      SystemSpec{"uniform-cp", "uniform-cp", nlohmann::json{{"degree", 8}}}, {1.2, 1.3, 1.25}, 0.3);
   for (int i = 0; i < 5; ++i) {
     const std::string label = "ring-cp[degree=" + std::to_string(2 << i) + ",dealing=balanced]";
     run.systems.push_back(test::feasible_system(
@@ -91,9 +91,9 @@ TEST(ConsoleWidth, WideKeepsEveryColumnOnOneLineEach) {
   const RunSummary summary = summarize_run(crowded_run());
   const std::string text = console_summary(summary, ConsoleLayout::full());
   const std::string header = table_header(text);
-  for (const std::string& title : {std::string("TFLOP/s/GPU"), std::string("tokens/s"),
-                                   std::string("vs best (uniform-cp)"), std::string("NIC util mean/max"),
-                                   std::string("NVLink util mean/max"), std::string("planner")})
+  for (const std::string& title :
+       {std::string("TFLOP/s/GPU"), std::string("tokens/s"), std::string("vs best (uniform-cp)"),
+        std::string("NIC util mean/max"), std::string("NVLink util mean/max"), std::string("planner")})
     EXPECT_NE(header.find(title), std::string::npos) << title;
   for (const SystemSummary& s : summary.systems)
     if (s.is_baseline) {
@@ -115,7 +115,8 @@ TEST(WrapText, BreaksAtSpacesWithAHangingIndent) {
   EXPECT_EQ(wrap_text("a /a/very/long/path b", 8), "a\n  /a/very/long/path\n  b");
   EXPECT_EQ(wrap_text("PASS  speedup of zeppelin", 14), "PASS  speedup\n  of zeppelin");  // gaps kept
   EXPECT_EQ(wrap_text("took 106 ms, of 2 s", 10), "took\n  106 ms,\n  of 2 s");  // a number keeps its unit
-  EXPECT_EQ(wrap_text("\u00d7\u00d7\u00d7 \u00b5s", 6), "\u00d7\u00d7\u00d7 \u00b5s");  // code points, not bytes
+  EXPECT_EQ(wrap_text("\u00d7\u00d7\u00d7 \u00b5s", 6),
+            "\u00d7\u00d7\u00d7 \u00b5s");  // code points, not bytes
 }
 
 TEST(WrapText, KeepsEveryWordInOrderAndFitsWhereWordsAllow) {
