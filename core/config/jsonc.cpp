@@ -86,39 +86,49 @@ std::string over_limit_hint(std::size_t max_bytes) {
 }
 
 // Tracks the JSON path while nlohmann parses, to refuse excessive nesting before it is built and to
-// report keys written twice in one object (nlohmann would silently keep the last one).
-class ParseWatcher {
- public:
-  ParseWatcher(const std::filesystem::path& file, ProblemList& problems) : file_(file), problems_(problems) {}
+// report keys written twice in one object (nlohmann would silently keep the last one). It is nlohmann's
+// own DOM builder with these checks added on its SAX events: nlohmann's callback parser (parse with a
+// callback) scans the parent container for discarded values at every object's end, which made an array
+// of n objects cost O(n^2) (400k "{}" took 32 s).
+class WatchingDomParser : public nlohmann::detail::json_sax_dom_parser<nlohmann::json> {
+  using Base = nlohmann::detail::json_sax_dom_parser<nlohmann::json>;
 
-  bool on_event(int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
-    using Event = nlohmann::json::parse_event_t;
-    switch (event) {
-      case Event::object_start:
-      case Event::array_start:
-        // `depth` counts the containers already open; this one would be number depth + 1.
-        if (depth >= max_jsonc_depth) throw TooDeep{};
-        frames_.push_back(Frame{event == Event::array_start, {}, 0, {}});
-        break;
-      case Event::key: {
-        Frame& top = frames_.back();
-        top.key = parsed.get<std::string>();
-        if (!top.keys.insert(top.key).second) {
-          problems_.add(Location{file_.string(), path(), 0, 0},
-                        "this key appears more than once in its object", "remove one of them");
-        }
-        break;
-      }
-      case Event::value:
-        finish_element();
-        break;
-      case Event::object_end:
-      case Event::array_end:
-        frames_.pop_back();
-        finish_element();
-        break;
+ public:
+  WatchingDomParser(nlohmann::json& result, const std::filesystem::path& file, ProblemList& problems)
+      : Base(result, true), file_(file), problems_(problems) {}
+
+  bool null() { return value(Base::null()); }
+  bool boolean(bool v) { return value(Base::boolean(v)); }
+  bool number_integer(number_integer_t v) { return value(Base::number_integer(v)); }
+  bool number_unsigned(number_unsigned_t v) { return value(Base::number_unsigned(v)); }
+  bool number_float(number_float_t v, const string_t& text) { return value(Base::number_float(v, text)); }
+  bool string(string_t& v) { return value(Base::string(v)); }
+  bool binary(binary_t& v) { return value(Base::binary(v)); }
+
+  bool start_object(std::size_t n) {
+    open(false);
+    return Base::start_object(n);
+  }
+  bool end_object() {
+    close();
+    return Base::end_object();
+  }
+  bool start_array(std::size_t n) {
+    open(true);
+    return Base::start_array(n);
+  }
+  bool end_array() {
+    close();
+    return Base::end_array();
+  }
+  bool key(string_t& k) {
+    Frame& top = frames_.back();
+    top.key = k;
+    if (!top.keys.insert(top.key).second) {
+      problems_.add(Location{file_.string(), path(), 0, 0}, "this key appears more than once in its object",
+                    "remove one of them");
     }
-    return true;  // keep everything
+    return Base::key(k);
   }
 
  private:
@@ -129,6 +139,19 @@ class ParseWatcher {
     std::set<std::string> keys;
   };
 
+  void open(bool is_array) {
+    // The containers already open; this one would be number size() + 1.
+    if (frames_.size() >= static_cast<std::size_t>(max_jsonc_depth)) throw TooDeep{};
+    frames_.push_back(Frame{is_array, {}, 0, {}});
+  }
+  void close() {
+    frames_.pop_back();
+    finish_element();
+  }
+  bool value(bool kept) {
+    finish_element();
+    return kept;
+  }
   void finish_element() {
     if (!frames_.empty() && frames_.back().is_array) ++frames_.back().index;
   }
@@ -219,13 +242,10 @@ nlohmann::json parse_jsonc(std::string_view text, const std::filesystem::path& f
   }
   const std::string json_text = strip_jsonc_comments(text, file_for_messages);
   ProblemList duplicates;
-  ParseWatcher watcher(file_for_messages, duplicates);
   nlohmann::json parsed;
   try {
-    parsed = nlohmann::json::parse(
-        json_text, [&watcher](int depth, nlohmann::json::parse_event_t event, nlohmann::json& value) {
-          return watcher.on_event(depth, event, value);
-        });
+    WatchingDomParser parser(parsed, file_for_messages, duplicates);
+    (void)nlohmann::json::sax_parse(json_text, &parser);
   } catch (const TooDeep&) {
     throw Error(ExitCode::bad_input,
                 location_of(text, offset_of_excess_nesting(json_text), file_for_messages),
