@@ -125,11 +125,8 @@ ExitCode calibrate(const CalibrateFlags& flags) {
   const qualify::CalibrationSamples samples =
       flags.backend == "cuda"
           ? qualify::measure_for_calibration_cuda(scenario, qualify::GpuCalibrationSweep{})
-          : qualify::measure_for_calibration(scenario, shapes, [](const std::string& line) {
-              // One line per shape on stderr: CPU kernels at a large model's dims take minutes each.
-              std::fprintf(stderr, "%s\n", line.c_str());
-              std::fflush(stderr);
-            });
+          // One line per shape on stderr: CPU kernels at a large model's dims take minutes each.
+          : qualify::measure_for_calibration(scenario, shapes, print_progress);
   if (!samples.is_reporter) return ExitCode::ok;
   const qualify::Calibration calibration = qualify::fit_calibration(samples, scenario);
   const std::filesystem::path out = flags.out;

@@ -6,7 +6,6 @@
 // The cuda backend is refused with exit 2 in a build without CUDA and NCCL, exit 3 without a usable GPU.
 #include <fmt/format.h>
 
-#include <cstdio>
 #include <memory>
 #include <string>
 
@@ -37,10 +36,7 @@ ExitCode qualify(const QualifyFlags& flags) {
   if (!flags.floors.empty()) options.floors = qualify::read_floors_file(flags.floors);
   qualify::apply_nominal_floors(options.floors, scenario.cluster,
                                 qualify::nominal_fractions(options.floors, cuda));
-  options.progress = [](const std::string& line) {
-    std::fprintf(stderr, "%s\n", line.c_str());
-    std::fflush(stderr);
-  };
+  options.progress = print_progress;
   const qualify::QualifyResult result =
       cuda ? qualify::run_qualify_cuda(scenario, options) : qualify::run_qualify(scenario, options);
   if (!result.is_reporter) return result.failures() == 0 ? ExitCode::ok : ExitCode::check_failed;

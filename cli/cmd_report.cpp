@@ -10,7 +10,6 @@
 // written; otherwise the report came from another model version and exit 2 names the first figure that
 // differs. A measured run (reference, cuda) cannot be replayed and is refused with exit 2.
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -22,6 +21,7 @@
 #include "cli/output.hpp"
 #include "cli/report_replay.hpp"
 #include "cli/run_command.hpp"
+#include "cli/scratch_folder.hpp"
 #include "core/config/jsonc.hpp"
 #include "reports/console.hpp"
 #include "reports/json_report.hpp"
@@ -40,32 +40,11 @@ struct ReportFlags {
   bool wide = false;
 };
 
-// A private folder for the replay's scenario file and reports, removed on every way out.
-struct ScratchFolder {
-  std::filesystem::path path;
-  ScratchFolder() {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string pattern = (std::filesystem::path(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") /
-                           "zeppelin-bench-report-XXXXXX")
-                              .string();
-    if (::mkdtemp(pattern.data()) == nullptr)
-      throw Error(ExitCode::runtime, Location{"report", "", 0, 0, -1}, "cannot make a temporary folder",
-                  "set TMPDIR to a writable folder");
-    path = pattern;
-  }
-  ~ScratchFolder() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path, ignored);
-  }
-  ScratchFolder(const ScratchFolder&) = delete;
-  ScratchFolder& operator=(const ScratchFolder&) = delete;
-};
-
 ExitCode rebuild(const ReportFlags& flags) {
   const nlohmann::json original = read_jsonc_file(flags.report, max_report_replay_bytes);
   const ReplayInput replay = replay_input(original, flags.report);
-  ScratchFolder scratch;
-  const std::filesystem::path scenario_file = scratch.path / "scenario.json";
+  const ScratchFolder scratch("report", "report");
+  const std::filesystem::path scenario_file = scratch.path() / "scenario.json";
   {
     std::ofstream out(scenario_file, std::ios::binary);
     out << replay.scenario.dump(2) << "\n";
@@ -74,7 +53,7 @@ ExitCode rebuild(const ReportFlags& flags) {
                   "cannot write the replay's scenario", "set TMPDIR to a folder with free space");
   }
   RunFlags run_flags;
-  run_flags.out = (scratch.path / "reports").string();
+  run_flags.out = (scratch.path() / "reports").string();
   run_flags.formats = {"json", "html", "trace"};
   for (const std::string& format : flags.formats) run_flags.formats.push_back(format);
   run_flags.plan = replay.plan_file;
@@ -90,7 +69,7 @@ ExitCode rebuild(const ReportFlags& flags) {
   const RunOutcome outcome = execute_run(loaded, run_flags, !flags.quiet);
 
   const nlohmann::json replayed =
-      read_jsonc_file(scratch.path / "reports" / "report.json", max_report_replay_bytes);
+      read_jsonc_file(scratch.path() / "reports" / "report.json", max_report_replay_bytes);
   if (const std::string difference = first_figure_difference(original, replayed); !difference.empty()) {
     throw Error(
         ExitCode::bad_input, Location{flags.report, "", 0, 0, -1},
@@ -102,7 +81,7 @@ ExitCode rebuild(const ReportFlags& flags) {
   const std::vector<std::filesystem::path> written =
       reports::publish_report_set(target, [&](const std::filesystem::path& staging) {
         std::vector<std::string> names;
-        for (const auto& entry : std::filesystem::directory_iterator(scratch.path / "reports")) {
+        for (const auto& entry : std::filesystem::directory_iterator(scratch.path() / "reports")) {
           std::filesystem::copy_file(entry.path(), staging / entry.path().filename());
           names.push_back(entry.path().filename().string());
         }

@@ -4,13 +4,10 @@
 // and exits 1 when a gate fails. With
 // --plan it executes that one plan instead (core/run/run_plan.hpp), for what-if experiments. Several
 // scenarios, or a folder of them, run in turn and add a combined table (cli/run_many.cpp).
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -27,6 +24,7 @@
 #include "cli/run_command.hpp"
 #include "cli/scenario_paths.hpp"
 #include "cli/scenario_set.hpp"
+#include "cli/scratch_folder.hpp"
 #include "core/config/scenario_loader.hpp"
 #include "core/exec/executor.hpp"
 #include "core/exec/launch/launcher.hpp"
@@ -63,19 +61,8 @@ Backend parse_backend(const std::string& name) {
 // tools; the summary goes to standard error. The report is written as ever, into a private temporary
 // folder (the checks, the atomic set), then copied out and the folder removed.
 ExitCode run_to_stdout(const RunFlags& flags, const std::string& file) {
-  std::string pattern = (std::filesystem::temp_directory_path() / "zeppelin-bench-stdout.XXXXXX").string();
-  if (::mkdtemp(pattern.data()) == nullptr)
-    throw Error(ExitCode::runtime, Location{"--out", "", 0, 0, -1},
-                std::string("cannot make a temporary folder for the report: ") + std::strerror(errno),
-                "set TMPDIR to a writable folder");
-  const std::filesystem::path folder = pattern;
-  struct Cleanup {
-    std::filesystem::path folder;
-    ~Cleanup() {
-      std::error_code ignored;
-      std::filesystem::remove_all(folder, ignored);
-    }
-  } cleanup{folder};
+  const ScratchFolder scratch("stdout", "--out");
+  const std::filesystem::path& folder = scratch.path();
   RunFlags f = flags;
   f.out = (folder / "report").string();
   LoadedRun loaded = load_run(f, file, false);

@@ -58,4 +58,9 @@ void print_problems(const Error& error) {
   }
 }
 
+void print_progress(const std::string& line) {
+  std::fprintf(stderr, "%s\n", line.c_str());
+  std::fflush(stderr);
+}
+
 }  // namespace zb::cli

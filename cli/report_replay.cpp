@@ -39,13 +39,15 @@ nlohmann::json inline_profile(const nlohmann::json& values, const std::string& f
   return out;
 }
 
-std::string shown(const nlohmann::json& value) {
+using ojson = nlohmann::ordered_json;  // the report's own type, as reports::without_volatile_fields takes it
+
+std::string shown(const ojson& value) {
   std::string text = value.dump();
   return text.size() > 80 ? text.substr(0, 77) + "..." : text;
 }
 
 // The first place, in document order, where `a` and `b` differ; "" when they are equal.
-std::string first_difference(const nlohmann::json& a, const nlohmann::json& b, const std::string& path) {
+std::string first_difference(const ojson& a, const ojson& b, const std::string& path) {
   if (a.type() != b.type() && !(a.is_number() && b.is_number()))
     return fmt::format("{}: {} in the report, {} replayed", path, shown(a), shown(b));
   if (a.is_object()) {
@@ -121,14 +123,12 @@ ReplayInput replay_input(const nlohmann::json& report, const std::string& file) 
 }
 
 std::string first_figure_difference(const nlohmann::json& original, const nlohmann::json& replayed) {
-  const nlohmann::ordered_json a =
-      reports::without_volatile_fields(nlohmann::ordered_json::parse(original.dump()));
-  const nlohmann::ordered_json b =
-      reports::without_volatile_fields(nlohmann::ordered_json::parse(replayed.dump()));
+  const ojson a = reports::without_volatile_fields(ojson::parse(original.dump()));
+  const ojson b = reports::without_volatile_fields(ojson::parse(replayed.dump()));
   for (const char* key : {"scenario", "verdict", "best_baseline", "baseline_ranking", "workload", "systems",
                           "comparisons", "gates"}) {
-    const nlohmann::json left = a.contains(key) ? nlohmann::json::parse(a[key].dump()) : nlohmann::json();
-    const nlohmann::json right = b.contains(key) ? nlohmann::json::parse(b[key].dump()) : nlohmann::json();
+    const ojson left = a.contains(key) ? a[key] : ojson();
+    const ojson right = b.contains(key) ? b[key] : ojson();
     if (std::string d = first_difference(left, right, std::string("/") + key); !d.empty()) return d;
   }
   return "";

@@ -15,7 +15,7 @@ struct Column {
   std::string title;
   int importance = 0;  // 0 = kept longest
   Align align = Align::right;
-  std::vector<std::string> cells;  // one per system; an infeasible system's cells stay empty but its first
+  std::vector<std::string> cells;  // one per system
 };
 
 std::string speedup_cell(const SystemSummary& s, const SystemSummary& baseline,
@@ -48,21 +48,24 @@ std::vector<Column> all_columns(const RunSummary& summary, bool wide) {
   const SystemSummary* best = summary.best_baseline ? summary.find(*summary.best_baseline) : nullptr;
 
   std::vector<Column> columns;
-  auto add = [&](std::string title, int importance, auto cell) {
-    Column c{std::move(title), importance, Align::right, {}};
-    for (const SystemSummary& s : summary.systems) c.cells.push_back(s.feasible() ? cell(s) : std::string());
+  // `cell` fills the row of every system that fitted in every iteration; `every_row` the others' too.
+  auto add = [&](std::string title, int importance, auto cell, Align align = Align::right,
+                 bool every_row = false) {
+    Column c{std::move(title), importance, align, {}};
+    for (const SystemSummary& s : summary.systems)
+      c.cells.push_back(every_row || s.feasible() ? cell(s) : std::string());
     columns.push_back(std::move(c));
   };
-  add("system", 0, [](const SystemSummary& s) { return s.label; });
-  columns.back().align = Align::left;
-  for (std::size_t i = 0; i < summary.systems.size(); ++i) columns.back().cells[i] = summary.systems[i].label;
-  add("iteration time", 1, [](const SystemSummary& s) { return time_with_spread(s.iteration_time); });
-  for (std::size_t i = 0; i < summary.systems.size(); ++i) {
-    const SystemSummary& s = summary.systems[i];
-    if (!s.feasible())
-      columns.back().cells[i] =
-          fmt::format("OOM ({} of {} iterations)", s.iterations - s.feasible_iterations, s.iterations);
-  }
+  add(
+      "system", 0, [](const SystemSummary& s) { return s.label; }, Align::left, true);
+  add(
+      "iteration time", 1,
+      [](const SystemSummary& s) {
+        return s.feasible() ? time_with_spread(s.iteration_time)
+                            : fmt::format("OOM ({} of {} iterations)", s.iterations - s.feasible_iterations,
+                                          s.iterations);
+      },
+      Align::right, true);
   add("tokens/s", 8, [](const SystemSummary& s) { return format_si(s.throughput.mean); });
   add("TFLOP/s/GPU", 40, [](const SystemSummary& s) { return fmt::format("{:.1f}", s.tflops_per_gpu.mean); });
   add("MFU", 3, [](const SystemSummary& s) { return format_percent(s.mfu_aggregate.mean); });
@@ -84,8 +87,8 @@ std::vector<Column> all_columns(const RunSummary& summary, bool wide) {
   add(wide ? "NVLink util mean/max" : "NVLink max", 5, [wide](const SystemSummary& s) {
     return utilisation_cell(s.nvlink_utilization_mean, s.nvlink_utilization_max, wide);
   });
-  add("planner", 7, [](const SystemSummary& s) { return planner_cell(s); });
-  columns.back().align = Align::left;
+  add(
+      "planner", 7, [](const SystemSummary& s) { return planner_cell(s); }, Align::left);
   return columns;
 }
 

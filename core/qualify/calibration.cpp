@@ -88,14 +88,20 @@ KernelPoint time_gemm(int m, int n, int k, int repetitions) {
   return {2.0 * m * static_cast<double>(n) * k, static_cast<double>(m), seconds};
 }
 
+// The layer's GEMM shapes the calibration times (n, k of each; those with no work left out).
+std::vector<GemmDims> layer_gemm_dims(const Scenario& scenario) {
+  const CostModel cost(scenario.cluster, scenario.model, scenario.hardware_profile.profile);
+  std::vector<GemmDims> out;
+  for (const auto& g : cost.layer_gemms())
+    if (g.n > 0 && g.k > 0) out.push_back({static_cast<long long>(g.n), static_cast<long long>(g.k)});
+  return out;
+}
+
 void measure_kernels(const Scenario& scenario, const CalibrationShapes& shapes, CalibrationSamples& out,
                      const std::function<void(std::uint64_t)>& sync,
                      const std::function<void(const std::string&)>& say) {
-  const CostModel cost(scenario.cluster, scenario.model, scenario.hardware_profile.profile);
-  std::size_t gemm_shapes = 0;
-  for (const auto& g : cost.layer_gemms())
-    if (g.n > 0 && g.k > 0) gemm_shapes += shapes.gemm_rows.size();
-  const std::size_t total = shapes.attention_tokens.size() + gemm_shapes;
+  const std::vector<GemmDims> gemms = layer_gemm_dims(scenario);
+  const std::size_t total = shapes.attention_tokens.size() + gemms.size() * shapes.gemm_rows.size();
   const auto started = std::chrono::steady_clock::now();
   const auto tell = [&](std::uint64_t step, const std::string& what) {
     if (!say) return;
@@ -111,8 +117,7 @@ void measure_kernels(const Scenario& scenario, const CalibrationShapes& shapes, 
     out.attention_forward.push_back(t.forward);
     out.attention_backward.push_back(t.backward);
   }
-  for (const auto& g : cost.layer_gemms()) {
-    if (g.n <= 0 || g.k <= 0) continue;
+  for (const GemmDims& g : gemms) {
     for (const int m : shapes.gemm_rows) {
       sync(++step);
       tell(step, fmt::format("GEMM {} x {} x {}", m, g.n, g.k));
@@ -122,15 +127,6 @@ void measure_kernels(const Scenario& scenario, const CalibrationShapes& shapes, 
 }
 
 constexpr std::uint64_t kStepBase = 7'000'000;
-
-// The layer's GEMM shapes the calibration times (n, k of each), as the budget estimates them.
-std::vector<GemmDims> layer_gemm_dims(const Scenario& scenario) {
-  const CostModel cost(scenario.cluster, scenario.model, scenario.hardware_profile.profile);
-  std::vector<GemmDims> out;
-  for (const auto& g : cost.layer_gemms())
-    if (g.n > 0 && g.k > 0) out.push_back({static_cast<long long>(g.n), static_cast<long long>(g.k)});
-  return out;
-}
 
 // One call of the smallest attention shape and one GEMM of the smallest rows at the layer's largest
 // (n, k): seconds per query-key pair and per multiply-add.

@@ -7,14 +7,7 @@ set -euo pipefail
 renderer=$1
 out_dir=$2
 
-browser=""
-for candidate in chromium chromium-browser google-chrome; do
-  if command -v "$candidate" > /dev/null 2>&1; then browser=$candidate; break; fi
-done
-if [[ -z $browser ]]; then
-  echo "SKIP: no chromium on PATH"
-  exit 77
-fi
+source "$(cd "$(dirname "$0")" && pwd)/find_chromium.sh"
 
 mkdir -p "$out_dir"
 html="$out_dir/browser_report.html"

@@ -12,14 +12,7 @@ report=$1
 out_dir=$2
 here=$(cd "$(dirname "$0")" && pwd)
 
-browser=""
-for candidate in chromium chromium-browser google-chrome; do
-  if command -v "$candidate" > /dev/null 2>&1; then browser=$candidate; break; fi
-done
-if [[ -z $browser ]]; then
-  echo "SKIP: no chromium on PATH"
-  exit 77
-fi
+source "$here/find_chromium.sh"
 
 mkdir -p "$out_dir"
 cp "$report" "$out_dir/report.html"
