@@ -14,7 +14,9 @@
 // is a full block, one whose keys all follow them is empty (O = 0, LSE = −inf written by a small fill
 // kernel, no cuDNN launch). Any other causal block is cut by rows into those three kinds (leading rows
 // that see no key, a bottom-right run, trailing rows that see every key: kernels/sdpa_blocks.hpp), so no
-// block is refused for its mask; build() refuses, naming the block, only what cuDNN cannot address
+// block is refused for its mask. A bottom-right run with as many keys as rows (a diagonal block) is also
+// cuDNN's top-left causal mask, and launches in a top-left graph of its own: cuDNN's fast backward path
+// (SdpaBuildOptions::square_top_left). build() refuses, naming the block, only what cuDNN cannot address
 // (element offsets beyond int32, head_dim not a multiple of 8 or above 256).
 //
 // For the executor:
@@ -68,12 +70,18 @@ struct SdpaBuildOptions {
   // before the call, so that every ragged offset cuDNN sees (inputs and gradients) is the prefix sum of
   // the lengths from 0, the layout cuDNN's own THD samples use. false: the tensors' own rows.
   bool packed_inputs = true;
+  // Bottom-right entries with as many keys as rows launch in a graph of their own with cuDNN's top-left
+  // causal alignment (the same mask for a square entry). On an H200 with cuDNN 9.19 the backward of a
+  // causal 8K-32K sequence ran at 502-537 TFLOP/s top-left against 251-260 bottom-right, on the same
+  // engine (zb_gpucheck time-bwd-layouts, docs/gpu-runs/2026-12-04-h200-run3). false: every causal entry
+  // bottom-right, as before.
+  bool square_top_left = true;
 };
 
 // The sizes of one cuDNN graph: the launched entries of one mask kind as one ragged batch (the plan derives
 // them from its blocks; public so that the validation below and its test can name a graph directly).
 struct SdpaGraphSpec {
-  SdpaEntryKind kind = SdpaEntryKind::full;  // bottom_right_causal or full
+  SdpaEntryKind kind = SdpaEntryKind::full;  // bottom_right_causal, square_causal or full
   AttentionShape shape;
   ElementType type = ElementType::bf16;
   bool backward = false;

@@ -27,7 +27,25 @@
 
 namespace zb::kernels {
 
-enum class SdpaEntryKind { empty, bottom_right_causal, full };
+// square_causal is never made by split_sdpa_block: the cuDNN plan relabels a bottom-right entry with as
+// many keys as rows (the usual diagonal block), whose mask is then also cuDNN's top-left causal one, so
+// that it launches in a top-left graph (SdpaBuildOptions::square_top_left says why).
+enum class SdpaEntryKind { empty, bottom_right_causal, full, square_causal };
+
+// The kind as messages and graph descriptions name it.
+constexpr const char* sdpa_kind_name(SdpaEntryKind kind) {
+  switch (kind) {
+    case SdpaEntryKind::empty:
+      return "empty";
+    case SdpaEntryKind::bottom_right_causal:
+      return "bottom-right causal";
+    case SdpaEntryKind::full:
+      return "full";
+    case SdpaEntryKind::square_causal:
+      return "square causal (top-left)";
+  }
+  return "unknown";
+}
 
 struct SdpaEntry {
   SdpaEntryKind kind = SdpaEntryKind::full;

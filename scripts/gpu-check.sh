@@ -10,6 +10,10 @@
 #                graphs (packed or dense accumulators, one call per mask kind or per entry), GQA and MHA
 #   gemm         cuBLASLt bf16 8192³ on random data (median of timed runs)
 #   cudnn        cuDNN SDPA causal bf16 forward and backward, 32 heads, d 128, 8K..64K tokens
+#   layouts      cuDNN causal forward and backward of one 8K and 32K sequence under graphs that differ in one
+#                layout property at a time (torch's BHSD, BSHD rows, THD ragged, padding mask, diagonal
+#                alignment, max_total accumulators) and every engine for torch's layout: why the project's
+#                backward graph ran at half of torch's (zb_gpucheck time-bwd-layouts)
 #   interference GEMM 8192³ (and cuDNN SDPA forward, 16K tokens) alone and beside a comm-like copy kernel
 #                (8/16/32 CTAs) and a 1-rank NCCL send/recv on another stream: comm_compute_slowdown;
 #                small-message latency (NCCL loaded at run time; without it, the copy kernel's figures);
@@ -60,7 +64,7 @@ MAX_CARRY_BYTES=$((64 * 1024 * 1024))
 RESULT_FILES=(summary.txt summary.json logs.tar.gz report.json qualify.json)
 MAX_RESULT_FILES=8
 # name:cap seconds, in running order; the dry run prints this plan.
-STEPS=(image:20 prepare:60 check:150 variants:60 gemm:40 cudnn:90 interference:60 own:60 verify:90 run:120 qualify:120 torch:100
+STEPS=(image:20 prepare:60 check:150 variants:60 gemm:40 cudnn:90 layouts:150 interference:60 own:60 verify:90 run:120 qualify:120 torch:100
   sanitizer:90 calibrate:120)
 # ZB_GPUCHECK_STEPS="check variants run": only those (image and prepare always run), e.g. a short second
 # call that looks again at what the first one found.
@@ -274,6 +278,7 @@ wanted check && step check 150 check.log "$GPUCHECK" check 20261204
 wanted variants && step variants 60 variants.log "$GPUCHECK" bwd-variants 20261204
 wanted gemm && step gemm 40 gemm.log "$GPUCHECK" time-gemm 8192 8192 8192
 wanted cudnn && step cudnn 90 cudnn.log "$GPUCHECK" time-cudnn "$HEADS" "$HEAD_DIM" "${LENGTHS[@]}"
+wanted layouts && step layouts 150 layouts.log "$GPUCHECK" time-bwd-layouts "$HEADS" "$HEAD_DIM" 8192 32768
 if ! wanted interference; then
   :
 elif [[ "$("$GPUCHECK" 2>&1)" == *interference* ]]; then

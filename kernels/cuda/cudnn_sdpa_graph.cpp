@@ -20,7 +20,7 @@ namespace {
 
 Status frontend_status(fe::error_t error, std::string_view step, const SdpaGraphSpec& spec) {
   if (error.is_good()) return Status::success();
-  const char* kind = spec.kind == SdpaEntryKind::bottom_right_causal ? "bottom-right causal" : "full";
+  const char* kind = sdpa_kind_name(spec.kind);
   return Status::failure("SdpaPlan::build: cudnn-frontend " + std::string(step) + " of the " +
                          (spec.backward ? "backward" : "forward") + " " + kind + " graph (batch " +
                          std::to_string(spec.batch) + ", s_q " + std::to_string(spec.max_q) + ", s_kv " +
@@ -75,6 +75,9 @@ void set_mask(Attributes& attributes, const SdpaGraphSpec& spec, const TensorPtr
   attributes.set_padding_mask(true).set_seq_len_q(seq_q).set_seq_len_kv(seq_kv);
   if (spec.kind == SdpaEntryKind::bottom_right_causal)
     attributes.set_diagonal_alignment(fe::DiagonalAlignment_t::BOTTOM_RIGHT).set_diagonal_band_right_bound(0);
+  // Square entries: top-left and bottom-right are the same mask, and top-left is the fast backward path.
+  if (spec.kind == SdpaEntryKind::square_causal)
+    attributes.set_diagonal_alignment(fe::DiagonalAlignment_t::TOP_LEFT).set_diagonal_band_right_bound(0);
 }
 
 }  // namespace

@@ -119,19 +119,27 @@ Status lay_out_plan(const AttentionShape& shape, std::span<const AttentionBlockD
     return Status::failure(std::string(kEntry) +
                            ": input_type must be bf16 or f16 (cuDNN SDPA has no f32 path)");
   if (Status s = split_sdpa_blocks(kEntry, shape, blocks, backward, layout.entries); !s) return s;
+  // Square bottom-right entries go top-left (SdpaBuildOptions::square_top_left), unless every one is
+  // 1 x 1: cuDNN's backward refuses a graph whose s_q = s_kv = 1, and those ride along with the longer
+  // bottom-right entries instead, as before.
+  const auto square = [](const SdpaEntry& e) {
+    return e.kind == SdpaEntryKind::bottom_right_causal && e.q_count == e.kv_count;
+  };
+  if (options.square_top_left &&
+      std::ranges::any_of(layout.entries, [&](const SdpaEntry& e) { return square(e) && e.q_count > 1; }))
+    for (SdpaEntry& entry : layout.entries)
+      if (square(entry)) entry.kind = SdpaEntryKind::square_causal;
   const std::vector<SdpaEntry>& entries = layout.entries;
-  // The forward's rows that see no key, and which mask kinds are launched.
+  // The launched kinds, one graph each (or one per entry), in this order.
+  constexpr SdpaEntryKind kLaunched[] = {SdpaEntryKind::square_causal, SdpaEntryKind::bottom_right_causal,
+                                         SdpaEntryKind::full};
+  // The forward's rows that see no key.
   std::vector<std::int64_t> scratch_q(entries.size(), 0), scratch_kv(entries.size(), 0);
-  bool has_kind[2] = {false, false};
-  for (const SdpaEntry& entry : entries) {
-    if (entry.kind == SdpaEntryKind::empty) {
+  for (const SdpaEntry& entry : entries)
+    if (entry.kind == SdpaEntryKind::empty)
       for (std::int64_t r = 0; r < entry.q_count; ++r) layout.empty_rows.push_back(entry.out_row + r);
-      continue;
-    }
-    has_kind[entry.kind == SdpaEntryKind::full ? 1 : 0] = true;
-  }
-  // Scratch rows (backward): graph by graph (bottom-right entries in list order, then full ones), so that
-  // each graph's rows are contiguous (graph_local_scratch); or in list order across graphs.
+  // Scratch rows (backward): graph by graph (square entries in list order, then bottom-right, then full), so
+  // that each graph's rows are contiguous (graph_local_scratch); or in list order across graphs.
   const auto assign_scratch = [&](std::size_t e) {
     scratch_q[e] = layout.scratch_q_rows;
     scratch_kv[e] = layout.scratch_kv_rows;
@@ -139,7 +147,7 @@ Status lay_out_plan(const AttentionShape& shape, std::span<const AttentionBlockD
     layout.scratch_kv_rows += entries[e].kv_count;
   };
   if (options.graph_local_scratch) {
-    for (SdpaEntryKind kind : {SdpaEntryKind::bottom_right_causal, SdpaEntryKind::full})
+    for (SdpaEntryKind kind : kLaunched)
       for (std::size_t e = 0; e < entries.size(); ++e)
         if (entries[e].kind == kind) assign_scratch(e);
   } else {
@@ -159,8 +167,7 @@ Status lay_out_plan(const AttentionShape& shape, std::span<const AttentionBlockD
     layout.dkv_source.push_back(scratch_kv[e]);
   }
   if (!backward) layout.scratch_q_rows = layout.scratch_kv_rows = 0;
-  for (SdpaEntryKind kind : {SdpaEntryKind::bottom_right_causal, SdpaEntryKind::full}) {
-    if (!has_kind[kind == SdpaEntryKind::full ? 1 : 0]) continue;
+  for (SdpaEntryKind kind : kLaunched) {
     std::vector<std::size_t> members;
     for (std::size_t e = 0; e < entries.size(); ++e) {
       if (entries[e].kind != kind) continue;
@@ -178,8 +185,7 @@ Status lay_out_plan(const AttentionShape& shape, std::span<const AttentionBlockD
 }
 
 std::string describe_graph(const SdpaGraphSpec& spec) {
-  return std::string(spec.backward ? "backward " : "forward ") +
-         (spec.kind == SdpaEntryKind::bottom_right_causal ? "bottom-right causal" : "full") + " batch " +
+  return std::string(spec.backward ? "backward " : "forward ") + sdpa_kind_name(spec.kind) + " batch " +
          std::to_string(spec.batch) + " s_q " + std::to_string(spec.max_q) + " s_kv " +
          std::to_string(spec.max_kv) + " heads " + std::to_string(spec.shape.heads) + "/" +
          std::to_string(spec.shape.kv_heads) + " d " + std::to_string(spec.shape.head_dim) +

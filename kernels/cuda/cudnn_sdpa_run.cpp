@@ -58,9 +58,8 @@ Status execute(const SdpaPlan::Impl& p, const SdpaGraph& g, VariantPack& pack, v
                std::string_view entry) {
   auto error = g.graph->execute(p.handle, pack, workspace);
   if (error.is_good()) return Status::success();
-  return Status::failure(std::string(entry) + ": cudnn-frontend execute of the " +
-                         (g.kind == SdpaEntryKind::full ? "full" : "bottom-right causal") + " graph (batch " +
-                         std::to_string(g.batch) + "): " + error.get_message());
+  return Status::failure(std::string(entry) + ": cudnn-frontend execute of the " + sdpa_kind_name(g.kind) +
+                         " graph (batch " + std::to_string(g.batch) + "): " + error.get_message());
 }
 
 Status set_stream(const SdpaPlan::Impl& p, Stream stream, std::string_view entry) {

@@ -30,6 +30,10 @@
 //       Reference: kernels/gpucheck/interference.cpp's top.
 //   zb_gpucheck sanitize                 one small case of each kernel, for compute-sanitizer
 //   zb_gpucheck bwd-variants [seed]      cuDNN backward under each SdpaBuildOptions (diagnosis)
+//   zb_gpucheck time-bwd-layouts HEADS DIM LEN...  cuDNN causal forward and backward of one sequence under
+//       graphs differing in one layout property at a time, and every engine for torch's layout (diagnosis):
+//       "LAYOUT <len> | <layout> | engine <name> | fwd <ms> ms <tflops> TFLOP/s | bwd <ms> ms <tflops>
+//       TFLOP/s"
 // Each timing is also followed by "NOTE <tag> <len|m n k> median of <runs> runs[, <sets> operand sets]".
 // Timings: random bf16 inputs uniform in [-1, 1] (never zeros), 3 warm-up runs, the MEDIAN of 20 runs
 // between CUDA events, operand sets rotated when one fits in L2 (kernels/gpucheck/timing.hpp).
@@ -161,14 +165,16 @@ int run_backward_variants(std::uint64_t seed) {
     const char* name;
     zb::kernels::cuda::SdpaBuildOptions options;
   };
-  // {ragged accumulators, one entry per call, graph-local scratch, packed inputs}. "first run" is the
-  // layout of the first H200 run (docs/gpu-runs/2026-12-04-h200), which gave wrong dQ on these cases.
-  const Variant variants[] = {{"default", {true, false, true, true}},
-                              {"first run", {true, false, false, false}},
-                              {"graph-local scratch only", {true, false, true, false}},
-                              {"packed inputs only", {true, false, false, true}},
-                              {"first run, dense accumulators", {false, false, false, false}},
-                              {"first run, one entry per call", {true, true, false, false}}};
+  // {ragged accumulators, one entry per call, graph-local scratch, packed inputs, square top-left}.
+  // "first run" is the layout of the first H200 run (docs/gpu-runs/2026-12-04-h200), which gave wrong dQ
+  // on these cases; "all bottom-right" is the default before square entries went top-left (run 3).
+  const Variant variants[] = {{"default", {true, false, true, true, true}},
+                              {"all bottom-right", {true, false, true, true, false}},
+                              {"first run", {true, false, false, false, false}},
+                              {"graph-local scratch only", {true, false, true, false, false}},
+                              {"packed inputs only", {true, false, false, true, false}},
+                              {"first run, dense accumulators", {false, false, false, false, false}},
+                              {"first run, one entry per call", {true, true, false, false, false}}};
   // Only the default layout decides the exit status: the others reproduce earlier code, and the second
   // H200 run (docs/gpu-runs/2026-12-04-h200-run2) showed them failing as expected.
   Reporter report;
@@ -302,7 +308,8 @@ int usage() {
   std::fprintf(
       stderr,
       "usage: zb_gpucheck versions | check [seed] | time HEADS HEAD_DIM LENGTH... | time-cudnn HEADS "
-      "HEAD_DIM LENGTH... | time-gemm M N K | interference | sanitize | bwd-variants [seed]\n");
+      "HEAD_DIM LENGTH... | time-gemm M N K | interference | sanitize | bwd-variants [seed] | "
+      "time-bwd-layouts HEADS HEAD_DIM LENGTH...\n");
   return 2;
 }
 
@@ -329,6 +336,11 @@ int main(int argc, char** argv) {
 #ifdef ZB_GPUCHECK_HAVE_CUDNN
   if (mode == "bwd-variants")
     return run_backward_variants(argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 11);
+  if (mode == "time-bwd-layouts" && argc >= 5) {
+    std::vector<long long> lengths;
+    for (int i = 4; i < argc; ++i) lengths.push_back(std::atoll(argv[i]));
+    return gc::run_backward_layout_timing(std::atoi(argv[2]), std::atoi(argv[3]), lengths);
+  }
 #endif
   if ((mode == "time" || mode == "time-cudnn") && argc >= 5) {
     std::vector<long long> lengths;

@@ -58,6 +58,11 @@ struct SdpaTiming {
 };
 SdpaTiming time_sdpa_causal(std::int64_t sequence_length, int heads, int head_dim);
 
+// zb_gpucheck time-bwd-layouts: one causal sequence per length under cuDNN graphs that differ in one layout
+// property at a time (sdpa_layout_timing.cpp says which and why); prints one LAYOUT line per graph and
+// engine; 0 when every layout that cuDNN supports ran.
+int run_backward_layout_timing(int heads, int head_dim, const std::vector<long long>& lengths);
+
 // cuBLASLt GEMM against a float64 loop: C = op(A)·op(B) (+ C when `accumulate`).
 CheckResult check_gemm(std::int64_t m, std::int64_t n, std::int64_t k, cuda::ElementType type,
                        bool transpose_a, bool transpose_b, bool accumulate, std::uint64_t seed);

@@ -188,10 +188,12 @@ TEST(CudnnSdpaValidate, BuildOptionsAndGraphKinds) {
     ASSERT_TRUE(cuda::validate_sdpa_plan(p.shape, p.descs, ElementType::bf16, backward, kHopper, {}, &graphs))
         << (backward ? "backward" : "forward");
     ASSERT_EQ(graphs.size(), 2u);
-    EXPECT_NE(graphs[0].find("bottom-right causal"), std::string::npos) << graphs[0];
+    // The diagonal step is square: top-left (SdpaBuildOptions::square_top_left).
+    EXPECT_NE(graphs[0].find("square causal (top-left)"), std::string::npos) << graphs[0];
     EXPECT_NE(graphs[1].find("full"), std::string::npos) << graphs[1];
   }
-  const cuda::SdpaBuildOptions variants[] = {{false, false}, {true, true}, {false, true}};
+  const cuda::SdpaBuildOptions variants[] = {
+      {false, false}, {true, true}, {false, true}, {true, false, true, true, false}};
   for (const cuda::SdpaBuildOptions& options : variants) {
     for (const Scenario& s : scenarios()) {
       const Packed q = pack(32, 8, 128, s.blocks);
@@ -209,6 +211,42 @@ TEST(CudnnSdpaValidate, BuildOptionsAndGraphKinds) {
       }
     }
   }
+}
+
+// Square causal entries launch top-left, in a graph of their own; non-square ones stay bottom-right; with
+// square_top_left off every causal entry is bottom-right, as before the third H200 run.
+TEST(CudnnSdpaValidate, SquareCausalEntriesLaunchTopLeft) {
+  const Scenario cut = scenarios()[4];
+  ASSERT_EQ(cut.name, "context-parallel cut and zigzag pair");
+  const Packed p = pack(32, 8, 128, cut.blocks);
+  for (bool backward : {false, true}) {
+    std::vector<std::string> graphs;
+    ASSERT_TRUE(
+        cuda::validate_sdpa_plan(p.shape, p.descs, ElementType::bf16, backward, kHopper, {}, &graphs));
+    ASSERT_EQ(graphs.size(), 2u);
+    EXPECT_NE(graphs[0].find("square causal (top-left) batch 1 s_q 1024 s_kv 1024"), std::string::npos)
+        << graphs[0];
+    EXPECT_NE(graphs[1].find("bottom-right causal batch 2 s_q 2048 s_kv 8192"), std::string::npos)
+        << graphs[1];
+    cuda::SdpaBuildOptions before;
+    before.square_top_left = false;
+    graphs.clear();
+    ASSERT_TRUE(
+        cuda::validate_sdpa_plan(p.shape, p.descs, ElementType::bf16, backward, kHopper, before, &graphs));
+    ASSERT_EQ(graphs.size(), 1u);
+    EXPECT_NE(graphs[0].find("bottom-right causal batch 3"), std::string::npos) << graphs[0];
+  }
+}
+
+// A plan whose only square entries are one-token documents keeps them bottom-right beside the longer
+// entries: a top-left graph of 1 x 1 entries alone would be refused by cuDNN's backward.
+TEST(CudnnSdpaValidate, OneTokenSquaresRideWithTheBottomRightEntries) {
+  const Packed p = pack(32, 8, 128, {{0, 1, 0, 1}, {4096, 6144, 0, 6144}, {0, 1, 0, 1}});
+  std::vector<std::string> graphs;
+  const Status st = cuda::validate_sdpa_plan(p.shape, p.descs, ElementType::bf16, true, kHopper, {}, &graphs);
+  ASSERT_TRUE(st) << st.message();
+  ASSERT_EQ(graphs.size(), 1u);
+  EXPECT_NE(graphs[0].find("bottom-right causal batch 3"), std::string::npos) << graphs[0];
 }
 
 // Every case the GPU check runs (kernels/gpucheck/sdpa_cases.cpp), forward and backward, under every build
