@@ -3,7 +3,8 @@
 // and executes every system of a scenario for every iteration, writes the reports, then prints the summary,
 // and exits 1 when a gate fails. With
 // --plan it executes that one plan instead (core/run/run_plan.hpp), for what-if experiments. Several
-// scenarios, or a folder of them, run in turn and add a combined table (cli/run_many.cpp).
+// scenarios, or a folder of them, run in turn and add a combined table (cli/run_many.cpp); [--shard I/N]
+// and [--combine] spread such a sweep over separate commands, as mpirun and srun spread it over ranks.
 
 #include <algorithm>
 #include <cstdio>
@@ -166,9 +167,10 @@ void keep_systems(Scenario& scenario, const std::vector<std::string>& patterns, 
   if (gates_dropped && source_gates) overrides.push_back({"--system", "/gates", kept_gates});
 }
 
-LoadedRun load_run(const RunFlags& f, const std::string& file, bool out_is_parent) {
+LoadedRun load_run(const RunFlags& f, const std::string& file, bool out_is_parent, bool check_folder) {
   LoadedRun run;
   run.file = file;
+  run.reporter = is_reporter();
   std::vector<ScenarioOverride> sets;
   run.scenario = load_scenario_with_sets(file, f.sets, sets);
   Scenario& scenario = run.scenario;
@@ -193,7 +195,7 @@ LoadedRun load_run(const RunFlags& f, const std::string& file, bool out_is_paren
   // A bad lengths file or a run larger than this machine's memory fails now, not when it is killed.
   check_runnable(scenario);
   // An output folder that cannot take the reports fails now, not after minutes of simulation.
-  if (is_reporter()) (void)reports::check_output_folder(scenario.output.dir);
+  if (check_folder) (void)reports::check_output_folder(scenario.output.dir);
   return run;
 }
 
@@ -201,7 +203,7 @@ RunOutcome execute_run(const LoadedRun& run, const RunFlags& f, bool progress) {
   const Scenario& scenario = run.scenario;
   reports::ProgressBar bar(stderr, progress && reports::ProgressBar::can_redraw(stderr));
   RunOptions options;
-  options.simulate_measured = is_reporter();
+  options.simulate_measured = run.reporter;
   options.on_progress = [&](const RunProgress& p) {
     if (f.verbose && progress) bar.note(p.system + ": iteration " + std::to_string(p.iteration));
     bar.update({p.system, p.system_index, p.systems, p.iteration, p.iterations});
@@ -216,7 +218,7 @@ RunOutcome execute_run(const LoadedRun& run, const RunFlags& f, bool progress) {
   context.runtime = result.runtime;  // what the executor asked at run time (cuda: versions, the GPU)
   outcome.verdict = outcome.summary.gates_passed() ? ExitCode::ok : ExitCode::check_failed;
   const std::string nothing = nothing_measured(result);
-  if (is_reporter()) {
+  if (run.reporter) {
     // Reports first: a reader of stdout that stops early (`| head -1`) or a full terminal log must not
     // cost the reports, and the output is then written in one piece.
     outcome.written =
@@ -293,11 +295,25 @@ void add_run_command(CLI::App& app, CommandStatus& status) {
       "Print the summary's every column (speed-up against each baseline, TFLOP/s/GPU, mean and "
       "max utilisation) without wrapping, however wide; by default it fits the terminal, or 100 "
       "columns off a terminal");
+  CLI::Option* shard =
+      command
+          ->add_option("--shard", f->shard,
+                       "I/N: run only shard I (from 0) of N of the scenarios (round-robin in path order) and "
+                       "write its results beside the table (--out); slurm-array: the Slurm job array task's "
+                       "place. Under mpirun or srun a sweep of simulated scenarios is spread over the ranks "
+                       "without it")
+          ->type_name("I/N|slurm-array");
+  command
+      ->add_flag(
+          "--combine", f->combine,
+          "Run nothing: write the combined table from the results the shards (--shard) wrote to --out; "
+          "give the shards' scenarios and flags")
+      ->excludes(shard);
   command->callback([f, &status] {
     BackendTeardown teardown;  // on every way out of the run, before main returns
     const ScenarioPaths paths = expand_scenario_paths(f->scenarios);
-    status.code =
-        paths.several ? run_many(*f, paths.files, paths.folder_title) : run_one(*f, paths.files.front());
+    const bool sweep = paths.several || !f->shard.empty() || f->combine;
+    status.code = sweep ? run_many(*f, paths.files, paths.folder_title) : run_one(*f, paths.files.front());
     teardown.finish();
   });
 }

@@ -28,8 +28,13 @@ struct RunFlags {
   std::vector<std::string> systems;  // --system: regular expressions; only systems whose label matches one
   bool quiet = false;
   bool verbose = false;
-  bool wide = false;  // --wide: the summary's every column, unwrapped, however wide the terminal
+  bool wide = false;     // --wide: the summary's every column, unwrapped, however wide the terminal
+  std::string shard;     // --shard I/N or slurm-array: run one share of a sweep (cli/sweep_shard.hpp)
+  bool combine = false;  // --combine: the combined table from the shards' results, running nothing
 };
+
+// Whether this process writes reports and prints (rank 0 under a multi-process launcher).
+[[nodiscard]] bool is_reporter();
 
 // A scenario as it will run: the file's content with the flags applied, and the formats to write.
 struct LoadedRun {
@@ -37,12 +42,17 @@ struct LoadedRun {
   Scenario scenario;
   std::vector<ScenarioOverride> overrides;
   std::vector<std::string> formats;
+  // Writes the reports (and checks that it can): rank 0 under a launcher, or every rank of a sweep spread
+  // over the ranks, each for its own scenarios (cli/run_many.cpp).
+  bool reporter = true;
 };
 
 // Loads `file` and applies the flags; --out replaces output.dir, or with `out_is_parent` becomes its
 // parent (DIR/<name>). Checks that the run can be done (core/run/preflight) and that the output folder
-// can take the reports, so a bad scenario fails before any work. Throws zb::Error (exit 2 or 3).
-[[nodiscard]] LoadedRun load_run(const RunFlags& flags, const std::string& file, bool out_is_parent);
+// can take the reports (where `check_folder`), so a bad scenario fails before any work. Throws zb::Error
+// (exit 2 or 3).
+[[nodiscard]] LoadedRun load_run(const RunFlags& flags, const std::string& file, bool out_is_parent,
+                                 bool check_folder = is_reporter());
 
 struct RunOutcome {
   reports::RunSummary summary;
@@ -50,16 +60,14 @@ struct RunOutcome {
   std::vector<std::filesystem::path> written;
 };
 
-// Plans and executes every system (or the --plan file), writes the reports (rank 0 alone under a
-// launcher), and returns the summary. `progress` shows the terminal progress bar.
+// Plans and executes every system (or the --plan file), writes the reports (where `run.reporter`), and
+// returns the summary. `progress` shows the terminal progress bar.
 [[nodiscard]] RunOutcome execute_run(const LoadedRun& run, const RunFlags& flags, bool progress);
 
-// Whether this process writes reports and prints (rank 0 under a multi-process launcher).
-[[nodiscard]] bool is_reporter();
-
 // `run` with several scenarios or a folder: each runs in turn, then the combined table is written and
-// printed. Exit code: 2 when any scenario is bad input (before anything runs), else 3 when any failed at
-// run time, else 1 when any gate failed, else 0.
+// printed; spread over processes by a launcher or --shard, and --combine (cli/sweep_summary.hpp). Exit
+// code: 2 when any scenario is bad input (before anything runs), else 3 when any failed at run time, else 1
+// when any gate failed, else 0 (a rank other than 0 of a spread sweep: 0 once its results are written).
 [[nodiscard]] ExitCode run_many(const RunFlags& flags, const std::vector<std::string>& files,
                                 const std::string& folder_title);
 
