@@ -186,9 +186,11 @@ ExitCode run_many(const RunFlags& f, const std::vector<std::string>& files, cons
   // Every rank of a spread sweep writes its own scenarios' reports; otherwise rank 0 writes them all.
   const bool reporter = (shard && shard->ranks) || is_reporter();
   ShardWait wait{launch_identity(kEnvironment), 60, !f.quiet};
-  read_env_integer("ZB_SWEEP_STALL_S", wait.stall_seconds);
-  if (wait.stall_seconds < 1)
-    throw_input_error(env_location("ZB_SWEEP_STALL_S"), "the stall limit is at least 1 second");
+  if (shard && shard->ranks && shard->index == 0) {  // read where it is used, before any work
+    read_env_integer("ZB_SWEEP_STALL_S", wait.stall_seconds);
+    if (wait.stall_seconds < 1)
+      throw_input_error(env_location("ZB_SWEEP_STALL_S"), "the stall limit is at least 1 second");
+  }
   if (reporter) check_folders(runs);
   if (shard && reporter) clear_shard_files(table_folder, *shard);
   std::vector<ShardRow> own;

@@ -14,7 +14,8 @@ mode `shards` (no MPI needed: the launchers' variables are set by hand, as srun 
 * rank 0 of 2 whose rank 1 never starts, and one whose rank 1 is killed mid-run: rank 0 gives up after
   ZB_SWEEP_STALL_S without a heartbeat, exits 3, and the table's rows of rank 1's scenarios name it;
 * bad flags: --shard 2/2, --shard slurm-array outside a job array (and `--array=0-3` inside one is
-  shard I of 4), --combine with other flags than the shards', --combine of a folder without shards.
+  shard I of 4), --combine with other flags than the shards', --combine of a folder without shards,
+  ZB_SWEEP_STALL_S=0.
 
 Usage: sweep_test.py BENCH GRID_DIR FAILING_GATE_JSON WORK_DIR mpirun|shards [MPIEXEC]
 """
@@ -210,6 +211,12 @@ def shards_mode(bench, grid, failing_gate, work):
         bad = run([bench, "run", *scenarios, *args, "-q"])
         if bad.returncode != 2 or expected not in bad.stderr:
             failures.append("%s: exit %d, %s" % (args, bad.returncode, bad.stderr))
+    # Rank 0's stall limit is whole seconds, at least 1.
+    zero = srun_env(0)
+    zero["ZB_SWEEP_STALL_S"] = "0"
+    bad = run([bench, "run", *scenarios, "--out", os.path.join(work, "zero"), *FAST], env=zero)
+    if bad.returncode != 2 or "environment ZB_SWEEP_STALL_S" not in bad.stderr:
+        failures.append("ZB_SWEEP_STALL_S=0: exit %d, %s" % (bad.returncode, bad.stderr))
     # A job array `--array=0-3`: task 2 is shard 2 of 4 (scenario position 2 of 3).
     array = clean_environment()
     array.update({"SLURM_ARRAY_TASK_ID": "2", "SLURM_ARRAY_TASK_COUNT": "4", "SLURM_ARRAY_TASK_MIN": "0",
