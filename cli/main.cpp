@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <new>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
 #include "core/common/allocator.hpp"
+#include "core/common/out_of_memory.hpp"
 #include "core/config/did_you_mean.hpp"
 #include "reports/terminal_text.hpp"
 #include "zb/build_info.hpp"
@@ -134,6 +136,13 @@ int main(int argc, char** argv) {
     zb::cli::check_stdout();
   } catch (const zb::Error& e) {
     return print_error(e);
+  } catch (const std::bad_alloc&) {
+    // What the command was doing, where it knows better (run: the system and iteration), arrives as a
+    // zb::Error above; this is the rest. The unwinding has freed what the command held, so the message
+    // can be built.
+    const auto chosen = app.get_subcommands();
+    const std::string command = chosen.empty() ? "" : " " + chosen.front()->get_name();
+    return print_error(zb::out_of_memory_error("running zeppelin-bench" + command, "the command"));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", zb::reports::terminal_field(e.what()).c_str());
     return static_cast<int>(zb::ExitCode::runtime);

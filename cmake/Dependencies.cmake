@@ -65,9 +65,11 @@ endif()
 
 # Links `target` with mimalloc ahead of every other shared library (--no-as-needed: the executable names
 # no mimalloc symbol, so the linker would otherwise drop it), so that its malloc and free, and thereby
-# operator new and delete, replace glibc's for the whole process.
+# operator new and delete, replace glibc's for the whole process. core/common/throwing_new.cpp comes with
+# it: mimalloc's own operator new aborts when memory runs out, that file's throws std::bad_alloc.
 function(zb_link_allocator target)
   if(ZEPPELIN_HAVE_MIMALLOC)
+    target_sources(${target} PRIVATE ${PROJECT_SOURCE_DIR}/core/common/throwing_new.cpp)
     target_link_options(${target} PRIVATE "LINKER:--push-state,--no-as-needed" $<TARGET_FILE:mimalloc>
                         "LINKER:--pop-state")
   endif()

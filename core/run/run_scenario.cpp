@@ -1,6 +1,9 @@
 #include "core/run/run_scenario.hpp"
 
+#include <new>
+
 #include "core/common/error.hpp"
+#include "core/common/out_of_memory.hpp"
 #include "core/cost/cost_model.hpp"
 #include "core/exec/executor.hpp"
 #include "core/plan/verify.hpp"
@@ -80,29 +83,35 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
     sr.system = system;
     const auto strategy = make_strategy(system, scenario, planner_cost);
     for (int i = 0; i < iterations; ++i) {
-      if (options.on_progress) options.on_progress({system.label, si, systems, i, iterations});
-      // Drawn now and dropped after this iteration: a batch depends on the seed and i only, so every system
-      // gets the same one without any being stored, and memory does not grow with iterations × documents.
-      const Batch batch = workload.batch(i);
-      if (si == 0) {  // the scenario loader requires at least one system
-        result.workload.add(batch);
-        result.long_documents.add(i, batch.lengths);
-      }
-      plan::Plan p = timed_plan(*strategy, batch);
-      IterationResult it = iteration_of(p, i);
-      if (options.verify_plans && p.world_size <= options.verify_max_ranks) {
-        it.verification = plan::verify(
-            p, {.token_capacity = tensor_parallel_token_capacity(cost, scenario.parallelism.tensor),
-                .heads = scenario.model.heads,
-                .capacity_of_tp_width = [&](int w) { return tensor_parallel_token_capacity(cost, w); }});
-        if (!it.verification.empty()) {
-          throw_runtime_error(Location{scenario.source_file.string(), "systems", 0, 0, -1},
-                              "the plan of " + system.label + " for iteration " + std::to_string(i) +
-                                  " is invalid: " + it.verification.front(),
-                              "this is a bug in the strategy; please report it with the scenario");
+      try {
+        if (options.on_progress) options.on_progress({system.label, si, systems, i, iterations});
+        // Drawn now and dropped after this iteration: a batch depends on the seed and i only, so every system
+        // gets the same one without any being stored, and memory does not grow with iterations × documents.
+        const Batch batch = workload.batch(i);
+        if (si == 0) {  // the scenario loader requires at least one system
+          result.workload.add(batch);
+          result.long_documents.add(i, batch.lengths);
         }
+        plan::Plan p = timed_plan(*strategy, batch);
+        IterationResult it = iteration_of(p, i);
+        if (options.verify_plans && p.world_size <= options.verify_max_ranks) {
+          it.verification = plan::verify(
+              p, {.token_capacity = tensor_parallel_token_capacity(cost, scenario.parallelism.tensor),
+                  .heads = scenario.model.heads,
+                  .capacity_of_tp_width = [&](int w) { return tensor_parallel_token_capacity(cost, w); }});
+          if (!it.verification.empty()) {
+            throw_runtime_error(Location{scenario.source_file.string(), "systems", 0, 0, -1},
+                                "the plan of " + system.label + " for iteration " + std::to_string(i) +
+                                    " is invalid: " + it.verification.front(),
+                                "this is a bug in the strategy; please report it with the scenario");
+          }
+        }
+        execute_iteration(*executor, context, std::move(p), std::move(it), sr, simulator.get());
+      } catch (const std::bad_alloc&) {
+        // The unwinding has freed this iteration's plan and program, so the message can be built.
+        throw out_of_memory_error("planning and running " + system.label + " (iteration " +
+                                  std::to_string(i + 1) + " of " + std::to_string(iterations) + ")");
       }
-      execute_iteration(*executor, context, std::move(p), std::move(it), sr, simulator.get());
     }
     result.systems.push_back(std::move(sr));
   }

@@ -1,7 +1,7 @@
 // simulate_isolated: one SimGrid run in a forked child (why: simulate.hpp). The child inherits the
 // platform and task graph by copy-on-write, so nothing but the result crosses the pipe:
-//   status (uint32: 0 ok, 1 failed), then either n (uint64) and n starts and n ends (doubles),
-//   or a message length (uint64) and the message.
+//   status (uint32: 0 ok, 1 failed, 2 out of memory), then either n (uint64) and n starts and n ends
+//   (doubles), or a message length (uint64) and the message.
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <new>
 #include <string>
 
 #include "core/common/error.hpp"
@@ -49,6 +50,8 @@ std::string read_all(int fd) {
   TaskTimes times;
   try {
     times = simulate_in_this_process(platform, graph);
+  } catch (const std::bad_alloc&) {
+    status = 2;  // out of memory: the parent throws std::bad_alloc again, for the caller's message
   } catch (const std::exception& e) {
     status = 1;
     message = e.what();
@@ -105,6 +108,7 @@ TaskTimes simulate_isolated(const Platform& platform, const TaskGraph& graph) {
   }
   std::memcpy(&status, bytes.data(), sizeof status);
   std::memcpy(&n, bytes.data() + sizeof status, sizeof n);
+  if (status == 2) throw std::bad_alloc();
   if (status != 0) throw simulation_error(bytes.substr(header, n));
   if (bytes.size() != header + 2 * n * sizeof(double))
     throw simulation_error("truncated result from the SimGrid child");
