@@ -76,6 +76,18 @@ struct HardwareProfile {
 // The JSON keys of HardwareProfile, in the table's order (for reports and docs).
 [[nodiscard]] std::vector<std::string_view> hardware_profile_keys();
 
+// The values a key accepts (docs/METRICS.md, "Allowed"): finite and in [min, max], or 0 where `zero_too`
+// (0 means "unset"), a whole number where `whole`, true or false where `flag`; never subnormal.
+struct HardwareProfileRange {
+  std::string_view key;
+  double min = 0;
+  double max = 0;
+  bool zero_too = false;
+  bool whole = false;
+  bool flag = false;
+};
+[[nodiscard]] std::vector<HardwareProfileRange> hardware_profile_ranges();
+
 // Which profile a run uses and where it came from: "defaults" (no profile given), "inline" (an object in
 // the scenario) or the profile file's path. Reports print both (docs/REPORT_FORMAT.md).
 struct HardwareProfileSpec {

@@ -287,7 +287,12 @@ std::int64_t CostModel::token_capacity_per_gpu() const {
   const double usable = cluster_.gpu.memory_bytes * (1.0 - profile_.memory_reserve_fraction);
   const double free_for_activations = usable - model_state_bytes_per_gpu();
   if (free_for_activations <= 0) return 0;
-  return static_cast<std::int64_t>(std::floor(free_for_activations / activation_bytes_per_token()));
+  // Saturated rather than cast: a double beyond int64's range converts to -2^63 on x86 (issue 38: a
+  // 1e290 TB GPU once gave a capacity of -9223 P tokens). 2^48 tokens is more than any batch, and leaves
+  // the planners' capacity × ranks sums far from overflow.
+  constexpr double kMostTokens = 0x1p48;
+  return static_cast<std::int64_t>(
+      std::min(kMostTokens, std::floor(free_for_activations / activation_bytes_per_token())));
 }
 
 }  // namespace zb

@@ -95,7 +95,8 @@ class CostModel {
   [[nodiscard]] double total_params() const;  // all layers plus input and output embeddings
   [[nodiscard]] double model_state_bytes_per_gpu() const;
   [[nodiscard]] double activation_bytes_per_token() const;  // all layers
-  // Tokens one GPU can hold in a micro-batch: (HBM·(1−reserve) − model states) / activation bytes per token.
+  // Tokens one GPU can hold in a micro-batch: (HBM·(1−reserve) − model states) / activation bytes per token,
+  // at most 2^48.
   [[nodiscard]] std::int64_t token_capacity_per_gpu() const;
 
   [[nodiscard]] const ClusterSpec& cluster() const { return cluster_; }
