@@ -2,8 +2,8 @@
 // CI performance gating between two JSON reports (reports/compare.hpp). Exit 1 when a system ran out of
 // memory in more of its iterations than before, or when its iteration time, tokens/s or MFU got worse by
 // more than the threshold with p below alpha (paired t test for simulations of the same seed and batches,
-// Mann–Whitney U otherwise); 0 otherwise (warnings included); 2 when a file is missing, not JSON, or not a
-// schema 1 or 2 report.
+// Mann–Whitney U otherwise); 0 otherwise (warnings included); 2 when a file is missing, too large, not
+// JSON, not a schema 1 or 2 report or one with impossible counts, or when no system is in both reports.
 #include <cstdio>
 #include <memory>
 #include <string>

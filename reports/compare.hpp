@@ -8,6 +8,7 @@
 //   runs with the Mann–Whitney U test over the samples.
 // A regression needs BOTH an effect beyond the threshold and significance (p < alpha): a single-point ratio
 // is too noisy to gate on, and a significant but tiny change is not worth failing a build for.
+#include <cstddef>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -72,10 +73,17 @@ struct ComparisonReport {
   [[nodiscard]] int regressions() const;
 };
 
+// The largest report file compare reads: the limit `report` reads report.json under
+// (cli/report_replay.hpp), so that /dev/zero or an endless pipe is refused instead of filling memory.
+inline constexpr std::size_t max_compared_report_bytes = 256u * 1024u * 1024u;
+
 // Reads and checks a report written by `run` (schema_version 1 or 2). Throws zb::Error with exit code 2
-// naming the file when it cannot be read, is not JSON, or has another schema version or shape.
+// naming the file when it cannot be read, is larger than max_compared_report_bytes, is not JSON, or has
+// another schema version or shape (counts included: at most an int's worth of iterations, no more fitted
+// than ran).
 [[nodiscard]] nlohmann::json load_report_file(const std::filesystem::path& path);
 
+// Throws zb::Error (exit 2) when no system label is in both reports: nothing would be compared.
 [[nodiscard]] ComparisonReport compare_reports(const nlohmann::json& base, const nlohmann::json& candidate,
                                                const CompareOptions& options);
 

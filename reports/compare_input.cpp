@@ -1,5 +1,7 @@
 #include "reports/compare_input.hpp"
 
+#include <limits>
+
 #include <fmt/format.h>
 
 #include "core/common/error.hpp"
@@ -10,6 +12,8 @@ namespace {
 
 // Schema 1 reports (before the `run` section) still compare, unpaired: CI caches keep old baselines.
 constexpr int oldest_compared_schema_version = 1;
+
+constexpr const char* written_by_run = "pass the report.json written by `zeppelin-bench run`";
 
 [[noreturn]] void bad_report(const std::string& file, const std::string& json_path, const std::string& what,
                              const std::string& hint = {}) {
@@ -51,11 +55,27 @@ void check_system_shape(const nlohmann::json& system, const std::string& file, c
       check_number_array(*samples, file, where + ".samples." + metric.key);
     }
   }
+  // Counts `run` can write: an int each, and no more fitted than ran (2^63 - 1 iterations once passed and
+  // wrapped around into the out-of-memory shares).
   for (const char* count : {"iterations", "feasible_iterations"}) {
     const nlohmann::json* value = member(system, count);
-    if (value != nullptr && !value->is_number_unsigned()) {
+    if (value == nullptr) continue;
+    if (!value->is_number_unsigned())
       bad_report(file, where + "." + count, "not a whole number of iterations");
+    if (value->get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<int>::max())) {
+      bad_report(file, where + "." + count,
+                 fmt::format("{} iterations is more than a run can have (at most {})",
+                             value->get<std::uint64_t>(), std::numeric_limits<int>::max()),
+                 written_by_run);
     }
+  }
+  const nlohmann::json* ran = member(system, "iterations");
+  const nlohmann::json* fitted = member(system, "feasible_iterations");
+  if (ran != nullptr && fitted != nullptr && fitted->get<std::uint64_t>() > ran->get<std::uint64_t>()) {
+    bad_report(file, where + ".feasible_iterations",
+               fmt::format("{} iterations fitted of {} that ran", fitted->get<std::uint64_t>(),
+                           ran->get<std::uint64_t>()),
+               written_by_run);
   }
   if (const nlohmann::json* per_iteration = member(system, "per_iteration")) {
     if (!per_iteration->is_array()) bad_report(file, where + ".per_iteration", "not an array");
@@ -79,9 +99,9 @@ void check_report_shape(const nlohmann::json& report, const std::string& file) {
   const nlohmann::json* version = member(report, "schema_version");
   if (version == nullptr || !version->is_number_integer()) {
     bad_report(file, "schema_version", "not a zeppelin-bench report (no integer schema_version)",
-               "pass the report.json written by `zeppelin-bench run`");
+               written_by_run);
   }
-  const int number = version->get<int>();
+  const std::int64_t number = version->get<std::int64_t>();  // not int: 2^32 + 2 would read as 2
   if (number < oldest_compared_schema_version || number > report_schema_version) {
     bad_report(file, "schema_version",
                fmt::format("schema_version {} is not supported (this build reads {} to {})", number,
@@ -149,6 +169,15 @@ const nlohmann::json* find_system(const nlohmann::json& report, const std::strin
     if (system["label"].get<std::string>() == label) return &system;
   }
   return nullptr;
+}
+
+std::string labels_of(const nlohmann::json& report) {
+  std::string out;
+  for (const auto& system : report["systems"]) {
+    if (!out.empty()) out += ", ";
+    out += "\"" + system["label"].get<std::string>() + "\"";
+  }
+  return out.empty() ? "none" : out;
 }
 
 std::vector<double> samples_of(const nlohmann::json& system, const char* key) {

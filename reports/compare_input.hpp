@@ -30,6 +30,8 @@ void check_report_shape(const nlohmann::json& report, const std::string& file);
 [[nodiscard]] std::vector<std::string> batch_fingerprints(const nlohmann::json& report);
 
 [[nodiscard]] const nlohmann::json* find_system(const nlohmann::json& report, const std::string& label);
+// The systems' labels, quoted and joined by ", " ("none" without systems), for messages.
+[[nodiscard]] std::string labels_of(const nlohmann::json& report);
 [[nodiscard]] std::vector<double> samples_of(const nlohmann::json& system, const char* key);
 [[nodiscard]] int iterations_of(const nlohmann::json& system);
 [[nodiscard]] int oom_iterations_of(const nlohmann::json& system);

@@ -1,7 +1,8 @@
 // `compare` of measured runs (the U test): verdicts and exit codes. The report files are built here from the
 // sample run: a report
 // against itself exits 0; one whose samples are 20 % slower exits 1; too few samples warn and exit 0; an
-// unreadable, invalid or wrong-version file exits 2 naming it. The CLI cases run the real binary.
+// unreadable, endless, invalid or wrong-version file, counts no run writes, and reports with no system in
+// common exit 2. The CLI cases run the real binary.
 #include <cstdlib>
 #include <fstream>
 
@@ -91,6 +92,32 @@ TEST(Compare, SystemsOnOneSideOnlyAreWarnings) {
   EXPECT_GE(result.warnings.size(), 2U);
 }
 
+// A gate over nothing must not pass: every label renamed, or no systems on a side, is bad input naming
+// both sides' labels (it was "no regression", exit 0).
+TEST(Compare, NoSystemInCommonIsBadInputListingBothSides) {
+  nlohmann::json renamed = report_with(8, 1.0);
+  for (auto& system : renamed["systems"]) system["label"] = system["label"].get<std::string>() + "-v2";
+  nlohmann::json empty = report_with(8, 1.0);
+  empty["systems"] = nlohmann::json::array();
+  for (const nlohmann::json& candidate : {renamed, empty}) {
+    try {
+      (void)compare_reports(report_with(8, 1.0), candidate, {});
+      ADD_FAILURE() << "compared " << candidate["systems"].size() << " systems with none in common";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ExitCode::bad_input);
+      const std::string message = e.what();
+      EXPECT_NE(
+          message.find("systems: nothing to compare: no system label is in both reports (base: \"zeppelin\""),
+          std::string::npos)
+          << message;
+      EXPECT_NE(
+          message.find(candidate["systems"].empty() ? "candidate: none)" : "candidate: \"zeppelin-v2\""),
+          std::string::npos)
+          << message;
+    }
+  }
+}
+
 TEST(Compare, FormatsCarryTheSameVerdict) {
   ComparisonReport result = compare_reports(report_with(8, 1.0), report_with(8, 1.2), {});
   EXPECT_NE(format_comparison_text(result).find("REGRESSION"), std::string::npos);
@@ -127,6 +154,53 @@ TEST(CompareFiles, BadFilesAreBadInputNamingTheFile) {
       EXPECT_EQ(e.code(), ExitCode::bad_input);
       EXPECT_NE(std::string(e.what()).find(path.filename().string()), std::string::npos) << e.what();
     }
+  }
+}
+
+// Counts no run writes are refused where they stand: 2^63 - 1 iterations once wrapped around into the
+// out-of-memory shares and read as a regression.
+TEST(CompareFiles, CountsNoRunWritesAreBadInputNamingThePath) {
+  struct Case {
+    const char* name;
+    std::uint64_t iterations;
+    std::uint64_t feasible;
+    const char* expected;
+  };
+  const std::uint64_t most = 2147483647;  // INT_MAX: run's iteration count is an int
+  for (const Case& c :
+       {Case{"huge.json", 9223372036854775807ULL, 8,
+             "systems[0].iterations: 9223372036854775807 "
+             "iterations is more than a run can have"},
+        Case{"just_over.json", most + 1, 8, "systems[0].iterations: 2147483648 iterations"},
+        Case{"more_fitted.json", 8, 9, "systems[0].feasible_iterations: 9 iterations fitted of 8"}}) {
+    nlohmann::json report = report_with(8, 1.0);
+    report["systems"][0]["iterations"] = c.iterations;
+    report["systems"][0]["feasible_iterations"] = c.feasible;
+    const std::filesystem::path path = write_json(c.name, report);
+    try {
+      (void)load_report_file(path);
+      ADD_FAILURE() << "accepted " << c.name;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ExitCode::bad_input);
+      EXPECT_NE(std::string(e.what()).find(path.string() + ": " + c.expected), std::string::npos) << e.what();
+    }
+  }
+  nlohmann::json at_most = report_with(8, 1.0);
+  at_most["systems"][0]["iterations"] = most;
+  EXPECT_NO_THROW((void)load_report_file(write_json("at_most.json", at_most)));
+}
+
+// An endless input is read up to the limit and refused, never to the end: /dev/zero once grew to 3 GB.
+TEST(CompareFiles, AnEndlessInputIsRefusedAtTheLimit) {
+  if (!std::filesystem::exists("/dev/zero")) GTEST_SKIP() << "no /dev/zero";
+  try {
+    (void)load_report_file("/dev/zero");
+    ADD_FAILURE() << "read /dev/zero";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::bad_input);
+    EXPECT_NE(std::string(e.what()).find("/dev/zero: the input is larger than the limit of 268435456 bytes"),
+              std::string::npos)
+        << e.what();
   }
 }
 
@@ -167,6 +241,10 @@ TEST(CompareCli, ExitCodes) {
   EXPECT_EQ(run_cli("compare " + base + " " + (scratch_dir() / "missing.json").string()), 2);
   EXPECT_EQ(run_cli("compare " + base + " " + base + " --threshold lots"), 2);
   EXPECT_EQ(run_cli("compare " + base + " " + base + " --format html"), 2);
+  nlohmann::json renamed = report_with(8, 1.0);
+  for (auto& system : renamed["systems"]) system["label"] = "renamed-" + system["label"].get<std::string>();
+  EXPECT_EQ(run_cli("compare " + base + " " + write_json("renamed.json", renamed).string()), 2);
+  EXPECT_EQ(run_cli("compare " + base + " /dev/zero"), 2);
 }
 
 }  // namespace
