@@ -122,9 +122,14 @@ void Lowerer::build_backward_messages() {
       const std::int64_t total = std::max<std::int64_t>(
           1, std::accumulate(scaled.part_bytes.begin(), scaled.part_bytes.end(), std::int64_t{0}));
       std::int64_t given = 0;
+      // part · bytes in 128 bits: both reach gigabytes on a routed hop of a long document (a 4 GB hop
+      // overflowed int64 into a negative part, and the lowering refused the plan).
+      __extension__ using Wide = __int128;
       for (std::size_t p = 0; p < scaled.part_bytes.size(); ++p) {
         scaled.part_bytes[p] =
-            p + 1 == scaled.part_bytes.size() ? ret.bytes - given : scaled.part_bytes[p] * ret.bytes / total;
+            p + 1 == scaled.part_bytes.size()
+                ? ret.bytes - given
+                : static_cast<std::int64_t>(Wide{scaled.part_bytes[p]} * ret.bytes / total);
         given += scaled.part_bytes[p];
       }
       dkv_return_[key] = add_message(ret, scaled);

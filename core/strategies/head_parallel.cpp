@@ -56,6 +56,13 @@ std::vector<int> u_group_ranks(const HeadParallelGroup& g, int q) {
   return {g.ranks.begin() + q * u, g.ranks.begin() + (q + 1) * u};
 }
 
+std::int64_t u_group_tokens(const HeadParallelGroup& g, int q) {
+  std::int64_t tokens = 0;
+  for (int m = 0; m < g.shape.degree; ++m)
+    tokens += g.tokens[static_cast<std::size_t>(q * g.shape.degree + m)];
+  return tokens;
+}
+
 }  // namespace
 
 double head_parallel_kv_share(const HeadParallelShape& shape) {
@@ -135,9 +142,13 @@ std::vector<std::vector<int>> add_head_parallel_attention(PlanBuilder& b, const 
   for (int q = 0; q < r; ++q) {
     const std::vector<int> ranks = u_group_ranks(g, q);
     const int in_tag = b.new_tag();
+    // A USP u-group whose ring chunks are all empty (every document shorter than the ring has chunks)
+    // holds no rows and computes no attention: it trades nothing, and its all-to-alls would name no heads
+    // (the lowering refuses those). So it has none, here and for O below.
+    const bool trades = u > 1 && u_group_tokens(g, q) > 0;
     for (int m = 0; m < u; ++m) {
       const auto k = static_cast<std::size_t>(q * u + m);
-      if (u > 1) {
+      if (trades) {
         const double sent = static_cast<double>(u - 1) * static_cast<double>(g.tokens[k]) * qkv_per_token;
         heads_ready[k] = b.add_op(ranks[static_cast<std::size_t>(m)],
                                   all_to_all("qkv all-to-all", g.u_groups[static_cast<std::size_t>(q)], mb,
@@ -201,14 +212,13 @@ std::vector<std::vector<int>> add_head_parallel_attention(PlanBuilder& b, const 
   std::vector<std::vector<int>> out(static_cast<std::size_t>(c));
   for (int q = 0; q < r; ++q) {
     const std::vector<int> ranks = u_group_ranks(g, q);
-    std::int64_t u_group_tokens = 0;
-    for (int m = 0; m < u; ++m) u_group_tokens += g.tokens[static_cast<std::size_t>(q * u + m)];
+    const std::int64_t tokens = u_group_tokens(g, q);
     const int out_tag = b.new_tag();
     for (int m = 0; m < u; ++m) {
       const auto k = static_cast<std::size_t>(q * u + m);
       std::vector<int> after = attn[k].empty() ? deps_of(heads_ready[k]) : attn[k];
-      if (u > 1) {  // O rows of the other members' tokens, for this member's heads
-        const double sent = static_cast<double>(u_group_tokens - g.tokens[k]) * o_per_token;
+      if (u > 1 && tokens > 0) {  // O rows of the other members' tokens, for this member's heads
+        const double sent = static_cast<double>(tokens - g.tokens[k]) * o_per_token;
         after = {b.add_op(ranks[static_cast<std::size_t>(m)],
                           all_to_all("o all-to-all", g.u_groups[static_cast<std::size_t>(q)], mb, ranks,
                                      out_tag, sent, after))};

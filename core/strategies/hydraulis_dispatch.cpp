@@ -205,7 +205,9 @@ Packing pack_group(const HydraulisCosts& costs, int size, const std::vector<int>
     longest_time = std::max(longest_time, costs.time(d, size));
   }
   const std::int64_t cap = costs.capacity(size);
-  const int first = static_cast<int>(std::max<std::int64_t>(1, (tokens + cap - 1) / cap));
+  // A width whose GPUs hold no token (the model states fill them) gets no document from the dispatch, only
+  // an idle group: one empty pack, as any idle group, and no division by its zero capacity (SIGFPE).
+  const int first = cap > 0 ? static_cast<int>(std::max<std::int64_t>(1, (tokens + cap - 1) / cap)) : 1;
   const int last = std::max(first, std::min(static_cast<int>(order.size()), first + kMicroBatchCounts - 1));
   const double c = costs.micro_batch_overhead(size);
   Packing best;  // a better v replaces its packs and objective; the MILP's counters add up over every v
