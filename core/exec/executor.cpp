@@ -20,11 +20,14 @@ Trace execute(Executor& executor, const plan::Plan& plan, const RunContext& cont
   // A program that could deadlock under NCCL's rendezvous semantics must not reach any executor: the
   // reference would run it (its sends are buffered) and the simulator would stop mid-way.
   if (const auto problems = lower::verify(program, 5); !problems.empty()) {
-    std::string all;
-    for (const auto& p : problems) all += "\n  " + p;
-    throw Error(
-        ExitCode::runtime, Location{}, "the program of " + plan.system + " is invalid:" + all,
-        "this is a bug in the strategy (or the plan file); `zeppelin-bench plan --verify` shows the same");
+    // One problem each, not one message with newlines (which the console escapes as \x0a).
+    std::vector<Problem> list;
+    for (const auto& p : problems)
+      list.push_back({Location{}, "the program of " + plan.system + " is invalid: " + p,
+                      list.empty()
+                          ? "this is a bug in the strategy; `zeppelin-bench plan --verify` shows the same"
+                          : ""});
+    throw Error(ExitCode::runtime, std::move(list));
   }
   return executor.run(program, context);
 }

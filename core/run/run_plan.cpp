@@ -7,8 +7,10 @@
 #include "core/common/error.hpp"
 #include "core/cost/cost_model.hpp"
 #include "core/exec/executor.hpp"
+#include "core/lower/verify_program.hpp"
 #include "core/plan/verify.hpp"
 #include "core/run/iteration.hpp"
+#include "core/run/plan_sizes.hpp"
 #include "core/strategies/tensor_parallel.hpp"
 #include "core/workload/workload.hpp"
 
@@ -38,6 +40,37 @@ std::string first_difference(const std::vector<std::int64_t>& plan, const std::v
 std::string scenario_hint(const Scenario& scenario) {
   return "dump a plan of this scenario: zeppelin-bench plan " + scenario.source_file.string() +
          " --iteration I --format json";
+}
+
+// What the executor would find only after the run started (exit 3, "a bug in the strategy"), found now
+// and blamed on the file (exit 2), one problem per line: a plan the lowering refuses, a Program that could
+// deadlock (lower::verify), and sizes the scenario's model contradicts (plan_sizes.hpp). The Program is
+// lowered again by the executor; for one what-if plan that costs a fraction of its simulation.
+void check_program_of_file(const plan::Plan& plan, const std::string& plan_file, const RunContext& context) {
+  const auto as_input = [&plan_file](const std::vector<Problem>& found, const std::string& prefix) {
+    std::vector<Problem> problems;
+    for (const Problem& p : found) {
+      Location where = p.where;
+      if (where.file.empty()) where.file = plan_file;
+      problems.push_back({where, prefix + p.what, problems.empty() ? p.hint : ""});
+    }
+    if (!problems.empty()) throw Error(ExitCode::bad_input, std::move(problems));
+  };
+  lower::Program program;
+  try {
+    program = lower_for_run(plan, context);
+  } catch (const Error& e) {
+    as_input(e.problems(), "lowering: ");
+  }
+  std::vector<Problem> found;
+  const std::vector<std::string> deadlocks = lower::verify(program, verify_problems_listed);
+  for (const std::string& problem : deadlocks)
+    found.push_back(
+        {Location{plan_file, ""}, problem,
+         "the plan's ops could deadlock or name what does not exist; `zeppelin-bench plan --verify` "
+         "explains the rules"});
+  as_input(found, "lower::verify: ");
+  as_input(plan_size_problems(plan, program, context.cost, plan_file, verify_problems_listed), "");
 }
 
 }  // namespace
@@ -114,6 +147,7 @@ RunResult run_plan(const Scenario& scenario, plan::Plan plan, const std::string&
       list.add({plan_file, ""}, "plan::verify: ... and more problems");
     list.throw_if_any();
   }
+  check_program_of_file(plan, plan_file, RunContext{result.scenario, cost});
 
   SystemResult sr;
   sr.system.name = plan.strategy.empty() ? "plan" : plan.strategy;

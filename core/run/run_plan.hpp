@@ -21,8 +21,9 @@ namespace zb {
                                          const Scenario& scenario, const Workload& workload,
                                          const std::function<void(const Batch&)>& on_batch = {});
 
-// Checks the plan against the scenario, verifies it (its problems are exit 2: the file is wrong, not a
-// strategy), executes it on the scenario's backend and returns a RunResult with one system, labelled with
+// Checks the plan against the scenario, verifies it, lowers it and checks its Program (lower::verify) and
+// its sizes (plan_sizes.hpp) (every problem is exit 2: the file is wrong, not a strategy), executes it on
+// the scenario's backend and returns a RunResult with one system, labelled with
 // the plan's `system` or "plan:FILE". The scenario's gates are dropped: they compare systems that this
 // run does not execute.
 [[nodiscard]] RunResult run_plan(const Scenario& scenario, plan::Plan plan, const std::string& plan_file,
