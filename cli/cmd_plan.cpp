@@ -1,7 +1,8 @@
-// `zeppelin-bench plan SCENARIO [--system LABEL] [--iteration I] [--format text|json] [--profile FILE]
-// [--verify]`: prints
-// the Plan one strategy makes for one iteration's batch, as the JSON interface (docs/PLAN_FORMAT.md) or a
-// human summary. This is how a user sees what Zeppelin decided before running anything.
+// `zeppelin-bench plan SCENARIO [--system LABEL] [--iteration I] [--format text|json]
+// [--detail summary|compact|full] [--profile FILE] [--verify]`: prints the Plan one strategy makes for one
+// iteration's batch, as the JSON interface (docs/PLAN_FORMAT.md) or a human summary. This is how a user
+// sees what Zeppelin decided before running anything. The JSON is streamed as it is written: a plan of a
+// large cluster is never held as text in memory.
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -28,6 +29,7 @@ struct PlanOptions {
   std::string system;
   int iteration = 0;
   std::string format = "text";
+  std::string detail = "compact";
   bool verify = false;
   std::string profile;  // a hardware-profile JSON replacing the scenario's
 };
@@ -75,7 +77,14 @@ ExitCode run_plan(const PlanOptions& o) {
   const CostModel planner_cost = planner_cost_model(scenario, cost);
   const auto strategy = make_strategy(system, scenario, planner_cost);
   const plan::Plan p = timed_plan(*strategy, workload.batch(o.iteration));
-  write_stdout(o.format == "json" ? plan::to_json(p).dump(1) + "\n" : plan::to_text(p));
+  if (o.format == "json") {
+    const plan::Detail detail = o.detail == "full"      ? plan::Detail::full
+                                : o.detail == "summary" ? plan::Detail::summary
+                                                        : plan::Detail::compact;
+    plan::write_json(p, detail, write_stdout);
+  } else {
+    write_stdout(plan::to_text(p));
+  }
   if (!o.verify) return ExitCode::ok;
   auto problems = plan::verify(
       p, {.token_capacity = tensor_parallel_token_capacity(cost, scenario.parallelism.tensor),
@@ -110,6 +119,13 @@ void add_plan_command(CLI::App& app, CommandStatus& status) {
   command->add_option("--iteration", o->iteration, "Iteration whose batch is planned")->capture_default_str();
   command->add_option("--format", o->format, "Output form")
       ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  command
+      ->add_option("--detail", o->detail,
+                   "How much of the plan --format json prints: compact (runs of repeated ops, layouts the "
+                   "groups imply; what run --plan reads), full (every op and shard spelled out, for editing "
+                   "by hand; run --plan reads it too) or summary (counts per rank; not runnable)")
+      ->check(CLI::IsMember({"summary", "compact", "full"}))
       ->capture_default_str();
   add_profile_option(*command, o->profile);
   command->add_flag("--verify", o->verify,

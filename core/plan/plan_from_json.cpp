@@ -6,6 +6,7 @@
 
 #include "core/config/jsonc.hpp"
 #include "core/plan/plan_format.hpp"
+#include "core/plan/plan_layout_form.hpp"
 #include "core/plan/plan_reader.hpp"
 
 namespace zb::plan {
@@ -20,6 +21,7 @@ constexpr std::int64_t max_ranks = 1 << 20;  // a bound for world_size and micro
 
 constexpr std::array<std::string_view, 3> level_names{"local", "intra-node", "inter-node"};
 constexpr std::array<std::string_view, 2> sharding_names{"whole", "zigzag"};
+constexpr std::array<std::string_view, 3> detail_names{"summary", "compact", "full"};
 
 Level level_of(const std::string& s) {
   return s == "local" ? Level::local : s == "intra-node" ? Level::intra_node : Level::inter_node;
@@ -36,6 +38,12 @@ void for_each(const PlanReader& r, const ObjectReader& o, std::string_view key, 
 }
 
 void read_header(PlanReader& r, const ObjectReader& top, Plan& plan) {
+  // A summary has the shape of a plan but no ops: refused before its ranks read as broken op lists.
+  if (const auto detail = r.choice(top, "detail", detail_names, false); detail == "summary") {
+    r.context().add(top.path_of("detail"), "a summary plan lists no ops or layouts, so it cannot be run",
+                    "print the plan with `zeppelin-bench plan --format json` (detail compact) or "
+                    "`--detail full`");
+  }
   if (const auto v = r.text(top, "system", false)) plan.system = *v;
   if (const auto v = r.text(top, "strategy", false)) plan.strategy = *v;
   const auto world = r.integer(top, "world_size", 1, max_ranks, true);
@@ -83,13 +91,35 @@ void read_groups(PlanReader& r, const ObjectReader& top, Plan& plan) {
   r.groups = plan.groups.size();
 }
 
-void read_layout(const PlanReader& r, const ObjectReader& top, std::string_view key,
+// A rank's shards: listed, or (schema 3) "groups" for the shards its groups imply (plan_layout_form.hpp),
+// or, in the linear layout, "attention" for the same shards as its attention layout.
+void read_layout(const PlanReader& r, const ObjectReader& top, std::string_view key, const Plan& plan,
                  std::vector<RankLayout>& out) {
+  const bool linear = key == "linear_layout";
+  const auto seats = detail::seats_of(plan);
   for_each(r, top, key, true, [&](const json& v, const std::string& path, std::size_t i) {
     const ObjectReader o(v, path, r.context(), {"rank", "shards"});
     detail::expect_position(r, o, "rank", i, key);
     RankLayout layout;
     layout.rank = static_cast<int>(i);
+    const json* shards = o.get("shards");
+    if (shards != nullptr && shards->is_string()) {
+      if (!r.schema_3_form(o.path_of("shards"), "a layout written as a string")) return;
+      if (*shards == "groups" && i < seats.size()) {
+        detail::for_each_implied_shard(plan, seats[i], [&](const Shard& s) {
+          layout.shards.push_back(s);
+          return true;
+        });
+      } else if (*shards == "attention" && linear && i < plan.attention_layout.size()) {
+        layout.shards = plan.attention_layout[i].shards;
+      } else if (!(*shards == "groups") && !(linear && *shards == "attention")) {
+        r.context().add(
+            o.path_of("shards"), "unknown layout \"" + printable(shards->get<std::string>()) + "\"",
+            linear ? "an array of shards, \"groups\" or \"attention\"" : "an array of shards or \"groups\"");
+      }
+      out.push_back(std::move(layout));
+      return;
+    }
     for_each(r, o, "shards", true, [&](const json& sv, const std::string& spath, std::size_t) {
       const ObjectReader s(sv, spath, r.context(), {"seq", "begin", "end"});
       Shard shard;
@@ -212,17 +242,21 @@ RemapMove read_move(const PlanReader& r, const json& value, const std::string& p
 
 }  // namespace detail
 
-Plan from_json(const json& j, const std::string& file_for_messages) {
+Plan from_json(const json& j, const std::string& file_for_messages, ReadLimits limits) {
   LoadContext context;
   context.file = file_for_messages;
   check_schema_version(j, context);
   const ObjectReader top(
       j, "", context,
-      {"schema_version", "system", "strategy", "world_size", "gpus_per_node", "tensor_parallel_groups",
-       "micro_batches", "feasible", "sequences", "groups", "attention_layout", "linear_layout", "remap",
-       "ranks", "predicted", "oom", "info", "planner_seconds"});
+      {"schema_version", "detail", "system", "strategy", "world_size", "gpus_per_node",
+       "tensor_parallel_groups", "micro_batches", "feasible", "sequences", "groups", "attention_layout",
+       "linear_layout", "remap", "ranks", "predicted", "oom", "info", "planner_seconds"});
   top.require("schema_version");
   PlanReader r(context);
+  // Checked above when present; its absence is reported by require.
+  r.schema_version =
+      j.is_object() && j.contains("schema_version") ? j["schema_version"].get<int>() : plan_schema_version;
+  r.max_ops = limits.max_ops;
   Plan plan;
   read_header(r, top, plan);
   // Everything below is judged against the header (ranks against world_size, ...).
@@ -231,8 +265,8 @@ Plan from_json(const json& j, const std::string& file_for_messages) {
   read_sequences(r, top, plan);
   read_groups(r, top, plan);
   read_tensor_parallel_groups(r, top, plan);
-  read_layout(r, top, "attention_layout", plan.attention_layout);
-  read_layout(r, top, "linear_layout", plan.linear_layout);
+  read_layout(r, top, "attention_layout", plan, plan.attention_layout);
+  read_layout(r, top, "linear_layout", plan, plan.linear_layout);
   expect_one_per_rank(r, top, "attention_layout", plan.attention_layout.size(), "layouts");
   expect_one_per_rank(r, top, "linear_layout", plan.linear_layout.size(), "layouts");
   for_each(r, top, "remap", true, [&](const json& v, const std::string& path, std::size_t) {

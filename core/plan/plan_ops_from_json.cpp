@@ -4,6 +4,7 @@
 #include <array>
 #include <limits>
 #include <map>
+#include <optional>
 #include <tuple>
 
 #include "core/cost/cost_model.hpp"
@@ -68,6 +69,60 @@ AttentionBlock read_block(const PlanReader& r, const ObjectReader& o) {
   return b;
 }
 
+// An integer in [min, max], or nullopt (a float, a string, or out of range, unsigned giants included).
+std::optional<std::int64_t> integer_in(const json& v, std::int64_t min, std::int64_t max) {
+  if (!v.is_number_integer()) return std::nullopt;
+  if (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(max)) return std::nullopt;
+  const auto n = v.get<std::int64_t>();
+  if (n < min || n > max) return std::nullopt;
+  return n;
+}
+
+// A block of a `blocks` list in the compact form: [seq, q0, q1, k0, k1], then optionally the mask, then
+// optionally the heads' begin and end (plan_json.cpp's block_array).
+AttentionBlock read_block_array(const PlanReader& r, const json& a, const std::string& path) {
+  AttentionBlock b;
+  if (!r.schema_3_form(path, "a block written as an array")) return b;
+  if (a.size() != 5 && a.size() != 6 && a.size() != 8) {
+    r.context().add(path,
+                    "expected [seq, q0, q1, k0, k1], then optionally the mask and the heads' begin and "
+                    "end (5, 6 or 8 elements), got an array of " +
+                        std::to_string(a.size()));
+    return b;
+  }
+  b.seq = r.index(a[0], index_path(path, 0), r.sequence_ref()).value_or(0);
+  std::int64_t* const bounds[] = {&b.q0, &b.q1, &b.k0, &b.k1};
+  for (std::size_t i = 1; i <= 4; ++i) {
+    if (const auto v = integer_in(a[i], 0, int64_max)) {
+      *bounds[i - 1] = *v;
+    } else {
+      r.context().add(index_path(path, i),
+                      "expected a token position (an integer >= 0), got " + describe_json(a[i]));
+    }
+  }
+  if (a.size() >= 6) {
+    if (a[5].is_string() && (a[5] == "causal" || a[5] == "full")) {
+      b.mask = a[5] == "causal" ? Mask::causal : Mask::full;
+    } else {
+      r.context().add(index_path(path, 5),
+                      "expected the mask, \"causal\" or \"full\", got " + describe_json(a[5]));
+    }
+  }
+  if (a.size() == 8) {
+    const auto h0 = integer_in(a[6], 0, int_max);
+    const auto h1 = integer_in(a[7], -1, int_max);
+    if (!h0 || !h1 || (*h1 != -1 && *h1 <= *h0)) {
+      r.context().add(index_path(path, 6),
+                      "expected the heads' begin and end with 0 <= begin < end (end -1: "
+                      "to the last head), got " +
+                          a[6].dump() + ", " + a[7].dump());
+    } else {
+      b.heads = {static_cast<int>(*h0), static_cast<int>(*h1)};
+    }
+  }
+  return b;
+}
+
 // q_tokens when a file does not give it (schema 1, or a hand-written op): the rule PlanBuilder uses, so a
 // printed plan reads back to itself. Each distinct query range of a sequence is one tile of the varlen
 // call; q_tokens is the pair-weighted harmonic mean of their lengths (EquivalentQTokens, cost_model.hpp).
@@ -98,8 +153,11 @@ void read_attention(const PlanReader& r, const ObjectReader& o, Op& op, int rank
     op.blocks.push_back(read_block(r, o));  // the flat form's `heads` are the block's
   } else if (const json* blocks = r.array(o, "blocks", false)) {
     for (std::size_t i = 0; i < blocks->size() && !r.enough(); ++i) {
-      op.blocks.push_back(read_block(r, ObjectReader((*blocks)[i], index_path(o.path_of("blocks"), i),
-                                                     r.context(), {"seq", "q", "k", "mask", "heads"})));
+      const json& b = (*blocks)[i];
+      const std::string path = index_path(o.path_of("blocks"), i);
+      op.blocks.push_back(b.is_array() ? read_block_array(r, b, path)
+                                       : read_block(r, ObjectReader(b, path, r.context(),
+                                                                    {"seq", "q", "k", "mask", "heads"})));
     }
   } else if (const auto zigzag = o.object("zigzag", {"kv_rank"})) {
     op.zigzag_kv_rank = r.index(*zigzag, "kv_rank", r.ranks(), true).value_or(-1);
@@ -163,8 +221,10 @@ void read_collective(const PlanReader& r, const ObjectReader& o, Op& op) {
   op.bytes = r.integer(o, "bytes", 0, int64_max, true).value_or(0);
 }
 
+}  // namespace
+
 Op read_op(const PlanReader& r, const json& v, const std::string& path, int rank, std::size_t id,
-           std::size_t ops, const Plan& plan) {
+           const Ref& ops, const Plan& plan) {
   Op op;
   op.id = static_cast<int>(id);
   const auto kind = kind_of(r, v, path, "kind", kind_names);
@@ -177,8 +237,7 @@ Op read_op(const PlanReader& r, const json& v, const std::string& path, int rank
   op.group = r.index(o, "group", r.group_ref(), false).value_or(-1);
   op.step = static_cast<int>(r.integer(o, "step", 0, int_max, false).value_or(-1));
   // Deps must name ops of this rank; that they name earlier ones is the DAG rule plan::verify checks.
-  const Ref op_ref{"op", ops, "rank " + std::to_string(rank) + " has " + std::to_string(ops) + " ops"};
-  op.deps = r.indices(o, "deps", op_ref, true).value_or(std::vector<int>{});
+  op.deps = r.indices(o, "deps", ops, true).value_or(std::vector<int>{});
   switch (op.kind) {
     case OpKind::attention:
       read_attention(r, o, op, rank, plan);
@@ -202,14 +261,33 @@ Op read_op(const PlanReader& r, const json& v, const std::string& path, int rank
   return op;
 }
 
-}  // namespace
-
 std::vector<Op> read_ops(const PlanReader& r, const json& ops, const std::string& path, int rank,
                          const Plan& plan) {
+  // The rank's op count once runs are expanded: a dep may name any of its ops.
+  std::size_t total = 0;
+  for (const json& entry : ops) total += entry.is_object() && entry.contains("run") ? run_length(entry) : 1;
+  if (total > r.max_ops || r.ops_read > r.max_ops - total) {
+    r.context().add(path,
+                    "rank " + std::to_string(rank) + " has " + std::to_string(total) +
+                        " ops once its runs are expanded, which takes the plan past " +
+                        std::to_string(r.max_ops) + " ops, the most this build reads",
+                    "a plan that large would not fit in memory; check the runs' `run` counts");
+    return {};
+  }
+  r.ops_read += total;
   std::vector<Op> out;
-  out.reserve(ops.size());
+  out.reserve(total);
+  const Ref op_ref{"op", total, "rank " + std::to_string(rank) + " has " + std::to_string(total) + " ops"};
+  std::size_t id = 0;  // the next entry's first op (a run that cannot be read still takes its ids)
   for (std::size_t i = 0; i < ops.size() && !r.enough(); ++i) {
-    out.push_back(read_op(r, ops[i], index_path(path, i), rank, i, ops.size(), plan));
+    const std::string entry_path = index_path(path, i);
+    if (ops[i].is_object() && ops[i].contains("run")) {
+      read_run(r, ops[i], entry_path, rank, id, op_ref, plan, out);
+      id += run_length(ops[i]);
+    } else {
+      out.push_back(read_op(r, ops[i], entry_path, rank, id, op_ref, plan));
+      ++id;
+    }
   }
   return out;
 }

@@ -1,6 +1,8 @@
 #include "core/plan/plan_reader.hpp"
 
+#include <functional>
 #include <limits>
+#include <utility>
 
 #include "core/config/did_you_mean.hpp"
 
@@ -13,18 +15,40 @@ std::string count_text(std::size_t n, std::string_view singular) {
 
 }  // namespace
 
-Ref PlanReader::ranks() const {
-  return {"rank", static_cast<std::size_t>(world_size), "world_size is " + std::to_string(world_size)};
+// The refs are asked for at every index a plan holds (millions in a large plan): each is built once per
+// count it describes, not per call.
+const Ref& PlanReader::cached(std::optional<Ref>& slot, std::string_view what, std::size_t count,
+                              const std::function<std::string()>& exists) const {
+  if (!slot || slot->count != count) slot = Ref{what, count, exists()};
+  return *slot;
 }
-Ref PlanReader::sequence_ref() const {
-  return {"sequence", sequences, "the plan has " + count_text(sequences, "sequence")};
+
+const Ref& PlanReader::ranks() const {
+  const auto n = static_cast<std::size_t>(world_size);
+  return cached(rank_ref_, "rank", n, [&] { return "world_size is " + std::to_string(world_size); });
 }
-Ref PlanReader::group_ref() const {
-  return {"group", groups, "the plan has " + count_text(groups, "group")};
+const Ref& PlanReader::sequence_ref() const {
+  return cached(sequence_ref_, "sequence", sequences,
+                [&] { return "the plan has " + count_text(sequences, "sequence"); });
 }
-Ref PlanReader::micro_batch_ref() const {
-  return {"micro-batch", static_cast<std::size_t>(micro_batches),
-          "micro_batches is " + std::to_string(micro_batches)};
+const Ref& PlanReader::group_ref() const {
+  return cached(group_ref_, "group", groups, [&] { return "the plan has " + count_text(groups, "group"); });
+}
+const Ref& PlanReader::micro_batch_ref() const {
+  const auto n = static_cast<std::size_t>(micro_batches);
+  return cached(micro_batch_ref_, "micro-batch", n,
+                [&] { return "micro_batches is " + std::to_string(micro_batches); });
+}
+
+bool PlanReader::schema_3_form(const std::string& path, std::string_view form) const {
+  if (schema_version >= 3) return true;
+  // Once per file: a compact file relabelled schema 2 would otherwise list its first 20 shorthands.
+  if (std::exchange(older_schema_reported_, true)) return false;
+  context_.add(path,
+               std::string(form) + " is a schema-3 form, but the file says schema_version " +
+                   std::to_string(schema_version),
+               "set schema_version to 3, or write the ops, shards and blocks out as objects");
+  return false;
 }
 
 std::optional<std::int64_t> PlanReader::integer(const ObjectReader& o, std::string_view key, std::int64_t min,
@@ -52,29 +76,40 @@ std::optional<std::string> PlanReader::choice(const ObjectReader& o, std::string
   return o.choice(key, choices);
 }
 
-std::optional<int> PlanReader::index(const nlohmann::json& value, const std::string& path,
-                                     const Ref& ref) const {
-  if (!value.is_number_integer()) {
-    context_.add(path, "expected a " + std::string(ref.what) + " (an integer), got " + describe_json(value));
-    return std::nullopt;
-  }
+std::optional<int> PlanReader::valid_index(const nlohmann::json& value, const Ref& ref) {
   // Unsigned values above INT64_MAX read as negative here, and are refused as out of range like any other.
+  if (!value.is_number_integer()) return std::nullopt;
   const auto n = value.get<std::int64_t>();
-  if (n < 0 || static_cast<std::uint64_t>(n) >= ref.count) {
-    const std::string valid = ref.count == 0 ? "there is none" : "valid: 0.." + std::to_string(ref.count - 1);
-    context_.add(path, std::string(ref.what) + " " + value.dump() + " does not exist: " + ref.exists + " (" +
-                           valid + ")");
-    return std::nullopt;
-  }
+  if (n < 0 || static_cast<std::uint64_t>(n) >= ref.count) return std::nullopt;
   return static_cast<int>(n);
 }
 
+void PlanReader::report_index(const nlohmann::json& value, const std::string& path, const Ref& ref) const {
+  if (!value.is_number_integer()) {
+    context_.add(path, "expected a " + std::string(ref.what) + " (an integer), got " + describe_json(value));
+    return;
+  }
+  const std::string valid = ref.count == 0 ? "there is none" : "valid: 0.." + std::to_string(ref.count - 1);
+  context_.add(path, std::string(ref.what) + " " + value.dump() + " does not exist: " + ref.exists + " (" +
+                         valid + ")");
+}
+
+std::optional<int> PlanReader::index(const nlohmann::json& value, const std::string& path,
+                                     const Ref& ref) const {
+  const auto i = valid_index(value, ref);
+  if (!i) report_index(value, path, ref);
+  return i;
+}
+
+// Paths are built only for what is reported: a plan's valid indices are read by the million.
 std::optional<int> PlanReader::index(const ObjectReader& o, std::string_view key, const Ref& ref,
                                      bool required) const {
   if (required && !o.require(key)) return std::nullopt;
   const nlohmann::json* value = o.get(key);
   if (value == nullptr) return std::nullopt;
-  return index(*value, o.path_of(key), ref);
+  const auto i = valid_index(*value, ref);
+  if (!i) report_index(*value, o.path_of(key), ref);
+  return i;
 }
 
 std::optional<std::vector<int>> PlanReader::indices(const ObjectReader& o, std::string_view key,
@@ -85,7 +120,8 @@ std::optional<std::vector<int>> PlanReader::indices(const ObjectReader& o, std::
   out.reserve(a->size());
   bool ok = true;
   for (std::size_t i = 0; i < a->size() && !enough(); ++i) {
-    const auto v = index((*a)[i], index_path(o.path_of(key), i), ref);
+    const auto v = valid_index((*a)[i], ref);
+    if (!v) report_index((*a)[i], index_path(o.path_of(key), i), ref);
     ok = ok && v.has_value();
     if (v) out.push_back(*v);
   }
@@ -102,15 +138,15 @@ std::optional<std::vector<std::int64_t>> PlanReader::integers(const ObjectReader
   bool ok = true;
   for (std::size_t i = 0; i < a->size(); ++i) {
     const nlohmann::json& v = (*a)[i];
-    const std::string path = index_path(o.path_of(key), i);
+    const auto path = [&] { return index_path(o.path_of(key), i); };
     if (!v.is_number_integer()) {
-      context_.add(path, "expected an integer, got " + describe_json(v));
+      context_.add(path(), "expected an integer, got " + describe_json(v));
       ok = false;
     } else if (const bool huge =
                    v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(max);
                huge || v.get<std::int64_t>() < min || v.get<std::int64_t>() > max) {
-      context_.add(path, "must be between " + std::to_string(min) + " and " + std::to_string(max) + ", got " +
-                             v.dump());
+      context_.add(path(), "must be between " + std::to_string(min) + " and " + std::to_string(max) +
+                               ", got " + v.dump());
       ok = false;
     } else {
       out.push_back(v.get<std::int64_t>());

@@ -12,9 +12,10 @@ function(bench expected)
   set(bench_stderr "${err}" PARENT_SCOPE)
 endfunction()
 
-# Dumps the plan of `label` for iteration 0 of SCENARIO into `file`.
+# Dumps the plan of `label` for iteration 0 of SCENARIO into `file`; further arguments go to `plan`
+# (`--detail full`).
 function(dump_plan label file)
-  execute_process(COMMAND ${BENCH} plan ${SCENARIO} --system ${label} --format json
+  execute_process(COMMAND ${BENCH} plan ${SCENARIO} --system ${label} --format json ${ARGN}
                   RESULT_VARIABLE rc OUTPUT_FILE ${file} ERROR_VARIABLE err)
   if(NOT rc STREQUAL "0")
     message(FATAL_ERROR "plan --system ${label} failed (${rc}):\n${err}")

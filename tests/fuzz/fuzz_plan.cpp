@@ -19,13 +19,17 @@ namespace {
 constexpr const char* kFile = "fuzz-plan.json";
 
 // Outside accept_input_errors: a printed plan that the reader refuses is a finding, not bad input.
+// Both runnable details (compact folds ops into runs, full spells them out).
 void expect_round_trip(const zb::plan::Plan& plan) {
-  const auto printed = zb::plan::to_json(plan);
-  const auto reprinted = zb::plan::to_json(zb::plan::from_json(nlohmann::json::parse(printed.dump()), kFile));
-  if (printed != reprinted) {
-    std::fprintf(stderr, "fuzz: the plan does not read back as printed:\n%s\n---\n%s\n",
-                 printed.dump().c_str(), reprinted.dump().c_str());
-    std::abort();
+  for (const auto detail : {zb::plan::Detail::compact, zb::plan::Detail::full}) {
+    const auto printed = zb::plan::to_json(plan, detail);
+    const auto reprinted =
+        zb::plan::to_json(zb::plan::from_json(nlohmann::json::parse(printed.dump()), kFile), detail);
+    if (printed != reprinted) {
+      std::fprintf(stderr, "fuzz: the plan does not read back as printed (%s):\n%s\n---\n%s\n",
+                   zb::plan::to_string(detail), printed.dump().c_str(), reprinted.dump().c_str());
+      std::abort();
+    }
   }
   (void)zb::plan::to_text(plan);
 }
@@ -41,7 +45,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   std::optional<zb::plan::Plan> plan;
   zb::fuzz::accept_input_errors([&] {
-    plan = zb::plan::from_json(zb::parse_jsonc(text, kFile, zb::plan::max_plan_file_bytes), kFile);
+    // A run multiplies ops: cap the expansion so that a mutated `run` count is refused, not a memory
+    // finding (the build's own cap, max_plan_ops, is sized for the largest real plans).
+    plan = zb::plan::from_json(zb::parse_jsonc(text, kFile, zb::plan::max_plan_file_bytes), kFile,
+                               {.max_ops = 1u << 16});
   });
   if (plan) {
     expect_round_trip(*plan);

@@ -14,16 +14,19 @@ using nlohmann::json;
 class BrokenPlanFile : public ::testing::Test {
  protected:
   // A ring plan on 4 GPUs (sends, recvs, both attention forms) and a Zeppelin plan on 2 x 4 GPUs (routed
-  // sends, remap), as printed.
+  // sends, remap), as printed in full (every op its own object: the form one edits by hand). The compact
+  // form's own errors are in plan_compact_form_test.cpp.
   void SetUp() override {
     Scenario s = test::preset_scenario("dgx-h200", 1, "llama-7b");
     s.cluster.gpus_per_node = 4;
     s.cluster.nics_per_node = 4;
     s.cluster.gpu_to_nic = {0, 1, 2, 3};
-    ring_ = json::parse(plan::to_json(test::plan_of(s, test::system("ring-cp"), {4096, 300})).dump());
+    ring_ = json::parse(
+        plan::to_json(test::plan_of(s, test::system("ring-cp"), {4096, 300}), plan::Detail::full).dump());
     s.cluster.nodes = 2;
-    zeppelin_ =
-        json::parse(plan::to_json(test::plan_of(s, test::system("zeppelin"), {30000, 5000, 100, 7})).dump());
+    zeppelin_ = json::parse(
+        plan::to_json(test::plan_of(s, test::system("zeppelin"), {30000, 5000, 100, 7}), plan::Detail::full)
+            .dump());
   }
 
   // The error from_json throws for `j` (a test fails when it throws none).
@@ -213,12 +216,12 @@ TEST_F(BrokenPlanFile, PerRankArraysNeedOneEntryPerRank) {
 }
 
 TEST_F(BrokenPlanFile, NewerSchemaIsRefusedAlone) {
-  ring_["schema_version"] = 3;
+  ring_["schema_version"] = 4;
   ring_["something_new"] = true;
   const Error e = error_of(ring_);
   ASSERT_EQ(e.problems().size(), 1u) << e.what();
   EXPECT_EQ(e.problems()[0].where.json_path, "schema_version");
-  EXPECT_NE(e.problems()[0].what.find("schema_version 3 is not supported: this build reads 1 to 2"),
+  EXPECT_NE(e.problems()[0].what.find("schema_version 4 is not supported: this build reads 1 to 3"),
             std::string::npos);
 }
 

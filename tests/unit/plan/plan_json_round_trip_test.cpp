@@ -1,5 +1,6 @@
 // The plan JSON is an interface both ways: what `plan --format json` prints, plan::from_json reads back
-// to a plan that prints the same bytes, for every strategy, and for the IR's newer fields too.
+// to a plan that prints the same bytes, at both runnable details (compact and full), for every strategy,
+// for the IR's newer fields, and for files of the older schemas.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -13,22 +14,30 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
-std::string printed(const plan::Plan& p) {
-  return plan::to_json(p).dump(1);
+std::string printed(const plan::Plan& p, plan::Detail detail = plan::Detail::compact) {
+  return plan::to_json_text(p, detail);
 }
 
 plan::Plan read_back(const std::string& text) {
   return plan::from_json(nlohmann::json::parse(text), "round-trip.json");
 }
 
+// Compact and full are two spellings of one plan: each reads back to a plan that prints both the same
+// bytes again (so every field survives: full prints them all), and the streamed text is the DOM.
 TEST(PlanJsonRoundTrip, EveryStrategyOnRandomScenariosPrintsTheSameBytesAfterReading) {
   int plans = 0, feasible = 0;
-  for (std::uint64_t seed = 1; seed <= 8; ++seed) {
+  for (std::uint64_t seed = 1; seed <= 12; ++seed) {
     const test::RandomScenario c = test::random_scenario(seed);
     for (const SystemSpec& system : test::strategies_to_print()) {
       const plan::Plan p = test::plan_of(c.scenario, system, c.lengths);
-      const std::string text = printed(p);
-      ASSERT_EQ(printed(read_back(text)), text) << "seed " << seed << " system " << system.label;
+      const std::string where = "seed " + std::to_string(seed) + " system " + system.label;
+      const std::string compact = printed(p, plan::Detail::compact);
+      const std::string full = printed(p, plan::Detail::full);
+      const plan::Plan from_compact = read_back(compact);
+      ASSERT_EQ(printed(from_compact, plan::Detail::compact), compact) << where;
+      ASSERT_EQ(printed(from_compact, plan::Detail::full), full) << where;
+      ASSERT_EQ(printed(read_back(full), plan::Detail::full), full) << where;
+      ASSERT_EQ(nlohmann::ordered_json::parse(compact), plan::to_json(p, plan::Detail::compact)) << where;
       ++plans;
       feasible += p.feasible() ? 1 : 0;
     }
@@ -80,6 +89,8 @@ TEST(PlanJsonRoundTrip, HeadRangesCollectivesAndTensorParallelGroupsSurvive) {
   const std::string text = printed(p);
   const plan::Plan q = read_back(text);
   EXPECT_EQ(printed(q), text);
+  EXPECT_EQ(printed(read_back(printed(p, plan::Detail::full)), plan::Detail::full),
+            printed(p, plan::Detail::full));
   EXPECT_EQ(q.tensor_parallel_groups, (std::vector<std::vector<int>>{{0, 1}, {2, 3}}));
   const plan::Op& last_on_1 = q.ranks[1].ops.back();
   EXPECT_EQ(last_on_1.kind, plan::OpKind::collective);
@@ -94,10 +105,12 @@ TEST(PlanJsonRoundTrip, HeadRangesCollectivesAndTensorParallelGroupsSurvive) {
   EXPECT_TRUE(ops0.back().blocks.at(0).heads.all());
 }
 
-TEST(PlanJsonRoundTrip, PlainPlansPrintSchemaTwoWithoutHeadsAndWithQTokens) {
+TEST(PlanJsonRoundTrip, PlainPlansPrintSchemaThreeWithoutHeadsAndWithQTokens) {
   Scenario s = test::preset_scenario("dgx-h200", 2, "llama-7b");
-  const ojson j = plan::to_json(test::plan_of(s, test::system("zeppelin"), {30000, 5000, 100, 100, 7}));
-  EXPECT_EQ(j["schema_version"], 2);
+  const ojson j = plan::to_json(test::plan_of(s, test::system("zeppelin"), {30000, 5000, 100, 100, 7}),
+                                plan::Detail::full);
+  EXPECT_EQ(j["schema_version"], 3);
+  EXPECT_EQ(j["detail"], "full");
   EXPECT_EQ(j["tensor_parallel_groups"], ojson::array());
   EXPECT_EQ(j.dump().find("\"heads\""), std::string::npos) << "heads are printed only when not all heads";
   bool attention = false;
@@ -112,6 +125,21 @@ TEST(PlanJsonRoundTrip, PlainPlansPrintSchemaTwoWithoutHeadsAndWithQTokens) {
   EXPECT_TRUE(attention);
 }
 
+// A schema-2 file is the full form without `detail`: it reads back to the plan it was printed from.
+TEST(PlanJsonRoundTrip, SchemaTwoFileReadsBackToThePlanItWasPrintedFrom) {
+  for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+    const test::RandomScenario c = test::random_scenario(seed);
+    for (const SystemSpec& system : test::strategies_to_print()) {
+      const plan::Plan p = test::plan_of(c.scenario, system, c.lengths);
+      nlohmann::json old = nlohmann::json::parse(printed(p, plan::Detail::full));
+      old["schema_version"] = 2;
+      old.erase("detail");
+      ASSERT_EQ(printed(plan::from_json(old, "schema2.json")), printed(p))
+          << "seed " << seed << " " << system.label;
+    }
+  }
+}
+
 // A schema-1 file lacks q_tokens and tensor_parallel_groups; the reader derives q_tokens by the rule
 // PlanBuilder uses, so reading it gives back the plan it was printed from.
 TEST(PlanJsonRoundTrip, SchemaOneFileReadsBackToThePlanItWasPrintedFrom) {
@@ -122,8 +150,9 @@ TEST(PlanJsonRoundTrip, SchemaOneFileReadsBackToThePlanItWasPrintedFrom) {
       // Schema 1 predates tensor parallelism: a plan with TP groups (hydraulis's replicas) has no
       // schema-1 form.
       if (!p.tensor_parallel_groups.empty()) continue;
-      nlohmann::json old = nlohmann::json::parse(printed(p));
+      nlohmann::json old = nlohmann::json::parse(printed(p, plan::Detail::full));
       old["schema_version"] = 1;
+      old.erase("detail");
       old.erase("tensor_parallel_groups");
       for (auto& r : old["ranks"]) {
         for (auto& op : r["ops"]) op.erase("q_tokens");
