@@ -70,7 +70,7 @@ std::optional<std::pair<std::int64_t, std::int64_t>> outside(const RowStore::Ran
 
 }  // namespace
 
-void share_row_statistics(const RankState& state, Transport& transport) {
+void share_row_statistics(const RankState& state, Transport& transport, const ComputeRunner& compute) {
   if (state.in.gradients == nullptr) return;  // verify_gradients reports it
   GradientReference& reference = *state.in.gradients;
   // Every member of a tensor-parallel group (Hydraulis's replicas) holds its group's rows, and the
@@ -82,27 +82,28 @@ void share_row_statistics(const RankState& state, Transport& transport) {
       counts = group.front() == state.rank;
   }
   ByteWriter w;
-  for (const plan::Shard& shard :
-       state.in.plan.linear_layout.at(static_cast<std::size_t>(state.rank)).shards) {
-    if (shard.size() <= 0 || !counts) continue;
-    const RowStatistics rows = reference.compute(shard.seq, shard.begin, shard.end);
-    reference.insert(shard.seq, shard.begin, rows);
-    if (state.in.one_process) continue;
-    w.put<std::int32_t>(shard.seq);
-    w.put<std::int64_t>(shard.begin);
-    for (const auto* v : {&rows.lse, &rows.d, &rows.e, &rows.eps_p, &rows.eps_s}) w.put_span<double>(*v);
-  }
+  compute([&] {
+    for (const plan::Shard& shard :
+         state.in.plan.linear_layout.at(static_cast<std::size_t>(state.rank)).shards) {
+      if (shard.size() <= 0 || !counts) continue;
+      const RowStatistics rows = reference.compute(shard.seq, shard.begin, shard.end);
+      reference.insert(shard.seq, shard.begin, rows);
+      if (state.in.one_process) continue;
+      w.put<std::int32_t>(shard.seq);
+      w.put<std::int64_t>(shard.begin);
+      for (const auto* v : {&rows.lse, &rows.d, &rows.e, &rows.eps_p, &rows.eps_s}) w.put_span<double>(*v);
+    }
+  });
   const Bytes mine = w.take();
   const Tag tag = Tag::make(MessageKind::result, 2);
   for (int r = 0; r < transport.size(); ++r)
     if (r != state.rank) transport.send(r, tag, mine);
   // Ranks compute their statistics at different speeds (rows × prefix), and all have finished their
-  // instructions: the wait is bounded compute, not a stall, so it does not use the stall timeout.
-  constexpr std::chrono::milliseconds wait = std::chrono::hours(2);
+  // instructions: the wait is bounded compute, not a stall, so it lasts while the rank is alive.
   const auto heads = static_cast<std::size_t>(state.dims.heads);
   for (int r = 0; r < transport.size(); ++r) {
     if (r == state.rank) continue;
-    const Bytes theirs = transport.recv(r, tag, wait);
+    const Bytes theirs = transport.recv_record(r, tag, state.in.options.receive_timeout);
     ByteReader in(theirs);
     while (!in.at_end()) {
       const auto seq = in.get<std::int32_t>();

@@ -7,6 +7,7 @@
 // gradient row it holds outside its linear layout (a partial that never went home, or one accumulated
 // on the wrong rank) is a failure as well.
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "core/exec/reference/rank_state.hpp"
@@ -30,11 +31,16 @@ struct GradientVerification {
   std::uint64_t checksum = 0;  // FNV-1a of the dQ, dK, dV rows' bytes, linear layout order
 };
 
-// Computes the float64 row statistics of the rank's linear rows, inserts them into the process's
-// gradient reference and, under MPI, sends them to every other rank and inserts theirs; then waits until
-// every rank has done so (in one process an empty note says it). Call on every rank, after the last
-// barrier and before verify_gradients.
-void share_row_statistics(const RankState& state, Transport& transport);
+// Runs a piece of the verification's bounded compute: on this thread by default; under MPI on a worker
+// thread while this one keeps the transport polled (mpi_run.cpp), so the rank answers liveness pings
+// and a rank waiting for its records can tell it from one that stopped.
+using ComputeRunner = std::function<void(const std::function<void()>& work)>;
+
+// Computes (through `compute`) the float64 row statistics of the rank's linear rows, inserts them into
+// the process's gradient reference and, under MPI, sends them to every other rank and inserts theirs
+// (Transport::recv_record); then waits until every rank has done so (in one process an empty note says
+// it). Call on every rank, after the last barrier and before verify_gradients.
+void share_row_statistics(const RankState& state, Transport& transport, const ComputeRunner& compute);
 
 [[nodiscard]] GradientVerification verify_gradients(const RankState& state);
 

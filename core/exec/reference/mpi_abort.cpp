@@ -19,6 +19,9 @@ std::string rank_names(const std::vector<int>& ranks) {
 }  // namespace
 
 std::vector<int> silent_ranks(Transport& transport, std::chrono::milliseconds grace) {
+  // Pongs that came after an earlier round's deadline would count a rank that stopped since as alive.
+  while (transport.try_recv_kind(MessageKind::pong)) {
+  }
   for (int r = 0; r < transport.size(); ++r)
     if (r != transport.rank()) transport.send(r, Tag::make(MessageKind::ping, 0), {});
   std::set<int> answered;
@@ -38,7 +41,8 @@ std::vector<int> silent_ranks(Transport& transport, std::chrono::milliseconds gr
 
 void end_job_after_timeout(Transport& transport, const WaitTimedOut& timed_out,
                            std::chrono::milliseconds grace) {
-  const std::vector<int> silent = silent_ranks(transport, grace);
+  const auto* known = dynamic_cast<const RankSilent*>(&timed_out);
+  const std::vector<int> silent = known != nullptr ? known->silent() : silent_ranks(transport, grace);
   std::vector<Problem> problems = timed_out.problems();
   if (!problems.empty()) {
     Problem& first = problems.front();

@@ -1,7 +1,11 @@
 #include "core/exec/reference/mpi_run.hpp"
 
+#include <atomic>
 #include <cstring>
+#include <exception>
+#include <functional>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -143,6 +147,26 @@ std::unique_ptr<nic::NicSampler> node_sampler(const RunInputs& inputs, int rank)
                                            inputs.start);
 }
 
+// Runs `work` on a worker thread while this thread polls the transport (MPI_THREAD_FUNNELED: only this
+// thread calls MPI), so that the rank answers the pings of ranks waiting for its records
+// (Transport::recv_record): a rank busy verifying for minutes is then told apart from one that stopped.
+void compute_while_polling(Transport& transport, const std::function<void()>& work) {
+  std::exception_ptr failure;
+  std::atomic<bool> done{false};
+  std::thread worker([&] {
+    try {
+      work();
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    done.store(true, std::memory_order_release);
+  });
+  while (!done.load(std::memory_order_acquire))
+    (void)transport.wait_for_message(std::chrono::milliseconds(20));
+  worker.join();
+  if (failure) std::rethrow_exception(failure);
+}
+
 }  // namespace
 
 int mpi_world_size() {
@@ -162,6 +186,8 @@ std::vector<RankResult> run_mpi_rank(Transport& transport, const RunInputs& inpu
     if (sampler) sampler->start();
     check_same_plan_everywhere(transport, inputs);
     RankRunner runner(inputs, me, transport);
+    runner.compute_with(
+        [&transport](const std::function<void()>& work) { compute_while_polling(transport, work); });
     std::vector<nic::Sample> samples;
     if (sampler) runner.on_layer_done([&] { samples = sampler->stop(); });
     RankResult mine = runner.run();
@@ -173,13 +199,15 @@ std::vector<RankResult> run_mpi_rank(Transport& transport, const RunInputs& inpu
       if (r != me) transport.send(r, tag, encoded);
     // Every rank has finished its instructions (their last barrier), so what is left on the others is
     // their own verification: bounded compute whose length differs between ranks (a rank holding early key
-    // rows checks their dK/dV against every later query). It is waited for without the stall timeout; a
-    // rank that fails still aborts the others at once.
-    constexpr std::chrono::milliseconds verification_wait = std::chrono::hours(2);
+    // rows checks their dK/dV against every later query). It is waited for as long as the rank answers
+    // pings (it does while it computes), checked every receive timeout: one that stopped (SIGSTOP, hung)
+    // is named and ends the job within about two timeouts, as a stall in the layer does; a rank that fails
+    // still aborts the others at once.
     std::vector<RankResult> all(static_cast<std::size_t>(transport.size()));
     for (int r = 0; r < transport.size(); ++r)
       all[static_cast<std::size_t>(r)] =
-          r == me ? std::move(mine) : decode_result(transport.recv(r, tag, verification_wait));
+          r == me ? std::move(mine)
+                  : decode_result(transport.recv_record(r, tag, inputs.options.receive_timeout));
     return all;
   } catch (const WaitTimedOut& e) {
     // A stall (RankStalled) or a recv of the executor's own records that timed out. Failing here would

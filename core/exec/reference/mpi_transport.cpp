@@ -2,9 +2,11 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstring>
 #include <thread>
 
+#include "core/exec/reference/mpi_abort.hpp"
 #include "core/exec/reference/rank_location.hpp"
 
 namespace zb::reference {
@@ -160,6 +162,26 @@ bool MpiTransport::wait_for_message(std::chrono::milliseconds timeout) {
     if (std::chrono::steady_clock::now() >= deadline) return false;
     std::this_thread::sleep_for(nap);
     nap = std::min(nap * 2, std::chrono::microseconds(1000));
+  }
+}
+
+Bytes MpiTransport::recv_record(int src, Tag tag, std::chrono::milliseconds check_every) {
+  const auto give_up = std::chrono::steady_clock::now() + record_wait_cap;
+  for (;;) {
+    try {
+      return recv(src, tag, check_every);
+    } catch (const WaitTimedOut&) {
+      // Nothing for a while: `src` may still be computing (it answers pings meanwhile) or have stopped.
+      std::vector<int> silent = silent_ranks(*this, check_every);
+      const bool stopped = std::find(silent.begin(), silent.end(), src) != silent.end();
+      const bool too_long = std::chrono::steady_clock::now() >= give_up;
+      if (!stopped && !too_long) continue;
+      throw RankSilent(rank_location(rank_),
+                       "waited for " + describe(tag) + " from rank " + std::to_string(src) +
+                           (stopped ? ", which stopped answering after it finished its instructions"
+                                    : ", which still computes after the 2-hour cap"),
+                       std::move(silent));
+    }
   }
 }
 

@@ -46,6 +46,9 @@ class MpiTransport final : public Transport {
   [[nodiscard]] std::optional<Bytes> try_recv(int src, Tag tag) override;
   [[nodiscard]] std::optional<Message> try_recv_kind(MessageKind kind) override;
   bool wait_for_message(std::chrono::milliseconds timeout) override;
+  // As long as `src` answers pings (a rank computing its record answers them: mpi_run.cpp computes on a
+  // worker thread while this one polls), up to record_wait_cap; a silent `src` throws RankSilent.
+  Bytes recv_record(int src, Tag tag, std::chrono::milliseconds check_every) override;
 
   // After a failed run the peers may never receive what is in flight: give the sends `grace` to
   // complete (the abort notices among them should arrive), then cancel the rest on close.

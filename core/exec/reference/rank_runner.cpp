@@ -83,10 +83,10 @@ RankResult RankRunner::run() {
   if (on_layer_done_) on_layer_done_();
   RankResult result;
   result.rank = state_.rank;
-  result.verification = verify_outputs(state_, state_.in.options.tolerance);
+  compute_([&] { result.verification = verify_outputs(state_, state_.in.options.tolerance); });
   if (state_.in.program.backward) {
-    share_row_statistics(state_, transport_);
-    result.gradients = verify_gradients(state_);
+    share_row_statistics(state_, transport_, compute_);
+    compute_([&] { result.gradients = verify_gradients(state_); });
   }
   if (!state_.in.options.dump_dir.empty()) dump_outputs(state_, state_.in.options.dump_dir);
   result.events = std::move(state_.events);

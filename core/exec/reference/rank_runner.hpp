@@ -83,6 +83,9 @@ class RankRunner {
   // rank has also received everything (the `drained` barrier): where a NIC sampler stops, before the
   // verification traffic (row statistics) starts.
   void on_layer_done(std::function<void()> hook) { on_layer_done_ = std::move(hook); }
+  // How the verification's compute runs (verify_outputs, the row statistics, verify_gradients): on this
+  // thread unless set; under MPI, on a worker thread while this one answers pings (mpi_run.cpp).
+  void compute_with(ComputeRunner runner) { compute_ = std::move(runner); }
 
  private:
   enum class Status : unsigned char { waiting, posted, done };
@@ -143,6 +146,7 @@ class RankRunner {
   std::set<int> collective_stored_;                   // messages already stored
   std::map<int, CollectiveProgress> collectives_;     // collective instruction → its progress
   std::function<void()> on_layer_done_;
+  ComputeRunner compute_ = [](const std::function<void()>& work) { work(); };
   std::vector<int> unfinished_peers_;  // in a barrier: the ranks not yet heard from
 };
 

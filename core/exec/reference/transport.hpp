@@ -97,6 +97,17 @@ class Transport {
   // Blocking receive with a deadline: throws WaitTimedOut naming this rank, `src` and the tag, or
   // PeerFailed with the reason another rank gave when it aborted the run or stalled.
   Bytes recv(int src, Tag tag, std::chrono::milliseconds timeout);
+
+  // The receive of a record a rank sends after computing for as long as it takes (its row statistics,
+  // its verification result), after every rank finished its instructions. In one process every rank is
+  // a thread of this one, so the wait is only capped (record_wait_cap); under MPI (mpi_transport.cpp) a
+  // rank that stopped answering pings, checked every `check_every`, ends it with WaitTimedOut naming that
+  // rank, within about two `check_every`, as a stall in the layer does.
+  virtual Bytes recv_record(int src, Tag tag, std::chrono::milliseconds check_every) {
+    (void)check_every;
+    return recv(src, tag, record_wait_cap);
+  }
+  static constexpr std::chrono::milliseconds record_wait_cap = std::chrono::hours(2);
 };
 
 }  // namespace zb::reference
