@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <string_view>
 #include <tuple>
 #include <vector>
@@ -78,7 +80,7 @@ void add_time_axis_names(const Trace& trace, int tid, nlohmann::ordered_json& ev
   events.push_back(metadata_event("thread_name", pid, tid, {{"name", "layer (1 of each pass)"}}));
 }
 
-void add_time_axis_slices(const Trace& trace, const TraceLabels& labels, int tid,
+void add_time_axis_slices(const Trace& trace, const TraceLabels& labels, const std::string& shown, int tid,
                           nlohmann::ordered_json& events) {
   const int pid = time_axis_process(trace);
   const std::int64_t forward_end = trace_nanoseconds(trace.layer.forward);
@@ -97,6 +99,8 @@ void add_time_axis_slices(const Trace& trace, const TraceLabels& labels, int tid
                                               {"iteration_seconds", trace.iteration_seconds},
                                               {"scenario", labels.scenario},
                                               {"system", labels.system}}}});
+    // A trace that shows only some nodes says so where the timeline shows it, not only in the metadata.
+    if (!shown.empty()) events.back()["args"]["shown"] = shown;
   };
   slice("forward", 0, forward_end);
   if (trace.backward) slice("backward", forward_end, backward_end);
@@ -105,7 +109,7 @@ void add_time_axis_slices(const Trace& trace, const TraceLabels& labels, int tid
 // The run's facts as Perfetto's JSON tokenizer reads them: the top-level "metadata" object, one row
 // json_metadata.<key> per field. Flat strings and numbers only (an object would be kept as its raw JSON
 // text), and a fact the trace does not have is left out rather than written empty.
-nlohmann::ordered_json run_facts(const Trace& trace, const TraceLabels& labels) {
+nlohmann::ordered_json run_facts(const Trace& trace, const TraceLabels& labels, const std::string& shown) {
   nlohmann::ordered_json facts;
   facts["scenario"] = labels.scenario;
   facts["system"] = labels.system;
@@ -128,6 +132,7 @@ nlohmann::ordered_json run_facts(const Trace& trace, const TraceLabels& labels) 
   facts["nodes"] = node_count(trace);
   facts["gpus_per_node"] = trace.gpus_per_node;
   facts["nics_per_node"] = trace.nics_per_node;
+  if (!shown.empty()) facts["shown"] = shown;
   return facts;
 }
 
@@ -137,7 +142,13 @@ TraceLabels trace_labels(const RunResult& run, const std::string& system) {
   return TraceLabels{run.scenario.name, system, &run.scenario.hardware_profile};
 }
 
-nlohmann::ordered_json perfetto_trace_json(const Trace& trace, const TraceLabels& labels) {
+nlohmann::ordered_json perfetto_trace_json(const Trace& whole, const TraceLabels& labels,
+                                           TraceLimits limits) {
+  const TraceSample sample = sample_nodes(whole, limits.max_slices);
+  std::optional<Trace> part;
+  if (!sample.everything()) part = restricted_to(whole, sample);
+  const Trace& trace = part ? *part : whole;
+  const std::string shown = sample.statement(whole);
   const TrackLayout layout = lay_out_tracks(trace);
   const DeviceTrackLayout device = lay_out_device_tracks(trace, static_cast<int>(layout.tracks.size()) + 1);
   // tids, unique in the trace: executor tracks, device tracks, the time axis, then one per NIC process.
@@ -146,10 +157,10 @@ nlohmann::ordered_json perfetto_trace_json(const Trace& trace, const TraceLabels
 
   nlohmann::ordered_json events = nlohmann::ordered_json::array();
   add_time_axis_names(trace, time_axis_tid, events);
-  for (int node = 0; node < node_count(trace); ++node)
+  for (const int node : sample.nodes)
     add_process(process_of_node(node), fmt::format("node {}", node), node_sort_index(node), events);
   add_tracks(layout.tracks, device.tracks, events);
-  for (const int node : nodes_with_nic_counters(trace)) {
+  for (const int node : nodes_with_nic_counters(trace, sample.nodes)) {
     add_process(nic_process_of_node(trace, node), fmt::format("node {} \u00b7 NICs", node),
                 nic_sort_index(trace, node), events);
   }
@@ -159,13 +170,13 @@ nlohmann::ordered_json perfetto_trace_json(const Trace& trace, const TraceLabels
   for (std::size_t i = 0; i < trace.device_activity.size(); ++i)
     events.push_back(device_slice(trace, device, i));
   add_transfer_flows(trace, layout, events);
-  add_nic_counters(trace, first_counter_tid, events);
-  add_time_axis_slices(trace, labels, time_axis_tid, events);
+  add_nic_counters(trace, sample.nodes, first_counter_tid, events);
+  add_time_axis_slices(trace, labels, shown, time_axis_tid, events);
 
   nlohmann::ordered_json out;
   out["traceEvents"] = std::move(events);
   out["displayTimeUnit"] = "ns";
-  out["metadata"] = run_facts(trace, labels);
+  out["metadata"] = run_facts(trace, labels, shown);
   out["otherData"] = {{"scenario", labels.scenario}, {"system", labels.system},
                       {"backend", trace.backend},    {"simulator", trace.simulator_version},
                       {"note", trace.model_note},    {"time_axis", time_axis_note},
@@ -173,8 +184,9 @@ nlohmann::ordered_json perfetto_trace_json(const Trace& trace, const TraceLabels
   return out;
 }
 
-void write_perfetto_trace(const Trace& trace, const TraceLabels& labels, const std::filesystem::path& path) {
-  write_file_atomically(path, perfetto_trace_json(trace, labels)
+void write_perfetto_trace(const Trace& trace, const TraceLabels& labels, const std::filesystem::path& path,
+                          TraceLimits limits) {
+  write_file_atomically(path, perfetto_trace_json(trace, labels, limits)
                                   .dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
 }
 

@@ -26,6 +26,10 @@
 // Times are µs on the trace axis: one representative forward layer, then one backward layer
 // (core/exec/trace.hpp); the "time axis" process says so where the timeline shows it (its name and one
 // slice per layer), the metadata says it too.
+//
+// Size: a trace of more than TraceLimits::max_slices slices shows whole nodes within that budget
+// (reports/trace_sampling.hpp), and says which in metadata.shown and on the time axis.
+#include <cstddef>
 #include <filesystem>
 #include <string>
 
@@ -34,6 +38,7 @@
 #include "core/config/hardware_profile.hpp"
 #include "core/exec/trace.hpp"
 #include "core/run/run_result.hpp"
+#include "reports/trace_sampling.hpp"
 
 namespace zb::reports {
 
@@ -48,9 +53,15 @@ struct TraceLabels {
 // The labels of `system`'s trace in `run`: the scenario's name and its hardware profile (pointing into run).
 [[nodiscard]] TraceLabels trace_labels(const RunResult& run, const std::string& system);
 
-[[nodiscard]] nlohmann::ordered_json perfetto_trace_json(const Trace& trace, const TraceLabels& labels);
+struct TraceLimits {
+  std::size_t max_slices = default_max_trace_slices;
+};
+
+[[nodiscard]] nlohmann::ordered_json perfetto_trace_json(const Trace& trace, const TraceLabels& labels,
+                                                         TraceLimits limits = {});
 
 // Writes perfetto_trace_json atomically to `path`.
-void write_perfetto_trace(const Trace& trace, const TraceLabels& labels, const std::filesystem::path& path);
+void write_perfetto_trace(const Trace& trace, const TraceLabels& labels, const std::filesystem::path& path,
+                          TraceLimits limits = {});
 
 }  // namespace zb::reports

@@ -57,10 +57,10 @@ void add_series(const std::string& name, CounterTrack track, const LinkLoad* lin
   for (const auto& [t, rate] : points) events.push_back(counter_event(name, track, t, rate));
 }
 
-// Every NIC of the cluster, idle ones with no link, and every NIC link of the trace.
-std::map<NicKey, const LinkLoad*> nics_of(const Trace& trace) {
+// Every NIC of the shown nodes, idle ones with no link, and every NIC link of the trace.
+std::map<NicKey, const LinkLoad*> nics_of(const Trace& trace, const std::vector<int>& shown) {
   std::map<NicKey, const LinkLoad*> nics;
-  for (int node = 0; node < node_count(trace); ++node) {
+  for (const int node : shown) {
     for (int nic = 0; nic < trace.nics_per_node; ++nic) {
       nics[{node, nic, false}] = nullptr;
       nics[{node, nic, true}] = nullptr;
@@ -75,18 +75,19 @@ std::map<NicKey, const LinkLoad*> nics_of(const Trace& trace) {
 
 }  // namespace
 
-std::vector<int> nodes_with_nic_counters(const Trace& trace) {
+std::vector<int> nodes_with_nic_counters(const Trace& trace, const std::vector<int>& shown) {
   std::vector<int> nodes;
-  for (const auto& [key, link] : nics_of(trace)) {
+  for (const auto& [key, link] : nics_of(trace, shown)) {
     const int node = std::get<0>(key);
     if (nodes.empty() || nodes.back() != node) nodes.push_back(node);  // the map is in node order
   }
   return nodes;
 }
 
-void add_nic_counters(const Trace& trace, int first_tid, nlohmann::ordered_json& events) {
+void add_nic_counters(const Trace& trace, const std::vector<int>& shown, int first_tid,
+                      nlohmann::ordered_json& events) {
   const std::int64_t end_ns = trace_nanoseconds(trace.trace_seconds());
-  for (const auto& [key, link] : nics_of(trace)) {
+  for (const auto& [key, link] : nics_of(trace, shown)) {
     const auto [node, nic, rx] = key;
     add_series(fmt::format("n{}-nic{}-{}", node, nic, rx ? "rx" : "tx"),
                CounterTrack{nic_process_of_node(trace, node), first_tid + node}, link, end_ns, events);

@@ -22,11 +22,13 @@
 
 namespace zb::reports {
 
-// The nodes that get a NIC process, ascending: every node of the cluster when it has NICs, and the node
-// of any NIC link of the trace.
-[[nodiscard]] std::vector<int> nodes_with_nic_counters(const Trace& trace);
+// The nodes that get a NIC process, ascending: every node of `shown` (the trace's nodes, or those a large
+// trace shows: reports/trace_sampling.hpp) when the cluster has NICs, and the node of any NIC link of the
+// trace.
+[[nodiscard]] std::vector<int> nodes_with_nic_counters(const Trace& trace, const std::vector<int>& shown);
 
-// The "C" events of every NIC's series; node N's on tid first_tid + N of nic_process_of_node(N).
-void add_nic_counters(const Trace& trace, int first_tid, nlohmann::ordered_json& events);
+// The "C" events of those NICs' series; node N's on tid first_tid + N of nic_process_of_node(N).
+void add_nic_counters(const Trace& trace, const std::vector<int>& shown, int first_tid,
+                      nlohmann::ordered_json& events);
 
 }  // namespace zb::reports
