@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <string>
 
 #include "core/common/error.hpp"
 #include "core/common/rng.hpp"
@@ -35,6 +36,20 @@ constexpr double kIterationBytesPerRank =
     512 * 1024;                                    // per-rank layouts, ops, program streams, SimGrid hosts
 constexpr double kResultBytesPerRank = 256;        // per-rank figures every iteration keeps
 constexpr double kResultBytesPerIteration = 4096;  // the iteration's own figures and plan facts
+// A ring over P ranks has P steps on each rank, each an attention op, a send and a recv with their
+// instructions, both passes, and trace events: ring-cp over 400, 800 and 1600 GPUs (50, 100, 200
+// dgx-h200 nodes, llama-7b, 1M tokens) peaked at 1.38, 4.26 and 15.8 GB, 8.6, 6.7 and 6.2 KB per
+// (rank, ring step); rounded down three-fold.
+constexpr double kRingStepBytes = 2048;
+
+// The ranks one ring of `system` spans: its integer "degree", or every rank for ring-cp's "auto" (it
+// keeps all GPUs); 1 (no floor) where the strategy sizes its groups per batch.
+int ring_span(const SystemSpec& system, int ranks) {
+  const auto degree = system.options.find("degree");
+  if (degree != system.options.end() && degree->is_number_integer())
+    return std::clamp(degree->get<int>(), 1, std::max(1, ranks));
+  return system.name == "ring-cp" ? std::max(1, ranks) : 1;
+}
 
 const char* source_key(WorkloadSource source) {
   switch (source) {
@@ -108,6 +123,13 @@ RunSizeEstimate estimate_run_size(const Scenario& scenario) {
   e.batch_bytes = e.documents_per_iteration * kBatchBytesPerDocument + iterations * kBatchSummaryBytes;
   e.iteration_bytes = e.documents_per_iteration * kIterationBytesPerDocument + ranks * kIterationBytesPerRank;
   e.result_bytes = systems * iterations * (kResultBytesPerIteration + ranks * kResultBytesPerRank);
+  for (std::size_t i = 0; i < scenario.systems.size(); ++i) {
+    const int span = ring_span(scenario.systems[i], e.ranks);
+    if (span <= 1 || span <= e.widest_ring) continue;
+    e.widest_ring = span;
+    e.widest_ring_system = static_cast<int>(i);
+    e.ring_bytes = ranks * span * kRingStepBytes;
+  }
   return e;
 }
 
@@ -126,17 +148,30 @@ void check_runnable(const Scenario& scenario, double memory_bytes) {
   const double by_documents =
       e.documents_per_iteration * (kIterationBytesPerDocument + kBatchBytesPerDocument);
   const double by_iterations = e.result_bytes + e.iterations * kBatchSummaryBytes;
-  const char* key = by_ranks >= by_documents && by_ranks >= by_iterations ? "cluster.nodes"
+  std::string key = by_ranks >= by_documents && by_ranks >= by_iterations ? "cluster.nodes"
                     : by_iterations > by_documents                        ? "workload.iterations"
                                                                           : "workload.tokens_per_iteration";
+  std::string rings,
+      hint = "lower workload.tokens_per_iteration, workload.iterations (or --iterations) or cluster.nodes";
+  if (e.widest_ring_system >= 0) {
+    const SystemSpec& system = scenario.systems[static_cast<std::size_t>(e.widest_ring_system)];
+    rings = fmt::format(", {} with groups of {} ranks ({:.3g} ring steps per layer)", system.label,
+                        e.widest_ring, static_cast<double>(e.ranks) * e.widest_ring);
+    // Rings over every rank (ring-cp's "auto") grow with the cluster; a given degree is the system's own.
+    if (e.ring_bytes >= std::max({by_ranks, by_documents, by_iterations})) {
+      const bool every_rank = e.widest_ring == e.ranks;
+      key = every_rank ? "cluster.nodes" : fmt::format("systems[{}].degree", e.widest_ring_system);
+      hint = fmt::format("give {} a smaller \"degree\" (rings inside a node: {}) or use fewer cluster.nodes",
+                         system.label, scenario.cluster.gpus_per_node);
+    }
+  }
   throw_input_error(
       Location{scenario.source_file.string(), key},
-      fmt::format("the run needs about {} of memory, more than this machine's {}: {:.3g} documents per "
-                  "iteration, {} iterations, {} ranks, {} systems",
+      fmt::format("the run needs about {} of memory, more than this machine's {}: {:.3g} documents "
+                  "per iteration, {} iterations, {} ranks, {} systems{}",
                   format_bytes(e.total_bytes()), format_bytes(memory_bytes), e.documents_per_iteration,
-                  e.iterations, e.ranks, e.systems),
-      "lower workload.tokens_per_iteration, workload.iterations (or --iterations) or cluster.nodes; "
-      "docs/SCENARIOS.md, \"How big a run can be\", gives the estimate");
+                  e.iterations, e.ranks, e.systems, rings),
+      hint + "; docs/SCENARIOS.md, \"How big a run can be\", gives the estimate");
 }
 
 }  // namespace zb

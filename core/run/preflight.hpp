@@ -19,7 +19,14 @@ struct RunSizeEstimate {
   double batch_bytes = 0;      // the batch in flight, and each iteration's summary kept for the reports
   double iteration_bytes = 0;  // one (system, iteration) in flight: plan, program, trace
   double result_bytes = 0;     // what every (system, iteration) leaves in the result
-  [[nodiscard]] double total_bytes() const { return batch_bytes + iteration_bytes + result_bytes; }
+  // The ring steps of the system with the widest groups, in flight with its iteration: ranks × the ranks
+  // one group spans (its integer "degree"; every rank for ring-cp's "auto"), a step per (rank, peer).
+  double ring_bytes = 0;
+  int widest_ring = 1;          // the ranks that system's rings span
+  int widest_ring_system = -1;  // its index in scenario.systems; -1 when no system has a known ring
+  [[nodiscard]] double total_bytes() const {
+    return batch_bytes + iteration_bytes + result_bytes + ring_bytes;
+  }
 };
 
 // The estimate for `scenario` (its iterations, after any override). Throws what the workload's source

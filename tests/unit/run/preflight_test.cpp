@@ -72,6 +72,49 @@ TEST(Preflight, ATrillionTokensIsRefusedWithTheFigure) {
   EXPECT_NE(p.what.find("more than this machine's 64 GiB"), std::string::npos) << p.what;
 }
 
+// Ring CP over every GPU has P steps per rank: 1000 nodes (8000 ranks) is 64 M ring steps per layer, which
+// planned for hours and grew past any memory; a degree keeps it small (issue 38, red-team finding b).
+Scenario ring_scenario(int nodes, const std::string& system) {
+  return parse_scenario(
+      R"({"name": "rings", "cluster": {"preset": "dgx-h200", "nodes": )" + std::to_string(nodes) +
+          R"(}, "model": {"preset": "llama-7b"}, "workload": {"dataset": "wikipedia"}, "systems": [)" +
+          system + "]}",
+      "rings.json");
+}
+
+TEST(Preflight, RingsOverEveryRankOfAThousandNodesAreRefusedNamingTheNodes) {
+  const Problem p = refusal(ring_scenario(1000, R"("zeppelin", "ring-cp")"), 64 * kGiB);
+  EXPECT_EQ(p.where.json_path, "cluster.nodes");
+  EXPECT_NE(p.what.find("ring-cp with groups of 8000 ranks (6.4e+07 ring steps per layer)"),
+            std::string::npos)
+      << p.what;
+  EXPECT_NE(p.hint.find("give ring-cp a smaller \"degree\" (rings inside a node: 8)"), std::string::npos)
+      << p.hint;
+  // The same cluster with rings of one node's GPUs fits.
+  EXPECT_NO_THROW(check_runnable(ring_scenario(1000, R"({"name": "ring-cp", "degree": 8})"), 64 * kGiB));
+}
+
+TEST(Preflight, AWideGivenDegreeNamesThatSystemsDegree) {
+  const Problem p =
+      refusal(ring_scenario(1000, R"("zeppelin", {"name": "uniform-cp", "degree": 4000})"), 64 * kGiB);
+  EXPECT_EQ(p.where.json_path, "systems[1].degree");
+  EXPECT_NE(p.what.find("uniform-cp[degree=4000] with groups of 4000 ranks"), std::string::npos) << p.what;
+}
+
+// The estimate stays a floor of what ring-cp was measured to need (50, 100 and 200 nodes, 1M tokens of
+// Wikipedia lengths: 1.38, 4.26 and 15.8 GB at peak), so it never refuses a run that fits.
+TEST(Preflight, TheRingEstimateStaysBelowTheMeasuredPeaks) {
+  const std::pair<int, double> measured[] = {{50, 1.38e9}, {100, 4.26e9}, {200, 15.8e9}};
+  for (const auto& [nodes, peak] : measured) {
+    Scenario s = ring_scenario(nodes, R"("ring-cp")");
+    s.workload.tokens_per_iteration = 1048576;
+    s.workload.iterations = 1;
+    const RunSizeEstimate e = estimate_run_size(s);
+    EXPECT_LT(e.total_bytes(), peak) << nodes << " nodes";
+    EXPECT_GT(e.total_bytes(), peak / 4) << nodes << " nodes: the floor is too low to refuse anything";
+  }
+}
+
 TEST(Preflight, ManyIterationsNameTheIterations) {
   Scenario s = scenario_with(R"({"dataset": "wikipedia", "tokens_per_iteration": 1048576})");
   s.workload.iterations = 1'000'000'000;  // what --iterations can ask for
