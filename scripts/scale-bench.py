@@ -63,10 +63,11 @@ def scenario(gpus, tokens_per_gpu, context, seed):
 
 def measure(command, timeout, stdout_path):
     """Runs `command` with stdout to a file; returns (exit status or None on timeout, wall s, CPU s,
-    peak RSS bytes) from the child's own rusage (os.wait4), so other processes do not count."""
-    with open(stdout_path, "w") as out:
+    peak RSS bytes, stderr) from the child's own rusage (os.wait4), so other processes do not count.
+    stderr goes to a file too: a pipe nobody reads while polling would stall a chatty child."""
+    with open(stdout_path, "w") as out, tempfile.TemporaryFile() as err:
         started = time.monotonic()
-        child = subprocess.Popen(command, stdout=out, stderr=subprocess.PIPE)
+        child = subprocess.Popen(command, stdout=out, stderr=err)
         deadline = started + timeout
         status = None
         while True:
@@ -80,7 +81,8 @@ def measure(command, timeout, stdout_path):
                 break
             time.sleep(0.05)
         wall = time.monotonic() - started
-        stderr = child.stderr.read().decode(errors="replace") if child.stderr else ""
+        err.seek(0)
+        stderr = err.read().decode(errors="replace")
     return status, wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024, stderr
 
 
