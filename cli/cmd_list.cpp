@@ -76,20 +76,36 @@ nlohmann::ordered_json clusters_json() {
   return out;
 }
 
+// A dense preset's entry is as it always was; an MoE preset's has a "moe" object besides.
 nlohmann::ordered_json models_json() {
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (const ModelPreset& preset : model_presets()) {
     const ModelSpec& m = preset.spec;
-    out.push_back({{"name", preset.name},
-                   {"summary", preset.summary},
-                   {"layers", m.layers},
-                   {"hidden", m.hidden},
-                   {"heads", m.heads},
-                   {"kv_heads", m.kv_heads},
-                   {"ffn_hidden", m.ffn_hidden},
-                   {"vocab", m.vocab}});
+    nlohmann::ordered_json entry = {{"name", preset.name},        {"summary", preset.summary},
+                                    {"layers", m.layers},         {"hidden", m.hidden},
+                                    {"heads", m.heads},           {"kv_heads", m.kv_heads},
+                                    {"ffn_hidden", m.ffn_hidden}, {"vocab", m.vocab}};
+    if (m.has_experts()) {
+      entry["moe"] = {
+          {"experts", m.moe.experts},
+          {"top_k", m.moe.top_k},
+          {"shared_experts", m.moe.shared_experts},
+          {"expert_ffn_hidden", m.moe.expert_ffn_hidden},
+          {"capacity_factor", m.moe.capacity_factor ? nlohmann::ordered_json(*m.moe.capacity_factor)
+                                                    : nlohmann::ordered_json("dropless")}};
+    }
+    out.push_back(std::move(entry));
   }
   return out;
+}
+
+// "8 × 14336, top-2" for Mixtral; "60 × 1408, top-4, 4 shared" for Qwen-MoE; "-" for a dense model.
+std::string expert_shape(const MoeSpec& moe) {
+  if (moe.experts == 0) return "-";
+  std::string shape = fmt::format("{} \u00d7 {}, top-{}", moe.experts, moe.expert_ffn_hidden, moe.top_k);
+  if (moe.shared_experts > 0) shape += fmt::format(", {} shared", moe.shared_experts);
+  if (moe.capacity_factor) shape += fmt::format(", capacity {:g}", *moe.capacity_factor);
+  return shape;
 }
 
 nlohmann::ordered_json datasets_json() {
@@ -120,9 +136,13 @@ void list_models() {
     const ModelSpec& m = preset.spec;
     rows.push_back({preset.name, std::to_string(m.layers), std::to_string(m.hidden), std::to_string(m.heads),
                     std::to_string(m.kv_heads), std::to_string(m.ffn_hidden), std::to_string(m.vocab),
-                    preset.summary});
+                    expert_shape(m.moe), preset.summary});
   }
-  print_table(stdout, {"PRESET", "LAYERS", "HIDDEN", "HEADS", "KV_HEADS", "FFN", "VOCAB", "MODEL"}, rows);
+  print_table(stdout, {"PRESET", "LAYERS", "HIDDEN", "HEADS", "KV_HEADS", "FFN", "VOCAB", "EXPERTS", "MODEL"},
+              rows);
+  std::printf(
+      "\nEXPERTS: routed experts \u00d7 their FFN width, experts per token, shared experts; MoE "
+      "models validate but do not run yet (docs/MOE.md).\n");
 }
 
 // Every preset with its fit, source, assumptions and target quantiles, from the workload module's table.

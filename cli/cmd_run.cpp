@@ -20,6 +20,7 @@
 
 #include "cli/backend_teardown.hpp"
 #include "cli/commands.hpp"
+#include "cli/moe_gate.hpp"
 #include "cli/output.hpp"
 #include "cli/profile_flag.hpp"
 #include "cli/run_command.hpp"
@@ -173,6 +174,7 @@ LoadedRun load_run(const RunFlags& f, const std::string& file, bool out_is_paren
   run.reporter = is_reporter();
   std::vector<ScenarioOverride> sets;
   run.scenario = load_scenario_with_sets(file, f.sets, sets);
+  refuse_unlowered_moe(run.scenario, file);
   Scenario& scenario = run.scenario;
   std::optional<std::string> out_dir;  // names are letters, digits, '.', '_' and '-': a safe folder name
   if (!f.out.empty())
@@ -208,8 +210,13 @@ RunOutcome execute_run(const LoadedRun& run, const RunFlags& f, bool progress) {
     if (f.verbose && progress) bar.note(p.system + ": iteration " + std::to_string(p.iteration));
     bar.update({p.system, p.system_index, p.systems, p.iteration, p.iterations});
   };
-  const RunResult result = f.plan.empty() ? run_scenario(scenario, options)
-                                          : run_plan(scenario, plan::read_plan_file(f.plan), f.plan, options);
+  // A plan file's ops are named in messages where the file wrote them (a compact file's runs).
+  const auto run_the_plan = [&] {
+    plan::OpSources sources;
+    plan::Plan plan = plan::read_plan_file(f.plan, &sources);
+    return run_plan(scenario, std::move(plan), f.plan, options, sources);
+  };
+  const RunResult result = f.plan.empty() ? run_scenario(scenario, options) : run_the_plan();
   bar.finish();  // the full bar stays on its line; the summary and any error start on a line of their own
   RunOutcome outcome;
   outcome.summary = reports::summarize_run(result);

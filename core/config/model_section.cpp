@@ -3,6 +3,7 @@
 
 #include "core/config/did_you_mean.hpp"
 #include "core/config/known_names.hpp"
+#include "core/config/moe_section.hpp"
 #include "core/config/presets.hpp"
 #include "core/config/scenario_sections.hpp"
 
@@ -30,7 +31,7 @@ ModelSpec read_model(const ObjectReader& root, bool& ok) {
   ModelSpec spec;
   if (!root.require("model", "for example {\"preset\": \"llama-7b\"}")) return spec;
   const auto model = root.object(
-      "model", {"preset", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "dtype"});
+      "model", {"preset", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "dtype", "moe"});
   if (!model) return spec;
 
   bool from_preset = false;
@@ -59,6 +60,7 @@ ModelSpec read_model(const ObjectReader& root, bool& ok) {
     spec.dtype = *dtype;
     spec.dtype_bytes = dtype_bytes(*dtype);
   }
+  read_moe(*model, spec.moe);
 
   if (!from_preset && !unknown_preset) {
     const std::string hint = "required when the model names no preset (presets: " + preset_list() + ")";

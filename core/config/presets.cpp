@@ -93,6 +93,42 @@ constexpr ModelRow model_rows[] = {
 };
 // clang-format on
 
+// ---------------------------------------------------------------------------------------------------
+// Mixture-of-experts presets: the dense shape as above, then the MoE FFN that replaces the dense one in
+// every layer. Sources (Hugging Face config.json unless said otherwise):
+//  moe-8x550m         The Zeppelin paper's "8 x 550M" MoE. Its shape is not published, so this is a reading,
+//                     in Mixtral's naming ("8x7B": a 7B dense model whose FFN becomes 8 experts): a 550M
+//                     LLaMA-shaped dense model (16 layers, hidden 1536, 12 heads of 128, SwiGLU FFN 4096,
+//                     LLaMA's 32000 vocabulary, untied embeddings: 551.3M parameters) with its FFN made 8
+//                     experts of the same width, top-2 as Mixtral, no shared expert, dropless. 2.66B
+//                     parameters in all, 0.85B active per token. docs/MOE.md gives the arithmetic.
+//  mixtral-8x7b       mistralai/Mixtral-8x7B-v0.1: num_local_experts 8, num_experts_per_tok 2, every expert
+//                     intermediate_size 14336 wide; no shared expert.
+//  qwen1.5-moe-a2.7b  Qwen/Qwen1.5-MoE-A2.7B: num_experts 60, num_experts_per_tok 4, moe_intermediate_size
+//                     1408; shared_expert_intermediate_size 5632 = 4 experts of 1408 (Qwen's release notes
+//                     count 4 shared experts); ffn_hidden keeps the config's intermediate_size (5632), which
+//                     no layer uses since every layer is sparse (decoder_sparse_step 1).
+// Every one is dropless (no capacity factor), as Hugging Face's implementations and Megatron-Core's
+// default; the router's load model keeps its defaults (scenario.hpp, RouterLoadSpec).
+// ---------------------------------------------------------------------------------------------------
+struct MoeModelRow {
+  ModelRow dense;
+  int experts, top_k, shared_experts, expert_ffn_hidden;
+};
+
+// clang-format off
+constexpr MoeModelRow moe_model_rows[] = {
+    //   name                 summary                                                  layers hidden heads kv  ffn   vocab
+    //   experts top_k shared expert_ffn
+    {{"moe-8x550m", "Zeppelin paper's 8 x 550M MoE, a reading (docs/MOE.md)", 16, 1536, 12, 12, 4096, 32000},
+     8, 2, 0, 4096},
+    {{"mixtral-8x7b", "Mixtral 8x7B, GQA (mistralai/Mixtral-8x7B-v0.1)", 32, 4096, 32, 8, 14336, 32000},
+     8, 2, 0, 14336},
+    {{"qwen1.5-moe-a2.7b", "Qwen1.5-MoE-A2.7B, fine-grained (Qwen/Qwen1.5-MoE-A2.7B)", 24, 2048, 16, 16, 5632, 151936},
+     60, 4, 4, 1408},
+};
+// clang-format on
+
 std::vector<ClusterPreset> build_cluster_presets() {
   std::vector<ClusterPreset> out;
   for (ClusterRow& row : cluster_rows()) {
@@ -112,20 +148,30 @@ std::vector<ClusterPreset> build_cluster_presets() {
   return out;
 }
 
+ModelSpec dense_spec(const ModelRow& row) {
+  ModelSpec spec;
+  spec.preset = row.name;
+  spec.layers = row.layers;
+  spec.hidden = row.hidden;
+  spec.heads = row.heads;
+  spec.kv_heads = row.kv_heads;
+  spec.ffn_hidden = row.ffn_hidden;
+  spec.vocab = row.vocab;
+  spec.dtype = "bf16";
+  spec.dtype_bytes = 2;
+  return spec;
+}
+
 std::vector<ModelPreset> build_model_presets() {
   std::vector<ModelPreset> out;
-  for (const ModelRow& row : model_rows) {
-    ModelSpec spec;
-    spec.preset = row.name;
-    spec.layers = row.layers;
-    spec.hidden = row.hidden;
-    spec.heads = row.heads;
-    spec.kv_heads = row.kv_heads;
-    spec.ffn_hidden = row.ffn_hidden;
-    spec.vocab = row.vocab;
-    spec.dtype = "bf16";
-    spec.dtype_bytes = 2;
-    out.push_back(ModelPreset{row.name, row.summary, std::move(spec)});
+  for (const ModelRow& row : model_rows) out.push_back(ModelPreset{row.name, row.summary, dense_spec(row)});
+  for (const MoeModelRow& row : moe_model_rows) {
+    ModelSpec spec = dense_spec(row.dense);
+    spec.moe.experts = row.experts;
+    spec.moe.top_k = row.top_k;
+    spec.moe.shared_experts = row.shared_experts;
+    spec.moe.expert_ffn_hidden = row.expert_ffn_hidden;
+    out.push_back(ModelPreset{row.dense.name, row.dense.summary, std::move(spec)});
   }
   return out;
 }

@@ -46,6 +46,25 @@ struct ClusterSpec {
   [[nodiscard]] int global_nic_of(int rank) const { return node_of(rank) * nics_per_node + nic_of(rank); }
 };
 
+// The router's load model (docs/MOE.md, "The router load model"): how unevenly the experts are chosen. It
+// is an assumption about the trained router and the data, not a fit; core/workload/moe_router draws from it.
+struct RouterLoadSpec {
+  double skew = 0.2;                  // Zipf exponent of the experts' popularity; 0: every expert alike
+  double document_correlation = 0.2;  // share of a document's choices that go to its own favourite experts
+  double layer_drift = 1.0;           // 0: the same popular experts in every layer; 1: independent per layer
+};
+
+// A mixture-of-experts FFN in every layer (docs/SCENARIOS.md, "model.moe"). experts == 0 is a dense model,
+// the default: every other field is then unused.
+struct MoeSpec {
+  int experts = 0;                        // routed experts per layer
+  int top_k = 0;                          // routed experts per token
+  int shared_experts = 0;                 // experts every token also passes through (Qwen-MoE, DeepSeek)
+  int expert_ffn_hidden = 0;              // FFN width of one expert, routed or shared
+  std::optional<double> capacity_factor;  // tokens an expert takes, × its fair share; none: dropless
+  RouterLoadSpec routing;
+};
+
 struct ModelSpec {
   std::string preset;  // empty when none was named
   int layers = 0;
@@ -56,7 +75,9 @@ struct ModelSpec {
   int vocab = 0;
   std::string dtype = "bf16";  // bf16 | fp16 | fp32
   int dtype_bytes = 2;
+  MoeSpec moe;  // dense unless moe.experts > 0
 
+  [[nodiscard]] bool has_experts() const { return moe.experts > 0; }
   [[nodiscard]] int head_dim() const { return hidden / heads; }
   [[nodiscard]] int kv_hidden() const { return kv_heads * head_dim(); }
 };
@@ -98,8 +119,12 @@ struct SystemSpec {
 // How each model replica is split across GPUs besides the strategies' own CP/DP (docs/SCENARIOS.md,
 // "parallelism"). Tensor parallelism is Megatron's with sequence parallelism: t consecutive GPUs of a node
 // form one TP group, which every strategy sees as one rank of a world of N/t (docs/STRATEGIES.md).
+// Expert parallelism (MoE models only) follows Megatron-Core's MoE parallel folding with the experts' TP
+// equal to the attention's: the N/t TP-group ranks that the strategies plan on are regrouped, for the MoE
+// layers only, into expert groups of e consecutive ranks, each holding experts/e experts (docs/MOE.md).
 struct ParallelismSpec {
   int tensor = 1;
+  int expert = 1;
 };
 
 enum class Backend { sim, reference, cuda };

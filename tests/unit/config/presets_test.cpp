@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace zb {
 namespace {
 
@@ -81,7 +83,10 @@ TEST(ModelPresets, ShapesMatchTheHuggingFaceConfigs) {
       {"llama-13b", 40, 5120, 40, 40, 13824, 32000}, {"llama-30b", 60, 6656, 52, 52, 17920, 32000},
       {"llama3-8b", 32, 4096, 32, 8, 14336, 128256},
   };
-  ASSERT_EQ(model_presets().size(), std::size(expected));
+  // The dense presets; the mixture-of-experts ones follow them (moe_scenario_test.cpp).
+  ASSERT_EQ(std::count_if(model_presets().begin(), model_presets().end(),
+                          [](const ModelPreset& p) { return !p.spec.has_experts(); }),
+            std::ssize(expected));
   for (const ModelShape& shape : expected) {
     SCOPED_TRACE(shape.name);
     const ModelPreset* preset = find_model_preset(shape.name);
