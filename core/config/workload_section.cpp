@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "core/config/did_you_mean.hpp"
+#include "core/config/document_limit.hpp"
 #include "core/config/known_names.hpp"
 #include "core/config/scenario_sections.hpp"
 
@@ -10,6 +11,27 @@ namespace {
 
 constexpr std::int64_t max_tokens = std::int64_t{1} << 40;  // ~1.1e12: far above any real budget
 constexpr std::int64_t max_iterations = 1'000'000;
+
+// The hint of every document length above kMaxDocumentLength.
+std::string longest_document_hint(std::string_view key) {
+  return fmt::format(
+      "set {} to at most {} tokens; longer documents would overflow the causal pair counts "
+      "(docs/SCENARIOS.md, \"Document lengths\")",
+      key, kMaxDocumentLength);
+}
+
+// A length of one document at `key` (max_seq_len, a distribution's max or value): an integer in
+// [1, kMaxDocumentLength], a longer one reported with the supported maximum.
+std::optional<std::int64_t> document_length(const ObjectReader& section, std::string_view key) {
+  const auto value = section.integer(key, 1, max_tokens);
+  if (!value || *value <= kMaxDocumentLength) return value;
+  section.context().add(section.path_of(key),
+                        fmt::format("{} tokens is longer than the longest document this build plans, {} "
+                                    "(2^30) tokens",
+                                    *value, kMaxDocumentLength),
+                        longest_document_hint(key));
+  return std::nullopt;
+}
 
 // The keys a distribution object may have depend on its kind; a key of another kind is a mistake worth
 // reporting (a "sigma" on a uniform distribution would otherwise be silently ignored).
@@ -32,7 +54,17 @@ DistributionSpec read_distribution(const ObjectReader& workload) {
   if (auto checked = section->choice("kind", known_distribution_kinds)) spec.kind = *checked;
 
   if (spec.kind == "lognormal") {
-    if (auto median = section->number("median", 0, 1e12, true)) spec.median = *median;
+    if (auto median = section->number("median", 0, 1e12, true)) {
+      if (*median > static_cast<double>(kMaxDocumentLength)) {
+        section->context().add(section->path_of("median"),
+                               fmt::format("a median of {} tokens is longer than the longest document this "
+                                           "build plans, {} (2^30) tokens",
+                                           *median, kMaxDocumentLength),
+                               longest_document_hint("median"));
+      } else {
+        spec.median = *median;
+      }
+    }
     if (auto sigma = section->number("sigma", 0, 100, true)) spec.sigma = *sigma;
     if (auto alpha = section->number("tail_alpha", 0, 100, true)) spec.tail_alpha = *alpha;
     if (auto from = section->number("tail_from", 0, 1, true)) {
@@ -43,8 +75,8 @@ DistributionSpec read_distribution(const ObjectReader& workload) {
     }
   } else if (spec.kind == "uniform") {
     section->require("max", "the largest document length");
-    const auto min = section->integer("min", 1, max_tokens);
-    const auto max = section->integer("max", 1, max_tokens);
+    const auto min = document_length(*section, "min");
+    const auto max = document_length(*section, "max");
     if (min) spec.min = *min;
     if (max) spec.max = *max;
     if (min && max && *min > *max) {
@@ -53,7 +85,7 @@ DistributionSpec read_distribution(const ObjectReader& workload) {
     }
   } else if (spec.kind == "fixed") {
     section->require("value", "the length of every document");
-    if (auto value = section->integer("value", 1, max_tokens)) spec.value = *value;
+    if (auto value = document_length(*section, "value")) spec.value = *value;
   }
   return spec;
 }
@@ -98,7 +130,7 @@ WorkloadSpec read_workload(const ObjectReader& root, const std::filesystem::path
     spec.lengths_file = (path.is_absolute() ? path : scenario_folder / path).lexically_normal();
   }
 
-  if (auto value = workload->integer("max_seq_len", 1, max_tokens)) spec.max_seq_len = *value;
+  if (auto value = document_length(*workload, "max_seq_len")) spec.max_seq_len = *value;
   if (auto value = workload->choice("long_documents", known_long_document_policies)) {
     spec.long_documents = *value == "split"  ? LongDocuments::split
                           : *value == "keep" ? LongDocuments::keep

@@ -41,8 +41,9 @@ void check_model(const ModelSpec& model) {
   problems.throw_if_any();
 }
 
-// Sum of the integers first, first+1, ..., first+count-1 without overflow for counts and values up to
-// 2^32: of count and (2·first + count − 1) one is even, so halve that one before multiplying.
+// Sum of the integers first, first+1, ..., first+count-1: of count and (2·first + count − 1) one is even,
+// so halve that one before multiplying. Exact while the sum fits std::int64_t, as it does for every range
+// inside a document (at most kMaxDocumentLength = 2^30 tokens, core/config/document_limit.hpp: below 2^60).
 std::int64_t arithmetic_series(std::int64_t first, std::int64_t count) {
   const std::int64_t first_plus_last = 2 * first + count - 1;
   return count % 2 == 0 ? (count / 2) * first_plus_last : count * (first_plus_last / 2);

@@ -4,6 +4,7 @@
 #include <array>
 #include <limits>
 
+#include "core/config/document_limit.hpp"
 #include "core/config/jsonc.hpp"
 #include "core/plan/plan_format.hpp"
 #include "core/plan/plan_layout_form.hpp"
@@ -65,7 +66,9 @@ void read_sequences(PlanReader& r, const ObjectReader& top, Plan& plan) {
     detail::expect_position(r, o, "id", i, "sequences");
     Sequence s;
     s.id = static_cast<int>(i);
-    s.length = r.integer(o, "length", 0, int64_max, true).value_or(0);
+    // No longer than a scenario's documents can be (core/config/document_limit.hpp): verify counts the
+    // causal pairs of a sequence in std::int64_t.
+    s.length = r.integer(o, "length", 0, kMaxDocumentLength, true).value_or(0);
     s.micro_batch = r.index(o, "micro_batch", r.micro_batch_ref(), false).value_or(0);
     plan.sequences.push_back(s);
   });

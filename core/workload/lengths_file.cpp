@@ -7,6 +7,7 @@
 #include <system_error>
 
 #include "core/common/error.hpp"
+#include "core/config/document_limit.hpp"
 
 namespace zb {
 namespace {
@@ -91,6 +92,15 @@ std::vector<std::int64_t> parse_lengths(std::istream& in, const std::string& fil
     }
     if (value < 1) {
       throw_input_error(where, "length " + std::to_string(value) + " is not positive", kFormatHint);
+    }
+    if (value > kMaxDocumentLength) {
+      throw_input_error(
+          where,
+          "length " + std::to_string(value) + " is longer than the longest document this build plans, " +
+              std::to_string(kMaxDocumentLength) + " (2^30) tokens",
+          "drop that document or split it into lines of at most " + std::to_string(kMaxDocumentLength) +
+              " tokens; longer documents would overflow the causal pair counts "
+              "(docs/SCENARIOS.md, \"Document lengths\")");
     }
     lengths.push_back(value);
   }

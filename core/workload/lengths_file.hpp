@@ -14,7 +14,8 @@ namespace zb {
 inline constexpr std::uintmax_t kMaxLengthsFileBytes = std::uintmax_t{256} << 20;
 
 // Throws zb::Error (bad input) when the file is missing or unreadable (naming the file), when a line is
-// not a positive integer (naming the file and the 1-based line number in Location.file / Location.line),
+// not a positive integer or is longer than kMaxDocumentLength (naming the file and the 1-based line number
+// in Location.file / Location.line),
 // when the file holds no lengths at all, or when it is larger than kMaxLengthsFileBytes.
 [[nodiscard]] std::vector<std::int64_t> read_lengths_file(const std::filesystem::path& path);
 

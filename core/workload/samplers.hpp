@@ -8,20 +8,19 @@
 #include <vector>
 
 #include "core/common/rng.hpp"
+#include "core/config/document_limit.hpp"
 #include "core/config/scenario.hpp"
 #include "core/workload/workload.hpp"
 
 namespace zb {
 
-// No real document is a trillion tokens long; the cap keeps a Pareto draw with u → 1 (and its rounding)
-// inside std::int64_t. max_seq_len and the token budget cut far below this anyway.
-inline constexpr std::int64_t kMaxDocumentLength = std::int64_t{1} << 40;
-
 // A uniform in the open interval (0, 1): the midpoint of one of 2^53 equal cells, so neither 0 nor 1 can
 // come out and the inverse CDFs below never see an infinite quantile.
 [[nodiscard]] double uniform_open01(Rng& rng);
 
-// Rounds a continuous length to a document length in [1, kMaxDocumentLength].
+// Rounds a continuous length to a document length in [1, kMaxDocumentLength]
+// (core/config/document_limit.hpp): a Pareto draw with u → 1 reaches any length, and the cap keeps it, and
+// every count derived from it, inside std::int64_t.
 [[nodiscard]] std::int64_t to_document_length(double x);
 
 // Lognormal body (median m = e^μ, log-sd σ) with an optional Pareto tail spliced at quantile tail_from:

@@ -142,6 +142,23 @@ const BadCase cases[] = {
      both(erase("/workload/dataset"),
           set("/workload/distribution", json{{"kind", "uniform"}, {"min", 10}, {"max", 5}})),
      "workload.distribution.min", "greater than max"},
+    // documents longer than the longest this build plans, 2^30 tokens (core/config/document_limit.hpp):
+    // their causal pair counts would overflow std::int64_t past about 3e9 tokens
+    {"max_seq_len_past_the_longest_document", set("/workload/max_seq_len", 4'000'000'000LL),
+     "workload.max_seq_len", "longer than the longest document this build plans, 1073741824"},
+    {"max_seq_len_one_past_the_longest_document", set("/workload/max_seq_len", (1LL << 30) + 1),
+     "workload.max_seq_len", "set max_seq_len to at most 1073741824 tokens"},
+    {"fixed_length_past_the_longest_document",
+     both(erase("/workload/dataset"),
+          set("/workload/distribution", json{{"kind", "fixed"}, {"value", 4'000'000'000LL}})),
+     "workload.distribution.value", "longer than the longest document this build plans"},
+    {"uniform_max_past_the_longest_document",
+     both(erase("/workload/dataset"),
+          set("/workload/distribution", json{{"kind", "uniform"}, {"max", 1LL << 40}})),
+     "workload.distribution.max", "set max to at most 1073741824 tokens"},
+    {"lognormal_median_past_the_longest_document",
+     both(erase("/workload/dataset"), set("/workload/distribution", json{{"median", 5e9}})),
+     "workload.distribution.median", "longer than the longest document this build plans"},
     // systems
     {"no_systems", set("/systems", json::array()), "systems", "at least one"},
     {"unknown_system", set("/systems/0", "zepelin"), "systems[0]", "did you mean \"zeppelin\"?"},

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/common/error.hpp"
+#include "core/config/document_limit.hpp"
 #include "core/config/jsonc.hpp"
 #include "tests/unit/config/base_scenario.hpp"
 
@@ -162,6 +163,23 @@ TEST(ScenarioLoader, LognormalDistributionWithTail) {
   EXPECT_EQ(s.workload.distribution.tail_alpha, 1.5);
   EXPECT_DOUBLE_EQ(s.workload.distribution.tail_from, 0.9);
   EXPECT_EQ(s.workload.long_documents, LongDocuments::split);
+}
+
+// The longest document this build plans, 2^30 tokens, is accepted wherever a scenario names a document
+// length; one token more is refused (bad_scenarios_test.cpp). The token budget is not a document length:
+// it may be larger, its documents are cut to max_seq_len.
+TEST(ScenarioLoader, DocumentsUpToTheLongestSupportedAreAccepted) {
+  json j = base_json();
+  j["workload"]["max_seq_len"] = kMaxDocumentLength;
+  j["workload"]["tokens_per_iteration"] = 4 * kMaxDocumentLength;
+  const Scenario s = parse_json(j);
+  EXPECT_EQ(s.workload.max_seq_len, std::int64_t{1} << 30);
+  EXPECT_EQ(s.workload.tokens_per_iteration, std::int64_t{1} << 32);
+  j["workload"].erase("dataset");
+  j["workload"]["distribution"] = {{"kind", "uniform"}, {"max", kMaxDocumentLength}};
+  EXPECT_EQ(parse_json(j).workload.distribution.max, kMaxDocumentLength);
+  j["workload"]["distribution"] = {{"kind", "fixed"}, {"value", kMaxDocumentLength}};
+  EXPECT_EQ(parse_json(j).workload.distribution.value, kMaxDocumentLength);
 }
 
 TEST(ScenarioLoader, LengthsFileIsRelativeToTheScenarioFolder) {

@@ -86,6 +86,14 @@ TEST_F(BrokenPlanFile, PeerOutsideTheWorldNamesThePathAndTheWorldSize) {
                  "rank 7 does not exist: world_size is 4");
 }
 
+// A sequence longer than the longest document a scenario may have (2^30 tokens, core/config/
+// document_limit.hpp) is refused where it is written: verify counts its causal pairs in std::int64_t,
+// which overflows past about 3e9 tokens.
+TEST_F(BrokenPlanFile, SequenceLongerThanTheLongestDocumentIsRefused) {
+  ring_["sequences"][1]["length"] = 4'000'000'000LL;
+  expect_problem(ring_, "sequences[1].length", "must be between 0 and 1073741824");
+}
+
 TEST_F(BrokenPlanFile, UnknownOpKindSuggestsTheClosestKind) {
   ring_["ranks"][1]["ops"][0]["kind"] = "gemmm";
   expect_problem(ring_, "ranks[1].ops[0].kind", "did you mean \"gemm\"?");

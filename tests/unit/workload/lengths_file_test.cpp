@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/common/error.hpp"
+#include "core/config/document_limit.hpp"
 #include "core/workload/workload.hpp"
 #include "test_helpers.hpp"
 
@@ -59,6 +60,21 @@ TEST(LengthsFile, RejectsZeroNegativeAndOverflow) {
   const Problem overflow = read_error("huge.txt", "99999999999999999999999\n");
   EXPECT_EQ(overflow.where.line, 1);
   EXPECT_NE(overflow.what.find("too large"), std::string::npos) << overflow.what;
+}
+
+// A document longer than the longest this build plans (2^30 tokens; its causal pairs would overflow
+// std::int64_t past about 3e9) is refused at its line, saying the limit and what to do; 2^30 itself is read.
+TEST(LengthsFile, RejectsADocumentLongerThanTheLongestSupported) {
+  const Problem longer = read_error("long.txt", "2048\n# a book\n4000000000\n512\n");
+  EXPECT_EQ(longer.where.line, 3);
+  EXPECT_NE(longer.what.find("length 4000000000 is longer than the longest document this build plans, "
+                             "1073741824 (2^30) tokens"),
+            std::string::npos)
+      << longer.what;
+  EXPECT_NE(longer.hint.find("split it into lines of at most 1073741824"), std::string::npos) << longer.hint;
+  EXPECT_EQ(read_error("one_more.txt", "1073741825\n").where.line, 1);
+  const TempFile longest("longest.txt", "1073741824\n1\n");
+  EXPECT_EQ(read_lengths_file(longest.path()), (std::vector<std::int64_t>{kMaxDocumentLength, 1}));
 }
 
 TEST(LengthsFile, EmptyOrCommentOnlyFileIsAnError) {

@@ -67,6 +67,9 @@ TEST(LognormalTailSampler, DrawsStayPositiveAndCapped) {
     ASSERT_GE(length, 1);
     ASSERT_LE(length, kMaxDocumentLength);
   }
+  // The cap is the longest document this build plans, 2^30 tokens (core/config/document_limit.hpp).
+  EXPECT_EQ(to_document_length(1e300), std::int64_t{1} << 30);
+  EXPECT_EQ(to_document_length(static_cast<double>(kMaxDocumentLength) + 0.4), kMaxDocumentLength);
 }
 
 TEST(LognormalTailSampler, RejectsBadParametersNamingTheKey) {
