@@ -99,7 +99,14 @@ Scenario parse_scenario(std::string_view text, const std::filesystem::path& file
   const std::optional<int> world_size =
       cluster_ok ? std::optional<int>(scenario.cluster.world_size() / scenario.parallelism.tensor)
                  : std::nullopt;
-  scenario.systems = sections::read_systems(root, world_size, systems_ok);
+  SystemCheckContext facts{world_size};
+  facts.tensor = scenario.parallelism.tensor;
+  if (model_ok) {
+    facts.heads = scenario.model.heads;
+    facts.kv_heads = scenario.model.kv_heads;
+  }
+  if (cluster_ok) facts.gpus_per_node = scenario.cluster.gpus_per_node;
+  scenario.systems = sections::read_systems(root, facts, systems_ok);
   scenario.gates = sections::read_gates(root, scenario.systems, systems_ok);
 
   if (auto backend = root.choice("backend", known_backends)) {

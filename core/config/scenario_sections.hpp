@@ -10,6 +10,7 @@
 
 #include "core/config/json_reader.hpp"
 #include "core/config/scenario.hpp"
+#include "core/config/system_catalog.hpp"
 
 namespace zb::sections {
 
@@ -21,8 +22,9 @@ ModelSpec read_model(const ObjectReader& root, bool& ok);
 ParallelismSpec read_parallelism(const ObjectReader& root, const ClusterSpec* cluster,
                                  const ModelSpec* model);
 WorkloadSpec read_workload(const ObjectReader& root, const std::filesystem::path& scenario_folder);
-// `world_size` is known when the cluster section was valid; strategies' validation hooks check against it.
-std::vector<SystemSpec> read_systems(const ObjectReader& root, std::optional<int> world_size, bool& ok);
+// `facts` (world size, the model's heads, the node's GPUs) hold what the sections they come from got right;
+// strategies' validation hooks check their options against them.
+std::vector<SystemSpec> read_systems(const ObjectReader& root, const SystemCheckContext& facts, bool& ok);
 // `systems` are the systems read; gate references are only checked when the systems were valid.
 std::vector<GateSpec> read_gates(const ObjectReader& root, const std::vector<SystemSpec>& systems,
                                  bool check_labels);

@@ -34,7 +34,17 @@ struct SystemOption {
 // What the loader knows of the rest of the scenario when it reads the systems. A field is nullopt when
 // its section was itself invalid, so a hook skips the checks that need it (no follow-on errors).
 struct SystemCheckContext {
-  std::optional<int> world_size;  // nodes × gpus_per_node
+  SystemCheckContext() = default;
+  // What hooks were given before the model's facts: SystemCheckContext{world_size}.
+  explicit SystemCheckContext(std::optional<int> world) : world_size(world) {}
+
+  std::optional<int> world_size;  // nodes × gpus_per_node (÷ the tensor-parallel width)
+  // The model's query and K/V heads and the node's GPUs (a head-parallel degree must suit them), and the
+  // tensor-parallel width (1 without).
+  std::optional<int> heads;
+  std::optional<int> kv_heads;
+  std::optional<int> gpus_per_node;
+  int tensor = 1;
 };
 
 // One problem a strategy's validation hook found. `option` is the option it concerns ("" = the entry).

@@ -28,8 +28,8 @@ std::string label_problem(const std::string& label) {
 // Runs the strategy's own validation hook (the checks an option type cannot express, such as a degree
 // that must divide the world size) on complete options; records its problems under the entry's path.
 bool strategy_accepts(const SystemInfo& info, const nlohmann::json& options, const std::string& path,
-                      LoadContext& context, std::optional<int> world_size) {
-  const std::vector<OptionProblem> problems = info.check(options, SystemCheckContext{world_size});
+                      LoadContext& context, const SystemCheckContext& facts) {
+  const std::vector<OptionProblem> problems = info.check(options, facts);
   for (const OptionProblem& problem : problems) {
     context.add(problem.option.empty() ? path : child_path(path, problem.option), problem.what, problem.hint);
   }
@@ -38,7 +38,7 @@ bool strategy_accepts(const SystemInfo& info, const nlohmann::json& options, con
 
 // Reads one entry of "systems": a bare name, or an object with "name", an optional "label" and options.
 std::optional<SystemSpec> read_system(const nlohmann::json& entry, const std::string& path,
-                                      LoadContext& context, std::optional<int> world_size) {
+                                      LoadContext& context, const SystemCheckContext& facts) {
   const std::string name_path = entry.is_object() ? child_path(path, "name") : path;
   const nlohmann::json* name_json =
       entry.is_object() ? (entry.contains("name") ? &entry["name"] : nullptr) : &entry;
@@ -68,7 +68,7 @@ std::optional<SystemSpec> read_system(const nlohmann::json& entry, const std::st
   SystemSpec spec{name, name, info->default_options()};
   // A bare name runs at the defaults, which the strategy's hook may still reject (e.g. for this world).
   if (!entry.is_object()) {
-    if (!strategy_accepts(*info, spec.options, path, context, world_size)) return std::nullopt;
+    if (!strategy_accepts(*info, spec.options, path, context, facts)) return std::nullopt;
     return spec;
   }
 
@@ -87,7 +87,7 @@ std::optional<SystemSpec> read_system(const nlohmann::json& entry, const std::st
     }
     spec.options[option.name] = *value;
   }
-  if (!strategy_accepts(*info, spec.options, path, context, world_size)) options_ok = false;
+  if (!strategy_accepts(*info, spec.options, path, context, facts)) options_ok = false;
   spec.label = default_label(*info, spec.options);
   if (auto label = reader.string("label")) {
     if (std::string problem = label_problem(*label); !problem.empty()) {
@@ -128,7 +128,7 @@ std::pair<std::string, std::string> best_baseline_problem(const std::vector<Syst
 
 }  // namespace
 
-std::vector<SystemSpec> read_systems(const ObjectReader& root, std::optional<int> world_size, bool& ok) {
+std::vector<SystemSpec> read_systems(const ObjectReader& root, const SystemCheckContext& facts, bool& ok) {
   LoadContext& context = root.context();
   const std::size_t problems_before = context.problems.size();
   std::vector<SystemSpec> systems;
@@ -141,7 +141,7 @@ std::vector<SystemSpec> read_systems(const ObjectReader& root, std::optional<int
   std::vector<std::string> paths;  // for "already used by systems[i]"
   for (std::size_t i = 0; i < list->size(); ++i) {
     const std::string path = index_path(root.path_of("systems"), i);
-    std::optional<SystemSpec> spec = read_system((*list)[i], path, context, world_size);
+    std::optional<SystemSpec> spec = read_system((*list)[i], path, context, facts);
     if (!spec) continue;
     const auto same = std::find_if(systems.begin(), systems.end(),
                                    [&](const SystemSpec& other) { return other.label == spec->label; });

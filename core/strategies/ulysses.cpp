@@ -72,6 +72,7 @@ std::unique_ptr<Strategy> make_ulysses(const SystemSpec& system, const Scenario&
 }
 
 std::vector<OptionProblem> check_mesh(const nlohmann::json& options, const SystemCheckContext& context) {
+  if (auto problems = ulysses_degree_option_problems(options, context); !problems.empty()) return problems;
   if (!context.world_size) return {};
   const nlohmann::json& degree = options.at("degree");
   const nlohmann::json& ring = options.at("ring");

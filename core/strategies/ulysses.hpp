@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/config/scenario.hpp"
+#include "core/config/system_catalog.hpp"
 #include "core/cost/cost_model.hpp"
 #include "core/plan/plan.hpp"
 #include "core/strategies/packed_cp.hpp"
@@ -39,9 +40,24 @@ struct UlyssesSetup {
 // a document (its 1/degree of each of its two zigzag chunks, rounded up) never exceed padded/(ring·degree).
 [[nodiscard]] std::int64_t ulysses_alignment(const UlyssesSetup& setup);
 
-// Why u cannot be a Ulysses degree under tensor parallelism `tensor` ("" = it can): it must divide the
-// query heads per TP rank and the GPUs per node, and divide or be a multiple of the K/V heads per rank.
+// What a Ulysses degree must suit: the model's heads and K/V heads, the GPUs per node of the grid the
+// strategy plans on (the TP groups of a node under tensor parallelism `tensor`), and `tensor`.
+struct UlyssesModelFacts {
+  int heads = 1;
+  int kv_heads = 1;
+  int gpus_per_node = 1;
+  int tensor = 1;
+};
+// Why u cannot be a Ulysses degree ("" = it can): it must divide the query heads per TP rank and the GPUs
+// per node, and divide or be a multiple of the K/V heads per rank; the reason names the model's counts.
+[[nodiscard]] std::string ulysses_degree_problem(const UlyssesModelFacts& facts, int u);
+// The same for the strategy's cost model (the TP grid's, so its nodes are the grid's).
 [[nodiscard]] std::string ulysses_degree_problem(const CostModel& cost, int tensor, int u);
+// The loader's check of a fixed `degree` option against the scenario's model and node (the validation
+// hook, so `validate` refuses it): a problem at "degree" saying why and which degrees would do; none for
+// "auto" and "per-batch", or when the context lacks the model or the node.
+[[nodiscard]] std::vector<OptionProblem> ulysses_degree_option_problems(const nlohmann::json& options,
+                                                                        const SystemCheckContext& context);
 // The powers of two usable as the degree, ascending.
 [[nodiscard]] std::vector<int> ulysses_degrees(const CostModel& cost, int tensor);
 // u and r for a batch (setup's other fields kept): the fixed ones (> 0), or "auto": the smallest degree

@@ -1,6 +1,9 @@
 // The shape of a Ulysses / USP plan (which u and r) and a lower bound on its time, shared by the ulysses
 // strategy and by Zeppelin's planner, which plans USP's layout as one of its baseline shapes.
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <limits>
 #include <string>
 
 #include "core/strategies/packing.hpp"
@@ -8,22 +11,65 @@
 
 namespace zb {
 
-std::string ulysses_degree_problem(const CostModel& cost, int tensor, int u) {
-  const int t = std::max(1, tensor);
-  const int heads = cost.model().heads / t;  // each TP rank splits its own heads further
-  const int kv = std::max(1, cost.model().kv_heads / t);
-  const std::string per_rank = t > 1 ? " per tensor-parallel rank (" + std::to_string(cost.model().heads) +
-                                           " / TP " + std::to_string(t) + ")"
-                                     : "";
-  const int g = cost.cluster().gpus_per_node;
-  if (heads % u != 0) return "does not divide the " + std::to_string(heads) + " query heads" + per_rank;
+std::string ulysses_degree_problem(const UlyssesModelFacts& facts, int u) {
+  const int t = std::max(1, facts.tensor);
+  const int heads = facts.heads / t;  // each TP rank splits its own heads further
+  const int kv = std::max(1, facts.kv_heads / t);
+  // The counts as a user finds them in the model section: "the model's 12 query heads (K/V heads: 4)", or
+  // under TP "the 6 query heads per tensor-parallel rank (the model's 12 / TP 2; K/V heads: 4 / TP 2)".
+  const auto counts = [&](const char* what, int per_rank, int model_count, const char* other,
+                          int other_count) {
+    if (t > 1)
+      return fmt::format("the {} {} per tensor-parallel rank (the model's {} / TP {}; {}: {} / TP {})",
+                         per_rank, what, model_count, t, other, other_count, t);
+    return fmt::format("the model's {} {} ({}: {})", per_rank, what, other, other_count);
+  };
+  const int g = facts.gpus_per_node;
+  if (heads % u != 0)
+    return "does not divide " + counts("query heads", heads, facts.heads, "K/V heads", facts.kv_heads) +
+           ": each member of a u-group computes heads/u whole heads (DeepSpeed-Ulysses requires the heads "
+           "to be divisible by the degree)";
   if (u > g || g % u != 0)
-    return "does not divide the " + std::to_string(g) + " GPUs per node (a u-group stays inside one node)";
-  if (u <= kv && kv % u != 0) return "does not divide the " + std::to_string(kv) + " K/V heads" + per_rank;
+    return fmt::format("does not divide the {} GPUs per node{} (a u-group stays inside one node)", g,
+                       t > 1 ? fmt::format(" of the TP grid ({} / TP {})", g * t, t) : "");
+  if (u <= kv && kv % u != 0)
+    return "does not divide " + counts("K/V heads", kv, facts.kv_heads, "query heads", facts.heads) +
+           ": a degree up to the K/V heads splits them, kv_heads/u to each member";
   if (u > kv && u % kv != 0)
-    return "is no multiple of the " + std::to_string(kv) + " K/V heads" + per_rank +
-           ", so they cannot be replicated evenly";
+    return "is no multiple of " + counts("K/V heads", kv, facts.kv_heads, "query heads", facts.heads) +
+           ": a degree above the K/V heads replicates them (GQA), each member keeping the one K/V head its "
+           "query heads read, so it must be a multiple of them";
   return "";
+}
+
+std::string ulysses_degree_problem(const CostModel& cost, int tensor, int u) {
+  // The cost model is the TP grid's (core/strategies/tensor_parallel.hpp): its nodes hold the TP groups.
+  return ulysses_degree_problem({.heads = cost.model().heads,
+                                 .kv_heads = cost.model().kv_heads,
+                                 .gpus_per_node = cost.cluster().gpus_per_node,
+                                 .tensor = tensor},
+                                u);
+}
+
+std::vector<OptionProblem> ulysses_degree_option_problems(const nlohmann::json& options,
+                                                          const SystemCheckContext& context) {
+  const nlohmann::json& degree = options.at("degree");
+  if (!degree.is_number_integer() || !context.heads || !context.kv_heads || !context.gpus_per_node) return {};
+  const int t = std::max(1, context.tensor);
+  const UlyssesModelFacts facts{.heads = *context.heads,
+                                .kv_heads = *context.kv_heads,
+                                .gpus_per_node = *context.gpus_per_node / t,
+                                .tensor = t};
+  const std::int64_t u = degree.get<std::int64_t>();
+  // A degree past an int divides no heads, which is what it is told.
+  const std::string why = ulysses_degree_problem(
+      facts, static_cast<int>(std::min<std::int64_t>(u, std::numeric_limits<int>::max())));
+  if (why.empty()) return {};
+  std::string usable;
+  for (int v = 1; v <= facts.gpus_per_node; ++v)
+    if (ulysses_degree_problem(facts, v).empty()) usable += (usable.empty() ? "" : ", ") + std::to_string(v);
+  return {{"degree", fmt::format("ulysses degree {} {}", u, why),
+           fmt::format("the degrees this model and node allow: {}; or \"auto\"", usable)}};
 }
 
 std::vector<int> ulysses_degrees(const CostModel& cost, int tensor) {

@@ -182,6 +182,23 @@ TEST(ScenarioLoader, DocumentsUpToTheLongestSupportedAreAccepted) {
   EXPECT_EQ(parse_json(j).workload.distribution.value, kMaxDocumentLength);
 }
 
+// What DeepSpeed-Ulysses and USP allow passes validation: a degree dividing the query heads, with the K/V
+// heads (GQA) split when there are at least as many, replicated when the degree is a multiple of them;
+// "auto" picks among those degrees itself (the refused ones: bad_scenarios_test.cpp).
+TEST(ScenarioLoader, UlyssesDegreesTheModelsHeadsAllowAreAccepted) {
+  json j = base_json();
+  j["model"] = {{"preset", "llama-7b"}, {"kv_heads", 2}};  // 32 query heads, 2 K/V heads
+  for (const int degree : {1, 2, 4, 8}) {
+    j["systems"][2] = {{"name", "ulysses"}, {"degree", degree}, {"ring", 2}};
+    EXPECT_EQ(parse_json(j).systems[2].options["degree"], degree);
+  }
+  j["model"] = {{"preset", "llama-7b"}, {"hidden", 3072}, {"heads", 12}, {"kv_heads", 4}};
+  j["systems"][2] = {{"name", "ulysses"}, {"degree", "auto"}};
+  EXPECT_EQ(parse_json(j).systems[2].options["degree"], "auto");
+  j["systems"][2] = {{"name", "ulysses"}, {"degree", 4}};
+  EXPECT_EQ(parse_json(j).systems[2].options["degree"], 4);
+}
+
 TEST(ScenarioLoader, LengthsFileIsRelativeToTheScenarioFolder) {
   json j = base_json();
   j["workload"].erase("dataset");
