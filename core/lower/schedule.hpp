@@ -5,7 +5,10 @@
 // barrier between the passes), with transfers timed by a caller's model. Transfers are never slowed by
 // one another unless the model names the shared links each leg occupies; then a leg waits for its links
 // to be free (first come, first served, in time order), which is when bandwidth sharing would finish the
-// last of several concurrent transfers.
+// last of several concurrent transfers. An all_to_all_v's messages, all moving at once, share their links
+// instead: each takes as long as the busiest link it holds needs for all of the collective's messages on
+// it (first come, first served would chain them through alternating send and receive sides, a convoy
+// that grows with the cluster); later legs on those links wait for them.
 //
 // Two users: the planner's estimate (nominal link rates, queueing on NVLink ports and NICs) and the
 // verifier's rendezvous check (any model: an instruction that never completes is a deadlock under zero
