@@ -210,8 +210,13 @@ RunOutcome execute_run(const LoadedRun& run, const RunFlags& f, bool progress) {
     if (f.verbose && progress) bar.note(p.system + ": iteration " + std::to_string(p.iteration));
     bar.update({p.system, p.system_index, p.systems, p.iteration, p.iterations});
   };
-  const RunResult result = f.plan.empty() ? run_scenario(scenario, options)
-                                          : run_plan(scenario, plan::read_plan_file(f.plan), f.plan, options);
+  // A plan file's ops are named in messages where the file wrote them (a compact file's runs).
+  const auto run_the_plan = [&] {
+    plan::OpSources sources;
+    plan::Plan plan = plan::read_plan_file(f.plan, &sources);
+    return run_plan(scenario, std::move(plan), f.plan, options, sources);
+  };
+  const RunResult result = f.plan.empty() ? run_scenario(scenario, options) : run_the_plan();
   bar.finish();  // the full bar stays on its line; the summary and any error start on a line of their own
   RunOutcome outcome;
   outcome.summary = reports::summarize_run(result);

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/plan/op_sources.hpp"
 #include "core/plan/plan.hpp"
 
 namespace zb::plan {
@@ -51,9 +52,10 @@ struct ReadLimits {
 // group, micro-batch or op that does not exist) is a zb::Error with exit code 2 naming `file_for_messages`
 // and the JSON path (`ranks[3].ops[7].peer`); at most the first 20 problems are listed. A summary is
 // refused the same way. What the indices mean (coverage, matching, memory) is plan::verify's job.
+// With `sources`, records where each op stands in the file (op_sources.hpp), for what checks the plan later.
 [[nodiscard]] Plan from_json(const nlohmann::json& json, const std::string& file_for_messages,
-                             ReadLimits limits = {});
+                             ReadLimits limits = {}, OpSources* sources = nullptr);
 // Reads and parses the file (JSON; comments are allowed, as in scenarios), then from_json.
-[[nodiscard]] Plan read_plan_file(const std::filesystem::path& file);
+[[nodiscard]] Plan read_plan_file(const std::filesystem::path& file, OpSources* sources = nullptr);
 
 }  // namespace zb::plan

@@ -245,7 +245,7 @@ RemapMove read_move(const PlanReader& r, const json& value, const std::string& p
 
 }  // namespace detail
 
-Plan from_json(const json& j, const std::string& file_for_messages, ReadLimits limits) {
+Plan from_json(const json& j, const std::string& file_for_messages, ReadLimits limits, OpSources* sources) {
   LoadContext context;
   context.file = file_for_messages;
   check_schema_version(j, context);
@@ -260,6 +260,7 @@ Plan from_json(const json& j, const std::string& file_for_messages, ReadLimits l
   r.schema_version =
       j.is_object() && j.contains("schema_version") ? j["schema_version"].get<int>() : plan_schema_version;
   r.max_ops = limits.max_ops;
+  r.sources = sources;
   Plan plan;
   read_header(r, top, plan);
   // Everything below is judged against the header (ranks against world_size, ...).
@@ -284,8 +285,8 @@ Plan from_json(const json& j, const std::string& file_for_messages, ReadLimits l
   return plan;
 }
 
-Plan read_plan_file(const std::filesystem::path& file) {
-  return from_json(read_jsonc_file(file, max_plan_file_bytes), file.string());
+Plan read_plan_file(const std::filesystem::path& file, OpSources* sources) {
+  return from_json(read_jsonc_file(file, max_plan_file_bytes), file.string(), {}, sources);
 }
 
 }  // namespace zb::plan

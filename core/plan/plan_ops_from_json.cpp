@@ -283,7 +283,12 @@ std::vector<Op> read_ops(const PlanReader& r, const json& ops, const std::string
     const std::string entry_path = index_path(path, i);
     if (ops[i].is_object() && ops[i].contains("run")) {
       read_run(r, ops[i], entry_path, rank, id, op_ref, plan, out);
-      id += run_length(ops[i]);
+      const std::size_t length = run_length(ops[i]);
+      if (r.sources != nullptr && length > 0) {
+        const std::size_t period = ops[i]["ops"].size();
+        r.sources->add_run(rank, i, id, period, length / period);
+      }
+      id += length;
     } else {
       out.push_back(read_op(r, ops[i], entry_path, rank, id, op_ref, plan));
       ++id;

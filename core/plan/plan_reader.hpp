@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/config/json_reader.hpp"
+#include "core/plan/op_sources.hpp"
 #include "core/plan/plan.hpp"
 
 namespace zb::plan::detail {
@@ -44,6 +45,8 @@ class PlanReader {
   // Ops read so far (runs expanded) and the most a file may expand to (ReadLimits::max_ops).
   mutable std::size_t ops_read = 0;
   std::size_t max_ops = 0;
+  // Where the runs of the file are, recorded for the caller of from_json when it asks (nullptr: not).
+  OpSources* sources = nullptr;
 
   // Reports, at `path`, a schema-3 form (a run, a layout written "groups", a block as an array) in a file
   // of an older schema (the first one only); returns whether the file may have it.

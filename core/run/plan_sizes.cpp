@@ -19,8 +19,9 @@ constexpr double kRoundingBytes = 2.0;
 
 class SizeCheck {
  public:
-  SizeCheck(const plan::Plan& plan, const CostModel& cost, std::string file, std::size_t max_problems)
-      : plan_(plan), cost_(cost), file_(std::move(file)), max_(max_problems) {
+  SizeCheck(const plan::Plan& plan, const CostModel& cost, std::string file, std::size_t max_problems,
+            const plan::OpSources& sources)
+      : plan_(plan), cost_(cost), file_(std::move(file)), max_(max_problems), sources_(sources) {
     // A rank's tensor-parallel group: itself alone without tensor parallelism.
     group_of_.resize(static_cast<std::size_t>(plan.world_size));
     for (int r = 0; r < plan.world_size; ++r) group_of_[static_cast<std::size_t>(r)] = {r};
@@ -131,17 +132,28 @@ class SizeCheck {
                           key, value, op.name, key, total, parts));
   }
 
+  // The problem at the op's path in the file as read: a compact file's run stands for many ops, and the
+  // user editing it must find the one meant (op_sources.hpp).
   void add(int rank, const Op& op, const char* key, std::string what, std::string hint = {}) {
     if (full()) return;
     if (hint.empty()) hint = "fix the op, or leave the sizes as `plan` printed them for this scenario";
-    problems_.push_back({Location{file_, fmt::format("ranks[{}].ops[{}].{}", rank, op.id, key)},
-                         std::move(what), std::move(hint)});
+    const auto id = static_cast<std::size_t>(op.id);
+    const plan::OpSources::Place place = sources_.place_of(rank, id);
+    if (place.in_run) {
+      hint += fmt::format(
+          "; the op (id {}) is repetition {} of op {} of the run at ranks[{}].ops[{}]: its {} is the run's "
+          "ops[{}].{} in repetition 0, in the others the series vary[{}].{} where the run lists one",
+          op.id, place.repetition, place.op, rank, place.entry, key, place.op, key, place.op, key);
+    }
+    problems_.push_back(
+        {Location{file_, sources_.path_of(rank, id) + "." + key}, std::move(what), std::move(hint)});
   }
 
   const plan::Plan& plan_;
   const CostModel& cost_;
   std::string file_;
   std::size_t max_;
+  const plan::OpSources& sources_;
   std::vector<std::vector<int>> group_of_;
   std::map<std::pair<int, int>, std::int64_t> linear_tokens_;  // (rank, micro-batch) → tokens
   std::vector<Problem> problems_;
@@ -151,8 +163,8 @@ class SizeCheck {
 
 std::vector<Problem> plan_size_problems(const plan::Plan& plan, const lower::Program& program,
                                         const CostModel& cost, const std::string& plan_file,
-                                        std::size_t max_problems) {
-  SizeCheck check(plan, cost, plan_file, max_problems);
+                                        std::size_t max_problems, const plan::OpSources& sources) {
+  SizeCheck check(plan, cost, plan_file, max_problems, sources);
   for (const plan::RankOps& rank : plan.ranks) {
     for (const Op& op : rank.ops) {
       if (check.full()) break;

@@ -18,14 +18,18 @@
 #include "core/common/error.hpp"
 #include "core/cost/cost_model.hpp"
 #include "core/lower/program.hpp"
+#include "core/plan/op_sources.hpp"
 #include "core/plan/plan.hpp"
 
 namespace zb {
 
-// The size problems of `plan` (lowered as `program`), each at `plan_file` and the op's JSON path
-// (ranks[r].ops[i].bytes), at most `max_problems` of them.
+// The size problems of `plan` (lowered as `program`), each at `plan_file` and the op's JSON path where the
+// file wrote it (`sources`, from plan::from_json): ranks[r].ops[e].bytes for an op written whole,
+// ranks[r].ops[e].ops[j]@m.bytes for repetition m of op j of a run; at most `max_problems` of them. Without
+// sources (a plan that was never a file, or one with no runs) the path is ranks[r].ops[id].
 [[nodiscard]] std::vector<Problem> plan_size_problems(const plan::Plan& plan, const lower::Program& program,
                                                       const CostModel& cost, const std::string& plan_file,
-                                                      std::size_t max_problems);
+                                                      std::size_t max_problems,
+                                                      const plan::OpSources& sources = {});
 
 }  // namespace zb

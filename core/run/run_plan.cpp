@@ -46,7 +46,8 @@ std::string scenario_hint(const Scenario& scenario) {
 // and blamed on the file (exit 2), one problem per line: a plan the lowering refuses, a Program that could
 // deadlock (lower::verify), and sizes the scenario's model contradicts (plan_sizes.hpp). The Program is
 // lowered again by the executor; for one what-if plan that costs a fraction of its simulation.
-void check_program_of_file(const plan::Plan& plan, const std::string& plan_file, const RunContext& context) {
+void check_program_of_file(const plan::Plan& plan, const std::string& plan_file,
+                           const plan::OpSources& sources, const RunContext& context) {
   const auto as_input = [&plan_file](const std::vector<Problem>& found, const std::string& prefix) {
     std::vector<Problem> problems;
     for (const Problem& p : found) {
@@ -70,7 +71,7 @@ void check_program_of_file(const plan::Plan& plan, const std::string& plan_file,
          "the plan's ops could deadlock or name what does not exist; `zeppelin-bench plan --verify` "
          "explains the rules"});
   as_input(found, "lower::verify: ");
-  as_input(plan_size_problems(plan, program, context.cost, plan_file, verify_problems_listed), "");
+  as_input(plan_size_problems(plan, program, context.cost, plan_file, verify_problems_listed, sources), "");
 }
 
 }  // namespace
@@ -117,7 +118,7 @@ int match_plan_to_scenario(const plan::Plan& plan, const std::string& plan_file,
 }
 
 RunResult run_plan(const Scenario& scenario, plan::Plan plan, const std::string& plan_file,
-                   const RunOptions& options) {
+                   const RunOptions& options, const plan::OpSources& sources) {
   RunResult result;
   result.scenario = scenario;
   result.scenario.gates.clear();
@@ -147,7 +148,7 @@ RunResult run_plan(const Scenario& scenario, plan::Plan plan, const std::string&
       list.add({plan_file, ""}, "plan::verify: ... and more problems");
     list.throw_if_any();
   }
-  check_program_of_file(plan, plan_file, RunContext{result.scenario, cost});
+  check_program_of_file(plan, plan_file, sources, RunContext{result.scenario, cost});
 
   SystemResult sr;
   sr.system.name = plan.strategy.empty() ? "plan" : plan.strategy;

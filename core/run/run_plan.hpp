@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/plan/op_sources.hpp"
 #include "core/run/run_scenario.hpp"
 #include "core/workload/workload.hpp"
 
@@ -25,8 +26,9 @@ namespace zb {
 // its sizes (plan_sizes.hpp) (every problem is exit 2: the file is wrong, not a strategy), executes it on
 // the scenario's backend and returns a RunResult with one system, labelled with
 // the plan's `system` or "plan:FILE". The scenario's gates are dropped: they compare systems that this
-// run does not execute.
+// run does not execute. `sources` (from plan::read_plan_file) place the ops in the file for the size
+// check's messages.
 [[nodiscard]] RunResult run_plan(const Scenario& scenario, plan::Plan plan, const std::string& plan_file,
-                                 const RunOptions& options = {});
+                                 const RunOptions& options = {}, const plan::OpSources& sources = {});
 
 }  // namespace zb

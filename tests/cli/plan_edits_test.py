@@ -5,7 +5,9 @@
   wait for each other in a cycle) is bad input: exit 2, one `error:` line per problem naming the file and
   `lower::verify` (it was exit 3 and one message with a literal \\x0a for each line break);
 * sizes the scenario's model contradicts are bad input, named at the op's JSON path: a K/V send and its
-  recv both claiming half the rows' bytes (`ranks[r].ops[i].bytes`), a GEMM's m (`...m`);
+  recv both claiming half the rows' bytes (`ranks[r].ops[i].bytes`), a GEMM's m (`...m`); in a compact
+  file, where the file writes the op: a send inside a run is `ranks[0].ops[e].ops[j].bytes`, the run's
+  entry and the op's place in it, not its id;
 * the same edits are refused on the reference backend, which moved and multiplied the real rows and
   reported the edited plan verified;
 * the unedited dump runs (exit 0).
@@ -75,6 +77,30 @@ def halved_send(plan):
     return plan, "ranks[0].ops[%d].bytes" % send["id"]
 
 
+def halved_send_in_a_run(plan):
+    """Compact form: a K/V send of rank 0 inside a run (a ring step, repetition 0) and the recv it meets both
+    claim half the bytes. The problem must be named where the file writes the op (the run's path and the
+    op's place in it), not at its id, which in a compact file is no entry of ranks[0].ops."""
+    plan = json.loads(json.dumps(plan))
+    found = None
+    for e, entry in enumerate(plan["ranks"][0]["ops"]):
+        for j, op in enumerate(entry.get("ops", []) if "run" in entry else []):
+            if op["kind"] == "send" and op.get("kv_owner", -1) >= 0 and found is None:
+                found = (e, j, op)
+    if found is None:
+        sys.exit("no run with a K/V send among rank 0's ops of the compact plan")
+    e, j, send = found
+    before = send["bytes"]
+    send["bytes"] //= 2
+    for entry in plan["ranks"][send["peer"]]["ops"]:
+        for op in entry["ops"] if "run" in entry else [entry]:
+            if op["kind"] == "recv" and op["peer"] == 0 and op["tag"] == send["tag"]:
+                op["bytes"] = send["bytes"]
+    if send.get("route", {}).get("part_bytes"):
+        send["route"]["part_bytes"][0] += send["bytes"] - before
+    return plan, "ranks[0].ops[%d].ops[%d].bytes" % (e, j), "ranks[0].ops[%d].bytes" % send["id"]
+
+
 def smaller_gemm(plan):
     plan = json.loads(json.dumps(plan))
     gemm = next(op for op in plan["ranks"][1]["ops"] if op["kind"] == "gemm")
@@ -114,6 +140,17 @@ def main():
     expect_refused(sim_scenario, write(halved, os.path.join(work, "halved.json")), "halved.json: " + path)
     gemm, path = smaller_gemm(plan)
     expect_refused(sim_scenario, write(gemm, os.path.join(work, "gemm.json")), "gemm.json: " + path)
+
+    # The compact form (the default): ops named where the file writes them.
+    rc, out, err = bench(bench_path, "plan", sim_scenario, "--system", "ring-cp", "--format", "json")
+    if rc != 0:
+        sys.exit("plan failed: " + err)
+    halved, path, id_path = halved_send_in_a_run(json.loads(out))
+    lines = expect_refused(sim_scenario, write(halved, os.path.join(work, "compact-halved.json")),
+                           "compact-halved.json: " + path)
+    if path != id_path and any(id_path in line for line in lines):
+        failures.append("the compact file's op is named by its id (%s), not where it is written:\n%s" %
+                        (id_path, "\n".join(lines)))
 
     reference = dump(bench_path, reference_scenario, os.path.join(work, "reference.json"))
     halved, path = halved_send(reference)
