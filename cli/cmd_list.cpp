@@ -1,5 +1,5 @@
-// `zeppelin-bench list [systems|clusters|models|datasets|scenarios] [--format text|json]`: what the tool
-// knows, printed from the same tables the scenario loader validates against, so the listing cannot drift
+// `zeppelin-bench list [systems|backends|clusters|models|datasets|scenarios] [--format text|json]`: what the
+// tool knows, printed from the same tables the scenario loader validates against, so the listing cannot drift
 // from the checks. JSON carries the same facts in SI units (FLOP/s, bytes, bytes/s), for scripts.
 #include <fmt/format.h>
 
@@ -17,6 +17,7 @@
 #include "core/config/presets.hpp"
 #include "core/config/system_catalog.hpp"
 #include "core/config/units.hpp"
+#include "core/exec/backend_registry.hpp"
 #include "core/workload/datasets.hpp"
 
 #ifndef ZB_SOURCE_DIR
@@ -36,6 +37,61 @@ void list_systems() {
     }
   }
   print_table(stdout, {"SYSTEM / OPTION", "TYPE", "DEFAULT", "DESCRIPTION"}, rows);
+}
+
+// Every registered backend with its options, from the registry make_executor answers from.
+void list_backends() {
+  std::vector<TableRow> rows;
+  for (const BackendInfo& backend : backend_catalog()) {
+    rows.push_back({backend.name, backend.simulated ? "simulated" : "measured",
+                    backend.available() ? "yes" : "no", "", "", backend.description});
+    const BackendOptionValues defaults =
+        backend.defaults != nullptr ? backend.defaults() : BackendOptionValues{};
+    for (std::size_t i = 0; i < backend.options.size(); ++i) {
+      const BackendOption& option = backend.options[i];
+      std::string type = to_string(option.type);
+      if (!option.choices.empty()) type += " (" + option_text(option.choices) + ")";
+      rows.push_back({"  " + option.name, type, "", defaults[i].second.empty() ? "\"\"" : defaults[i].second,
+                      option.environment, option.description});
+    }
+  }
+  print_table(stdout,
+              {"BACKEND / OPTION", "TIMING / TYPE", "IN BUILD", "DEFAULT", "ENVIRONMENT", "DESCRIPTION"},
+              rows);
+  for (const BackendInfo& backend : backend_catalog()) {
+    if (!backend.available())
+      std::printf("\n%s is not available in this build: %s.\n", backend.name.c_str(),
+                  backend.unavailable.c_str());
+  }
+  std::printf(
+      "\nSet an option through its environment variable; a run's report records the values it used "
+      "(provenance.backend).\n");
+}
+
+nlohmann::ordered_json backends_json() {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const BackendInfo& backend : backend_catalog()) {
+    const BackendOptionValues defaults =
+        backend.defaults != nullptr ? backend.defaults() : BackendOptionValues{};
+    nlohmann::ordered_json options = nlohmann::ordered_json::array();
+    for (std::size_t i = 0; i < backend.options.size(); ++i) {
+      const BackendOption& option = backend.options[i];
+      nlohmann::ordered_json entry = {{"name", option.name}, {"type", to_string(option.type)}};
+      if (!option.choices.empty()) entry["choices"] = option.choices;
+      entry["default"] = defaults[i].second;
+      entry["environment"] = option.environment;
+      entry["description"] = option.description;
+      options.push_back(std::move(entry));
+    }
+    out.push_back({{"name", backend.name},
+                   {"description", backend.description},
+                   {"timing", backend.simulated ? "simulated" : "measured"},
+                   {"available", backend.available()},
+                   {"unavailable_reason", backend.available() ? nlohmann::ordered_json(nullptr)
+                                                              : nlohmann::ordered_json(backend.unavailable)},
+                   {"options", options}});
+  }
+  return out;
 }
 
 std::string join_ints(const std::vector<int>& values) {
@@ -227,11 +283,10 @@ struct Listing {
   void (*print)();
   nlohmann::ordered_json (*json)();
 };
-constexpr Listing listings[] = {{"systems", list_systems, systems_json},
-                                {"clusters", list_clusters, clusters_json},
-                                {"models", list_models, models_json},
-                                {"datasets", list_datasets, datasets_json},
-                                {"scenarios", list_scenarios, scenarios_json}};
+constexpr Listing listings[] = {
+    {"systems", list_systems, systems_json},    {"backends", list_backends, backends_json},
+    {"clusters", list_clusters, clusters_json}, {"models", list_models, models_json},
+    {"datasets", list_datasets, datasets_json}, {"scenarios", list_scenarios, scenarios_json}};
 
 void list(const std::string& what, const std::string& format) {
   const bool all = what == "all";
@@ -256,11 +311,13 @@ void list(const std::string& what, const std::string& format) {
 }  // namespace
 
 void add_list_command(CLI::App& app, CommandStatus& status) {
-  CLI::App* command =
-      app.add_subcommand("list", "List the systems, cluster and model presets, datasets or scenarios");
+  CLI::App* command = app.add_subcommand(
+      "list", "List the systems, backends, cluster and model presets, datasets or scenarios");
   auto what = std::make_shared<std::string>("all");
-  command->add_option("WHAT", *what, "What to list: systems, clusters, models, datasets, scenarios or all")
-      ->check(CLI::IsMember({"systems", "clusters", "models", "datasets", "scenarios", "all"}))
+  command
+      ->add_option("WHAT", *what,
+                   "What to list: systems, backends, clusters, models, datasets, scenarios or all")
+      ->check(CLI::IsMember({"systems", "backends", "clusters", "models", "datasets", "scenarios", "all"}))
       ->capture_default_str();
   auto format = std::make_shared<std::string>("text");
   command->add_option("--format", *format, "text (tables) or json (one object, SI units, for scripts)")

@@ -26,6 +26,7 @@
 #include "cli/sweep_shard.hpp"
 #include "cli/sweep_summary.hpp"
 #include "core/common/env_reader.hpp"
+#include "core/exec/backend_registry.hpp"
 #include "reports/best_baseline.hpp"
 #include "reports/combined_table.hpp"
 #include "reports/report_set.hpp"
@@ -96,8 +97,9 @@ std::optional<SweepShard> choose_shard(const RunFlags& f, const std::vector<Load
   if (!f.shard.empty()) return parse_shard_flag(f.shard, kEnvironment);
   const Launch launch = process_launch();
   if (launch.world_size < 2) return std::nullopt;
-  const auto simulated = std::count_if(runs.begin(), runs.end(),
-                                       [](const LoadedRun& r) { return r.scenario.backend == Backend::sim; });
+  const auto simulated = std::count_if(runs.begin(), runs.end(), [](const LoadedRun& r) {
+    return is_simulated_backend(to_string(r.scenario.backend));
+  });
   if (simulated == static_cast<std::ptrdiff_t>(runs.size())) return rank_shard(launch);
   if (simulated > 0 && is_reporter() && !f.quiet) {
     print_progress(fmt::format(

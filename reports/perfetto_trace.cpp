@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "core/exec/backend_registry.hpp"
 #include "reports/atomic_write.hpp"
 #include "reports/device_tracks.hpp"
 #include "reports/profile_report.hpp"
@@ -114,7 +115,7 @@ nlohmann::ordered_json run_facts(const Trace& trace, const TraceLabels& labels, 
   facts["scenario"] = labels.scenario;
   facts["system"] = labels.system;
   facts["backend"] = trace.backend;
-  facts["timing"] = trace.backend == "sim" ? "simulated" : "measured";
+  facts["timing"] = is_simulated_backend(trace.backend) ? "simulated" : "measured";
   if (!trace.simulator_version.empty()) facts["simulator"] = trace.simulator_version;
   if (!trace.model_note.empty()) facts["model"] = trace.model_note;
   if (!trace.stand_in.empty()) facts["stand_in"] = trace.stand_in;

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <ctime>
 #include <fstream>
+#include <stdexcept>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -68,7 +69,7 @@ std::vector<std::string> process_arguments() {
 RunContext capture_run_context(const std::string& backend, std::vector<ScenarioOverride> overrides) {
   RunContext context;
   context.backend = backend;
-  context.simulated = backend == "sim";
+  context.simulated = is_simulated_backend(backend);
   context.overrides = std::move(overrides);
   context.tool_version = build::version;
   context.git_sha = build::git_sha;
@@ -79,6 +80,7 @@ RunContext capture_run_context(const std::string& backend, std::vector<ScenarioO
   context.host = read_host_facts();
   context.date_utc = utc_timestamp_now();
   context.nccl_environment = nccl_variables();
+  context.backend_options = configured_backend_options(backend);
   return context;
 }
 
@@ -92,6 +94,38 @@ nlohmann::ordered_json runtime_facts_to_json(const RuntimeFacts& facts) {
                                       {"sm_count", facts.gpu_sm_count},
                                       {"memory_bytes", facts.gpu_memory_bytes}};
   return out;
+}
+
+namespace {
+
+// An option's value as JSON: integers and numbers as numbers, so a script compares them as such. The
+// executor has parsed the same text already; a value that still does not read as a number stays text.
+nlohmann::ordered_json typed_value(const ConfiguredOption& option) {
+  try {
+    std::size_t used = 0;
+    if (option.type == BackendOptionType::integer) {
+      const long long value = std::stoll(option.value, &used);
+      if (used == option.value.size()) return value;
+    } else if (option.type == BackendOptionType::number) {
+      const double value = std::stod(option.value, &used);
+      if (used == option.value.size()) return value;
+    }
+  } catch (const std::logic_error&) {
+  }
+  return option.value;
+}
+
+}  // namespace
+
+nlohmann::ordered_json backend_options_to_json(const std::string& backend,
+                                               const std::vector<ConfiguredOption>& options) {
+  nlohmann::ordered_json values = nlohmann::ordered_json::object();
+  for (const ConfiguredOption& option : options) {
+    values[option.name] = {
+        {"value", typed_value(option)},
+        {"from", option.from_environment ? "environment " + option.environment : "default"}};
+  }
+  return {{"name", backend}, {"options", values}};
 }
 
 nlohmann::ordered_json overrides_to_json(const std::vector<ScenarioOverride>& overrides) {
@@ -119,8 +153,9 @@ nlohmann::ordered_json provenance_to_json(const RunContext& context, const std::
   out["nccl_environment"] = nlohmann::ordered_json::object();
   for (const auto& [name, value] : context.nccl_environment) out["nccl_environment"][name] = value;
   // A simulated run asked no device: it claims no driver, library version or GPU.
-  if (!context.simulated && context.backend != "sim" && !context.runtime.empty())
+  if (!context.simulated && !is_simulated_backend(context.backend) && !context.runtime.empty())
     out["runtime"] = runtime_facts_to_json(context.runtime);
+  out["backend"] = backend_options_to_json(context.backend, context.backend_options);
   return out;
 }
 

@@ -5,6 +5,8 @@
 //   whether the tree was dirty, the versions of the libraries the binary links), the command line, the
 //   host (CPU, memory, GPUs, driver), the date, and every NCCL_* environment variable (they change which
 //   NIC carries which bytes, so a result without them cannot be reproduced);
+// - the backend's option values (defaults, or their ZB_* environment variables), so a report says how its
+//   backend was configured (core/exec/backend_registry.hpp);
 // - on a backend that runs on GPUs (cuda), what its executor asked at run time: the versions of the
 //   driver, the CUDA runtime, NCCL, cuDNN, cuBLASLt and CUPTI in use, and the GPU (RunResult::runtime,
 //   copied here by the run command; reports never ask a device themselves).
@@ -14,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/exec/backend_registry.hpp"
 #include "core/run/run_result.hpp"
 #include "reports/host_facts.hpp"
 
@@ -41,10 +44,12 @@ struct RunContext {
   std::string date_utc;                                 // ISO-8601, e.g. 2026-11-30T10:40:16Z
   std::map<std::string, std::string> nccl_environment;  // sorted by name
   RuntimeFacts runtime;  // the executor's, asked at run time; empty for sim and reference
+  std::vector<ConfiguredOption> backend_options;  // the values this process's run used; none for sim
 };
 
 // Reads the build facts, the command line (/proc/self/cmdline), the host, the clock and the environment of
-// this process.
+// this process, and the backend's option values from the registry (the same defaults and environment its
+// executor was made from in this process).
 [[nodiscard]] RunContext capture_run_context(const std::string& backend,
                                              std::vector<ScenarioOverride> overrides = {});
 
@@ -65,6 +70,11 @@ struct RunContext {
 
 // provenance.runtime: {"asked_by", "libraries": {"cuda_driver": "13.0", ...}, "gpu": {...}}.
 [[nodiscard]] nlohmann::ordered_json runtime_facts_to_json(const RuntimeFacts& facts);
+
+// provenance.backend: {"name", "options": {"heads": {"value": 2, "from": "default"}, "transport": {"value":
+// "mpi", "from": "environment ZB_REF_TRANSPORT"}, ...}}; integers and numbers as JSON numbers.
+[[nodiscard]] nlohmann::ordered_json backend_options_to_json(const std::string& backend,
+                                                             const std::vector<ConfiguredOption>& options);
 
 [[nodiscard]] nlohmann::ordered_json overrides_to_json(const std::vector<ScenarioOverride>& overrides);
 

@@ -7,6 +7,7 @@
 
 #include "core/config/known_names.hpp"
 #include "core/config/system_catalog.hpp"
+#include "core/exec/backend_registry.hpp"
 #include "reports/best_baseline.hpp"
 #include "reports/profile_report.hpp"
 #include "reports/resolved_options.hpp"
@@ -301,7 +302,7 @@ RunSummary summarize_run(const RunResult& run) {
   summary.seed = run.scenario.seed;
   summary.iterations = run.scenario.workload.iterations;
   summary.backend = run.backend;
-  summary.simulated = run.backend == "sim";
+  summary.simulated = is_simulated_backend(run.backend);
   summary.model = model_text(run.scenario.model);
   summary.cluster = cluster_text(run.scenario.cluster);
   summary.hardware_profile = profile_statement(run.scenario.hardware_profile);

@@ -63,7 +63,8 @@ class Executor {
 // tests use.
 [[nodiscard]] Trace execute(Executor& executor, const plan::Plan& plan, const RunContext& context);
 
-// The executor for a backend; exit code 2 with a clear message when this build lacks it.
+// The executor for a backend, from the backend registry (backend_registry.hpp, defined there: a binary
+// that calls it links zb_backends); exit code 2 with a clear message when this build lacks it.
 [[nodiscard]] std::unique_ptr<Executor> make_executor(Backend backend);
 
 // Ends what a backend set up once for the whole process (the cuda backend's NCCL communicators, and MPI

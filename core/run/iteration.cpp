@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "core/cost/iteration_cost.hpp"
+#include "core/exec/backend_registry.hpp"
 #include "core/exec/sim/gradient_collective.hpp"
 #include "core/exec/sim/task_graph.hpp"
 #include "core/metrics/metrics.hpp"
@@ -33,7 +34,7 @@ LongDocumentRecord long_document_record(const Scenario& scenario, const CostMode
 }
 
 std::unique_ptr<Executor> simulator_for(Backend backend, bool wanted) {
-  if (!wanted || backend == Backend::sim) return nullptr;
+  if (!wanted || is_simulated_backend(to_string(backend))) return nullptr;  // nothing to compare with
   return make_executor(Backend::sim);
 }
 

@@ -2,10 +2,12 @@
 
 #include <fmt/format.h>
 
+#include "core/exec/backend_registry.hpp"
+
 namespace zb {
 
 std::string nothing_measured(const RunResult& result) {
-  if (result.backend == "sim") return "";
+  if (is_simulated_backend(result.backend)) return "";
   std::string systems;
   for (const SystemResult& s : result.systems) {
     int oom = 0;

@@ -3,6 +3,7 @@
 // inputs; `provenance` holds who, where and when (git revision and dirty flag, command line, host CPU and
 // GPUs, versions of the libraries the binary links), the one section that varies between runs.
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 
 #include <gtest/gtest.h>
@@ -96,6 +97,24 @@ TEST(Provenance, ProvenanceIsTheOnlySectionThatVaries) {
   EXPECT_EQ(without_volatile_fields(a), without_volatile_fields(b));
   EXPECT_TRUE(without_volatile_fields(a)["provenance"].is_null());
   EXPECT_EQ(a["run"], b["run"]);
+}
+
+// Issue 36: a report says how its backend was configured, each option's value and whether it came from
+// its default or its environment variable; the simulator has no options.
+TEST(Provenance, RecordsTheBackendsOptionValuesAndWhereEachCameFrom) {
+  EXPECT_EQ(report_with(capture_run_context("sim"))["provenance"]["backend"],
+            (nlohmann::ordered_json{{"name", "sim"}, {"options", nlohmann::ordered_json::object()}}));
+  ::setenv("ZB_REF_HEADS", "4", 1);
+  RunContext context = capture_run_context("reference");
+  ::unsetenv("ZB_REF_HEADS");
+  EXPECT_FALSE(context.simulated);
+  const nlohmann::ordered_json backend = provenance_to_json(context, "sample.json")["backend"];
+  EXPECT_EQ(backend["name"], "reference");
+  EXPECT_EQ(backend["options"]["heads"],
+            (nlohmann::ordered_json{{"value", 4}, {"from", "environment ZB_REF_HEADS"}}));
+  EXPECT_EQ(backend["options"]["tolerance"], (nlohmann::ordered_json{{"value", 1e-4}, {"from", "default"}}));
+  EXPECT_EQ(backend["options"]["transport"],
+            (nlohmann::ordered_json{{"value", "auto"}, {"from", "default"}}));
 }
 
 TEST(Provenance, TheCommandLineIsReadFromTheProcess) {
