@@ -21,11 +21,12 @@
 // link class.
 #include <algorithm>
 #include <cstdint>
-#include <set>
 #include <stdexcept>
 #include <utility>
 
 #include <simgrid/kernel/Timer.hpp>
+#include <simgrid/kernel/routing/NetPoint.hpp>
+#include <simgrid/kernel/routing/NetZoneImpl.hpp>
 #include <simgrid/s4u.hpp>
 #include <simgrid/version.h>
 #include <xbt/log.h>
@@ -42,6 +43,38 @@ namespace {
 constexpr double kHostSpeed = 1e9;
 
 namespace timer = simgrid::kernel::timer;
+namespace routing = simgrid::kernel::routing;
+
+// The root netzone: one host per GPU whose routes are read from Platform::solver_route when SimGrid asks
+// for them (once per flow), in the order and with the latencies a full zone holding the same routes would
+// give. A full zone keeps an N × N table of route pointers (2 GiB at 16384 GPUs, whatever few routes are
+// declared) and had to be filled with every pair the plan uses; this one holds nothing per pair.
+class PlatformZone final : public routing::NetZoneImpl {
+ public:
+  PlatformZone(const std::string& name, const Platform& platform) : NetZoneImpl(name), platform_(platform) {}
+  PlatformZone(const PlatformZone&) = delete;
+  PlatformZone& operator=(const PlatformZone&) = delete;
+  ~PlatformZone() override = default;
+
+  // The SimGrid links, by Platform link index; set before the first route is asked for.
+  void set_links(std::vector<simgrid::kernel::resource::StandardLinkImpl*> links) {
+    links_ = std::move(links);
+  }
+
+  void get_local_route(const routing::NetPoint* src, const routing::NetPoint* dst, routing::Route* into,
+                       double* latency) override {
+    // Hosts are this zone's only components, created in rank order: a host's netpoint id is its rank.
+    for (int l : platform_.solver_route(static_cast<int>(src->id()), static_cast<int>(dst->id()))) {
+      into->link_list_.push_back(links_[static_cast<std::size_t>(l)]);
+      // What SimGrid's route lookup adds per link (the link's latency as set below), in route order.
+      if (latency != nullptr) *latency += platform_.links()[static_cast<std::size_t>(l)].latency;
+    }
+  }
+
+ private:
+  const Platform& platform_;
+  std::vector<simgrid::kernel::resource::StandardLinkImpl*> links_;
+};
 
 class Driver {
  public:
@@ -81,27 +114,21 @@ class Driver {
 
  private:
   void build_platform() {
-    auto* zone = sg::create_full_zone("cluster");
-    for (int r = 0; r < graph_.world_size(); ++r)
-      hosts_.push_back(zone->create_host(platform_.host_name(r), kHostSpeed)->seal());
+    // The first netzone created becomes SimGrid's root, which owns and deletes it.
+    auto* zone = new PlatformZone("cluster", platform_);
+    sg::NetZone* iface = zone->get_iface();
+    for (int r = 0; r < graph_.world_size(); ++r) {
+      hosts_.push_back(iface->create_host(platform_.host_name(r), kHostSpeed)->seal());
+      if (hosts_.back()->get_netpoint()->id() != static_cast<unsigned long>(r))
+        throw std::runtime_error("SimGrid numbered the host of rank " + std::to_string(r) + " differently");
+    }
+    std::vector<simgrid::kernel::resource::StandardLinkImpl*> impls;
     for (const auto& l : platform_.links()) {
-      links_.push_back(zone->create_link(l.name, l.bandwidth)->set_latency(l.latency)->seal());
+      links_.push_back(iface->create_link(l.name, l.bandwidth)->set_latency(l.latency)->seal());
+      impls.push_back(links_.back()->get_impl());
     }
-    // A full zone holds one route per ordered pair; only the pairs the plan uses are declared, which keeps
-    // a 1024-GPU platform small. std::set: a deterministic declaration order. The routes leave out links
-    // that can never bind (Platform::solver_route): fewer constraints per flow for the max-min solver.
-    std::set<std::pair<int, int>> pairs;
-    for (const auto& f : graph_.flows()) {
-      const Task& t = graph_.tasks()[static_cast<std::size_t>(f.task)];
-      pairs.emplace(t.rank, t.dst);
-    }
-    for (const auto& [src, dst] : pairs) {
-      std::vector<sg::LinkInRoute> route;
-      for (int l : platform_.solver_route(src, dst)) route.emplace_back(links_[static_cast<std::size_t>(l)]);
-      zone->add_route(hosts_[static_cast<std::size_t>(src)]->get_netpoint(),
-                      hosts_[static_cast<std::size_t>(dst)]->get_netpoint(), nullptr, nullptr, route, false);
-    }
-    zone->seal();
+    zone->set_links(std::move(impls));
+    iface->seal();
   }
 
   void become_ready(int task) {
