@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -32,16 +33,60 @@ bool write_all(int fd, const void* data, std::size_t size) {
   return true;
 }
 
-std::string read_all(int fd) {
-  std::string out;
-  char buffer[1 << 16];
-  for (;;) {
-    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+// Reads up to `size` bytes (fewer only at the end of the pipe); returns how many were read.
+std::size_t read_up_to(int fd, void* data, std::size_t size) {
+  auto* p = static_cast<char*>(data);
+  std::size_t done = 0;
+  while (done < size) {
+    const ssize_t n = ::read(fd, p + done, size - done);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
-    out.append(buffer, static_cast<std::size_t>(n));
+    done += static_cast<std::size_t>(n);
   }
-  return out;
+  return done;
+}
+
+// Reads and drops whatever the child still writes, so that it never blocks on a full pipe.
+void drain(int fd) {
+  char buffer[1 << 12];
+  while (read_up_to(fd, buffer, sizeof buffer) == sizeof buffer) {
+  }
+}
+
+// What came back through the pipe. The times are read straight into their vectors: a run's result is
+// 16 bytes per task (hundreds of MB at 16k GPUs), and reading it into one growing string first, then
+// copying it out, held it up to three times over.
+struct ChildResult {
+  bool complete_header = false;
+  std::uint32_t status = 1;
+  std::string message;
+  bool truncated = false;
+  TaskTimes times;
+};
+
+ChildResult read_result(int fd) {
+  ChildResult r;
+  std::uint64_t n = 0;
+  r.complete_header = read_up_to(fd, &r.status, sizeof r.status) == sizeof r.status &&
+                      read_up_to(fd, &n, sizeof n) == sizeof n;
+  if (!r.complete_header) return r;
+  if (r.status == 0) {
+    // The pipe holds at most what the child wrote; a count past that is caught as truncation below
+    // without allocating for it first.
+    const auto bytes_each = n * sizeof(double);
+    if (n > (std::uint64_t{1} << 40)) {
+      r.truncated = true;
+      return r;
+    }
+    r.times.start.resize(n);
+    r.times.end.resize(n);
+    r.truncated = read_up_to(fd, r.times.start.data(), bytes_each) != bytes_each ||
+                  read_up_to(fd, r.times.end.data(), bytes_each) != bytes_each;
+  } else if (r.status == 1) {
+    r.message.resize(std::min<std::uint64_t>(n, std::uint64_t{1} << 20));
+    r.message.resize(read_up_to(fd, r.message.data(), r.message.size()));
+  }
+  return r;
 }
 
 [[noreturn]] void child_main(int fd, const Platform& platform, const TaskGraph& graph) {
@@ -92,34 +137,22 @@ TaskTimes simulate_isolated(const Platform& platform, const TaskGraph& graph) {
     child_main(fds[1], platform, graph);
   }
   ::close(fds[1]);
-  const std::string bytes = read_all(fds[0]);  // read before waiting: the child blocks on a full pipe
+  ChildResult result = read_result(fds[0]);  // read before waiting: the child blocks on a full pipe
+  drain(fds[0]);
   ::close(fds[0]);
   int wait_status = 0;
   while (::waitpid(pid, &wait_status, 0) < 0 && errno == EINTR) {
   }
-  std::uint32_t status = 1;
-  std::uint64_t n = 0;
-  const std::size_t header = sizeof status + sizeof n;
-  if (bytes.size() < header) {
+  if (!result.complete_header) {
     const std::string how = WIFSIGNALED(wait_status)
                                 ? "killed by signal " + std::to_string(WTERMSIG(wait_status))
                                 : "exit status " + std::to_string(WEXITSTATUS(wait_status));
     throw simulation_error("the SimGrid child process ended without a result (" + how + ")");
   }
-  std::memcpy(&status, bytes.data(), sizeof status);
-  std::memcpy(&n, bytes.data() + sizeof status, sizeof n);
-  if (status == 2) throw std::bad_alloc();
-  if (status != 0) throw simulation_error(bytes.substr(header, n));
-  if (bytes.size() != header + 2 * n * sizeof(double))
-    throw simulation_error("truncated result from the SimGrid child");
-  TaskTimes times;
-  times.start.resize(n);
-  times.end.resize(n);
-  if (n > 0) {  // an empty vector's data() may be null, and memcpy's arguments must not be
-    std::memcpy(times.start.data(), bytes.data() + header, n * sizeof(double));
-    std::memcpy(times.end.data(), bytes.data() + header + n * sizeof(double), n * sizeof(double));
-  }
-  return times;
+  if (result.status == 2) throw std::bad_alloc();
+  if (result.status != 0) throw simulation_error(result.message);
+  if (result.truncated) throw simulation_error("truncated result from the SimGrid child");
+  return std::move(result.times);
 }
 
 }  // namespace zb::sim
