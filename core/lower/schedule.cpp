@@ -217,18 +217,12 @@ class Scheduler {
       const Node& peer = node_[gid(col.ranks[other], other_instr)];
       if (!peer.posted) continue;
       const double start = std::max(ready, peer.ready);
-      double end = 0;
-      if (model_.links) {
-        // Sharing its links with the collective's other messages (share_links), behind no queue of its
-        // own; later legs on those links wait for it.
-        end = start + shared_seconds_[static_cast<std::size_t>(m)];
-        held_.clear();
-        model_.links(msg.src, msg.dst, msg, held_);
-        for (const int l : held_)
-          link_free_[static_cast<std::size_t>(l)] = std::max(link_free_[static_cast<std::size_t>(l)], end);
-      } else {
-        end = start + model_.p2p(msg.src, msg.dst, msg.bytes, msg);
-      }
+      // With a link model, sharing its links with the collective's other messages (share_links), behind
+      // no queue of its own; later legs on those links wait for it.
+      const double end = start + (model_.links ? shared_seconds_[static_cast<std::size_t>(m)]
+                                               : model_.p2p(msg.src, msg.dst, msg.bytes, msg));
+      links_of(msg.src, msg.dst, msg);
+      hold_links(end);
       for (const std::size_t k : {me, other}) {
         member_end_[c][k] = std::max(member_end_[c][k], end);
         if (--open_messages_[c][k] == 0) maybe_finish_member(c, k);
@@ -257,13 +251,9 @@ class Scheduler {
     touched_.clear();
     if (load_.size() != static_cast<std::size_t>(model_.link_count))
       load_.assign(static_cast<std::size_t>(model_.link_count), 0.0);
-    const auto links_of = [this](const Message& msg) {
-      held_.clear();
-      model_.links(msg.src, msg.dst, msg, held_);
-    };
     for (const int m : col.messages) {
       const Message& msg = p_.messages[static_cast<std::size_t>(m)];
-      links_of(msg);
+      links_of(msg.src, msg.dst, msg);
       const double seconds = model_.p2p(msg.src, msg.dst, msg.bytes, msg);
       shared_seconds_[static_cast<std::size_t>(m)] = seconds;
       for (const int l : held_) {
@@ -272,24 +262,31 @@ class Scheduler {
       }
     }
     for (const int m : col.messages) {
-      links_of(p_.messages[static_cast<std::size_t>(m)]);
+      const Message& msg = p_.messages[static_cast<std::size_t>(m)];
+      links_of(msg.src, msg.dst, msg);
       double& shared = shared_seconds_[static_cast<std::size_t>(m)];
       for (const int l : held_) shared = std::max(shared, load_[static_cast<std::size_t>(l)]);
     }
     for (const int l : touched_) load_[static_cast<std::size_t>(l)] = 0.0;
   }
 
-  // The time a leg ready at `start` can begin once the links it holds (the model's) are free; remembers
-  // them for hold_links. Without a link model, `start`.
-  double claim_links(int src, int dst, const Message& message, double start) {
+  // The links (the model's) a leg of `message` from src to dst holds, in held_ (none without a link model).
+  void links_of(int src, int dst, const Message& message) {
     held_.clear();
-    if (!model_.links) return start;
-    model_.links(src, dst, message, held_);
+    if (model_.links) model_.links(src, dst, message, held_);
+  }
+  // The time a leg ready at `start` can begin once the links it holds are free; remembers them for
+  // hold_links. Without a link model, `start`.
+  double claim_links(int src, int dst, const Message& message, double start) {
+    links_of(src, dst, message);
     for (const int l : held_) start = std::max(start, link_free_[static_cast<std::size_t>(l)]);
     return start;
   }
+  // The links in held_ are busy until `end` (never earlier than they already were: an all_to_all_v's
+  // messages claim none and may end before another of its messages on the same link).
   void hold_links(double end) {
-    for (const int l : held_) link_free_[static_cast<std::size_t>(l)] = end;
+    for (const int l : held_)
+      link_free_[static_cast<std::size_t>(l)] = std::max(link_free_[static_cast<std::size_t>(l)], end);
   }
 
   // `first`: when a chunked transfer's first chunk has arrived (what a streamed relay send waits for).

@@ -84,10 +84,9 @@ Scenario parse_accepted(nlohmann::json scenario) {
     try {
       return parse_scenario(scenario.dump(), "no-crash.json");
     } catch (const Error& e) {
-      const std::string what = e.what();
-      const std::size_t at = what.find("systems[");
-      if (at == std::string::npos) throw;
-      const std::size_t index = std::stoul(what.substr(at + 8));
+      const std::string& path = e.problems().front().where.json_path;
+      if (path.rfind("systems[", 0) != 0) throw;
+      const std::size_t index = std::stoul(path.substr(8));
       auto& systems = scenario["systems"];
       if (index >= systems.size() || systems.size() == 1) throw;
       systems.erase(index);
