@@ -48,7 +48,8 @@ std::vector<std::string> rank_baselines(const std::vector<SystemSummary>& system
   // Stable: equal means (and every baseline without a comparable mean) keep scenario order.
   std::stable_sort(baselines.begin(), baselines.end(), [](const SystemSummary* a, const SystemSummary* b) {
     if (a->fits_every_iteration() != b->fits_every_iteration()) return a->fits_every_iteration();
-    return a->fits_every_iteration() && a->iteration_time.mean < b->iteration_time.mean;
+    return a->fits_every_iteration() &&
+           a->aggregates(metric::iteration_seconds).mean < b->aggregates(metric::iteration_seconds).mean;
   });
   std::vector<std::string> labels;
   for (const SystemSummary* s : baselines) labels.push_back(s->label);
@@ -60,7 +61,8 @@ std::optional<std::string> best_baseline_of(const std::vector<SystemSummary>& sy
   if (ranking.empty()) return std::nullopt;
   const auto first = std::find_if(systems.begin(), systems.end(),
                                   [&](const SystemSummary& s) { return s.label == ranking.front(); });
-  if (first == systems.end() || !first->fits_every_iteration() || !(first->iteration_time.mean > 0))
+  if (first == systems.end() || !first->fits_every_iteration() ||
+      !(first->aggregates(metric::iteration_seconds).mean > 0))
     return std::nullopt;
   return first->label;
 }
@@ -73,7 +75,7 @@ std::string best_baseline_statement(const RunSummary& summary) {
     return "no best baseline, since no baseline fitted in memory in every iteration: " + ineligible;
   std::string out = fmt::format(
       "best baseline: {} (mean iteration time {}), the fastest baseline that fitted in every iteration",
-      best->label, format_seconds(best->iteration_time.mean));
+      best->label, format_seconds(best->aggregates(metric::iteration_seconds).mean));
   if (!ineligible.empty()) out += "; not eligible: " + ineligible;
   return out;
 }

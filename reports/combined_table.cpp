@@ -62,7 +62,8 @@ std::optional<RatioInterval> speedup_interval(const SystemSummary* subject, cons
       !baseline->fits_every_iteration()) {
     return std::nullopt;
   }
-  return paired_ratio_interval(subject->iteration_seconds, baseline->iteration_seconds);
+  return paired_ratio_interval(subject->samples(metric::iteration_seconds),
+                               baseline->samples(metric::iteration_seconds));
 }
 
 }  // namespace
@@ -88,17 +89,19 @@ CombinedRow combined_row(const RunSummary& summary, const std::string& file, con
   row.gates_passed = summary.gates_passed();
   for (const SystemSummary& s : summary.systems) {
     CombinedSystem c{s.label, s.is_baseline, std::nullopt, s.feasible_iterations, s.iterations, s.layouts};
-    if (s.fits_every_iteration()) c.mean_seconds = s.iteration_time.mean;
+    if (s.fits_every_iteration()) c.mean_seconds = s.aggregates(metric::iteration_seconds).mean;
     row.systems.push_back(c);
   }
   const auto subject = std::find_if(summary.systems.begin(), summary.systems.end(),
                                     [](const SystemSummary& s) { return !s.is_baseline; });
   row.best_baseline = summary.best_baseline;
-  if (summary.best_baseline) row.best_seconds = summary.find(*summary.best_baseline)->iteration_time.mean;
+  if (summary.best_baseline)
+    row.best_seconds = summary.find(*summary.best_baseline)->aggregates(metric::iteration_seconds).mean;
   if (subject == summary.systems.end()) return row;
   row.subject = subject->label;
   row.subject_strategy = subject->strategy;
-  if (subject->fits_every_iteration()) row.subject_seconds = subject->iteration_time.mean;
+  if (subject->fits_every_iteration())
+    row.subject_seconds = subject->aggregates(metric::iteration_seconds).mean;
   row.subject_layouts = subject->layouts;
   row.speedup_vs_best = subject->speedup_vs_best;
   if (row.speedup_vs_best)

@@ -11,8 +11,6 @@
 namespace zb::reports {
 namespace {
 
-using compare_input::ComparedMetric;
-
 struct SideSamples {
   std::vector<double> base;
   std::vector<double> candidate;
@@ -20,7 +18,7 @@ struct SideSamples {
 
 // The values of the iterations that fitted on both sides, in iteration order, pair by pair.
 SideSamples paired_samples(const nlohmann::json& base_system, const nlohmann::json& candidate_system,
-                           const char* key) {
+                           const std::string& key) {
   std::map<std::int64_t, double> base_by_iteration;
   for (const auto& [iteration, value] : compare_input::per_iteration_values(base_system, key)) {
     base_by_iteration[iteration] = value;
@@ -64,13 +62,14 @@ bool too_few_for_a_verdict(MetricComparison& out, const CompareOptions& options)
   return false;
 }
 
-MetricComparison compare_metric(const std::string& label, const ComparedMetric& metric,
+MetricComparison compare_metric(const std::string& label, const MetricInfo& metric,
                                 const SideSamples& samples, ComparisonTest test,
                                 const CompareOptions& options) {
   MetricComparison out;
   out.system = label;
-  out.metric = metric.key;
-  out.higher_is_better = metric.higher_is_better;
+  out.metric = std::string(metric.name);
+  out.higher_is_better = metric.better == Better::higher;
+  out.shown = metric.shown;
   out.test_used = test;
   out.base = aggregate(samples.base);
   out.candidate = aggregate(samples.candidate);
@@ -86,7 +85,7 @@ MetricComparison compare_metric(const std::string& label, const ComparedMetric& 
     out.verdict = Verdict::inconclusive;
     return out;
   }
-  const double worse_by = metric.higher_is_better ? -out.change : out.change;
+  const double worse_by = out.higher_is_better ? -out.change : out.change;
   const bool significant = out.p_value < options.alpha;
   if (significant && worse_by > options.threshold) {
     out.verdict = Verdict::regression;
@@ -142,7 +141,7 @@ nlohmann::json load_report_file(const std::filesystem::path& path) {
 }
 
 ComparisonReport compare_reports(const nlohmann::json& base, const nlohmann::json& candidate,
-                                 const CompareOptions& options) {
+                                 const CompareOptions& options, MetricTable metrics) {
   ComparisonReport out;
   out.options = options;
   out.warnings = compare_input::mismatch_warnings(base, candidate);
@@ -158,12 +157,12 @@ ComparisonReport compare_reports(const nlohmann::json& base, const nlohmann::jso
       continue;
     }
     out.feasibility.push_back(compare_feasibility(label, base_system, *candidate_system));
-    for (const ComparedMetric& metric : compare_input::compared_metrics()) {
-      const SideSamples samples = out.paired
-                                      ? paired_samples(base_system, *candidate_system, metric.key)
-                                      : SideSamples{compare_input::samples_of(base_system, metric.key),
-                                                    compare_input::samples_of(*candidate_system, metric.key)};
-      MetricComparison compared = compare_metric(label, metric, samples, test, options);
+    for (const MetricInfo* metric : compare_input::compared_metrics(metrics)) {
+      const std::string key(metric->name);
+      const SideSamples samples = out.paired ? paired_samples(base_system, *candidate_system, key)
+                                             : SideSamples{compare_input::samples_of(base_system, key),
+                                                           compare_input::samples_of(*candidate_system, key)};
+      MetricComparison compared = compare_metric(label, *metric, samples, test, options);
       if (!compared.warning.empty()) out.warnings.push_back(compared.warning);
       out.metrics.push_back(std::move(compared));
     }

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/common/error.hpp"
+#include "reports/metric_table.hpp"
 #include "reports/paired_test.hpp"
 #include "reports/sample_statistics.hpp"
 
@@ -36,8 +37,9 @@ enum class ComparisonTest { mann_whitney_u, paired_t };
 
 struct MetricComparison {
   std::string system;
-  std::string metric;  // iteration_seconds | tokens_per_second | mfu
+  std::string metric;  // a figure of the metric table that `compare`s (MetricInfo::compared)
   bool higher_is_better = false;
+  Shown shown = Shown::si;  // how the text and Markdown forms show its values
   SampleAggregates base;
   SampleAggregates candidate;
   double change = 0;  // candidate mean / base mean − 1 (+0.2 = 20 % larger)
@@ -84,8 +86,10 @@ inline constexpr std::size_t max_compared_report_bytes = 256u * 1024u * 1024u;
 [[nodiscard]] nlohmann::json load_report_file(const std::filesystem::path& path);
 
 // Throws zb::Error (exit 2) when no system label is in both reports: nothing would be compared.
+// `metrics`: whose compared figures are tested (metric_table() unless a test adds its own).
 [[nodiscard]] ComparisonReport compare_reports(const nlohmann::json& base, const nlohmann::json& candidate,
-                                               const CompareOptions& options);
+                                               const CompareOptions& options,
+                                               MetricTable metrics = metric_table());
 
 // 1 (check_failed) when any metric or feasibility row regressed, 0 otherwise; warnings never fail.
 [[nodiscard]] ExitCode exit_code_of(const ComparisonReport& report);

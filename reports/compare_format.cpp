@@ -11,18 +11,14 @@
 namespace zb::reports {
 namespace {
 
-std::string value_text(const std::string& metric, const SampleAggregates& samples) {
+std::string value_text(Shown shown, const SampleAggregates& samples) {
   if (samples.count == 0) return "n/a";
-  if (metric == "iteration_seconds") return format_seconds(samples.mean);
-  if (metric == "mfu") return format_percent(samples.mean);
-  return format_si(samples.mean);
+  return shown_text(shown, samples.mean);
 }
 
-std::string spread_text(const std::string& metric, const SampleAggregates& samples) {
+std::string spread_text(Shown shown, const SampleAggregates& samples) {
   if (samples.count < 2) return "";
-  if (metric == "iteration_seconds") return " \u00b1 " + format_seconds(samples.sd);
-  if (metric == "mfu") return " \u00b1 " + format_percent(samples.sd);
-  return " \u00b1 " + format_si(samples.sd);
+  return " \u00b1 " + shown_text(shown, samples.sd);
 }
 
 TextTable comparison_table(const ComparisonReport& report) {
@@ -32,8 +28,8 @@ TextTable comparison_table(const ComparisonReport& report) {
                  Align::right, Align::right, Align::right, Align::left};
   for (const MetricComparison& m : report.metrics) {
     const bool counted = m.base.count > 0 && m.candidate.count > 0;
-    table.rows.push_back({m.system, m.metric, value_text(m.metric, m.base) + spread_text(m.metric, m.base),
-                          value_text(m.metric, m.candidate) + spread_text(m.metric, m.candidate),
+    table.rows.push_back({m.system, m.metric, value_text(m.shown, m.base) + spread_text(m.shown, m.base),
+                          value_text(m.shown, m.candidate) + spread_text(m.shown, m.candidate),
                           fmt::format("{}/{}", m.base.count, m.candidate.count),
                           counted ? format_change(m.change) : "n/a",
                           counted ? format_p_value(m.p_value) : "n/a", to_string(m.verdict)});

@@ -42,17 +42,19 @@ void check_number_array(const nlohmann::json& value, const std::string& file, co
   }
 }
 
-void check_system_shape(const nlohmann::json& system, const std::string& file, const std::string& where) {
+void check_system_shape(const nlohmann::json& system, const std::string& file, const std::string& where,
+                        MetricTable metrics) {
   if (!system.is_object() || !system.contains("label") || !system["label"].is_string()) {
     bad_report(file, where + ".label", "missing or not a string");
   }
   if (!system.contains("samples") || !system["samples"].is_object()) {
     bad_report(file, where + ".samples", "missing or not an object");
   }
-  for (const ComparedMetric& metric : compared_metrics()) {
+  for (const MetricInfo* metric : compared_metrics(metrics)) {
     // An older or partial report may lack a metric: it is compared as absent.
-    if (const nlohmann::json* samples = member(system["samples"], metric.key)) {
-      check_number_array(*samples, file, where + ".samples." + metric.key);
+    const std::string key(metric->name);
+    if (const nlohmann::json* samples = member(system["samples"], key.c_str())) {
+      check_number_array(*samples, file, where + ".samples." + key);
     }
   }
   // Counts `run` can write: an int each, and no more fitted than ran (2^63 - 1 iterations once passed and
@@ -84,16 +86,15 @@ void check_system_shape(const nlohmann::json& system, const std::string& file, c
 
 }  // namespace
 
-const std::vector<ComparedMetric>& compared_metrics() {
-  static const std::vector<ComparedMetric> metrics{
-      {"iteration_seconds", false},
-      {"tokens_per_second", true},
-      {"mfu", true},
-  };
-  return metrics;
+std::vector<const MetricInfo*> compared_metrics(MetricTable metrics) {
+  std::vector<const MetricInfo*> out;
+  for (const MetricInfo& m : metrics) {
+    if (m.compared) out.push_back(&m);
+  }
+  return out;
 }
 
-void check_report_shape(const nlohmann::json& report, const std::string& file) {
+void check_report_shape(const nlohmann::json& report, const std::string& file, MetricTable metrics) {
   if (!report.is_object())
     bad_report(file, "", "not a zeppelin-bench report (the top level is not an object)");
   const nlohmann::json* version = member(report, "schema_version");
@@ -111,7 +112,7 @@ void check_report_shape(const nlohmann::json& report, const std::string& file) {
   const nlohmann::json* systems = member(report, "systems");
   if (systems == nullptr || !systems->is_array()) bad_report(file, "systems", "missing or not an array");
   for (std::size_t i = 0; i < systems->size(); ++i)
-    check_system_shape((*systems)[i], file, fmt::format("systems[{}]", i));
+    check_system_shape((*systems)[i], file, fmt::format("systems[{}]", i), metrics);
 }
 
 std::string backend_of(const nlohmann::json& report) {
@@ -180,9 +181,9 @@ std::string labels_of(const nlohmann::json& report) {
   return out.empty() ? "none" : out;
 }
 
-std::vector<double> samples_of(const nlohmann::json& system, const char* key) {
+std::vector<double> samples_of(const nlohmann::json& system, const std::string& key) {
   std::vector<double> out;
-  if (const nlohmann::json* samples = member(system["samples"], key)) {
+  if (const nlohmann::json* samples = member(system["samples"], key.c_str())) {
     for (const auto& value : *samples) out.push_back(value.get<double>());
   }
   return out;
@@ -198,14 +199,14 @@ int oom_iterations_of(const nlohmann::json& system) {
   return feasible != nullptr ? iterations_of(system) - feasible->get<int>() : 0;
 }
 
-std::vector<IterationValue> per_iteration_values(const nlohmann::json& system, const char* key) {
+std::vector<IterationValue> per_iteration_values(const nlohmann::json& system, const std::string& key) {
   std::vector<IterationValue> out;
   const nlohmann::json* per_iteration = member(system, "per_iteration");
   if (per_iteration == nullptr) return out;
   for (const auto& entry : *per_iteration) {
     const nlohmann::json* index = member(entry, "iteration");
     const nlohmann::json* metrics = member(entry, "metrics");
-    const nlohmann::json* value = metrics != nullptr ? member(*metrics, key) : nullptr;
+    const nlohmann::json* value = metrics != nullptr ? member(*metrics, key.c_str()) : nullptr;
     if (index == nullptr || !index->is_number_integer() || value == nullptr || !value->is_number()) continue;
     out.push_back({index->get<std::int64_t>(), value->get<double>()});
   }

@@ -10,16 +10,18 @@
 
 #include <nlohmann/json.hpp>
 
+#include "reports/metric_table.hpp"
+
 namespace zb::reports::compare_input {
 
-struct ComparedMetric {
-  const char* key;  // key under systems[].samples and systems[].per_iteration[].metrics
-  bool higher_is_better;
-};
-[[nodiscard]] const std::vector<ComparedMetric>& compared_metrics();
+// The figures `compare` tests (MetricInfo::compared), in table order; each one's name is its key under
+// systems[].samples and systems[].per_iteration[].metrics.
+[[nodiscard]] std::vector<const MetricInfo*> compared_metrics(MetricTable metrics);
 
-// Throws zb::Error (exit 2) naming `file` when `report` lacks what compare needs.
-void check_report_shape(const nlohmann::json& report, const std::string& file);
+// Throws zb::Error (exit 2) naming `file` when `report` lacks what compare needs (of the figures
+// `metrics` compares).
+void check_report_shape(const nlohmann::json& report, const std::string& file,
+                        MetricTable metrics = metric_table());
 
 [[nodiscard]] std::string backend_of(const nlohmann::json& report);  // "" when not recorded
 [[nodiscard]] bool simulated(const nlohmann::json& report);
@@ -32,7 +34,7 @@ void check_report_shape(const nlohmann::json& report, const std::string& file);
 [[nodiscard]] const nlohmann::json* find_system(const nlohmann::json& report, const std::string& label);
 // The systems' labels, quoted and joined by ", " ("none" without systems), for messages.
 [[nodiscard]] std::string labels_of(const nlohmann::json& report);
-[[nodiscard]] std::vector<double> samples_of(const nlohmann::json& system, const char* key);
+[[nodiscard]] std::vector<double> samples_of(const nlohmann::json& system, const std::string& key);
 [[nodiscard]] int iterations_of(const nlohmann::json& system);
 [[nodiscard]] int oom_iterations_of(const nlohmann::json& system);
 
@@ -41,7 +43,8 @@ struct IterationValue {
   std::int64_t iteration = 0;
   double value = 0;
 };
-[[nodiscard]] std::vector<IterationValue> per_iteration_values(const nlohmann::json& system, const char* key);
+[[nodiscard]] std::vector<IterationValue> per_iteration_values(const nlohmann::json& system,
+                                                               const std::string& key);
 
 // Whether the two reports simulate the same batches, so iteration i of one pairs with iteration i of the
 // other (compare_pairing.cpp). The reason is one sentence for the output either way.

@@ -24,24 +24,6 @@ std::string speedup_cell(const SystemSummary& s, const SystemSummary& baseline,
   return speedup ? format_ratio(*speedup) : "n/a";
 }
 
-std::string time_with_spread(const SampleAggregates& a) {
-  if (a.count < 2) return format_seconds(a.mean);
-  return format_seconds(a.mean) + " \u00b1 " + format_seconds(a.sd);
-}
-
-// "mean / max" (wide) or "max", of the per-NIC or per-GPU utilisation; "n/a" when none was recorded.
-std::string utilisation_cell(const SampleAggregates& mean, const SampleAggregates& max, bool wide) {
-  if (mean.count == 0 && max.count == 0) return "n/a";
-  return wide ? format_percent(mean.mean) + " / " + format_percent(max.mean) : format_percent(max.mean);
-}
-
-std::string planner_cell(const SystemSummary& s) {
-  std::string cell = format_seconds(s.planner_time.mean);
-  const int oom = s.iterations - s.feasible_iterations;
-  if (oom > 0) cell += fmt::format("  ({} OOM iteration{})", oom, oom == 1 ? "" : "s");
-  return cell;
-}
-
 std::vector<Column> all_columns(const RunSummary& summary, bool wide) {
   std::vector<const SystemSummary*> baselines;
   for (const std::string& label : summary.baseline_ranking) baselines.push_back(summary.find(label));
@@ -58,17 +40,20 @@ std::vector<Column> all_columns(const RunSummary& summary, bool wide) {
   };
   add(
       "system", 0, [](const SystemSummary& s) { return s.label; }, Align::left, true);
-  add(
-      "iteration time", 1,
-      [](const SystemSummary& s) {
-        return s.feasible() ? time_with_spread(s.iteration_time)
-                            : fmt::format("OOM ({} of {} iterations)", s.iterations - s.feasible_iterations,
-                                          s.iterations);
-      },
-      Align::right, true);
-  add("tokens/s", 8, [](const SystemSummary& s) { return format_si(s.throughput.mean); });
-  add("TFLOP/s/GPU", 40, [](const SystemSummary& s) { return fmt::format("{:.1f}", s.tflops_per_gpu.mean); });
-  add("MFU", 3, [](const SystemSummary& s) { return format_percent(s.mfu_aggregate.mean); });
+  // The metric table's columns (reports/metric_table.hpp), in its order, around the speed-ups.
+  auto add_metrics = [&](ConsoleGroup group) {
+    for (const MetricInfo& m : summary.metrics) {
+      const ConsoleColumn& c = m.console;
+      if (c.title.empty() || c.group != group) continue;
+      add(
+          std::string(wide && !c.wide_title.empty() ? c.wide_title : c.title), c.importance,
+          [&](const SystemSummary& s) {
+            return c.cell != nullptr ? c.cell(s, wide) : shown_text(m.shown, s.aggregates(m.name).mean);
+          },
+          c.align, c.every_row);
+    }
+  };
+  add_metrics(ConsoleGroup::before_speedups);
   if (best != nullptr) {
     add(wide ? "vs best (" + best->label + ")" : "vs best", 2,
         [&](const SystemSummary& s) { return speedup_cell(s, *best, s.speedup_vs_best); });
@@ -79,16 +64,7 @@ std::vector<Column> all_columns(const RunSummary& summary, bool wide) {
       return speedup_cell(s, *baseline, summary.speedup(s.label, baseline->label));
     });
   }
-  add(wide ? "attn imbalance" : "attn imb.", 4,
-      [](const SystemSummary& s) { return fmt::format("{:.2f}", s.attention_imbalance.mean); });
-  add(wide ? "NIC util mean/max" : "NIC max", 6, [wide](const SystemSummary& s) {
-    return utilisation_cell(s.nic_utilization_mean, s.nic_utilization_max, wide);
-  });
-  add(wide ? "NVLink util mean/max" : "NVLink max", 5, [wide](const SystemSummary& s) {
-    return utilisation_cell(s.nvlink_utilization_mean, s.nvlink_utilization_max, wide);
-  });
-  add(
-      "planner", 7, [](const SystemSummary& s) { return planner_cell(s); }, Align::left);
+  add_metrics(ConsoleGroup::after_speedups);
   return columns;
 }
 

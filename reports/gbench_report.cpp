@@ -1,10 +1,13 @@
 #include "reports/gbench_report.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
 #include <map>
+#include <optional>
 #include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -69,33 +72,48 @@ void add_layouts_label(nlohmann::ordered_json& entry, const SystemSummary& syste
   if (!system.layouts.empty()) entry["label"] = "layouts: " + layouts_text(system.layouts);
 }
 
+// The metric table's gbench counters (MetricInfo::gbench_counter), in their gbench order.
+std::vector<const MetricInfo*> counters(MetricTable metrics) {
+  std::vector<const MetricInfo*> out;
+  for (const MetricInfo& m : metrics) {
+    if (!m.gbench_counter.empty()) out.push_back(&m);
+  }
+  std::stable_sort(out.begin(), out.end(), [](const MetricInfo* a, const MetricInfo* b) {
+    return a->gbench_position < b->gbench_position;
+  });
+  return out;
+}
+
 // One repetition as Google Benchmark writes it under --benchmark_repetitions: here one training iteration
 // (`iterations` 1) and its time, with that iteration's counters.
 nlohmann::ordered_json iteration_entry(const std::string& run_name, int family, const SystemSummary& system,
-                                       std::size_t i) {
+                                       MetricTable metrics, std::size_t i) {
   nlohmann::ordered_json out = head(run_name, run_name, family, "iteration", system.iterations);
   out["repetition_index"] = static_cast<int>(i);
   out["threads"] = 1;
-  add_times(out, 1, system.iteration_seconds[i] * milliseconds_per_second);
-  out["tokens_per_second"] = system.tokens_per_second[i];
-  out["mfu"] = system.mfu[i];
-  out["tflops_per_gpu"] = system.per_iteration[i].model_tflops_per_gpu;
+  add_times(out, 1, system.samples(metric::iteration_seconds)[i] * milliseconds_per_second);
+  const IterationFigures figures{.metrics = &system.per_iteration[i]};
+  for (const MetricInfo* counter : counters(metrics)) {
+    const std::optional<double> value = counter->value(figures);
+    out[std::string(counter->gbench_counter)] = value ? *value : not_a_number;
+  }
   return out;
 }
 
 // An aggregate over the repetitions, as Google Benchmark computes it (src/statistics.cc): `iterations` the
 // number of repetitions, no repetition_index, each user counter under the same statistic.
 nlohmann::ordered_json aggregate_entry(const std::string& run_name, int family, const SystemSummary& system,
-                                       const char* aggregate_name, double SampleAggregates::*statistic) {
+                                       MetricTable metrics, const char* aggregate_name,
+                                       double SampleAggregates::*statistic) {
   nlohmann::ordered_json out =
       head(run_name + "_" + aggregate_name, run_name, family, "aggregate", system.iterations);
   out["threads"] = 1;
   out["aggregate_name"] = aggregate_name;
   out["aggregate_unit"] = "time";
-  add_times(out, system.iterations, system.iteration_time.*statistic * milliseconds_per_second);
-  out["tokens_per_second"] = system.throughput.*statistic;
-  out["mfu"] = system.mfu_aggregate.*statistic;
-  out["tflops_per_gpu"] = system.tflops_per_gpu.*statistic;
+  add_times(out, system.iterations,
+            system.aggregates(metric::iteration_seconds).*statistic * milliseconds_per_second);
+  for (const MetricInfo* counter : counters(metrics))
+    out[std::string(counter->gbench_counter)] = system.aggregates(counter->name).*statistic;
   return out;
 }
 
@@ -128,9 +146,10 @@ void add_error_entries(nlohmann::ordered_json& benchmarks, const std::string& ru
   const std::map<int, std::string> oom = oom_by_iteration(system);
   // Which entries fitted is known when every OOM iteration has its report line; otherwise each entry says
   // only what holds for the system.
-  const bool per_iteration =
-      static_cast<int>(oom.size()) == oom_iterations && oom.upper_bound(system.iterations - 1) == oom.end() &&
-      system.iteration_seconds.size() == static_cast<std::size_t>(system.feasible_iterations);
+  const bool per_iteration = static_cast<int>(oom.size()) == oom_iterations &&
+                             oom.upper_bound(system.iterations - 1) == oom.end() &&
+                             system.samples(metric::iteration_seconds).size() ==
+                                 static_cast<std::size_t>(system.feasible_iterations);
   const std::string share =
       fmt::format("out of memory in {} of {} iterations", oom_iterations, system.iterations);
   std::size_t fitted = 0;
@@ -146,8 +165,9 @@ void add_error_entries(nlohmann::ordered_json& benchmarks, const std::string& ru
       out["error_message"] = fmt::format("{}, this one: {}", share, it->second);
     } else {
       ran = 1;
-      out["error_message"] = fmt::format("{}, not this one ({:.6g} ms)", share,
-                                         system.iteration_seconds[fitted++] * milliseconds_per_second);
+      out["error_message"] =
+          fmt::format("{}, not this one ({:.6g} ms)", share,
+                      system.samples(metric::iteration_seconds)[fitted++] * milliseconds_per_second);
     }
     add_times(out, ran, not_a_number);
     add_layouts_label(out, system);
@@ -205,8 +225,8 @@ nlohmann::ordered_json gbench_json(const RunSummary& summary, const RunContext& 
       add_error_entries(benchmarks, run_name, family++, system);
       continue;
     }
-    for (std::size_t i = 0; i < system.iteration_seconds.size(); ++i) {
-      nlohmann::ordered_json entry = iteration_entry(run_name, family, system, i);
+    for (std::size_t i = 0; i < system.samples(metric::iteration_seconds).size(); ++i) {
+      nlohmann::ordered_json entry = iteration_entry(run_name, family, system, summary.metrics, i);
       add_layouts_label(entry, system);
       benchmarks.push_back(std::move(entry));
     }
@@ -216,7 +236,7 @@ nlohmann::ordered_json gbench_json(const RunSummary& summary, const RunContext& 
     for (const auto& [aggregate_name, statistic] :
          {std::pair{"mean", &SampleAggregates::mean}, std::pair{"median", &SampleAggregates::median}}) {
       nlohmann::ordered_json aggregated =
-          aggregate_entry(run_name, family, system, aggregate_name, statistic);
+          aggregate_entry(run_name, family, system, summary.metrics, aggregate_name, statistic);
       add_layouts_label(aggregated, system);
       benchmarks.push_back(std::move(aggregated));
     }

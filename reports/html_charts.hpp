@@ -28,12 +28,12 @@ inline constexpr int timeline_ranks = 4;
 // The busiest GPU's compute time in `trace` (what gpu_load_chart's axis must reach).
 [[nodiscard]] double busiest_gpu_compute_seconds(const Trace& trace);
 // NIC utilisation over time (one layer, forward then backward) per NIC, transmit and receive.
-[[nodiscard]] std::string nic_utilisation_chart(const SystemSummary& system, const Trace& trace);
+[[nodiscard]] std::string nic_utilization_chart(const SystemSummary& system, const Trace& trace);
 // NVLink utilisation per GPU (per node above gpu_bar_chart_limit GPUs), transmit and receive, mean over
 // the system's feasible iterations; a note when the backend records no NVLink loads (html_charts_nvlink.cpp).
-[[nodiscard]] std::string nvlink_utilisation_chart(const SystemSummary& system);
+[[nodiscard]] std::string nvlink_utilization_chart(const SystemSummary& system);
 // Measured NICs: a table of each NIC's counted bytes beside the bytes the Program's transfers put on it,
-// and their ratio (html_nic_table.cpp). Called by nic_utilisation_chart for a measured run.
+// and their ratio (html_nic_table.cpp). Called by nic_utilization_chart for a measured run.
 [[nodiscard]] std::string measured_nic_table(const RunMetrics& metrics);
 // Document lengths of every iteration on a log₂ axis.
 [[nodiscard]] std::string length_histogram_chart(const BatchRecord& workload);

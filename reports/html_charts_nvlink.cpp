@@ -30,9 +30,9 @@ std::vector<Bar> bars_per_gpu(const std::vector<NvlinkMetrics>& gpus) {
     const NvlinkMetrics& g = gpus[k];
     bars.push_back({std::to_string(k),
                     fmt::format("node {} GPU {}: tx {} ({}B), rx {} ({}B)", g.node, g.gpu,
-                                format_percent(g.tx_utilisation), format_si(g.tx_bytes),
-                                format_percent(g.rx_utilisation), format_si(g.rx_bytes)),
-                    g.tx_utilisation, g.rx_utilisation});
+                                format_percent(g.tx_utilization), format_si(g.tx_bytes),
+                                format_percent(g.rx_utilization), format_si(g.rx_bytes)),
+                    g.tx_utilization, g.rx_utilization});
   }
   return bars;
 }
@@ -44,9 +44,9 @@ std::vector<Bar> bars_per_node(const std::vector<NvlinkMetrics>& gpus) {
     const int node = gpus[k].node;
     double tx = 0, rx = 0, busiest = 0, count = 0;
     for (; k < gpus.size() && gpus[k].node == node; ++k) {
-      tx += gpus[k].tx_utilisation;
-      rx += gpus[k].rx_utilisation;
-      busiest = std::max({busiest, gpus[k].tx_utilisation, gpus[k].rx_utilisation});
+      tx += gpus[k].tx_utilization;
+      rx += gpus[k].rx_utilization;
+      busiest = std::max({busiest, gpus[k].tx_utilization, gpus[k].rx_utilization});
       count += 1;
     }
     bars.push_back(
@@ -60,7 +60,7 @@ std::vector<Bar> bars_per_node(const std::vector<NvlinkMetrics>& gpus) {
 
 }  // namespace
 
-std::string nvlink_utilisation_chart(const SystemSummary& system) {
+std::string nvlink_utilization_chart(const SystemSummary& system) {
   if (system.per_iteration.empty()) return R"(<p class="note">No feasible iteration: nothing to show.</p>)";
   if (system.nvlinks.empty()) return R"(<p class="note">This backend records no NVLink loads.</p>)";
   double bytes = 0;
@@ -78,10 +78,12 @@ std::string nvlink_utilisation_chart(const SystemSummary& system) {
   const LinearScale x{0, static_cast<double>(bars.size()), left, panel_width - right};
   draw_y_axis(canvas, y, {0, 0.25, 0.5, 0.75, 1}, left, panel_width - right, 100, "utilisation (%)");
   const char* colour = system_colour(system.index);
-  const std::string totals = fmt::format(
-      "mean {} / max {} of {} per direction; {}B per iteration",
-      format_percent(system.nvlink_utilization_mean.mean), format_percent(system.nvlink_utilization_max.mean),
-      format_bandwidth(system.nvlinks.front().bandwidth), format_si(system.nvlink_bytes.mean));
+  const std::string totals =
+      fmt::format("mean {} / max {} of {} per direction; {}B per iteration",
+                  format_percent(system.aggregates(metric::nvlink_utilization_mean).mean),
+                  format_percent(system.aggregates(metric::nvlink_utilization_max).mean),
+                  format_bandwidth(system.nvlinks.front().bandwidth),
+                  format_si(system.aggregates(metric::nvlink_bytes).mean));
   const double slot = (x.range_high - x.range_low) / static_cast<double>(bars.size());
   for (std::size_t k = 0; k < bars.size(); ++k) {
     const Bar& b = bars[k];

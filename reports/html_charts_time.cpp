@@ -86,7 +86,7 @@ std::string breakdown_chart(const RunSummary& summary) {
   return chart_figure(canvas, legend);
 }
 
-std::string nic_utilisation_chart(const SystemSummary& system, const Trace& trace) {
+std::string nic_utilization_chart(const SystemSummary& system, const Trace& trace) {
   if (system.per_iteration.empty()) return R"(<p class="note">No feasible iteration: nothing to show.</p>)";
   const RunMetrics& metrics = system.per_iteration.front();  // the iteration the trace shows
   double nic_bytes = 0;
@@ -150,7 +150,7 @@ std::string nic_utilisation_chart(const SystemSummary& system, const Trace& trac
     const double w = panel_w - 12;
     canvas.rect(px, py, w, panel_h, "#F6F7F9");
     canvas.text(px, py - 4,
-                fmt::format("n{} nic{} \u00b7 tx {}", nic.node, nic.nic, format_percent(nic.tx_utilisation)),
+                fmt::format("n{} nic{} \u00b7 tx {}", nic.node, nic.nic, format_percent(nic.tx_utilization)),
                 "start", "panel");
     const LinearScale x{0, static_cast<double>(metrics.timeline_bins), px, px + w};
     const LinearScale y{0, 1, py + panel_h, py};

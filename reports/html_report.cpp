@@ -112,7 +112,8 @@ std::string summary_table(const RunSummary& summary) {
   const std::size_t speedup_columns = baselines.size() + (best_baseline != nullptr ? 1 : 0);
   double fastest = 0;
   for (const SystemSummary& s : summary.systems) {
-    if (s.feasible() && (fastest == 0 || s.iteration_time.mean < fastest)) fastest = s.iteration_time.mean;
+    if (s.feasible() && (fastest == 0 || s.aggregates(metric::iteration_seconds).mean < fastest))
+      fastest = s.aggregates(metric::iteration_seconds).mean;
   }
   std::string out =
       "<table><thead><tr><th>system</th><th>iteration time</th><th>tokens/s</th><th>TFLOP/s per "
@@ -139,21 +140,26 @@ std::string summary_table(const RunSummary& summary) {
                          8 + speedup_columns, s.iterations);
       continue;
     }
-    const bool best = s.iteration_time.mean == fastest;
-    out += fmt::format(R"(<td class="pair{}">{} &#177;&#160;{}</td><td>{}</td><td>{:.1f}</td><td>{}</td>)",
-                       best ? " best" : "", unbroken(format_seconds(s.iteration_time.mean)),
-                       unbroken(format_seconds(s.iteration_time.sd)), format_si(s.throughput.mean),
-                       s.tflops_per_gpu.mean, format_percent(s.mfu_aggregate.mean));
+    const bool best = s.aggregates(metric::iteration_seconds).mean == fastest;
+    out += fmt::format(
+        R"(<td class="pair{}">{} &#177;&#160;{}</td><td>{}</td><td>{:.1f}</td><td>{}</td>)",
+        best ? " best" : "", unbroken(format_seconds(s.aggregates(metric::iteration_seconds).mean)),
+        unbroken(format_seconds(s.aggregates(metric::iteration_seconds).sd)),
+        format_si(s.aggregates(metric::tokens_per_second).mean),
+        s.aggregates(metric::model_tflops_per_gpu).mean, format_percent(s.aggregates(metric::mfu).mean));
     if (best_baseline != nullptr) out += speedup_cell(s, *best_baseline, s.speedup_vs_best);
     for (const SystemSummary* b : baselines) out += speedup_cell(s, *b, summary.speedup(s.label, b->label));
-    const std::string nvlink = s.nvlink_utilization_mean.count > 0
-                                   ? unbroken(format_percent(s.nvlink_utilization_mean.mean)) + "&#160;/ " +
-                                         unbroken(format_percent(s.nvlink_utilization_max.mean))
-                                   : "n/a";
+    const std::string nvlink =
+        s.aggregates(metric::nvlink_utilization_mean).count > 0
+            ? unbroken(format_percent(s.aggregates(metric::nvlink_utilization_mean).mean)) + "&#160;/ " +
+                  unbroken(format_percent(s.aggregates(metric::nvlink_utilization_max).mean))
+            : "n/a";
     out += fmt::format(
         R"(<td>{:.2f}</td><td class="pair">{}&#160;/ {}</td><td class="pair">{}</td><td>{}{}</td></tr>)",
-        s.attention_imbalance.mean, unbroken(format_percent(s.nic_utilization_mean.mean)),
-        unbroken(format_percent(s.nic_utilization_max.mean)), nvlink, format_seconds(s.planner_time.mean),
+        s.aggregates(metric::attention_imbalance).mean,
+        unbroken(format_percent(s.aggregates(metric::nic_utilization_mean).mean)),
+        unbroken(format_percent(s.aggregates(metric::nic_utilization_max).mean)), nvlink,
+        format_seconds(s.aggregates(metric::planner_seconds).mean),
         s.feasible_iterations < s.iterations ? fmt::format(" ({} OOM)", s.iterations - s.feasible_iterations)
                                              : "");
   }
@@ -267,7 +273,7 @@ std::string html_report(const RunResult& run, const RunSummary& summary, const R
           [&](const SystemSummary& s, const Trace& t) { return gpu_load_chart(s, t, busiest_gpu); }, true));
   page += section("NIC utilisation over time",
                   "Bytes through each NIC per time bin / NIC bandwidth, first feasible iteration.",
-                  per_system(run, summary, nic_utilisation_chart, false));
+                  per_system(run, summary, nic_utilization_chart, false));
   page +=
       section("NVLink utilisation per GPU",
               "Bytes each GPU sent (transmit) and received over NVLink in the layers / (NVLink bandwidth per "
@@ -275,7 +281,7 @@ std::string html_report(const RunResult& run, const RunSummary& summary, const R
               "collectives, intra-node ring steps, remaps and routed transfers' dispatch and combine legs.",
               per_system(
                   run, summary,
-                  [](const SystemSummary& s, const Trace&) { return nvlink_utilisation_chart(s); }, false));
+                  [](const SystemSummary& s, const Trace&) { return nvlink_utilization_chart(s); }, false));
   page += section("Document lengths", "Every document of every iteration's batch.",
                   length_histogram_chart(run.workload));
   page += section(

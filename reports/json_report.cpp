@@ -1,7 +1,9 @@
 #include "reports/json_report.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -45,8 +47,8 @@ ojson nics_json(const std::vector<NicMetrics>& nics) {
         {"bandwidth", nic.bandwidth},
         {"tx_bytes", nic.tx_bytes},
         {"rx_bytes", nic.rx_bytes},
-        {"tx_utilization", nic.tx_utilisation},
-        {"rx_utilization", nic.rx_utilisation},
+        {"tx_utilization", nic.tx_utilization},
+        {"rx_utilization", nic.rx_utilization},
         {"busy_share", nic.busy_share},
         {"source", nic.measured ? "measured" : "simulated"},
         {"expected_tx_bytes", nic.expected_tx_bytes >= 0 ? ojson(nic.expected_tx_bytes) : ojson(nullptr)},
@@ -63,44 +65,58 @@ ojson nvlinks_json(const std::vector<NvlinkMetrics>& gpus) {
                         {"bandwidth", g.bandwidth},
                         {"tx_bytes", g.tx_bytes},
                         {"rx_bytes", g.rx_bytes},
-                        {"tx_utilization", g.tx_utilisation},
-                        {"rx_utilization", g.rx_utilisation}});
+                        {"tx_utilization", g.tx_utilization},
+                        {"rx_utilization", g.rx_utilization}});
   }
   return out;
 }
 
-ojson figures_json(const RunMetrics& m) {
+// One iteration's figures: the metric table's, in its order (a name with '/' nests: iteration_parts), null
+// where the iteration has none; then the critical rank and the breakdowns.
+ojson figures_json(MetricTable metrics, const IterationResult& iteration) {
   ojson out;
-  out["iteration_seconds"] = m.iteration_seconds;
-  out["iteration_parts"] = ojson{{"layers_seconds", m.layers_seconds},
-                                 {"embedding_and_head_seconds", m.embedding_and_head_seconds},
-                                 {"gradient_sync_seconds", m.gradient_sync_seconds},
-                                 {"gradient_sync_exposed_seconds", m.gradient_sync_exposed_seconds},
-                                 {"optimizer_seconds", m.optimizer_seconds}};
-  out["tokens"] = m.tokens;
-  out["tokens_per_second"] = m.tokens_per_second;
-  out["useful_flops"] = m.useful_flops;
-  out["model_tflops_per_gpu"] = m.model_tflops_per_gpu;
-  out["mfu"] = m.mfu;
-  out["attention_imbalance"] = m.attention_imbalance;
-  out["token_imbalance"] = m.token_imbalance;
-  out["nic_utilization_mean"] = m.nic_utilisation_mean;
-  out["nic_utilization_max"] = m.nic_utilisation_max;
-  out["nic_busy_share_mean"] = m.nic_busy_share_mean;
-  out["nic_busy_share_max"] = m.nic_busy_share_max;
-  // Null, not 0, when the executor recorded no NVLink loads.
-  const auto nvlink = [&](double value) { return m.nvlink_recorded() ? ojson(value) : ojson(); };
-  out["nvlink_bytes"] = nvlink(m.nvlink_bytes);
-  out["nvlink_utilization_mean"] = nvlink(m.nvlink_utilisation_mean);
-  out["nvlink_utilization_max"] = nvlink(m.nvlink_utilisation_max);
-  out["prediction_ratio"] = m.prediction_ratio;
-  out["simulated_layers_seconds"] = m.simulation_ratio > 0 ? ojson(m.simulated_layers_seconds) : ojson();
-  out["simulation_ratio"] = m.simulation_ratio > 0 ? ojson(m.simulation_ratio) : ojson();
+  const IterationFigures figures = iteration_figures(iteration);
+  for (const MetricInfo& metric : metrics) {
+    if (!metric.in_iteration_metrics) continue;
+    const std::optional<double> value = metric.value(figures);
+    out[ojson::json_pointer("/" + std::string(metric.name))] = value ? ojson(*value) : ojson();
+  }
+  const RunMetrics& m = iteration.metrics;
   out["critical_rank"] = m.critical_rank;
   out["breakdown"] = ojson{{"critical_rank", breakdown_json(m.critical_rank_breakdown)},
                            {"mean_rank", breakdown_json(m.mean_breakdown)}};
   return out;
 }
+
+// The system's samples of every sampled figure, in table order.
+ojson samples_json(const SystemSummary& s) {
+  ojson out = ojson::object();
+  for (const FigureSeries& f : s.figures) {
+    if (f.info->sampled) out[std::string(f.info->name)] = f.samples;
+  }
+  return out;
+}
+
+// The section of a system's object ("aggregates", "balance", ...) a figure's aggregates go in; empty when
+// none (MetricInfo::aggregates_at is "section/key").
+std::string_view section_of(const MetricInfo& metric) {
+  return metric.aggregates_at.substr(0, metric.aggregates_at.find('/'));
+}
+
+// One section of a system's object: the aggregates of every figure the table puts there, in table order.
+ojson aggregates_section(const SystemSummary& s, std::string_view section) {
+  ojson out = ojson::object();
+  for (const FigureSeries& f : s.figures) {
+    if (f.info->aggregates_at.empty() || section_of(*f.info) != section) continue;
+    out[std::string(f.info->aggregates_at.substr(section.size() + 1))] = aggregates_json(f.aggregates);
+  }
+  return out;
+}
+
+// The sections of a system's object report.json has always had, in its order; the table's figures fill
+// them, and a section the table names beyond these follows them (before "memory").
+constexpr std::array<std::string_view, 5> known_sections{"aggregates", "balance", "nic", "nvlink",
+                                                         "simulation"};
 
 ojson oom_json(const IterationResult& iteration) {
   ojson out = ojson::array();
@@ -128,9 +144,8 @@ ojson ring_steps_json(const SystemResult& result) {
   return out;
 }
 
-ojson iterations_json(const SystemResult& result, const SystemSummary& summary) {
+ojson iterations_json(const SystemResult& result, MetricTable metrics) {
   ojson out = ojson::array();
-  std::size_t feasible_index = 0;
   for (const IterationResult& it : result.iterations) {
     ojson entry;
     entry["iteration"] = it.iteration;
@@ -140,9 +155,7 @@ ojson iterations_json(const SystemResult& result, const SystemSummary& summary) 
     const std::optional<std::string> layout = iteration_layout(it.plan_info);
     entry["layout"] = layout ? ojson(*layout) : ojson();
     entry["predicted_seconds"] = it.feasible ? ojson(it.predicted_seconds) : ojson();
-    entry["metrics"] = it.feasible && feasible_index < summary.per_iteration.size()
-                           ? figures_json(summary.per_iteration[feasible_index++])
-                           : ojson();
+    entry["metrics"] = it.feasible ? figures_json(metrics, it) : ojson();
     entry["oom"] = oom_json(it);
     entry["verification_problems"] = it.verification.size();
     out.push_back(std::move(entry));
@@ -150,7 +163,7 @@ ojson iterations_json(const SystemResult& result, const SystemSummary& summary) 
   return out;
 }
 
-ojson system_json(const SystemResult& result, const SystemSummary& s) {
+ojson system_json(const SystemResult& result, const SystemSummary& s, MetricTable metrics) {
   ojson out;
   out["label"] = s.label;
   out["strategy"] = s.strategy;
@@ -161,38 +174,30 @@ ojson system_json(const SystemResult& result, const SystemSummary& s) {
   out["iterations"] = s.iterations;
   out["feasible_iterations"] = s.feasible_iterations;
   out["speedup_vs_best_baseline"] = s.speedup_vs_best ? ojson(*s.speedup_vs_best) : ojson();
-  out["samples"] = ojson{{"iteration_seconds", s.iteration_seconds},
-                         {"tokens_per_second", s.tokens_per_second},
-                         {"mfu", s.mfu},
-                         {"predicted_seconds", s.predicted_seconds},
-                         {"planner_seconds", s.planner_seconds}};
-  out["aggregates"] = ojson{{"iteration_seconds", aggregates_json(s.iteration_time)},
-                            {"tokens_per_second", aggregates_json(s.throughput)},
-                            {"model_tflops_per_gpu", aggregates_json(s.tflops_per_gpu)},
-                            {"mfu", aggregates_json(s.mfu_aggregate)},
-                            {"prediction_ratio", aggregates_json(s.prediction_ratio)},
-                            {"planner_seconds", aggregates_json(s.planner_time)}};
+  out["samples"] = samples_json(s);
+  out["aggregates"] = aggregates_section(s, "aggregates");
   out["breakdown"] = s.feasible() ? ojson{{"critical_rank", breakdown_json(s.critical_rank)},
                                           {"mean_rank", breakdown_json(s.mean_rank)}}
                                   : ojson();
-  out["balance"] = ojson{{"attention_imbalance", aggregates_json(s.attention_imbalance)},
-                         {"token_imbalance", aggregates_json(s.token_imbalance)}};
-  out["nic"] = ojson{{"utilization_mean", aggregates_json(s.nic_utilization_mean)},
-                     {"utilization_max", aggregates_json(s.nic_utilization_max)},
-                     {"busy_share_mean", aggregates_json(s.nic_busy_share_mean)},
-                     {"busy_share_max", aggregates_json(s.nic_busy_share_max)},
-                     {"per_nic", nics_json(s.nics)}};
-  out["nvlink"] = ojson{{"bytes", aggregates_json(s.nvlink_bytes)},
-                        {"utilization_mean", aggregates_json(s.nvlink_utilization_mean)},
-                        {"utilization_max", aggregates_json(s.nvlink_utilization_max)},
-                        {"per_gpu", nvlinks_json(s.nvlinks)}};
+  out["balance"] = aggregates_section(s, "balance");
+  out["nic"] = aggregates_section(s, "nic");
+  out["nic"]["per_nic"] = nics_json(s.nics);
+  out["nvlink"] = aggregates_section(s, "nvlink");
+  out["nvlink"]["per_gpu"] = nvlinks_json(s.nvlinks);
   out["ring_steps"] = ring_steps_json(result);
-  out["simulation"] = ojson{
-      {"ratio", aggregates_json(s.simulation_ratio)},
-      {"simulated_layers_seconds",
-       s.simulation_ratio.count > 0 ? ojson(s.simulated_layers_seconds) : ojson()},
-      {"measured_layers_seconds", s.simulation_ratio.count > 0 ? ojson(s.measured_layers_seconds) : ojson()},
-      {"stand_in", s.stand_in.empty() ? ojson() : ojson(s.stand_in)}};
+  const bool simulated_too = s.aggregates(metric::simulation_ratio).count > 0;
+  out["simulation"] = aggregates_section(s, "simulation");
+  out["simulation"]["simulated_layers_seconds"] = simulated_too ? ojson(s.simulated_layers_seconds) : ojson();
+  out["simulation"]["measured_layers_seconds"] = simulated_too ? ojson(s.measured_layers_seconds) : ojson();
+  out["simulation"]["stand_in"] = s.stand_in.empty() ? ojson() : ojson(s.stand_in);
+  for (const FigureSeries& f : s.figures) {
+    const std::string_view section = section_of(*f.info);
+    if (section.empty() || out.contains(std::string(section)) ||
+        std::find(known_sections.begin(), known_sections.end(), section) != known_sections.end()) {
+      continue;
+    }
+    out[std::string(section)] = aggregates_section(s, section);
+  }
   ojson oom = ojson::array();
   for (const IterationResult& it : result.iterations) {
     for (ojson& entry : oom_json(it)) oom.push_back(std::move(entry));
@@ -206,7 +211,7 @@ ojson system_json(const SystemResult& result, const SystemSummary& s) {
                               {"problems", s.verification_problems},
                               {"first_problems", s.verification},
                               {"executor_note", result.has_trace ? result.first_trace.model_note : ""}};
-  out["per_iteration"] = iterations_json(result, s);
+  out["per_iteration"] = iterations_json(result, metrics);
   return out;
 }
 
@@ -231,8 +236,9 @@ ojson workload_json(const RunResult& run) {
 ojson best_baseline_json(const RunSummary& summary) {
   const SystemSummary* best = summary.best_baseline ? summary.find(*summary.best_baseline) : nullptr;
   if (best == nullptr) return ojson();
-  return ojson{
-      {"label", best->label}, {"strategy", best->strategy}, {"iteration_seconds", best->iteration_time.mean}};
+  return ojson{{"label", best->label},
+               {"strategy", best->strategy},
+               {"iteration_seconds", best->aggregates(metric::iteration_seconds).mean}};
 }
 
 ojson gates_json(const RunSummary& summary) {
@@ -316,7 +322,7 @@ ojson report_json(const RunResult& run, const RunSummary& summary, const RunCont
   out["workload"] = workload_json(run);
   out["systems"] = ojson::array();
   for (std::size_t i = 0; i < run.systems.size() && i < summary.systems.size(); ++i) {
-    out["systems"].push_back(system_json(run.systems[i], summary.systems[i]));
+    out["systems"].push_back(system_json(run.systems[i], summary.systems[i], summary.metrics));
   }
   out["comparisons"] = ojson::array();
   for (const Speedup& s : summary.speedups) {

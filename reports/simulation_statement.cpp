@@ -13,8 +13,8 @@ std::vector<std::string> simulation_statements(const RunSummary& summary) {
   if (summary.simulated) return lines;
   for (const SystemSummary& s : summary.systems) {
     if (!s.feasible()) continue;
-    if (s.simulation_ratio.count > 0) {
-      const SampleAggregates& r = s.simulation_ratio;
+    if (s.aggregates(metric::simulation_ratio).count > 0) {
+      const SampleAggregates& r = s.aggregates(metric::simulation_ratio);
       lines.push_back(
           fmt::format("{}: simulated/measured {} (simulated {}, measured {} per iteration; min {}, max {} "
                       "over {} iteration{})",

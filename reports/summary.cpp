@@ -28,13 +28,6 @@ std::string cluster_text(const ClusterSpec& cluster) {
   return fmt::format("{} \u00d7 {} ({} GPUs)", cluster.nodes, name, cluster.world_size());
 }
 
-SampleAggregates aggregate_of(const std::vector<RunMetrics>& metrics, double RunMetrics::*field) {
-  std::vector<double> values;
-  values.reserve(metrics.size());
-  for (const RunMetrics& m : metrics) values.push_back(m.*field);
-  return aggregate(values);
-}
-
 TimeBreakdown mean_breakdown(const std::vector<RunMetrics>& metrics, TimeBreakdown RunMetrics::*field) {
   TimeBreakdown mean;
   if (metrics.empty()) return mean;
@@ -63,7 +56,7 @@ std::vector<NicMetrics> mean_nics(const std::vector<RunMetrics>& metrics) {
   const auto n = static_cast<double>(metrics.size());
   std::vector<NicMetrics> out = metrics.front().nics;
   for (NicMetrics& nic : out) {
-    nic.tx_bytes = nic.rx_bytes = nic.tx_utilisation = nic.rx_utilisation = nic.busy_share = 0;
+    nic.tx_bytes = nic.rx_bytes = nic.tx_utilization = nic.rx_utilization = nic.busy_share = 0;
     if (nic.measured) nic.expected_tx_bytes = nic.expected_rx_bytes = 0;  // measured runs: averaged too
     nic.tx_timeline.assign(nic.tx_timeline.size(), 0.0);
     nic.rx_timeline.assign(nic.rx_timeline.size(), 0.0);
@@ -72,8 +65,8 @@ std::vector<NicMetrics> mean_nics(const std::vector<RunMetrics>& metrics) {
     for (std::size_t k = 0; k < out.size() && k < m.nics.size(); ++k) {
       out[k].tx_bytes += m.nics[k].tx_bytes / n;
       out[k].rx_bytes += m.nics[k].rx_bytes / n;
-      out[k].tx_utilisation += m.nics[k].tx_utilisation / n;
-      out[k].rx_utilisation += m.nics[k].rx_utilisation / n;
+      out[k].tx_utilization += m.nics[k].tx_utilization / n;
+      out[k].rx_utilization += m.nics[k].rx_utilization / n;
       out[k].busy_share += m.nics[k].busy_share / n;
       if (out[k].measured) {
         out[k].expected_tx_bytes += std::max(0.0, m.nics[k].expected_tx_bytes) / n;
@@ -95,35 +88,26 @@ std::vector<NvlinkMetrics> mean_nvlinks(const std::vector<RunMetrics>& metrics) 
     if (!m.nvlink_recorded()) continue;
     if (out.empty()) {
       out = m.nvlinks;
-      for (NvlinkMetrics& g : out) g.tx_bytes = g.rx_bytes = g.tx_utilisation = g.rx_utilisation = 0;
+      for (NvlinkMetrics& g : out) g.tx_bytes = g.rx_bytes = g.tx_utilization = g.rx_utilization = 0;
     }
     recorded += 1;
     for (std::size_t k = 0; k < out.size() && k < m.nvlinks.size(); ++k) {
       out[k].tx_bytes += m.nvlinks[k].tx_bytes;
       out[k].rx_bytes += m.nvlinks[k].rx_bytes;
-      out[k].tx_utilisation += m.nvlinks[k].tx_utilisation;
-      out[k].rx_utilisation += m.nvlinks[k].rx_utilisation;
+      out[k].tx_utilization += m.nvlinks[k].tx_utilization;
+      out[k].rx_utilization += m.nvlinks[k].rx_utilization;
     }
   }
   for (NvlinkMetrics& g : out) {
     g.tx_bytes /= recorded;
     g.rx_bytes /= recorded;
-    g.tx_utilisation /= recorded;
-    g.rx_utilisation /= recorded;
+    g.tx_utilization /= recorded;
+    g.rx_utilization /= recorded;
   }
   return out;
 }
 
-// Aggregates of an NVLink figure over the iterations that recorded NVLink loads.
-SampleAggregates nvlink_aggregate_of(const std::vector<RunMetrics>& metrics, double RunMetrics::*field) {
-  std::vector<double> values;
-  for (const RunMetrics& m : metrics) {
-    if (m.nvlink_recorded()) values.push_back(m.*field);
-  }
-  return aggregate(values);
-}
-
-SystemSummary summarize_system(const SystemResult& result, std::size_t index) {
+SystemSummary summarize_system(const SystemResult& result, std::size_t index, MetricTable metrics) {
   SystemSummary s;
   s.index = index;
   s.label = result.system.label;
@@ -133,8 +117,8 @@ SystemSummary summarize_system(const SystemResult& result, std::size_t index) {
   const SystemInfo* info = find_system(result.system.name);
   s.is_baseline = info != nullptr && info->baseline;
   s.iterations = static_cast<int>(result.iterations.size());
+  for (const MetricInfo& m : metrics) s.figures.push_back({.info = &m, .samples = {}, .aggregates = {}});
   for (const IterationResult& it : result.iterations) {
-    s.planner_seconds.push_back(it.planner_seconds);
     for (const plan::OomReport& oom : it.oom)
       s.oom.push_back(fmt::format("iteration {}: {}", it.iteration, oom.str()));
     s.verification_problems += static_cast<int>(it.verification.size());
@@ -142,40 +126,25 @@ SystemSummary summarize_system(const SystemResult& result, std::size_t index) {
       if (s.verification.size() < verification_lines_kept)
         s.verification.push_back(fmt::format("iteration {}: {}", it.iteration, problem));
     }
+    const IterationFigures figures = iteration_figures(it);
+    for (FigureSeries& f : s.figures) {
+      if (const std::optional<double> value = f.info->value(figures)) f.samples.push_back(*value);
+    }
     if (!it.feasible) continue;
     ++s.feasible_iterations;
-    s.iteration_seconds.push_back(it.metrics.iteration_seconds);
-    s.tokens_per_second.push_back(it.metrics.tokens_per_second);
-    s.mfu.push_back(it.metrics.mfu);
-    s.predicted_seconds.push_back(it.predicted_seconds);
     s.per_iteration.push_back(it.metrics);
   }
-  s.iteration_time = aggregate(s.iteration_seconds);
-  s.throughput = aggregate(s.tokens_per_second);
-  s.mfu_aggregate = aggregate(s.mfu);
-  s.tflops_per_gpu = aggregate_of(s.per_iteration, &RunMetrics::model_tflops_per_gpu);
-  s.planner_time = aggregate(s.planner_seconds);
-  s.attention_imbalance = aggregate_of(s.per_iteration, &RunMetrics::attention_imbalance);
-  s.token_imbalance = aggregate_of(s.per_iteration, &RunMetrics::token_imbalance);
-  s.nic_utilization_mean = aggregate_of(s.per_iteration, &RunMetrics::nic_utilisation_mean);
-  s.nic_utilization_max = aggregate_of(s.per_iteration, &RunMetrics::nic_utilisation_max);
-  s.prediction_ratio = aggregate_of(s.per_iteration, &RunMetrics::prediction_ratio);
-  s.nic_busy_share_mean = aggregate_of(s.per_iteration, &RunMetrics::nic_busy_share_mean);
-  s.nic_busy_share_max = aggregate_of(s.per_iteration, &RunMetrics::nic_busy_share_max);
-  s.nvlink_utilization_mean = nvlink_aggregate_of(s.per_iteration, &RunMetrics::nvlink_utilisation_mean);
-  s.nvlink_utilization_max = nvlink_aggregate_of(s.per_iteration, &RunMetrics::nvlink_utilisation_max);
-  s.nvlink_bytes = nvlink_aggregate_of(s.per_iteration, &RunMetrics::nvlink_bytes);
-  std::vector<double> ratios;
+  for (FigureSeries& f : s.figures) f.aggregates = aggregate(f.samples);
+  double ratios = 0;
   for (const RunMetrics& m : s.per_iteration) {
     if (m.simulation_ratio <= 0) continue;
-    ratios.push_back(m.simulation_ratio);
+    ratios += 1;
     s.simulated_layers_seconds += m.simulated_layers_seconds;
     s.measured_layers_seconds += m.layers_seconds;
   }
-  s.simulation_ratio = aggregate(ratios);
-  if (!ratios.empty()) {
-    s.simulated_layers_seconds /= static_cast<double>(ratios.size());
-    s.measured_layers_seconds /= static_cast<double>(ratios.size());
+  if (ratios > 0) {
+    s.simulated_layers_seconds /= ratios;
+    s.measured_layers_seconds /= ratios;
   }
   if (result.has_trace) s.stand_in = result.first_trace.stand_in;
   s.critical_rank = mean_breakdown(s.per_iteration, &RunMetrics::critical_rank_breakdown);
@@ -255,6 +224,20 @@ GateResult evaluate_gate(const RunSummary& summary, const GateSpec& gate) {
 
 }  // namespace
 
+IterationFigures iteration_figures(const IterationResult& iteration) {
+  return {.metrics = iteration.feasible ? &iteration.metrics : nullptr,
+          .planner_seconds = iteration.planner_seconds,
+          .predicted_seconds = iteration.predicted_seconds};
+}
+
+const FigureSeries& SystemSummary::figure(std::string_view name) const {
+  for (const FigureSeries& f : figures) {
+    if (f.info != nullptr && f.info->name == name) return f;
+  }
+  static const FigureSeries none;
+  return none;
+}
+
 bool RunSummary::gates_passed() const {
   return std::all_of(gates.begin(), gates.end(), [](const GateResult& g) { return g.passed; });
 }
@@ -274,10 +257,10 @@ std::optional<double> RunSummary::speedup(const std::string& system, const std::
   const SystemSummary* a = find(system);
   const SystemSummary* b = find(baseline);
   if (a == nullptr || b == nullptr || !a->fits_every_iteration() || !b->fits_every_iteration() ||
-      a->iteration_time.mean <= 0) {
+      a->aggregates(metric::iteration_seconds).mean <= 0) {
     return std::nullopt;
   }
-  return b->iteration_time.mean / a->iteration_time.mean;
+  return b->aggregates(metric::iteration_seconds).mean / a->aggregates(metric::iteration_seconds).mean;
 }
 
 std::optional<double> gate_observed_value(const RunSummary& summary, const GateSpec& gate) {
@@ -288,16 +271,14 @@ std::optional<double> gate_observed_value(const RunSummary& summary, const GateS
   }
   const SystemSummary* system = summary.find(gate.system);
   if (system == nullptr || !system->feasible()) return std::nullopt;
-  if (gate.metric == "iteration_seconds") return system->iteration_time.mean;
-  if (gate.metric == "tokens_per_second") return system->throughput.mean;
-  if (gate.metric == "mfu") return system->mfu_aggregate.mean;
-  if (gate.metric == "attention_imbalance") return system->attention_imbalance.mean;
-  if (gate.metric == "nic_utilization") return system->nic_utilization_mean.mean;
-  return std::nullopt;
+  const MetricInfo* metric = find_gate_metric(summary.metrics, gate.metric);
+  if (metric == nullptr) return std::nullopt;
+  return system->aggregates(metric->name).mean;
 }
 
-RunSummary summarize_run(const RunResult& run) {
+RunSummary summarize_run(const RunResult& run, MetricTable metrics) {
   RunSummary summary;
+  summary.metrics = metrics;
   summary.scenario = run.scenario.name;
   summary.seed = run.scenario.seed;
   summary.iterations = run.scenario.workload.iterations;
@@ -310,7 +291,7 @@ RunSummary summarize_run(const RunResult& run) {
   summary.long_documents = run.long_documents;
   for (std::size_t i = 0; i < run.systems.size(); ++i) {
     const SystemResult& result = run.systems[i];
-    summary.systems.push_back(summarize_system(result, i));
+    summary.systems.push_back(summarize_system(result, i, metrics));
     if (result.has_trace && summary.backend_note.empty()) {
       summary.backend_note = result.first_trace.model_note;
       summary.simulator_version = result.first_trace.simulator_version;
@@ -325,9 +306,10 @@ RunSummary summarize_run(const RunResult& run) {
       if (&system == &baseline || !system.fits_every_iteration() || !baseline.fits_every_iteration()) {
         continue;
       }
-      if (system.iteration_time.mean <= 0) continue;
+      const double time = system.aggregates(metric::iteration_seconds).mean;
+      if (time <= 0) continue;
       summary.speedups.push_back(
-          {system.label, baseline.label, baseline.iteration_time.mean / system.iteration_time.mean});
+          {system.label, baseline.label, baseline.aggregates(metric::iteration_seconds).mean / time});
     }
   }
   // After the list is complete: speedup() reads it (the best baseline against itself is 1 by the formula).

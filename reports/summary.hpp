@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -16,9 +17,17 @@
 #include "core/metrics/metrics.hpp"
 #include "core/run/run_result.hpp"
 #include "reports/layouts.hpp"
+#include "reports/metric_table.hpp"
 #include "reports/sample_statistics.hpp"
 
 namespace zb::reports {
+
+// One figure of the metric table over a system's iterations.
+struct FigureSeries {
+  const MetricInfo* info = nullptr;
+  std::vector<double> samples;  // in iteration order, the iterations that have the figure
+  SampleAggregates aggregates;
+};
 
 struct SystemSummary {
   std::size_t index = 0;  // position in the scenario (picks the system's colour)
@@ -31,35 +40,15 @@ struct SystemSummary {
   int verification_problems = 0;
   std::vector<std::string> verification;  // the first problems, "iteration 0: ..."
 
-  // Per feasible iteration, in iteration order (the samples `compare` tests).
+  // Per feasible iteration, in iteration order.
   std::vector<RunMetrics> per_iteration;
-  std::vector<double> iteration_seconds;
-  std::vector<double> tokens_per_second;
-  std::vector<double> mfu;
-  std::vector<double> planner_seconds;    // every iteration, feasible or not
-  std::vector<double> predicted_seconds;  // feasible iterations
-
-  SampleAggregates iteration_time;
-  SampleAggregates throughput;  // tokens/s
-  SampleAggregates tflops_per_gpu;
-  SampleAggregates mfu_aggregate;
-  SampleAggregates planner_time;
-  SampleAggregates attention_imbalance;
-  SampleAggregates token_imbalance;
-  SampleAggregates nic_utilization_mean;
-  SampleAggregates nic_utilization_max;
-  SampleAggregates prediction_ratio;
-  SampleAggregates nic_busy_share_mean;
-  SampleAggregates nic_busy_share_max;
-  // NVLink (RunMetrics::nvlink_*), over the iterations whose trace recorded NVLink loads; count 0 when
-  // none did (a measured backend), so reports show "not recorded" instead of 0.
-  SampleAggregates nvlink_utilization_mean;
-  SampleAggregates nvlink_utilization_max;
-  SampleAggregates nvlink_bytes;
-  // Measured runs: the simulator's layers time for the same Program over the measured one, over the
-  // iterations that have it (RunMetrics::simulation_ratio), with the means of both times; and, when the
-  // executor computed a stand-in for the model, what it computed (Trace::stand_in) and so no ratio.
-  SampleAggregates simulation_ratio;
+  // One series per figure of the metric table the summary was made with (RunSummary::metrics), in its
+  // order: the values of the iterations that have the figure (reports/metric_table.hpp says which), and
+  // their aggregates (count 0 when none has it: reports show "not recorded" or null instead of 0).
+  std::vector<FigureSeries> figures;
+  // Measured runs: the means of the simulator's and the measured layers time over the iterations that
+  // have a simulation ratio; and, when the executor computed a stand-in for the model, what it computed
+  // (Trace::stand_in) and so no ratio.
   double simulated_layers_seconds = 0;
   double measured_layers_seconds = 0;
   std::string stand_in;
@@ -78,6 +67,16 @@ struct SystemSummary {
   // Mean iteration time of the best baseline / this system's; 1 for the best baseline itself. None when
   // there is no best baseline or this system ran out of memory in some iteration.
   std::optional<double> speedup_vs_best;
+
+  // The series of the figure named `name` (reports/metric_table.hpp, `metric::`); an empty one when the
+  // summary's table has no such figure.
+  [[nodiscard]] const FigureSeries& figure(std::string_view name) const;
+  [[nodiscard]] const std::vector<double>& samples(std::string_view name) const {
+    return figure(name).samples;
+  }
+  [[nodiscard]] const SampleAggregates& aggregates(std::string_view name) const {
+    return figure(name).aggregates;
+  }
 
   [[nodiscard]] bool feasible() const { return feasible_iterations > 0; }
   [[nodiscard]] bool fits_every_iteration() const {
@@ -101,6 +100,8 @@ struct GateResult {
 };
 
 struct RunSummary {
+  // The figures every system is summarized over (reports/metric_table.hpp): the reporters iterate it.
+  MetricTable metrics;
   std::string scenario;
   std::uint64_t seed = 0;  // the effective seed, after overrides
   int iterations = 0;      // the effective iteration count, after overrides
@@ -129,9 +130,14 @@ struct RunSummary {
   [[nodiscard]] std::optional<double> speedup(const std::string& system, const std::string& baseline) const;
 };
 
-[[nodiscard]] RunSummary summarize_run(const RunResult& run);
+// What the metric table's accessors read of one iteration (pointing into `iteration`).
+[[nodiscard]] IterationFigures iteration_figures(const IterationResult& iteration);
 
-// The observed value a gate judges (mean over feasible iterations; see docs/METRICS.md, "Report figures").
+// `metrics`: the figures to summarize, metric_table() unless a test adds its own.
+[[nodiscard]] RunSummary summarize_run(const RunResult& run, MetricTable metrics = metric_table());
+
+// The observed value a gate judges: the mean over feasible iterations of the figure the summary's metric
+// table declares for the gate, or the speed-up (docs/METRICS.md, "Report figures").
 [[nodiscard]] std::optional<double> gate_observed_value(const RunSummary& summary, const GateSpec& gate);
 
 }  // namespace zb::reports

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstddef>
 
+#include "core/plan/attention_flops.hpp"
+
 namespace zb {
 
 namespace {
@@ -189,15 +191,7 @@ RunMetrics compute_run_metrics(const plan::Plan& plan, const Trace& trace, const
   }
   if (!per_rank.empty()) m.critical_rank_breakdown = per_rank[static_cast<std::size_t>(m.critical_rank)];
 
-  std::vector<double> attention(static_cast<std::size_t>(plan.world_size), 0.0);
-  for (const auto& r : plan.ranks) {
-    for (const auto& op : r.ops) {
-      if (op.kind == plan::OpKind::attention)
-        attention[static_cast<std::size_t>(r.rank)] +=
-            cost.attention_fwd_flops(op.pairs) * op.heads.share(cost.model().heads);
-    }
-  }
-  m.attention_imbalance = max_over_mean(attention);
+  m.attention_imbalance = max_over_mean(plan::attention_flops_per_rank(plan, cost));
   std::vector<double> tokens;
   for (const auto& l : plan.linear_layout) tokens.push_back(static_cast<double>(l.tokens()));
   m.token_imbalance = max_over_mean(tokens);
@@ -218,8 +212,8 @@ RunMetrics compute_run_metrics(const plan::Plan& plan, const Trace& trace, const
       const double capacity = l.bandwidth * window;
       nic.tx_bytes = l.bytes * trace.layers;
       nic.rx_bytes = rx.bytes * trace.layers;
-      nic.tx_utilisation = capacity > 0 ? l.bytes / capacity : 0.0;
-      nic.rx_utilisation = capacity > 0 ? rx.bytes / capacity : 0.0;
+      nic.tx_utilization = capacity > 0 ? l.bytes / capacity : 0.0;
+      nic.rx_utilization = capacity > 0 ? rx.bytes / capacity : 0.0;
       nic.busy_share = window > 0 ? std::max(l.busy_seconds, rx.busy_seconds) / window : 0.0;
       nic.measured = l.measured;
       if (l.measured && l.expected_bytes >= 0) nic.expected_tx_bytes = l.expected_bytes * trace.layers;
@@ -235,9 +229,9 @@ RunMetrics compute_run_metrics(const plan::Plan& plan, const Trace& trace, const
   }
   if (!m.nics.empty()) {
     for (const auto& nic : m.nics) {
-      m.nic_utilisation_mean +=
-          (nic.tx_utilisation + nic.rx_utilisation) / (2.0 * static_cast<double>(m.nics.size()));
-      m.nic_utilisation_max = std::max({m.nic_utilisation_max, nic.tx_utilisation, nic.rx_utilisation});
+      m.nic_utilization_mean +=
+          (nic.tx_utilization + nic.rx_utilization) / (2.0 * static_cast<double>(m.nics.size()));
+      m.nic_utilization_max = std::max({m.nic_utilization_max, nic.tx_utilization, nic.rx_utilization});
       m.nic_busy_share_mean += nic.busy_share / static_cast<double>(m.nics.size());
       m.nic_busy_share_max = std::max(m.nic_busy_share_max, nic.busy_share);
     }
@@ -246,9 +240,9 @@ RunMetrics compute_run_metrics(const plan::Plan& plan, const Trace& trace, const
   m.nvlinks = nvlink_metrics(trace);
   for (const NvlinkMetrics& g : m.nvlinks) {
     m.nvlink_bytes += g.tx_bytes;
-    m.nvlink_utilisation_mean +=
-        (g.tx_utilisation + g.rx_utilisation) / (2.0 * static_cast<double>(m.nvlinks.size()));
-    m.nvlink_utilisation_max = std::max({m.nvlink_utilisation_max, g.tx_utilisation, g.rx_utilisation});
+    m.nvlink_utilization_mean +=
+        (g.tx_utilization + g.rx_utilization) / (2.0 * static_cast<double>(m.nvlinks.size()));
+    m.nvlink_utilization_max = std::max({m.nvlink_utilization_max, g.tx_utilization, g.rx_utilization});
   }
 
   m.ring_steps = trace.ring_step_stats;

@@ -43,8 +43,8 @@ struct NicMetrics {
   double bandwidth = 0;  // nominal bytes/s per direction
   double tx_bytes = 0;   // whole iteration
   double rx_bytes = 0;
-  double tx_utilisation = 0;  // bytes / (bandwidth · iteration time)
-  double rx_utilisation = 0;
+  double tx_utilization = 0;  // bytes / (bandwidth · iteration time)
+  double rx_utilization = 0;
   double busy_share = 0;            // max over the two directions of (time with a flow on it / trace time)
   std::vector<double> tx_timeline;  // utilisation per bin of the trace (one layer fwd + bwd)
   std::vector<double> rx_timeline;
@@ -65,8 +65,8 @@ struct NvlinkMetrics {
   double bandwidth = 0;       // nominal bytes/s per direction
   double tx_bytes = 0;        // whole iteration: L · the layer's bytes out of this GPU over NVLink
   double rx_bytes = 0;        // likewise into it
-  double tx_utilisation = 0;  // bytes / (bandwidth · layers time), like a NIC's
-  double rx_utilisation = 0;
+  double tx_utilization = 0;  // bytes / (bandwidth · layers time), like a NIC's
+  double rx_utilization = 0;
 };
 
 struct RunMetrics {
@@ -90,8 +90,8 @@ struct RunMetrics {
   double token_imbalance = 1;      // max/mean of per-rank tokens in the linear layout
 
   std::vector<NicMetrics> nics;     // node-major
-  double nic_utilisation_mean = 0;  // over every NIC and both directions
-  double nic_utilisation_max = 0;
+  double nic_utilization_mean = 0;  // over every NIC and both directions
+  double nic_utilization_max = 0;
   double nic_busy_share_mean = 0;
   double nic_busy_share_max = 0;
   int timeline_bins = 0;
@@ -100,8 +100,8 @@ struct RunMetrics {
   // Empty when the executor records no NVLink loads (measured backends): the figures are then unknown, not 0.
   std::vector<NvlinkMetrics> nvlinks;  // node-major, then local GPU
   double nvlink_bytes = 0;             // Σ tx_bytes over GPUs: every byte the layers moved inside a node
-  double nvlink_utilisation_mean = 0;  // over every GPU and both directions
-  double nvlink_utilisation_max = 0;
+  double nvlink_utilization_mean = 0;  // over every GPU and both directions
+  double nvlink_utilization_max = 0;
   [[nodiscard]] bool nvlink_recorded() const { return !nvlinks.empty(); }
 
   std::vector<RingStepStats> ring_steps;

@@ -21,9 +21,9 @@ std::vector<NvlinkMetrics> nvlink_metrics(const Trace& trace) {
     g.gpu = l.index;
     g.bandwidth = l.bandwidth;
     const double capacity = l.bandwidth * window;
-    const double utilisation = capacity > 0 ? l.bytes / capacity : 0.0;
+    const double utilization = capacity > 0 ? l.bytes / capacity : 0.0;
     (out ? g.tx_bytes : g.rx_bytes) = l.bytes * trace.layers;
-    (out ? g.tx_utilisation : g.rx_utilisation) = utilisation;
+    (out ? g.tx_utilization : g.rx_utilization) = utilization;
   }
   std::vector<NvlinkMetrics> out;
   out.reserve(by_gpu.size());

@@ -75,7 +75,7 @@ void BM_SimulateIteration(benchmark::State& state) {
   state.counters["events"] = static_cast<double>(trace.events.size());
   state.counters["sim_iteration_s"] = trace.iteration_seconds;
   state.counters["mfu"] = m.mfu;
-  state.counters["nic_util_mean"] = m.nic_utilisation_mean;
+  state.counters["nic_util_mean"] = m.nic_utilization_mean;
 }
 
 BENCHMARK(BM_SimulateIteration)

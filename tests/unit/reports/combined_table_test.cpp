@@ -31,7 +31,7 @@ TEST(CombinedTable, RowRepeatsTheRunsSummary) {
   EXPECT_EQ(row.scenario, s.scenario);
   EXPECT_EQ(row.subject, "zeppelin");
   ASSERT_TRUE(row.subject_seconds && s.find("zeppelin"));
-  EXPECT_DOUBLE_EQ(*row.subject_seconds, s.find("zeppelin")->iteration_time.mean);
+  EXPECT_DOUBLE_EQ(*row.subject_seconds, s.find("zeppelin")->aggregates(metric::iteration_seconds).mean);
   EXPECT_EQ(row.best_baseline, s.best_baseline);
   EXPECT_EQ(row.speedup_vs_best, s.find("zeppelin")->speedup_vs_best);
   ASSERT_EQ(row.speedups.size(), s.baseline_ranking.size());

@@ -42,14 +42,15 @@ TEST(Summary, NvlinkFiguresAreMeansOverTheIterationsThatRecordedThem) {
   run.systems[0].iterations[1].metrics.nvlinks.clear();
   const RunSummary summary = summarize_run(run);
   const SystemSummary& zeppelin = summary.systems[0];
-  EXPECT_EQ(zeppelin.nvlink_bytes.count, 2);
-  EXPECT_DOUBLE_EQ(zeppelin.nvlink_bytes.mean, 24e9);
+  EXPECT_EQ(zeppelin.aggregates(metric::nvlink_bytes).count, 2);
+  EXPECT_DOUBLE_EQ(zeppelin.aggregates(metric::nvlink_bytes).mean, 24e9);
   ASSERT_EQ(zeppelin.nvlinks.size(), 8U);
   EXPECT_DOUBLE_EQ(zeppelin.nvlinks[1].tx_bytes, 4e9);
-  const double first = run.systems[0].iterations[0].metrics.nvlink_utilisation_max;
-  const double third = run.systems[0].iterations[2].metrics.nvlink_utilisation_max;
-  EXPECT_DOUBLE_EQ(zeppelin.nvlink_utilization_max.mean, (first + third) / 2);
-  EXPECT_EQ(summary.systems[2].nvlink_utilization_mean.count, 0);  // out of memory every time: no figure
+  const double first = run.systems[0].iterations[0].metrics.nvlink_utilization_max;
+  const double third = run.systems[0].iterations[2].metrics.nvlink_utilization_max;
+  EXPECT_DOUBLE_EQ(zeppelin.aggregates(metric::nvlink_utilization_max).mean, (first + third) / 2);
+  EXPECT_EQ(summary.systems[2].aggregates(metric::nvlink_utilization_mean).count,
+            0);  // out of memory every time: no figure
 }
 
 TEST(Console, StatesBackendRowsAndGates) {

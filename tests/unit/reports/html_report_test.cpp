@@ -157,7 +157,7 @@ TEST(HtmlCharts, ManyNicsBecomeAHeatmap) {
   while (static_cast<int>(metrics.nics.size()) <= nic_small_multiples_limit) {
     metrics.nics.insert(metrics.nics.end(), four.begin(), four.end());
   }
-  const std::string chart = nic_utilisation_chart(summary.systems[0], run.systems[0].first_trace);
+  const std::string chart = nic_utilization_chart(summary.systems[0], run.systems[0].first_trace);
   EXPECT_NE(chart.find("NIC utilisation heatmap"), std::string::npos);
   EXPECT_NE(chart.find("colour = max(tx, rx) utilisation"), std::string::npos);
 }
@@ -166,7 +166,7 @@ TEST(HtmlCharts, NvlinkPanelHasABarPairPerGpuOrPerNodeAndSaysWhenNothingWasRecor
   const RunResult run = test::sample_run();
   RunSummary summary = summarize_run(run);
   SystemSummary& zeppelin = summary.systems[0];
-  const std::string per_gpu = nvlink_utilisation_chart(zeppelin);
+  const std::string per_gpu = nvlink_utilization_chart(zeppelin);
   EXPECT_NE(per_gpu.find("NVLink utilisation per GPU, zeppelin"), std::string::npos);
   // Rank 1 of the sample sends 4 GB and receives 2 GB per iteration.
   EXPECT_NE(per_gpu.find("node 0 GPU 1: tx"), std::string::npos);
@@ -177,11 +177,11 @@ TEST(HtmlCharts, NvlinkPanelHasABarPairPerGpuOrPerNodeAndSaysWhenNothingWasRecor
       zeppelin.nvlinks.push_back(g);
     }
   }
-  const std::string per_node = nvlink_utilisation_chart(zeppelin);
+  const std::string per_node = nvlink_utilization_chart(zeppelin);
   EXPECT_NE(per_node.find("NVLink utilisation per node, zeppelin"), std::string::npos);
   EXPECT_NE(per_node.find("node 3: mean over its GPUs"), std::string::npos);
   zeppelin.nvlinks.clear();
-  EXPECT_NE(nvlink_utilisation_chart(zeppelin).find("records no NVLink loads"), std::string::npos);
+  EXPECT_NE(nvlink_utilization_chart(zeppelin).find("records no NVLink loads"), std::string::npos);
 }
 
 TEST(HtmlCharts, TimeUnitFollowsTheRange) {

@@ -181,8 +181,8 @@ RunMetrics sample_metrics(double iteration_seconds, double skew, double predicte
       n.bandwidth = 50e9;
       n.tx_bytes = 4e9 * (1 + nic);
       n.rx_bytes = 3e9 * (1 + nic);
-      n.tx_utilisation = n.tx_bytes / (n.bandwidth * iteration_seconds);
-      n.rx_utilisation = n.rx_bytes / (n.bandwidth * iteration_seconds);
+      n.tx_utilization = n.tx_bytes / (n.bandwidth * iteration_seconds);
+      n.rx_utilization = n.rx_bytes / (n.bandwidth * iteration_seconds);
       n.busy_share = 0.7;
       for (int b = 0; b < bins; ++b) {
         n.tx_timeline.push_back(b >= 1 && b < 8 ? (b < 4 ? 0.6 : 0.2) * (1 + 0.2 * nic) : 0.0);
@@ -191,8 +191,8 @@ RunMetrics sample_metrics(double iteration_seconds, double skew, double predicte
       m.nics.push_back(n);
     }
   }
-  m.nic_utilisation_mean = 0.12;
-  m.nic_utilisation_max = 0.31;
+  m.nic_utilization_mean = 0.12;
+  m.nic_utilization_max = 0.31;
   m.nic_busy_share_mean = 0.7;
   m.nic_busy_share_max = 0.7;
   // NVLink: 450 GB/s ports; even GPUs send 2 GB and odd ones 4 GB per iteration, each receiving its
@@ -204,11 +204,11 @@ RunMetrics sample_metrics(double iteration_seconds, double skew, double predicte
     g.bandwidth = 450e9;
     g.tx_bytes = 2e9 * (1 + rank % 2);
     g.rx_bytes = 2e9 * (2 - rank % 2);
-    g.tx_utilisation = g.tx_bytes / (g.bandwidth * m.layers_seconds);
-    g.rx_utilisation = g.rx_bytes / (g.bandwidth * m.layers_seconds);
+    g.tx_utilization = g.tx_bytes / (g.bandwidth * m.layers_seconds);
+    g.rx_utilization = g.rx_bytes / (g.bandwidth * m.layers_seconds);
     m.nvlink_bytes += g.tx_bytes;
-    m.nvlink_utilisation_mean += (g.tx_utilisation + g.rx_utilisation) / (2.0 * world);
-    m.nvlink_utilisation_max = std::max({m.nvlink_utilisation_max, g.tx_utilisation, g.rx_utilisation});
+    m.nvlink_utilization_mean += (g.tx_utilization + g.rx_utilization) / (2.0 * world);
+    m.nvlink_utilization_max = std::max({m.nvlink_utilization_max, g.tx_utilization, g.rx_utilization});
     m.nvlinks.push_back(g);
   }
   m.timeline_bins = bins;

@@ -81,7 +81,7 @@ TEST(CombinedTableIntervals, EverySpeedupCarriesThePairedInterval) {
   ASSERT_TRUE(row.interval_vs_best.has_value());
   // The interval is the paired test's over the iterations: uniform-cp_i / zeppelin_i.
   const SystemSummary& zeppelin = *s.find("zeppelin");
-  const auto expected = paired_ratio_interval(zeppelin.iteration_seconds, {1.2, 1.1, 1.3});
+  const auto expected = paired_ratio_interval(zeppelin.samples(metric::iteration_seconds), {1.2, 1.1, 1.3});
   ASSERT_TRUE(expected.has_value());
   EXPECT_EQ(row.interval_vs_best->pairs, 3);
   EXPECT_DOUBLE_EQ(row.interval_vs_best->low, expected->low);

@@ -146,8 +146,9 @@ TEST(GbenchReport, OneEntryPerIterationThenTheAggregatesAsGoogleBenchmarkRepetit
     EXPECT_NEAR(entry["real_time"].get<double>(), 1e3 * times[i], 1e-9);
     EXPECT_EQ(entry["cpu_time"], entry["real_time"]);
     EXPECT_EQ(entry["time_unit"], "ms");
-    EXPECT_EQ(entry["tokens_per_second"], zeppelin.tokens_per_second[static_cast<std::size_t>(i)]);
-    EXPECT_EQ(entry["mfu"], zeppelin.mfu[static_cast<std::size_t>(i)]);
+    EXPECT_EQ(entry["tokens_per_second"],
+              zeppelin.samples(metric::tokens_per_second)[static_cast<std::size_t>(i)]);
+    EXPECT_EQ(entry["mfu"], zeppelin.samples(metric::mfu)[static_cast<std::size_t>(i)]);
     EXPECT_EQ(entry["tflops_per_gpu"],
               zeppelin.per_iteration[static_cast<std::size_t>(i)].model_tflops_per_gpu);
     EXPECT_FALSE(entry.contains("error_occurred"));
@@ -166,7 +167,8 @@ TEST(GbenchReport, OneEntryPerIterationThenTheAggregatesAsGoogleBenchmarkRepetit
   EXPECT_FALSE(mean.contains("repetition_index"));
   EXPECT_EQ(mean["iterations"], 3);  // the number of repetitions, as src/statistics.cc counts them
   EXPECT_NEAR(mean["real_time"].get<double>(), 1e3 * (1.0 + 1.026 + 1.052) / 3, 1e-9);
-  EXPECT_EQ(mean["tokens_per_second"], zeppelin.throughput.mean);  // counters under the same statistic
+  EXPECT_EQ(mean["tokens_per_second"],
+            zeppelin.aggregates(metric::tokens_per_second).mean);  // counters under the same statistic
   EXPECT_EQ(keys_of(mean),
             (std::vector<std::string>{"name", "family_index", "per_family_instance_index", "run_name",
                                       "run_type", "repetitions", "threads", "aggregate_name",
@@ -175,7 +177,7 @@ TEST(GbenchReport, OneEntryPerIterationThenTheAggregatesAsGoogleBenchmarkRepetit
   const auto& median = benchmarks[4];
   EXPECT_EQ(median["aggregate_name"], "median");
   EXPECT_NEAR(median["real_time"].get<double>(), 1e3 * 1.026, 1e-9);
-  EXPECT_EQ(median["mfu"], zeppelin.mfu_aggregate.median);
+  EXPECT_EQ(median["mfu"], zeppelin.aggregates(metric::mfu).median);
   EXPECT_EQ(benchmarks[5]["name"], "sample/ring-cp/iteration_time");
   EXPECT_EQ(benchmarks[5]["family_index"], 1);
   EXPECT_EQ(benchmarks[9]["name"], "sample/ring-cp/iteration_time_median");

@@ -56,10 +56,10 @@ TEST(RunMetrics, BreakdownNicUtilisationAndUsefulFlops) {
 
   ASSERT_EQ(m.nics.size(), 2u);
   const double window = t.trace_seconds();
-  EXPECT_NEAR(m.nics[0].tx_utilisation, bytes / (c.nic.bandwidth * window), 1e-12);
-  EXPECT_EQ(m.nics[0].rx_utilisation, 0.0);
-  EXPECT_NEAR(m.nics[1].rx_utilisation, m.nics[0].tx_utilisation, 1e-12);
-  EXPECT_NEAR(m.nic_utilisation_max, m.nics[0].tx_utilisation, 1e-12);
+  EXPECT_NEAR(m.nics[0].tx_utilization, bytes / (c.nic.bandwidth * window), 1e-12);
+  EXPECT_EQ(m.nics[0].rx_utilization, 0.0);
+  EXPECT_NEAR(m.nics[1].rx_utilization, m.nics[0].tx_utilization, 1e-12);
+  EXPECT_NEAR(m.nic_utilization_max, m.nics[0].tx_utilization, 1e-12);
   ASSERT_EQ(m.nics[0].tx_timeline.size(), 10u);
   double sum = 0;
   for (double u : m.nics[0].tx_timeline) sum += u * c.nic.bandwidth * m.timeline_bin_seconds;

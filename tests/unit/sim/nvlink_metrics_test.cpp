@@ -119,10 +119,10 @@ TEST(NvlinkMetrics, TensorParallelTrafficIsWhatTheProgramMovesInsideANode) {
   EXPECT_GT(run.metrics.nvlink_bytes, 0.0);
   expect_matches_program(run);
   EXPECT_EQ(run.metrics.nvlinks.size(), 8U);
-  EXPECT_GT(run.metrics.nvlink_utilisation_mean, 0.0);
-  EXPECT_GE(run.metrics.nvlink_utilisation_max, run.metrics.nvlink_utilisation_mean);
+  EXPECT_GT(run.metrics.nvlink_utilization_mean, 0.0);
+  EXPECT_GE(run.metrics.nvlink_utilization_max, run.metrics.nvlink_utilization_mean);
   // No byte moves faster than NVLink's efficiency lets it (0.9 of nominal by default).
-  EXPECT_LE(run.metrics.nvlink_utilisation_max, 0.9 + 1e-9);
+  EXPECT_LE(run.metrics.nvlink_utilization_max, 0.9 + 1e-9);
 }
 
 TEST(NvlinkMetrics, RingsRoutingAndRemapsUnderTensorParallelismAddUpToo) {
@@ -137,16 +137,16 @@ TEST(NvlinkMetrics, NoIntraNodeTrafficIsZeroNotMissing) {
   ASSERT_TRUE(run.metrics.nvlink_recorded());
   EXPECT_EQ(run.metrics.nvlinks.size(), 16U);
   EXPECT_EQ(run.metrics.nvlink_bytes, 0.0);
-  EXPECT_EQ(run.metrics.nvlink_utilisation_mean, 0.0);
-  EXPECT_EQ(run.metrics.nvlink_utilisation_max, 0.0);
+  EXPECT_EQ(run.metrics.nvlink_utilization_mean, 0.0);
+  EXPECT_EQ(run.metrics.nvlink_utilization_max, 0.0);
 }
 
 TEST(NvlinkMetrics, UtilisationIsBytesOverNominalBandwidthAndTheLayersTime) {
   const SimulatedRun run = simulate("uniform-cp", {{"degree", 1}}, 1, 2);
   for (const NvlinkMetrics& g : run.metrics.nvlinks) {
     EXPECT_DOUBLE_EQ(g.bandwidth, find_cluster_preset("dgx-h200")->spec.nvlink.bandwidth);
-    EXPECT_NEAR(g.tx_utilisation, g.tx_bytes / (g.bandwidth * run.metrics.layers_seconds), 1e-12);
-    EXPECT_NEAR(g.rx_utilisation, g.rx_bytes / (g.bandwidth * run.metrics.layers_seconds), 1e-12);
+    EXPECT_NEAR(g.tx_utilization, g.tx_bytes / (g.bandwidth * run.metrics.layers_seconds), 1e-12);
+    EXPECT_NEAR(g.rx_utilization, g.rx_bytes / (g.bandwidth * run.metrics.layers_seconds), 1e-12);
   }
 }
 
