@@ -13,7 +13,6 @@
 #include "core/cost/cost_model.hpp"
 #include "core/exec/trace.hpp"
 #include "core/lower/program.hpp"
-#include "core/plan/plan.hpp"
 
 namespace zb {
 
@@ -54,14 +53,6 @@ class Executor {
   // feasible (a plan with `oom` is never lowered for running).
   [[nodiscard]] virtual Trace run(const lower::Program& program, const RunContext& context) = 0;
 };
-
-// The plan lowered as the scenario runs it (forward, and backward when its passes are fwd_bwd).
-[[nodiscard]] lower::Program lower_for_run(const plan::Plan& plan, const RunContext& context);
-
-// Lowers `plan`, checks the Program (lower::verify: exit 3 naming the rank and instruction when it is
-// broken or could deadlock) and runs it on `executor`: the one call the run pipeline, benchmarks and
-// tests use.
-[[nodiscard]] Trace execute(Executor& executor, const plan::Plan& plan, const RunContext& context);
 
 // The executor for a backend, from the backend registry (backend_registry.hpp, defined there: a binary
 // that calls it links zb_backends); exit code 2 with a clear message when this build lacks it.

@@ -2,6 +2,10 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <numeric>
+#include <tuple>
 
 namespace zb {
 
@@ -29,11 +33,67 @@ std::vector<double> binned_bytes(const LinkLoad& link, double t0, double t1, int
   return out;
 }
 
+// Orders the events by (pass, rank, stream, start, op), ties in emission order: what std::stable_sort on
+// the events gives, but sorting 4-byte indices and then permuting the events in place, where stable_sort
+// on the events borrowed a buffer of half of them.
+void sort_trace_events(std::vector<TraceEvent>& events) {
+  const auto key = [](const TraceEvent& a, const TraceEvent& b) {
+    return std::tie(a.pass, a.rank, a.stream, a.start, a.op) <
+           std::tie(b.pass, b.rank, b.stream, b.start, b.op);
+  };
+  if (events.size() > std::numeric_limits<std::uint32_t>::max()) {
+    std::stable_sort(events.begin(), events.end(), key);
+    return;
+  }
+  std::vector<std::uint32_t> order(events.size());
+  std::iota(order.begin(), order.end(), 0U);
+  std::stable_sort(order.begin(), order.end(),
+                   [&events, &key](std::uint32_t x, std::uint32_t y) { return key(events[x], events[y]); });
+  // Position i takes the event now at order[i]; each cycle of the permutation is walked once, and a
+  // placed position is marked by order[i] == i.
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    if (order[i] == i) continue;
+    TraceEvent held = std::move(events[i]);
+    std::size_t j = i;
+    for (;;) {
+      const std::size_t from = order[j];
+      order[j] = static_cast<std::uint32_t>(j);
+      if (from == i) {
+        events[j] = std::move(held);
+        break;
+      }
+      events[j] = std::move(events[from]);
+      j = from;
+    }
+  }
+}
+
+RingStepTransfer ring_step_transfer(const lower::Program& program, int message, double start, double end) {
+  const lower::Message& m = program.messages.at(static_cast<std::size_t>(message));
+  RingStepTransfer r;
+  r.group = m.group;
+  r.step = m.step;
+  // A Program built without its plan's groups (by hand, in tests) says nothing of the class: intra-node.
+  r.group_level = static_cast<std::size_t>(m.group) < program.groups.size()
+                      ? program.groups[static_cast<std::size_t>(m.group)].level
+                      : layout::Level::intra_node;
+  r.level = m.src / program.gpus_per_node == m.dst / program.gpus_per_node ? layout::Level::intra_node
+                                                                           : layout::Level::inter_node;
+  r.pass = m.pass;
+  r.micro_batch = m.micro_batch;
+  r.src = m.src;
+  r.dst = m.dst;
+  r.bytes = static_cast<double>(m.bytes);
+  r.start = start;
+  r.end = end;
+  return r;
+}
+
 std::vector<RingStepStats> ring_step_statistics(const std::vector<RingStepTransfer>& transfers) {
   std::vector<RingStepStats> stats;
-  const plan::Level levels[] = {plan::Level::local, plan::Level::intra_node, plan::Level::inter_node};
+  const layout::Level levels[] = {layout::Level::local, layout::Level::intra_node, layout::Level::inter_node};
   const Pass passes[] = {Pass::fwd, Pass::bwd};
-  for (const plan::Level level : levels) {
+  for (const layout::Level level : levels) {
     for (const Pass pass : passes) {
       std::vector<double> seconds;
       for (const auto& t : transfers) {

@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "core/common/token_layout.hpp"
 #include "core/lower/program.hpp"
-#include "core/plan/plan.hpp"
 
 namespace zb {
 
@@ -90,8 +90,8 @@ struct LinkLoad {
 struct RingStepTransfer {
   int group = -1;
   int step = -1;
-  plan::Level level = plan::Level::intra_node;
-  plan::Level group_level = plan::Level::intra_node;
+  layout::Level level = layout::Level::intra_node;
+  layout::Level group_level = layout::Level::intra_node;
   Pass pass = Pass::fwd;
   int micro_batch = 0;
   int src = -1;
@@ -124,7 +124,7 @@ struct DeviceActivity {
 
 // Statistics of RingStepTransfer::seconds() over every transfer of one (hop) level and pass.
 struct RingStepStats {
-  plan::Level level = plan::Level::intra_node;
+  layout::Level level = layout::Level::intra_node;
   Pass pass = Pass::fwd;
   int count = 0;
   double mean_seconds = 0;
@@ -164,6 +164,13 @@ struct Trace {
 
 // Bytes through `link` in each of `bins` equal bins of [t0, t1) (exact integral of the series).
 [[nodiscard]] std::vector<double> binned_bytes(const LinkLoad& link, double t0, double t1, int bins);
+// What every backend does alike with its trace (the executors' shared runtime):
+// Orders the events by (pass, rank, stream, start, op), ties in emission order (the trace's one event
+// order, whatever the backend).
+void sort_trace_events(std::vector<TraceEvent>& events);
+// The ring-step record of K/V (or dK/dV) message `message` of `program`, moved over [start, end].
+[[nodiscard]] RingStepTransfer ring_step_transfer(const lower::Program& program, int message, double start,
+                                                  double end);
 // Statistics per (level, pass) over `transfers`, in level order then pass order.
 [[nodiscard]] std::vector<RingStepStats> ring_step_statistics(const std::vector<RingStepTransfer>& transfers);
 

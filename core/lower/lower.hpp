@@ -14,6 +14,10 @@ struct LowerOptions {
 };
 
 [[nodiscard]] Program lower(const plan::Plan& plan, const CostModel& cost, const LowerOptions& options = {});
+// How many plans this process has lowered so far (calls of lower()): a statistic, so that a test or
+// `run --verbose` can see that a run executes the Program its prediction lowered instead of lowering
+// each plan again.
+[[nodiscard]] long lowerings();
 
 // Durations of compute instructions under the cost model, shared by lowering and tests.
 // Attention: one kernel call per block (or one varlen call per ring step) at the efficiency of its

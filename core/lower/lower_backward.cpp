@@ -174,7 +174,7 @@ void Lowerer::build_backward_messages() {
   }
 }
 
-Instr Lowerer::backward_attention(const plan::Op& op, int plan_op) const {
+Instr Lowerer::backward_attention(int rank, const plan::Op& op, int plan_op) {
   Instr in;
   in.kind = InstrKind::attention;
   in.pass = Pass::bwd;
@@ -187,6 +187,11 @@ Instr Lowerer::backward_attention(const plan::Op& op, int plan_op) const {
   in.flops = attention_flops(op, cost_, Pass::bwd);
   in.pairs = op.pairs;
   in.kv_owner = op.zigzag_kv_rank;
+  // The same blocks as its forward instruction.
+  const Instr& forward = prog_.instr(rank, ids_of(rank, plan_op).front());
+  in.heads = forward.heads;
+  in.first_block = forward.first_block;
+  in.block_count = forward.block_count;
   return in;
 }
 
@@ -293,7 +298,7 @@ void Lowerer::lower_backward(int rank) {
   const auto emit_nested = [&](int v) {
     const int id = unit_ops[static_cast<std::size_t>(v)].front();
     const Op& op = ops[static_cast<std::size_t>(id)];
-    Instr in = backward_attention(op, id);
+    Instr in = backward_attention(rank, op, id);
     in.deps = entry_of(v);
     done[static_cast<std::size_t>(v)] = IdList{emit(rank, std::move(in))};
     emitted[static_cast<std::size_t>(v)] = true;
@@ -418,7 +423,7 @@ void Lowerer::lower_ring_backward(int rank, const IdList& members, const IdList&
       ids = emit_first_legs(bwd_kv_[static_cast<std::size_t>(fm)], deps_of(op), op.name, id, reads);
       add_done(ids);
     } else {
-      Instr in = backward_attention(op, id);
+      Instr in = backward_attention(rank, op, id);
       in.deps = deps_of(op);
       if (op.zigzag_kv_rank >= 0 && op.zigzag_kv_rank != rank) {
         in.reads.push_back(bwd_kv_into(op.group, op.zigzag_kv_rank));

@@ -2,6 +2,7 @@
 // instruction, the legs of a transfer, or one collective instruction); dependencies on a plan op become
 // dependencies on every instruction standing for it. Also lower() itself, and the compute durations.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 
 #include "core/common/error.hpp"
@@ -38,8 +39,17 @@ double gemm_seconds(const plan::Op& op, const CostModel& cost, GemmPart part) {
   return t * cost.profile().backward_linear_factor / 2;
 }
 
+namespace {
+std::atomic<long> lowered_plans{0};  // a statistic, read by lowerings(); never configuration
+}  // namespace
+
 Program lower(const plan::Plan& plan, const CostModel& cost, const LowerOptions& options) {
+  lowered_plans.fetch_add(1, std::memory_order_relaxed);
   return detail::Lowerer(plan, cost, options).run();
+}
+
+long lowerings() {
+  return lowered_plans.load(std::memory_order_relaxed);
 }
 
 }  // namespace zb::lower
@@ -238,6 +248,12 @@ void Lowerer::lower_forward(int rank) {
         in.flops = attention_flops(op, cost_, Pass::fwd);
         in.pairs = op.pairs;
         in.kv_owner = op.zigzag_kv_rank;
+        in.heads = op.heads;
+        if (op.zigzag_kv_rank < 0) {
+          in.first_block = static_cast<int>(prog_.blocks.size());
+          in.block_count = static_cast<int>(op.blocks.size());
+          prog_.blocks.insert(prog_.blocks.end(), op.blocks.begin(), op.blocks.end());
+        }
         if (op.zigzag_kv_rank >= 0 && op.zigzag_kv_rank != rank) {
           const int m = kv_message_into(rank, op.group, op.zigzag_kv_rank);
           if (m < 0) {

@@ -14,7 +14,8 @@ using plan::OpKind;
 
 Lowerer::Lowerer(const plan::Plan& plan, const CostModel& cost, const LowerOptions& options)
     : plan_(plan), cost_(cost), options_(options) {
-  prog_.plan = &plan;
+  prog_.system = plan.system;
+  prog_.strategy = plan.strategy;
   prog_.world_size = plan.world_size;
   prog_.gpus_per_node = plan.gpus_per_node;
   prog_.backward = options.backward;
@@ -41,6 +42,16 @@ Lowerer::Lowerer(const plan::Plan& plan, const CostModel& cost, const LowerOptio
     // 1024-GPU plans); reserving that avoids moving every instruction on growth.
     prog_.ranks[r].instrs.reserve(ops * (options.backward ? 6 : 3) + 8);
   }
+  // What executors need of the plan, copied once: the Program stands on its own.
+  prog_.sequences = plan.sequences;
+  prog_.groups.reserve(plan.groups.size());
+  for (const plan::Group& g : plan.groups) prog_.groups.push_back({g.ranks, g.sequences, g.level});
+  prog_.linear_layout.resize(n);
+  for (const plan::RankLayout& l : plan.linear_layout) {
+    if (l.rank >= 0 && static_cast<std::size_t>(l.rank) < n)
+      prog_.linear_layout[static_cast<std::size_t>(l.rank)] = l.shards;
+  }
+  prog_.tensor_parallel_groups = plan.tensor_parallel_groups;
 }
 
 void Lowerer::fail(int rank, int op, const std::string& what) const {

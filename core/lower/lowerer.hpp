@@ -106,7 +106,8 @@ class Lowerer {
   void lower_ring_backward(int rank, const IdList& ops, const IdList& entry, IdList& done,
                            const std::function<void(int forward_op)>& before = {});
   // The backward instruction of a forward attention op, all but its deps and reads.
-  [[nodiscard]] Instr backward_attention(const plan::Op& op, int plan_op) const;
+  // `rank`'s forward instruction of `plan_op` gives its heads and blocks.
+  [[nodiscard]] Instr backward_attention(int rank, const plan::Op& op, int plan_op);
   // A call of a local group over what the rank holds (no recv or K/V all-gather feeds it).
   [[nodiscard]] bool is_local_call(int rank, int op) const;
 

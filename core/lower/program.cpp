@@ -1,5 +1,9 @@
 #include "core/lower/program.hpp"
 
+#include <algorithm>
+
+#include "core/plan/plan.hpp"
+
 namespace zb {
 
 const char* to_string(Pass p) {
@@ -18,6 +22,29 @@ std::size_t Program::instruction_count() const {
 
 bool is_compute(const Instr& instr) {
   return instr.kind == InstrKind::attention || instr.kind == InstrKind::gemm;
+}
+
+std::vector<layout::AttentionBlock> attention_blocks(const Program& program, int rank, const Instr& instr) {
+  if (instr.kv_owner < 0) {
+    const auto first = program.blocks.begin() + std::max(0, instr.first_block);
+    return {first, first + (instr.first_block < 0 ? 0 : instr.block_count)};
+  }
+  if (instr.group < 0 || static_cast<std::size_t>(instr.group) >= program.groups.size()) return {};
+  const Group& g = program.groups[static_cast<std::size_t>(instr.group)];
+  const auto position = [&g](int r) {
+    const auto it = std::find(g.ranks.begin(), g.ranks.end(), r);
+    return it == g.ranks.end() ? -1 : static_cast<int>(it - g.ranks.begin());
+  };
+  const int q_pos = position(rank), kv_pos = position(instr.kv_owner);
+  std::vector<layout::AttentionBlock> out;
+  if (q_pos < 0 || kv_pos < 0) return out;
+  for (const int seq : g.sequences) {
+    const std::vector<layout::AttentionBlock> blocks =
+        plan::zigzag_blocks(seq, program.sequences.at(static_cast<std::size_t>(seq)).length,
+                            static_cast<int>(g.ranks.size()), q_pos, kv_pos);
+    out.insert(out.end(), blocks.begin(), blocks.end());
+  }
+  return out;
 }
 
 const char* to_string(InstrKind k) {

@@ -46,8 +46,8 @@
 #include <string>
 #include <vector>
 
+#include "core/common/token_layout.hpp"
 #include "core/lower/id_list.hpp"
-#include "core/plan/plan.hpp"
 
 namespace zb {
 
@@ -82,7 +82,7 @@ struct Slice {
   Tensor tensor = Tensor::K;
   int seq = 0;
   std::int64_t begin = 0, end = 0;
-  plan::HeadRange heads;
+  layout::HeadRange heads;
   [[nodiscard]] std::int64_t rows() const { return end - begin; }
 };
 
@@ -136,7 +136,7 @@ struct Collective {
   // parallelism's hidden states): nothing an executor moves on real rows.
   std::vector<int> messages;
   int group = -1;  // all_gather / reduce_scatter: the CP group whose K/V it gathers; −1 = opaque
-  plan::RemapDirection direction = plan::RemapDirection::to_linear;  // remaps: the plan's direction
+  layout::RemapDirection direction = layout::RemapDirection::to_linear;  // remaps: the plan's direction
 };
 
 struct Instr {
@@ -166,6 +166,10 @@ struct Instr {
   double flops = 0;
   double pairs = 0;   // attention: causal pairs (the plan op's)
   int kv_owner = -1;  // attention: whose K/V it reads (zigzag ring step), −1 = explicit blocks
+  // attention: the heads of the zigzag form, and the explicit blocks (Program::blocks[first_block ...
+  // first_block + block_count)); attention_blocks() expands either form.
+  layout::HeadRange heads;
+  int first_block = -1, block_count = 0;
   GemmPart gemm_part = GemmPart::forward;
   std::int64_t m = 0, n = 0, k = 0;
 
@@ -184,14 +188,32 @@ struct RankProgram {
   int first_backward = 0;  // index of the first backward instruction (= size when forward only)
 };
 
+// A CP group as executors see it: its members (ring positions in order), its sequences, its class.
+struct Group {
+  std::vector<int> ranks;
+  std::vector<int> sequences;
+  layout::Level level = layout::Level::local;
+};
+
+// A Program stands on its own: besides the instructions it holds what executors need of the plan it
+// lowers (copied once by the lowering), so that no executor reads a Plan.
 struct Program {
-  const plan::Plan* plan = nullptr;  // the plan it lowers (sequences, groups, blocks); must outlive it
+  std::string system;    // the plan's system label
+  std::string strategy;  // the plan's strategy name
   int world_size = 0;
   int gpus_per_node = 0;
   bool backward = false;
   std::vector<RankProgram> ranks;
   std::vector<Message> messages;
   std::vector<Collective> collectives;
+
+  std::vector<layout::Sequence> sequences;  // id = index
+  std::vector<Group> groups;                // id = index (the plan's group ids)
+  // Per rank: the token ranges it owns in the linear modules (the rows the layer's output ends on).
+  std::vector<std::vector<layout::Shard>> linear_layout;
+  // Tensor parallelism's groups of GPUs (empty without TP).
+  std::vector<std::vector<int>> tensor_parallel_groups;
+  std::vector<layout::AttentionBlock> blocks;  // the explicit blocks of attention instructions
 
   [[nodiscard]] const Instr& instr(int rank, int id) const {
     return ranks[static_cast<std::size_t>(rank)].instrs[static_cast<std::size_t>(id)];
@@ -200,6 +222,11 @@ struct Program {
 };
 
 [[nodiscard]] bool is_compute(const Instr& instr);
+// The blocks attention instruction `instr` of `rank` computes (forward or backward): its explicit blocks,
+// or for a zigzag ring step the pairs between the rank's zigzag chunks and its K/V owner's, for every
+// sequence of its group (empty when either is not a member: lower::verify reports that).
+[[nodiscard]] std::vector<layout::AttentionBlock> attention_blocks(const Program& program, int rank,
+                                                                   const Instr& instr);
 [[nodiscard]] const char* to_string(InstrKind k);
 [[nodiscard]] const char* to_string(Stream s);
 [[nodiscard]] const char* to_string(Tensor t);

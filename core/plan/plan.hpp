@@ -25,15 +25,29 @@
 // that fixes what every op means (payloads, relay legs of routed sends through the listed proxies,
 // pairing, the backward pass) and the one execution order every executor follows.
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "core/common/token_layout.hpp"
+
+namespace zb::lower {
+struct Program;  // core/lower/program.hpp
+}  // namespace zb::lower
+
 namespace zb::plan {
 
-enum class Level { local, intra_node, inter_node };
-enum class Mask { causal, full };
+// Where tokens and heads are (core/common/token_layout.hpp): shared with the Program.
+using layout::AttentionBlock;
+using layout::HeadRange;
+using layout::Level;
+using layout::Mask;
+using layout::RemapDirection;
+using layout::Sequence;
+using layout::Shard;
+
 enum class Sharding { whole, zigzag };
 enum class OpKind { attention, send, recv, remap, gemm, collective };
 // Collectives a plan may state directly (Llama-3 CP's K/V all-gather, tensor parallelism's all-gather and
@@ -41,21 +55,6 @@ enum class OpKind { attention, send, recv, remap, gemm, collective };
 // all-to-all-v and keeps its own op kind because it carries explicit moves.
 enum class CollectiveKind { all_gather, reduce_scatter, all_reduce, all_to_all };
 enum class RouteKind { direct, routed };
-enum class RemapDirection { to_attention, to_linear };
-
-struct Sequence {
-  int id = 0;
-  std::int64_t length = 0;
-  int micro_batch = 0;
-};
-
-// A token range [begin, end) of one sequence.
-struct Shard {
-  int seq = 0;
-  std::int64_t begin = 0;
-  std::int64_t end = 0;
-  [[nodiscard]] std::int64_t size() const { return end - begin; }
-};
 
 struct RankLayout {
   int rank = 0;
@@ -75,30 +74,6 @@ struct Group {
   std::vector<int> sequences;
   Sharding sharding = Sharding::whole;
   int micro_batch = 0;
-};
-
-// A range of query heads [begin, end); end = −1 means "every head" (the default: context parallelism
-// splits tokens, not heads). Head-parallel attention (Ulysses) gives each rank a slice; the K/V heads a
-// slice reads follow from GQA (kv head = q head / (heads / kv_heads)).
-struct HeadRange {
-  int begin = 0;
-  int end = -1;
-  [[nodiscard]] bool all() const { return begin == 0 && end < 0; }
-  [[nodiscard]] int count(int heads) const { return (end < 0 ? heads : end) - begin; }
-  // The fraction of a model's `heads` this range computes: what an attention op's FLOPs are scaled by
-  // (tensor and head parallelism split the heads; pairs count positions, not heads).
-  [[nodiscard]] double share(int heads) const {
-    return all() || heads <= 0 ? 1.0 : static_cast<double>(count(heads)) / heads;
-  }
-  friend bool operator==(const HeadRange&, const HeadRange&) = default;
-};
-
-struct AttentionBlock {
-  int seq = 0;
-  std::int64_t q0 = 0, q1 = 0;
-  std::int64_t k0 = 0, k1 = 0;
-  Mask mask = Mask::causal;
-  HeadRange heads;
 };
 
 // Route of a send. Direct: one flow src → peer. Routed (Zeppelin's routing layer): part i of the bytes
@@ -207,6 +182,11 @@ struct Plan {
   double planner_seconds = 0;
   std::vector<OomReport> oom;                      // non-empty = infeasible
   nlohmann::json info = nlohmann::json::object();  // strategy-specific facts (thresholds, degree, ...)
+  // The Program the prediction lowered (core/strategies/predict.hpp), kept so that a run executes that
+  // lowering instead of lowering the plan again. Null when the plan was read from a file or edited after
+  // its prediction, does not fit, or was predicted under a planner error (executors charge exact costs).
+  // Not part of the plan's JSON.
+  std::shared_ptr<const lower::Program> lowered;
 
   [[nodiscard]] bool feasible() const { return oom.empty(); }
   [[nodiscard]] const Group& group_of_sequence(int seq) const;

@@ -8,6 +8,7 @@
 #include "core/exec/sim/gradient_collective.hpp"
 #include "core/exec/sim/task_graph.hpp"
 #include "core/metrics/metrics.hpp"
+#include "core/run/execute.hpp"
 #include "core/strategies/tensor_parallel.hpp"
 
 namespace zb {
@@ -76,11 +77,15 @@ void execute_iteration(Executor& executor, const RunContext& run_context, plan::
   if (iteration.feasible) {
     // The iteration's index reaches the executor: the simulator's seeded compute jitter draws by it.
     const RunContext context{run_context.scenario, run_context.cost, iteration.iteration};
-    Trace trace = execute(executor, plan, context);
-    // Same plan, same lowering, same profile: what the simulator predicts for the run just measured. Only
+    // The Program the prediction lowered (else lowered now), checked once, for both executors below.
+    std::shared_ptr<const lower::Program> program = program_for_run(plan, context);
+    plan.lowered.reset();  // the plan kept below must not hold the Program after this iteration
+    Trace trace = executor.run(*program, context);
+    // Same plan, same Program, same profile: what the simulator predicts for the run just measured. Only
     // when the executor computed the model itself; a stand-in's times would be compared with another model.
     std::optional<Trace> simulated;
-    if (simulator != nullptr && trace.stand_in.empty()) simulated = execute(*simulator, plan, context);
+    if (simulator != nullptr && trace.stand_in.empty()) simulated = simulator->run(*program, context);
+    program.reset();
     iteration.metrics = compute_run_metrics(plan, trace, context.cost, context.scenario,
                                             simulated_whole_iteration_parts(plan, trace, context));
     if (simulated && iteration.metrics.layers_seconds > 0) {

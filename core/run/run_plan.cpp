@@ -1,12 +1,14 @@
 #include "core/run/run_plan.hpp"
 
 #include <algorithm>
+#include <memory>
 #include <numeric>
 #include <optional>
 
 #include "core/common/error.hpp"
 #include "core/cost/cost_model.hpp"
 #include "core/exec/executor.hpp"
+#include "core/lower/lower.hpp"
 #include "core/lower/verify_program.hpp"
 #include "core/plan/verify.hpp"
 #include "core/run/iteration.hpp"
@@ -44,10 +46,12 @@ std::string scenario_hint(const Scenario& scenario) {
 
 // What the executor would find only after the run started (exit 3, "a bug in the strategy"), found now
 // and blamed on the file (exit 2), one problem per line: a plan the lowering refuses, a Program that could
-// deadlock (lower::verify), and sizes the scenario's model contradicts (plan_sizes.hpp). The Program is
-// lowered again by the executor; for one what-if plan that costs a fraction of its simulation.
-void check_program_of_file(const plan::Plan& plan, const std::string& plan_file,
-                           const plan::OpSources& sources, const RunContext& context) {
+// deadlock (lower::verify), and sizes the scenario's model contradicts (plan_sizes.hpp). Returns the
+// Program, which the run then executes (lowered once).
+std::shared_ptr<const lower::Program> check_program_of_file(const plan::Plan& plan,
+                                                            const std::string& plan_file,
+                                                            const plan::OpSources& sources,
+                                                            const RunContext& context) {
   const auto as_input = [&plan_file](const std::vector<Problem>& found, const std::string& prefix) {
     std::vector<Problem> problems;
     for (const Problem& p : found) {
@@ -59,7 +63,7 @@ void check_program_of_file(const plan::Plan& plan, const std::string& plan_file,
   };
   lower::Program program;
   try {
-    program = lower_for_run(plan, context);
+    program = lower::lower(plan, context.cost, {.backward = context.scenario.passes == Passes::fwd_bwd});
   } catch (const Error& e) {
     as_input(e.problems(), "lowering: ");
   }
@@ -72,6 +76,7 @@ void check_program_of_file(const plan::Plan& plan, const std::string& plan_file,
          "explains the rules"});
   as_input(found, "lower::verify: ");
   as_input(plan_size_problems(plan, program, context.cost, plan_file, verify_problems_listed, sources), "");
+  return std::make_shared<const lower::Program>(std::move(program));
 }
 
 }  // namespace
@@ -148,7 +153,7 @@ RunResult run_plan(const Scenario& scenario, plan::Plan plan, const std::string&
       list.add({plan_file, ""}, "plan::verify: ... and more problems");
     list.throw_if_any();
   }
-  check_program_of_file(plan, plan_file, sources, RunContext{result.scenario, cost});
+  plan.lowered = check_program_of_file(plan, plan_file, sources, RunContext{result.scenario, cost});
 
   SystemResult sr;
   sr.system.name = plan.strategy.empty() ? "plan" : plan.strategy;

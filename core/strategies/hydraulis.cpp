@@ -227,7 +227,7 @@ class Hydraulis final : public Strategy {
     b.add_info("shortlist", std::move(weighed));
     if (!tensor) return b.finish();
     plan::Plan p = expand_tensor_parallel(b.finish_unpredicted(), cost_, chosen.sizes);
-    p.predicted = predict(p, cost_, passes_);
+    predict(p, cost_, passes_);
     return p;
   }
 

@@ -323,7 +323,7 @@ void PlanBuilder::add_info(const std::string& key, nlohmann::json value) {
 
 plan::Plan PlanBuilder::finish() {
   plan::Plan p = finish_unpredicted();
-  p.predicted = predict(p, cost_, passes_);
+  predict(p, cost_, passes_);
   return p;
 }
 

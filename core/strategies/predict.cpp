@@ -1,5 +1,7 @@
 #include "core/strategies/predict.hpp"
 
+#include <memory>
+
 #include "core/cost/iteration_cost.hpp"
 #include "core/lower/estimate.hpp"
 #include "core/lower/lower.hpp"
@@ -61,8 +63,10 @@ void add_nic_busy(const lower::Program& program, const CostModel& cost, LayerWin
 
 }  // namespace
 
-plan::Prediction predict(const plan::Plan& plan, const CostModel& cost, Passes passes) {
-  plan::Prediction p;
+void predict(plan::Plan& plan, const CostModel& cost, Passes passes) {
+  plan.lowered.reset();
+  plan::Prediction& p = plan.predicted;
+  p = plan::Prediction{};
   p.per_rank.resize(static_cast<std::size_t>(plan.world_size));
   for (const auto& r : plan.ranks) {
     for (const auto& op : r.ops) {
@@ -72,8 +76,10 @@ plan::Prediction predict(const plan::Plan& plan, const CostModel& cost, Passes p
     }
   }
   for (const auto& l : plan.linear_layout) p.per_rank[static_cast<std::size_t>(l.rank)].tokens = l.tokens();
-  if (!plan.feasible()) return p;
-  const lower::Program program = lower::lower(plan, cost, {.backward = passes == Passes::fwd_bwd});
+  if (!plan.feasible()) return;
+  auto lowered =
+      std::make_shared<lower::Program>(lower::lower(plan, cost, {.backward = passes == Passes::fwd_bwd}));
+  const lower::Program& program = *lowered;
   const lower::ProgramEstimate e = lower::estimate(program, lower::nominal_transfers(program, cost));
   for (std::size_t r = 0; r < e.rank_forward_finish.size(); ++r)
     p.per_rank[r].seconds = e.rank_forward_finish[r];
@@ -96,7 +102,7 @@ plan::Prediction predict(const plan::Plan& plan, const CostModel& cost, Passes p
   add_nic_busy(program, cost, window);
   const WholeIterationParts parts = whole_iteration_parts(cost, setup, tokens, window, buckets);
   p.iteration_seconds = (e.forward + e.backward) * cost.model().layers + parts.added_seconds();
-  return p;
+  if (cost.planner_error().relative <= 0) plan.lowered = std::move(lowered);
 }
 
 }  // namespace zb

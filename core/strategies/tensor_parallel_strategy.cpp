@@ -19,7 +19,7 @@ class TensorParallelStrategy final : public Strategy {
 
   [[nodiscard]] plan::Plan make_plan(const Batch& batch) const override {
     plan::Plan p = expand_tensor_parallel(inner_->make_plan(batch), cost_, t_);
-    if (p.feasible()) p.predicted = predict(p, cost_, passes_);
+    if (p.feasible()) predict(p, cost_, passes_);
     return p;
   }
 

@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "core/exec/executor.hpp"
+#include "core/run/execute.hpp"
 #include "tests/integration/reference_support.hpp"
 
 namespace zb {

@@ -101,12 +101,10 @@ int run(int stuck, Fault fault) {
   ReferenceOptions options;
   options.receive_timeout = std::chrono::milliseconds(1000);  // the test waits seconds, not the default 10 s
   RunInputs inputs{
-      program,      plan,
-      options,      QkvGenerator(scenario.seed, {options.heads, options.kv_heads, options.head_dim}),
-      Clock::now(), nullptr,
-      false};
+      program,      options, QkvGenerator(scenario.seed, {options.heads, options.kv_heads, options.head_dim}),
+      Clock::now(), nullptr, false};
   std::optional<GradientReference> gradients;  // one per process under MPI, as ReferenceExecutor has it
-  if (backward) inputs.gradients = &gradients.emplace(plan, inputs.generator);
+  if (backward) inputs.gradients = &gradients.emplace(program, inputs.generator);
   const std::unique_ptr<Transport> mpi = make_mpi_transport();
   if (mpi->size() != scenario.cluster.world_size()) {
     std::fprintf(stderr, "run with mpirun -np %d\n", scenario.cluster.world_size());

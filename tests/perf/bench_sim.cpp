@@ -17,6 +17,7 @@
 #include "core/exec/executor.hpp"
 #include "core/metrics/metrics.hpp"
 #include "core/plan/verify.hpp"
+#include "core/run/execute.hpp"
 #include "core/strategies/strategy.hpp"
 #include "core/workload/workload.hpp"
 

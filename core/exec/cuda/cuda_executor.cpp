@@ -72,9 +72,6 @@ std::vector<std::string> shut_down_cuda(bool after_failure) {
 
 Trace CudaExecutor::run(const lower::Program& program, const RunContext& context) {
   options_.validate();
-  if (program.plan == nullptr)
-    throw Error(ExitCode::runtime, Location{}, "the program names no plan (lower::Program::plan)");
-  const plan::Plan& plan = *program.plan;
   CudaWorld& world = CudaWorld::get(program.world_size);  // device first (exit 3), then the launch (exit 2)
   const int rank = world.rank();
   Trace trace;
@@ -84,12 +81,6 @@ Trace CudaExecutor::run(const lower::Program& program, const RunContext& context
   trace.nics_per_node = context.scenario.cluster.nics_per_node;
   trace.layers = context.cost.model().layers;
   trace.backward = program.backward;
-  if (!plan.feasible()) {
-    trace.backward = false;
-    trace.model_note = "not run: the plan does not fit in GPU memory";
-    return trace;
-  }
-
   // The NCCL order follows the planner's nominal schedule: each transfer where the estimate expects it.
   const GlobalOrder order =
       derive_order(program, lower::schedule(program, lower::nominal_transfers(program, context.cost)));

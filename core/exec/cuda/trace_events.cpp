@@ -105,10 +105,7 @@ void assemble_trace(const lower::Program& program, const std::vector<RankRecord>
       into.end = std::max(into.end, s.end);
     }
   }
-  std::stable_sort(trace.events.begin(), trace.events.end(), [](const TraceEvent& a, const TraceEvent& b) {
-    return std::tie(a.pass, a.rank, a.stream, a.start, a.op) <
-           std::tie(b.pass, b.rank, b.stream, b.start, b.op);
-  });
+  sort_trace_events(trace.events);
   for (const RankRecord& r : records) {
     trace.device_activity.insert(trace.device_activity.end(), r.activity.begin(), r.activity.end());
     trace.links.insert(trace.links.end(), r.links.begin(), r.links.end());
@@ -124,21 +121,8 @@ void assemble_trace(const lower::Program& program, const std::vector<RankRecord>
     if ((m.purpose != lower::Purpose::kv && m.purpose != lower::Purpose::dkv) || m.group < 0 || m.step < 0)
       continue;
     if (span.start < 0 || span.end < 0) continue;
-    RingStepTransfer r;
-    r.group = m.group;
-    r.step = m.step;
-    r.group_level = program.plan != nullptr ? program.plan->groups.at(static_cast<std::size_t>(m.group)).level
-                                            : plan::Level::intra_node;
-    r.level = m.src / program.gpus_per_node == m.dst / program.gpus_per_node ? plan::Level::intra_node
-                                                                             : plan::Level::inter_node;
-    r.pass = m.pass;
-    r.micro_batch = m.micro_batch;
-    r.src = m.src;
-    r.dst = m.dst;
-    r.bytes = static_cast<double>(m.bytes);
-    r.start = span.start;
-    r.end = std::max(span.start, span.end);  // two GPUs' clocks, aligned by the barrier to within its skew
-    trace.ring_steps.push_back(r);
+    // Two GPUs' clocks, aligned by the barrier to within its skew: the end is at least the start.
+    trace.ring_steps.push_back(ring_step_transfer(program, mi, span.start, std::max(span.start, span.end)));
   }
 }
 

@@ -78,14 +78,14 @@ class SliceIndex {
 
 // Where rows of one tensor can come from for one attention instruction, in the order they are tried.
 struct Sources {
-  std::vector<plan::Shard> own;  // the rank's linear layout
-  std::vector<int> messages;     // remaps into this rank, then the instruction's reads
+  std::vector<layout::Shard> own;  // the rank's linear layout
+  std::vector<int> messages;       // remaps into this rank, then the instruction's reads
 };
 
 // The longest run of `tensor` rows from `token` on (up to `end`) that one source holds, first source first.
 std::optional<OperandRun> find_run(SliceIndex& index, const AttentionDims& dims, const Sources& sources,
                                    Tensor tensor, int seq, std::int64_t token, std::int64_t end) {
-  for (const plan::Shard& s : sources.own) {
+  for (const layout::Shard& s : sources.own) {
     if (s.seq == seq && s.begin <= token && token < s.end)
       return OperandRun{-1, seq, token, std::min(end, s.end) - token, 0, 0};
   }
@@ -103,15 +103,12 @@ std::optional<OperandRun> find_run(SliceIndex& index, const AttentionDims& dims,
 
 PackedBlocks pack_blocks(const lower::Program& program, int rank, int id, const AttentionDims& model) {
   const Instr& in = program.instr(rank, id);
-  const plan::Plan& plan = *program.plan;
-  const auto& ops = plan.ranks.at(static_cast<std::size_t>(rank)).ops;
-  if (in.plan_op < 0 || static_cast<std::size_t>(in.plan_op) >= ops.size() ||
-      ops[static_cast<std::size_t>(in.plan_op)].kind != plan::OpKind::attention)
-    throw Error(ExitCode::runtime, Location{},
-                "backend cuda: " + lower::describe(program, rank, id) + ": its plan op " +
-                    std::to_string(in.plan_op) + " is not an attention op of this rank");
+  if (in.kind != InstrKind::attention)
+    throw Error(
+        ExitCode::runtime, Location{},
+        "backend cuda: " + lower::describe(program, rank, id) + ": it is not an attention instruction");
   PackedBlocks p;
-  p.blocks = plan::expand_blocks(plan, rank, ops[static_cast<std::size_t>(in.plan_op)]);
+  p.blocks = lower::attention_blocks(program, rank, in);
   int heads = 0;
   for (const auto& b : p.blocks) {
     heads = std::max(heads, b.heads.count(model.heads));
@@ -128,7 +125,7 @@ PackedBlocks pack_blocks(const lower::Program& program, int rank, int id, const 
     d.kv_count = b.k1 - b.k0;
     d.q_position = b.q0;
     d.kv_position = b.k0;
-    d.mask = b.mask == plan::Mask::causal ? kernels::AttentionMask::causal : kernels::AttentionMask::full;
+    d.mask = b.mask == layout::Mask::causal ? kernels::AttentionMask::causal : kernels::AttentionMask::full;
     d.out_row = d.q_row;
     p.descs.push_back(d);
     p.shape.q_tokens += d.q_count;
@@ -217,7 +214,7 @@ double oracle_work(const lower::Program& program, const AttentionDims& dims) {
     const auto& list = program.ranks[static_cast<std::size_t>(r)].instrs;
     for (std::size_t i = 0; i < list.size(); ++i) {
       if (list[i].kind != InstrKind::attention) continue;
-      for (const plan::AttentionBlock& b : pack_blocks(program, r, static_cast<int>(i), dims).blocks) {
+      for (const layout::AttentionBlock& b : pack_blocks(program, r, static_cast<int>(i), dims).blocks) {
         const auto q = static_cast<double>(b.q1 - b.q0), kv = static_cast<double>(b.k1 - b.k0);
         // forward: Q·Kᵀ and P·V; backward: the rows' full-prefix forward, then five products per pair
         work += list[i].pass == Pass::fwd ? 2 * q * kv * width
@@ -260,7 +257,7 @@ VerifyLayout derive_verify_layout(const lower::Program& program, int rank, const
 
   SliceIndex index(program, dims);
   Sources sources;
-  for (const plan::Shard& s : program.plan->linear_layout.at(static_cast<std::size_t>(rank)).shards)
+  for (const layout::Shard& s : program.linear_layout.at(static_cast<std::size_t>(rank)))
     if (s.size() > 0) sources.own.push_back(s);
   for (std::size_t i = 0; i < list.size(); ++i) {
     const Instr& in = list[i];
@@ -273,7 +270,7 @@ VerifyLayout derive_verify_layout(const lower::Program& program, int rank, const
     sources.messages = remaps_in;
     sources.messages.insert(sources.messages.end(), in.reads.begin(), in.reads.end());
     for (std::size_t b = 0; b < a.packed.blocks.size(); ++b) {
-      const plan::AttentionBlock& block = a.packed.blocks[b];
+      const layout::AttentionBlock& block = a.packed.blocks[b];
       for (const auto& [tensor, runs] : {std::pair{Tensor::K, &a.k}, std::pair{Tensor::V, &a.v}}) {
         for (std::int64_t t = block.k0; t < block.k1;) {
           std::optional<OperandRun> run = find_run(index, dims, sources, tensor, block.seq, t, block.k1);

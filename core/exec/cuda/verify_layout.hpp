@@ -31,8 +31,8 @@ using reference::AttentionDims;
 struct PackedBlocks {
   kernels::AttentionShape shape;
   std::vector<kernels::AttentionBlockDesc> descs;
-  std::vector<plan::AttentionBlock> blocks;  // parallel to descs
-  bool all_heads = true;                     // every block computes every head (no tensor or head split)
+  std::vector<layout::AttentionBlock> blocks;  // parallel to descs
+  bool all_heads = true;                       // every block computes every head (no tensor or head split)
 };
 // Exit 3 naming the instruction when its plan op is not an attention op of the rank.
 [[nodiscard]] PackedBlocks pack_blocks(const lower::Program& program, int rank, int id,

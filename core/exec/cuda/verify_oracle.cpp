@@ -85,7 +85,7 @@ PackedValues expected_inputs(const AttentionOperands& a, const QkvGenerator& g) 
                  std::vector<double>(static_cast<std::size_t>(s.kv_tokens) * kw),
                  std::vector<double>(static_cast<std::size_t>(s.kv_tokens) * kw)};
   for (std::size_t i = 0; i < a.packed.blocks.size(); ++i) {
-    const plan::AttentionBlock& b = a.packed.blocks[i];
+    const layout::AttentionBlock& b = a.packed.blocks[i];
     const kernels::AttentionBlockDesc& d = a.packed.descs[i];
     const auto q = rounded_rows(g, QkvTensor::q, b.seq, b.q0, b.q1);
     std::copy(q.begin(), q.end(),
@@ -146,7 +146,7 @@ HostOperands host_operands(const AttentionOperands& a, const QkvGenerator& g) {
   std::vector<double> o(all.q.size(), 0.0), d_o(all.q.size(), 0.0);
   h.lse.assign(static_cast<std::size_t>(s.out_rows) * heads, -std::numeric_limits<float>::infinity());
   for (std::size_t i = 0; i < a.packed.blocks.size(); ++i) {
-    const plan::AttentionBlock& b = a.packed.blocks[i];
+    const layout::AttentionBlock& b = a.packed.blocks[i];
     const kernels::AttentionBlockDesc& d = a.packed.descs[i];
     if (b.q1 <= b.q0) continue;
     const kernels::AttentionShape row_shape{s.heads, s.kv_heads, s.head_dim, b.q1 - b.q0, b.q1, b.q1 - b.q0};

@@ -68,7 +68,7 @@ void accept_collective_message(const lower::Program& program, int message, int r
                                const std::string& context) {
   const lower::Message& m = program.messages.at(static_cast<std::size_t>(message));
   const std::span<const std::byte> rows = collective_rows(program, message, rank, payload, context);
-  if (const std::string problem = unpack_payload(m, dims, rows, *program.plan, own); !problem.empty()) {
+  if (const std::string problem = unpack_payload(m, dims, rows, program.sequences, own); !problem.empty()) {
     throw Error(ExitCode::runtime, rank_location(rank),
                 context + ": the rows from rank " + std::to_string(m.src) + " do not fit message " +
                     std::to_string(message) + ": " + problem);

@@ -23,7 +23,7 @@ double run_attention_backward(RankState& state, int id) {
   // The saved activations of the forward (O merged over every key block of the row, and its LSE) and the
   // gradient that came back to the attention layout; out rows are the packed query rows.
   for (std::size_t i = 0; i < p.blocks.size(); ++i) {
-    const plan::AttentionBlock& b = p.blocks[i];
+    const layout::AttentionBlock& b = p.blocks[i];
     if (b.q1 <= b.q0) continue;
     const auto first = static_cast<std::size_t>(p.descs[i].out_row);
     const struct {
@@ -53,7 +53,7 @@ double run_attention_backward(RankState& state, int id) {
   kernels::throw_if_error(
       kernels::attention_backward(p.shape, p.descs, p.q, p.k, p.v, o, d_o, lse, dq, dk, dv), state.where(id));
   for (std::size_t i = 0; i < p.blocks.size(); ++i) {
-    const plan::AttentionBlock& b = p.blocks[i];
+    const layout::AttentionBlock& b = p.blocks[i];
     const kernels::AttentionBlockDesc& desc = p.descs[i];
     put_columns(state.own.of(lower::Tensor::dQ), b.seq, b.q0, b.q1, q_first, q_last,
                 std::span<const float>(dq).subspan(static_cast<std::size_t>(desc.q_row) * q_width,

@@ -10,7 +10,7 @@ namespace zb::reference {
 namespace {
 
 // Causal pairs of a block: queries [q0, q1) against keys [k0, k1) with k ≤ q.
-double causal_pairs(const plan::AttentionBlock& b) {
+double causal_pairs(const layout::AttentionBlock& b) {
   double pairs = 0;
   for (std::int64_t q = b.q0; q < b.q1; ++q)
     pairs += static_cast<double>(std::clamp<std::int64_t>(q + 1 - b.k0, 0, b.k1 - b.k0));
@@ -19,11 +19,11 @@ double causal_pairs(const plan::AttentionBlock& b) {
 
 // The heads instruction `id` computes: its blocks' head range (a block without one has its op's, as the
 // zigzag form and USP's ring steps carry it), the same for every block, as the reference's heads.
-HeadColumns instruction_heads(const RankState& state, int id, const plan::Op& op,
-                              const std::vector<plan::AttentionBlock>& blocks) {
-  std::optional<plan::HeadRange> range;
-  for (const plan::AttentionBlock& b : blocks) {
-    const plan::HeadRange r = b.heads.all() ? op.heads : b.heads;
+HeadColumns instruction_heads(const RankState& state, int id, const lower::Instr& instr,
+                              const std::vector<layout::AttentionBlock>& blocks) {
+  std::optional<layout::HeadRange> range;
+  for (const layout::AttentionBlock& b : blocks) {
+    const layout::HeadRange r = b.heads.all() ? instr.heads : b.heads;
     if (range && (range->begin != r.begin || range->end != r.end)) {
       fail_instr(state, id,
                  "its blocks compute different head ranges (" + state.in.heads.describe(*range) + " and " +
@@ -32,10 +32,10 @@ HeadColumns instruction_heads(const RankState& state, int id, const plan::Op& op
     }
     range = r;
   }
-  const std::optional<HeadColumns> cols = state.in.heads.columns(range.value_or(op.heads));
+  const std::optional<HeadColumns> cols = state.in.heads.columns(range.value_or(instr.heads));
   if (!cols)
     fail_instr(state, id,
-               "computes " + state.in.heads.describe(range.value_or(op.heads)) +
+               "computes " + state.in.heads.describe(range.value_or(instr.heads)) +
                    ", which are no whole heads of the reference's");
   return *cols;
 }
@@ -48,17 +48,11 @@ void fail_instr(const RankState& state, int id, const std::string& what) {
 
 PackedAttention pack_attention(const RankState& state, int id) {
   const lower::Instr& instr = state.instr(id);
-  const auto& ops = state.in.plan.ranks.at(static_cast<std::size_t>(state.rank)).ops;
-  if (instr.plan_op < 0 || static_cast<std::size_t>(instr.plan_op) >= ops.size() ||
-      ops[static_cast<std::size_t>(instr.plan_op)].kind != plan::OpKind::attention) {
-    fail_instr(state, id,
-               "its plan op " + std::to_string(instr.plan_op) + " is not an attention op of this rank");
-  }
-  const plan::Op& op = ops[static_cast<std::size_t>(instr.plan_op)];
+  if (instr.kind != lower::InstrKind::attention) fail_instr(state, id, "it is not an attention instruction");
   PackedAttention p;
-  p.blocks = plan::expand_blocks(state.in.plan, state.rank, op);
-  const std::vector<plan::AttentionBlock>& blocks = p.blocks;
-  p.heads = instruction_heads(state, id, op, blocks);
+  p.blocks = lower::attention_blocks(state.in.program, state.rank, instr);
+  const std::vector<layout::AttentionBlock>& blocks = p.blocks;
+  p.heads = instruction_heads(state, id, instr, blocks);
   const AttentionDims& d = state.dims;
   const auto q_width = static_cast<std::size_t>(p.heads.q_count() * d.head_dim);
   const auto kv_width = static_cast<std::size_t>(p.heads.kv_count() * d.head_dim);
@@ -76,13 +70,14 @@ PackedAttention pack_attention(const RankState& state, int id) {
     desc.kv_count = b.k1 - b.k0;
     desc.q_position = b.q0;
     desc.kv_position = b.k0;
-    desc.mask = b.mask == plan::Mask::causal ? kernels::AttentionMask::causal : kernels::AttentionMask::full;
+    desc.mask =
+        b.mask == layout::Mask::causal ? kernels::AttentionMask::causal : kernels::AttentionMask::full;
     desc.out_row = desc.q_row;
     descs.push_back(desc);
     shape.q_tokens += desc.q_count;
     shape.kv_tokens += desc.kv_count;
     pairs +=
-        b.mask == plan::Mask::causal ? causal_pairs(b) : static_cast<double>(desc.q_count * desc.kv_count);
+        b.mask == layout::Mask::causal ? causal_pairs(b) : static_cast<double>(desc.q_count * desc.kv_count);
   }
   shape.out_rows = shape.q_tokens;
 
@@ -131,7 +126,7 @@ PackedAttention pack_attention(const RankState& state, int id) {
 double run_attention(RankState& state, int id) {
   const PackedAttention p = pack_attention(state, id);
   const AttentionDims& d = state.dims;
-  const std::vector<plan::AttentionBlock>& blocks = p.blocks;
+  const std::vector<layout::AttentionBlock>& blocks = p.blocks;
   const auto& descs = p.descs;
   const auto& shape = p.shape;
   const auto heads = static_cast<std::size_t>(shape.heads);

@@ -16,7 +16,7 @@ namespace zb::reference {
 // descriptor per block (queries and keys packed block after block), Q from the rank's own rows, K and V
 // from its own rows or the buffers of the messages the instruction `reads`.
 struct PackedAttention {
-  std::vector<plan::AttentionBlock> blocks;
+  std::vector<layout::AttentionBlock> blocks;
   // The heads it computes (a head-parallel op's slice, else every head); q, k, v, and the kernel's shape,
   // hold only those heads' columns.
   HeadColumns heads;

@@ -40,8 +40,7 @@ void add_rows(RowStore& into, int seq, std::int64_t begin, std::int64_t end, std
 
 void seed_output_gradients(RankState& state) {
   RowStore& d_o = state.own.of(lower::Tensor::dO);
-  for (const plan::Shard& shard :
-       state.in.plan.linear_layout.at(static_cast<std::size_t>(state.rank)).shards) {
+  for (const layout::Shard& shard : state.in.program.linear_layout.at(static_cast<std::size_t>(state.rank))) {
     if (shard.size() <= 0) continue;
     d_o.allocate(shard.seq, shard.begin, shard.end);
     state.in.generator.fill(QkvTensor::d_o, shard.seq, shard.begin, shard.end,

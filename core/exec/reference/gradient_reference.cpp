@@ -88,14 +88,15 @@ void accumulate(std::size_t d, double* __restrict dk, double* __restrict dk_boun
 
 }  // namespace
 
-GradientReference::GradientReference(const plan::Plan& plan, const QkvGenerator& generator)
-    : plan_(plan), generator_(generator) {
-  for (std::size_t s = 0; s < plan.sequences.size(); ++s)
-    blocks_per_row_[static_cast<int>(s)].assign(static_cast<std::size_t>(plan.sequences[s].length), 0);
-  for (std::size_t r = 0; r < plan.ranks.size(); ++r) {
-    for (const plan::Op& op : plan.ranks[r].ops) {
-      if (op.kind != plan::OpKind::attention) continue;
-      for (const plan::AttentionBlock& b : plan::expand_blocks(plan, static_cast<int>(r), op)) {
+GradientReference::GradientReference(const lower::Program& program, const QkvGenerator& generator)
+    : program_(program), generator_(generator) {
+  for (std::size_t s = 0; s < program.sequences.size(); ++s)
+    blocks_per_row_[static_cast<int>(s)].assign(static_cast<std::size_t>(program.sequences[s].length), 0);
+  for (const lower::RankProgram& rank : program.ranks) {
+    for (int id = 0; id < rank.first_backward; ++id) {
+      const lower::Instr& in = rank.instrs[static_cast<std::size_t>(id)];
+      if (in.kind != lower::InstrKind::attention) continue;
+      for (const layout::AttentionBlock& b : lower::attention_blocks(program, rank.rank, in)) {
         const auto it = blocks_per_row_.find(b.seq);
         if (it == blocks_per_row_.end()) continue;
         for (std::int64_t i = std::max<std::int64_t>(0, b.q0);
@@ -114,7 +115,7 @@ void GradientReference::insert(int seq, std::int64_t begin, const RowStatistics&
   Entry& entry = entries_[seq];
   if (entry.stats.lse.empty()) {
     const auto size =
-        static_cast<std::size_t>(plan_.sequences.at(static_cast<std::size_t>(seq)).length) * heads;
+        static_cast<std::size_t>(program_.sequences.at(static_cast<std::size_t>(seq)).length) * heads;
     for (auto* v : {&entry.stats.lse, &entry.stats.d, &entry.stats.e, &entry.stats.eps_p, &entry.stats.eps_s})
       v->assign(size, 0.0);
   }
@@ -135,7 +136,7 @@ void GradientReference::insert(int seq, std::int64_t begin, const RowStatistics&
 const RowStatistics& GradientReference::statistics(int seq) const {
   const std::lock_guard lock(mutex_);
   const auto it = entries_.find(seq);
-  const std::int64_t length = plan_.sequences.at(static_cast<std::size_t>(seq)).length;
+  const std::int64_t length = program_.sequences.at(static_cast<std::size_t>(seq)).length;
   if (it == entries_.end() || it->second.inserted != length) {
     throw std::logic_error("the row statistics of sequence " + std::to_string(seq) + " cover " +
                            std::to_string(it == entries_.end() ? 0 : it->second.inserted) + " of its " +
@@ -246,7 +247,7 @@ std::pair<ReferenceGradient, ReferenceGradient> GradientReference::dkv(int seq, 
   const Dims g = dims_of(generator_.dims());
   const RowStatistics& st = statistics(seq);
   const double u = kUnitRoundoff;
-  const std::int64_t length = plan_.sequences.at(static_cast<std::size_t>(seq)).length;
+  const std::int64_t length = program_.sequences.at(static_cast<std::size_t>(seq)).length;
   const auto rows = static_cast<std::size_t>(end - begin);
   const std::vector<double> k = generate(generator_, QkvTensor::k, seq, begin, end, g.kv_width);
   const std::vector<double> v = generate(generator_, QkvTensor::v, seq, begin, end, g.kv_width);

@@ -19,8 +19,9 @@
 #include <mutex>
 #include <vector>
 
+#include "core/common/token_layout.hpp"
 #include "core/exec/reference/qkv_generator.hpp"
-#include "core/plan/plan.hpp"
+#include "core/lower/program.hpp"
 
 namespace zb::reference {
 
@@ -36,7 +37,7 @@ struct ReferenceGradient {
 
 class GradientReference {
  public:
-  GradientReference(const plan::Plan& plan, const QkvGenerator& generator);
+  GradientReference(const lower::Program& program, const QkvGenerator& generator);
   ~GradientReference();
   GradientReference(const GradientReference&) = delete;
   GradientReference& operator=(const GradientReference&) = delete;
@@ -61,7 +62,7 @@ class GradientReference {
     std::int64_t inserted = 0;  // rows inserted so far
   };
 
-  const plan::Plan& plan_;
+  const lower::Program& program_;
   const QkvGenerator& generator_;
   std::map<int, std::vector<int>> blocks_per_row_;  // seq → forward blocks covering each query row
   mutable std::mutex mutex_;

@@ -24,7 +24,7 @@ void fnv1a(std::uint64_t& hash, std::span<const float> values) {
 
 // Compares one shard's rows of `tensor` with the reference; the first element beyond its bound becomes
 // `failure` (tensor, sequence, token, head, dim, the figures).
-void compare(lower::Tensor tensor, const plan::Shard& shard, std::span<const float> got,
+void compare(lower::Tensor tensor, const layout::Shard& shard, std::span<const float> got,
              const ReferenceGradient& want, int heads, int head_dim, TensorCheck& check,
              std::string& failure) {
   const auto width = static_cast<std::size_t>(heads * head_dim);
@@ -51,15 +51,15 @@ void compare(lower::Tensor tensor, const plan::Shard& shard, std::span<const flo
 
 // Rows [begin, end) of the store that no shard of the rank's linear layout covers, first range only.
 std::optional<std::pair<std::int64_t, std::int64_t>> outside(const RowStore::Range& range,
-                                                             const std::vector<plan::Shard>& shards) {
+                                                             const std::vector<layout::Shard>& shards) {
   std::int64_t t = range.begin;
   while (t < range.end) {
-    const auto covering = std::find_if(shards.begin(), shards.end(), [&](const plan::Shard& s) {
+    const auto covering = std::find_if(shards.begin(), shards.end(), [&](const layout::Shard& s) {
       return s.seq == range.seq && s.begin <= t && t < s.end;
     });
     if (covering == shards.end()) {
       std::int64_t stop = range.end;
-      for (const plan::Shard& s : shards)
+      for (const layout::Shard& s : shards)
         if (s.seq == range.seq && s.begin > t) stop = std::min(stop, s.begin);
       return std::pair{t, stop};
     }
@@ -77,14 +77,14 @@ void share_row_statistics(const RankState& state, Transport& transport, const Co
   // reference computes every head on each: the group's first member alone gives their statistics, so
   // that the first members' linear layouts tile every sequence once.
   bool counts = true;
-  for (const std::vector<int>& group : state.in.plan.tensor_parallel_groups) {
+  for (const std::vector<int>& group : state.in.program.tensor_parallel_groups) {
     if (std::find(group.begin(), group.end(), state.rank) != group.end())
       counts = group.front() == state.rank;
   }
   ByteWriter w;
   compute([&] {
-    for (const plan::Shard& shard :
-         state.in.plan.linear_layout.at(static_cast<std::size_t>(state.rank)).shards) {
+    for (const layout::Shard& shard :
+         state.in.program.linear_layout.at(static_cast<std::size_t>(state.rank))) {
       if (shard.size() <= 0 || !counts) continue;
       const RowStatistics rows = reference.compute(shard.seq, shard.begin, shard.end);
       reference.insert(shard.seq, shard.begin, rows);
@@ -139,9 +139,9 @@ GradientVerification verify_gradients(const RankState& state) {
   }
   const GradientReference& reference = *state.in.gradients;
   const AttentionDims& d = state.dims;
-  const std::vector<plan::Shard>& shards =
-      state.in.plan.linear_layout.at(static_cast<std::size_t>(state.rank)).shards;
-  for (const plan::Shard& shard : shards) {
+  const std::vector<layout::Shard>& shards =
+      state.in.program.linear_layout.at(static_cast<std::size_t>(state.rank));
+  for (const layout::Shard& shard : shards) {
     if (shard.size() <= 0) continue;
     bool complete = true;
     for (const lower::Tensor t : {lower::Tensor::dQ, lower::Tensor::dK, lower::Tensor::dV}) {

@@ -4,7 +4,7 @@
 
 namespace zb::reference {
 
-std::optional<HeadColumns> HeadMap::columns(const plan::HeadRange& range) const {
+std::optional<HeadColumns> HeadMap::columns(const layout::HeadRange& range) const {
   if (!applies_ || range.all()) return every();
   const auto scaled = [&](int model_head) -> std::optional<int> {
     const std::int64_t n = static_cast<std::int64_t>(model_head) * dims_.heads;
@@ -23,7 +23,7 @@ std::optional<HeadColumns> HeadMap::columns(const plan::HeadRange& range) const 
   return c;
 }
 
-std::string HeadMap::describe(const plan::HeadRange& range) const {
+std::string HeadMap::describe(const layout::HeadRange& range) const {
   if (range.all()) return "every head";
   return "model heads [" + std::to_string(range.begin) + ", " + std::to_string(range.end) + ") of " +
          std::to_string(model_heads_);

@@ -14,10 +14,10 @@
 #include <string>
 #include <vector>
 
+#include "core/common/token_layout.hpp"
 #include "core/exec/reference/qkv_generator.hpp"
 #include "core/exec/reference/row_store.hpp"
 #include "core/lower/program.hpp"
-#include "core/plan/plan.hpp"
 
 namespace zb::reference {
 
@@ -40,9 +40,9 @@ class HeadMap {
   // The reference heads of a model head range; nullopt when its ends fall inside a reference head, or
   // when its query heads do not read their K/V heads in the kernel's packed GQA order (a slice that
   // starts or ends inside a K/V group it shares with another slice).
-  [[nodiscard]] std::optional<HeadColumns> columns(const plan::HeadRange& range) const;
+  [[nodiscard]] std::optional<HeadColumns> columns(const layout::HeadRange& range) const;
   // "model heads [8, 16) of 32": how errors name a range.
-  [[nodiscard]] std::string describe(const plan::HeadRange& range) const;
+  [[nodiscard]] std::string describe(const layout::HeadRange& range) const;
 
  private:
   int model_heads_ = 0;

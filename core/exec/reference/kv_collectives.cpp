@@ -56,7 +56,7 @@ void add_partials(const lower::Program& program, int collective, int rank,
     if (payload == received.end()) continue;  // a message for another rank
     const lower::Message& message = program.messages.at(static_cast<std::size_t>(m));
     const std::span<const std::byte> rows = collective_rows(program, m, rank, payload->second, context);
-    if (const std::string problem = unpack_payload(message, dims, rows, *program.plan, arrived);
+    if (const std::string problem = unpack_payload(message, dims, rows, program.sequences, arrived);
         !problem.empty()) {
       throw Error(ExitCode::runtime, rank_location(rank),
                   context + ": the partial gradients from rank " + std::to_string(message.src) +

@@ -122,7 +122,8 @@ std::optional<MissingRow> pack_payload(const lower::Message& message, const Atte
 }
 
 std::string unpack_payload(const lower::Message& message, const AttentionDims& dims,
-                           std::span<const std::byte> payload, const plan::Plan& plan, TensorRows& into) {
+                           std::span<const std::byte> payload, const std::vector<layout::Sequence>& sequences,
+                           TensorRows& into) {
   const std::uint64_t expected = payload_bytes(message, dims);
   if (payload.size() != expected) {
     return "its payload holds " + std::to_string(payload.size()) + " bytes, its slices " +
@@ -132,8 +133,8 @@ std::string unpack_payload(const lower::Message& message, const AttentionDims& d
   std::vector<float> rows;
   for (const lower::Slice& s : message.slices) {
     if (s.rows() <= 0) continue;
-    if (s.seq < 0 || static_cast<std::size_t>(s.seq) >= plan.sequences.size() || s.begin < 0 ||
-        s.end > plan.sequences[static_cast<std::size_t>(s.seq)].length) {
+    if (s.seq < 0 || static_cast<std::size_t>(s.seq) >= sequences.size() || s.begin < 0 ||
+        s.end > sequences[static_cast<std::size_t>(s.seq)].length) {
       return "its slice " + slice_text(s) + " is outside the plan's sequences";
     }
     rows.resize(static_cast<std::size_t>(s.rows()) * static_cast<std::size_t>(row_width(dims, s.tensor)));

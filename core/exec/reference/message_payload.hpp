@@ -18,11 +18,11 @@
 #include <string>
 #include <vector>
 
+#include "core/common/token_layout.hpp"
 #include "core/exec/reference/qkv_generator.hpp"
 #include "core/exec/reference/row_store.hpp"
 #include "core/exec/reference/transport.hpp"
 #include "core/lower/program.hpp"
-#include "core/plan/plan.hpp"
 
 namespace zb::reference {
 
@@ -75,8 +75,8 @@ struct MissingRow {
 // Stores a message's payload (as pack_payload wrote it) into `into`. Returns what is wrong with it
 // (size, a slice outside its sequence), empty when it was stored.
 [[nodiscard]] std::string unpack_payload(const lower::Message& message, const AttentionDims& dims,
-                                         std::span<const std::byte> payload, const plan::Plan& plan,
-                                         TensorRows& into);
+                                         std::span<const std::byte> payload,
+                                         const std::vector<layout::Sequence>& sequences, TensorRows& into);
 
 // "sequence 3 tokens [0, 128) of K": how errors name a slice.
 [[nodiscard]] std::string slice_text(const lower::Slice& slice);

@@ -14,7 +14,6 @@
 #include "core/exec/reference/mpi_transport.hpp"
 #include "core/exec/reference/rank_location.hpp"
 #include "core/exec/reference/result_codec.hpp"
-#include "core/plan/plan_format.hpp"
 
 namespace zb::reference {
 namespace {
@@ -46,15 +45,39 @@ class Fingerprint {
   std::uint64_t hash_ = 0xCBF29CE484222325ULL;
 };
 
-// FNV-1a of the Program (every instruction, message and collective) and of the plan it lowers, as JSON
-// without its wall-clock field (the reference reads the plan's sequences, layouts and attention blocks).
+// FNV-1a of the Program: every instruction, message and collective, and what it holds of its plan (the
+// system, sequences, groups, linear layout, TP groups and attention blocks the reference reads).
 // Every process plans and lowers for itself, and a program that differs between processes would mismatch
 // keys and hang, so it is caught first.
 std::uint64_t program_fingerprint(const lower::Program& program) {
   Fingerprint f;
-  nlohmann::ordered_json json = plan::to_json(*program.plan);
-  json.erase("planner_seconds");
-  f.add(json.dump());
+  f.add(program.system);
+  f.add(program.strategy);
+  for (const layout::Sequence& s : program.sequences) {
+    f.add(s.length);
+    f.add(s.micro_batch);
+  }
+  for (const lower::Group& g : program.groups) {
+    f.add(g.ranks);
+    f.add(g.sequences);
+    f.add(g.level);
+  }
+  for (const std::vector<layout::Shard>& shards : program.linear_layout) {
+    f.add(shards.size());
+    for (const layout::Shard& s : shards) {
+      f.add(s.seq);
+      f.add(s.begin);
+      f.add(s.end);
+    }
+  }
+  for (const std::vector<int>& group : program.tensor_parallel_groups) f.add(group);
+  for (const layout::AttentionBlock& b : program.blocks) {
+    for (const std::int64_t v : {b.q0, b.q1, b.k0, b.k1}) f.add(v);
+    f.add(b.seq);
+    f.add(b.mask);
+    f.add(b.heads.begin);
+    f.add(b.heads.end);
+  }
   f.add(program.world_size);
   f.add(program.gpus_per_node);
   f.add(program.backward);
@@ -86,6 +109,11 @@ std::uint64_t program_fingerprint(const lower::Program& program) {
       f.add(in.last_leg);
       f.add(in.collective);
       f.add(in.reads);
+      f.add(in.kv_owner);
+      f.add(in.heads.begin);
+      f.add(in.heads.end);
+      f.add(in.first_block);
+      f.add(in.block_count);
     }
   }
   for (const lower::Message& m : program.messages) {
@@ -127,7 +155,7 @@ void check_same_plan_everywhere(Transport& transport, const RunInputs& inputs) {
     if (theirs != payload) {
       throw Error(ExitCode::runtime, rank_location(transport.rank()),
                   "process " + std::to_string(r) + " planned or lowered a different program of " +
-                      inputs.plan.system + " than this process; the ranks cannot run it together",
+                      inputs.program.system + " than this process; the ranks cannot run it together",
                   "the planner and the lowering must be deterministic for the same scenario and seed");
     }
   }

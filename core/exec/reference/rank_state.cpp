@@ -16,7 +16,7 @@ RankState::RankState(const RunInputs& inputs, int rank_id)
   // The rank starts the layer with the rows of its linear layout: what the QKV projection would have
   // produced there. Attention-layout rows elsewhere arrive only through the to_attention remap.
   const QkvGenerator& gen = in.generator;
-  for (const plan::Shard& shard : in.plan.linear_layout.at(static_cast<std::size_t>(rank)).shards) {
+  for (const layout::Shard& shard : in.program.linear_layout.at(static_cast<std::size_t>(rank))) {
     if (shard.size() <= 0) continue;
     for (const auto& [tensor, which] :
          {std::pair{lower::Tensor::Q, QkvTensor::q}, std::pair{lower::Tensor::K, QkvTensor::k},

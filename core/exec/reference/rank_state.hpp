@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/common/token_layout.hpp"
 #include "core/exec/reference/head_slices.hpp"
 #include "core/exec/reference/message_payload.hpp"
 #include "core/exec/reference/qkv_generator.hpp"
@@ -15,7 +16,6 @@
 #include "core/exec/reference/row_store.hpp"
 #include "core/exec/trace.hpp"
 #include "core/lower/program.hpp"
-#include "core/plan/plan.hpp"
 
 namespace zb::reference {
 
@@ -26,7 +26,6 @@ class GradientReference;  // gradient_reference.hpp
 // Read-only inputs shared by every rank of one run.
 struct RunInputs {
   const lower::Program& program;
-  const plan::Plan& plan;  // *program.plan: sequences, layouts, the attention ops' blocks
   const ReferenceOptions& options;
   QkvGenerator generator;
   Clock::time_point start;  // time zero of the trace

@@ -100,7 +100,8 @@ bool RankRunner::complete_recv(int id) {
                    std::to_string(buffer.received) + " of its " + std::to_string(size) +
                    " payload bytes (its fragments do not tile it)");
     }
-    if (const std::string problem = unpack_payload(m, state_.dims, buffer.bytes, state_.in.plan, buffer.rows);
+    if (const std::string problem =
+            unpack_payload(m, state_.dims, buffer.bytes, state_.in.program.sequences, buffer.rows);
         !problem.empty())
       fail(id, "message " + std::to_string(in.message) + ": " + problem);
     buffer.bytes = Bytes{};

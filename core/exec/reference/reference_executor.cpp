@@ -106,11 +106,11 @@ std::vector<RankResult> run_in_process(const RunInputs& inputs, int ranks) {
 // kernel's packed order). Checked up front: a scenario whose reference dims cannot carry the plan's
 // slices is bad input (exit 2), not a numerical failure. Under tensor parallelism the reference runs
 // every head on every TP rank (head ranges ignored), which cannot hold a head all-to-all's slices.
-HeadMap check_head_slices(const lower::Program& program, const plan::Plan& plan,
-                          const ReferenceOptions& options, const ModelSpec& model) {
-  const bool tensor_parallel = !plan.tensor_parallel_groups.empty();
+HeadMap check_head_slices(const lower::Program& program, const ReferenceOptions& options,
+                          const ModelSpec& model) {
+  const bool tensor_parallel = !program.tensor_parallel_groups.empty();
   const HeadMap heads(model.heads, {options.heads, options.kv_heads, options.head_dim}, !tensor_parallel);
-  const std::string system = "system '" + plan.system + "' (" + plan.strategy + ")";
+  const std::string system = "system '" + program.system + "' (" + program.strategy + ")";
   const std::string hint =
       "set ZB_REF_HEADS (and ZB_REF_KV_HEADS) so that the reference's heads split as the plan's "
       "slices do, e.g. to the model's " +
@@ -138,16 +138,18 @@ HeadMap check_head_slices(const lower::Program& program, const plan::Plan& plan,
     }
   }
   if (!heads.applies()) return heads;
-  for (const plan::RankOps& rank : plan.ranks) {
-    for (const plan::Op& op : rank.ops) {
-      if (op.kind != plan::OpKind::attention) continue;
-      std::vector<plan::HeadRange> ranges{op.heads};
-      for (const plan::AttentionBlock& b : op.blocks) ranges.push_back(b.heads);
-      for (const plan::HeadRange& r : ranges) {
+  for (const lower::RankProgram& rank : program.ranks) {
+    for (int i = 0; i < rank.first_backward; ++i) {
+      const lower::Instr& in = rank.instrs[static_cast<std::size_t>(i)];
+      if (in.kind != lower::InstrKind::attention) continue;
+      std::vector<layout::HeadRange> ranges{in.heads};
+      for (const layout::AttentionBlock& b : lower::attention_blocks(program, rank.rank, in))
+        ranges.push_back(b.heads);
+      for (const layout::HeadRange& r : ranges) {
         if (heads.columns(r)) continue;
         throw Error(ExitCode::bad_input, Location{},
-                    system + ": rank " + std::to_string(rank.rank) + " plan op " + std::to_string(op.id) +
-                        " computes " + heads.describe(r) + ", which are no whole heads of the reference's " +
+                    system + ": " + lower::describe(program, rank.rank, i) + " computes " +
+                        heads.describe(r) + ", which are no whole heads of the reference's " +
                         std::to_string(options.heads) + " (" + std::to_string(options.kv_heads) + " K/V)",
                     hint);
       }
@@ -220,10 +222,11 @@ Verdict summarise(const std::vector<RankResult>& results, const std::string& sys
 
 }  // namespace
 
-void check_batch_size(const plan::Plan& plan, const std::string& scenario, const ReferenceOptions& options) {
+void check_batch_size(const std::vector<layout::Sequence>& sequences, const std::string& scenario,
+                      const ReferenceOptions& options) {
   std::int64_t tokens = 0;
   double sum_squares = 0;
-  for (const plan::Sequence& s : plan.sequences) {
+  for (const layout::Sequence& s : sequences) {
     tokens += s.length;
     sum_squares += static_cast<double>(s.length) * static_cast<double>(s.length);
   }
@@ -292,31 +295,22 @@ ReferenceExecutor::ReferenceExecutor(ReferenceOptions options) : options_(std::m
 ReferenceExecutor::~ReferenceExecutor() = default;
 
 Trace ReferenceExecutor::run(const lower::Program& program, const RunContext& context) {
-  if (program.plan == nullptr)
-    throw Error(ExitCode::runtime, Location{}, "the program names no plan (lower::Program::plan)");
-  const plan::Plan& plan = *program.plan;
   const ReferenceOptions options = options_.resolved_for(context.cost.model());
   options.validate();
-  const HeadMap heads = check_head_slices(program, plan, options, context.cost.model());
-  check_batch_size(plan, context.scenario.name, options);  // before any row is generated
+  const HeadMap heads = check_head_slices(program, options, context.cost.model());
+  check_batch_size(program.sequences, context.scenario.name, options);  // before any row is generated
   const ClusterSpec& cluster = context.scenario.cluster;
-  if (plan.world_size != cluster.world_size() ||
-      plan.ranks.size() != static_cast<std::size_t>(plan.world_size)) {
-    throw Error(ExitCode::runtime, Location{},
-                "the plan is for " + std::to_string(plan.world_size) + " ranks but the cluster has " +
-                    std::to_string(cluster.world_size()) + " GPUs");
-  }
-  if (program.world_size != plan.world_size ||
-      program.ranks.size() != static_cast<std::size_t>(plan.world_size)) {
+  if (program.world_size != cluster.world_size() ||
+      program.ranks.size() != static_cast<std::size_t>(program.world_size)) {
     throw Error(ExitCode::runtime, Location{},
                 "the program has " + std::to_string(program.ranks.size()) + " rank programs for a world of " +
-                    std::to_string(program.world_size) + ", but its plan is for " +
-                    std::to_string(plan.world_size) + " ranks");
+                    std::to_string(program.world_size) + ", but the cluster has " +
+                    std::to_string(cluster.world_size()) + " GPUs");
   }
   Trace trace;
   trace.backend = "reference";
-  trace.world_size = plan.world_size;
-  trace.gpus_per_node = plan.gpus_per_node;
+  trace.world_size = program.world_size;
+  trace.gpus_per_node = program.gpus_per_node;
   trace.nics_per_node = cluster.nics_per_node;
   trace.layers = context.cost.model().layers;
   trace.backward = false;  // set once the backward pass has run and verified
@@ -326,11 +320,7 @@ Trace ReferenceExecutor::run(const lower::Program& program, const RunContext& co
       if (in.kind == lower::InstrKind::gemm)
         largest_gemm_dim = std::max({largest_gemm_dim, in.m, in.n, in.k});
   trace.stand_in = options.stand_in_for(context.cost.model(), largest_gemm_dim);
-  if (!plan.feasible()) {
-    trace.model_note = "not run: the plan does not fit in GPU memory";
-    return trace;
-  }
-  const TransportChoice transport = resolve_transport(options.transport, plan.world_size);
+  const TransportChoice transport = resolve_transport(options.transport, program.world_size);
   if (options.samples_nics() && transport != TransportChoice::mpi) {
     throw Error(
         ExitCode::bad_input, Location{},
@@ -339,26 +329,27 @@ Trace ReferenceExecutor::run(const lower::Program& program, const RunContext& co
         "run it under mpirun over the nodes (scripts/emulated-cluster.sh run on this machine), or unset "
         "ZB_NICS");
   }
-  RunInputs inputs{
-      program,      plan,
-      options,      QkvGenerator(context.scenario.seed, {options.heads, options.kv_heads, options.head_dim}),
-      Clock::now(), nullptr,
-      true};
+  RunInputs inputs{program,
+                   options,
+                   QkvGenerator(context.scenario.seed, {options.heads, options.kv_heads, options.head_dim}),
+                   Clock::now(),
+                   nullptr,
+                   true};
   std::optional<GradientReference> gradients;  // shared by the rank threads; one per process under MPI
-  if (program.backward) inputs.gradients = &gradients.emplace(plan, inputs.generator);
+  if (program.backward) inputs.gradients = &gradients.emplace(program, inputs.generator);
   inputs.one_process = transport != TransportChoice::mpi;
   inputs.nic_bandwidth = cluster.nic.bandwidth;
   inputs.heads = heads;
 #ifdef ZEPPELIN_HAVE_MPI
   if (transport == TransportChoice::mpi && !mpi_transport_) mpi_transport_ = make_mpi_transport();
   last_results_ = transport == TransportChoice::mpi ? run_mpi_rank(*mpi_transport_, inputs)
-                                                    : run_in_process(inputs, plan.world_size);
+                                                    : run_in_process(inputs, program.world_size);
 #else
-  last_results_ = run_in_process(inputs, plan.world_size);
+  last_results_ = run_in_process(inputs, program.world_size);
 #endif
 
   const Verdict verdict =
-      summarise(last_results_, plan.system, options.tolerance, !plan.tensor_parallel_groups.empty());
+      summarise(last_results_, program.system, options.tolerance, !program.tensor_parallel_groups.empty());
   for (RankResult& r : last_results_) {
     trace.events.insert(trace.events.end(), r.events.begin(), r.events.end());
     trace.links.insert(trace.links.end(), r.nic_loads.begin(), r.nic_loads.end());
@@ -366,10 +357,7 @@ Trace ReferenceExecutor::run(const lower::Program& program, const RunContext& co
   if (!trace.links.empty())
     set_expected_nic_bytes(trace.links, program, {options.heads, options.kv_heads, options.head_dim}, cluster,
                            options.nic_pairing);
-  std::stable_sort(trace.events.begin(), trace.events.end(), [](const TraceEvent& a, const TraceEvent& b) {
-    return std::tie(a.pass, a.rank, a.stream, a.start, a.op) <
-           std::tie(b.pass, b.rank, b.stream, b.start, b.op);
-  });
+  sort_trace_events(trace.events);
   // The layer barrier: every backward event starts after the last forward one ended (the ranks said so
   // to each other), so the backward layer is the time from there to its last event.
   for (const TraceEvent& e : trace.events)
@@ -381,7 +369,7 @@ Trace ReferenceExecutor::run(const lower::Program& program, const RunContext& co
   trace.layer.backward = program.backward ? backward_end - trace.layer.forward : 0;
   trace.iteration_seconds = trace.layers * (trace.layer.forward + trace.layer.backward);
   trace.model_note =
-      verdict.note + " of " + std::to_string(plan.world_size) + " ranks; CPU reference, " +
+      verdict.note + " of " + std::to_string(program.world_size) + " ranks; CPU reference, " +
       (transport == TransportChoice::mpi ? "MPI" : "threads") + ", heads " + std::to_string(options.heads) +
       ", kv_heads " + std::to_string(options.kv_heads) + ", head_dim " + std::to_string(options.head_dim) +
       (program.backward ? ", one layer forward and backward" : ", one layer forward") + ", wall-clock" +

@@ -34,7 +34,8 @@ class ReferenceExecutor final : public Executor {
 
 // Exit 2 (bad input) naming the scenario and the figure when the plan's batch is above the options'
 // max_tokens or max_sum_squares: the backend would run out of memory or take hours, not fail clearly.
-void check_batch_size(const plan::Plan& plan, const std::string& scenario, const ReferenceOptions& options);
+void check_batch_size(const std::vector<layout::Sequence>& sequences, const std::string& scenario,
+                      const ReferenceOptions& options);
 
 // The transport a run will use, after checking the launcher: exit 2 when a multi-process launch cannot
 // be honoured (no MPI in this build, or an MPI world of one), or when the MPI world size is not the

@@ -88,8 +88,7 @@ RankVerification verify_outputs(const RankState& state, double tolerance) {
   result.checksum = kFnvOffset;
   const AttentionDims& d = state.dims;
   const auto head_dim = static_cast<std::size_t>(d.head_dim);
-  for (const plan::Shard& shard :
-       state.in.plan.linear_layout.at(static_cast<std::size_t>(state.rank)).shards) {
+  for (const layout::Shard& shard : state.in.program.linear_layout.at(static_cast<std::size_t>(state.rank))) {
     if (shard.size() <= 0) continue;
     if (const auto missing = state.out().first_missing(shard.seq, shard.begin, shard.end)) {
       if (result.failure.empty()) {
@@ -131,7 +130,7 @@ RankVerification verify_outputs(const RankState& state, double tolerance) {
 
 void dump_outputs(const RankState& state, const std::filesystem::path& root) {
   std::string system;  // the label as a folder name: {"routing":false} must not become a path
-  for (const char c : state.in.plan.system)
+  for (const char c : state.in.program.system)
     system += std::isalnum(static_cast<unsigned char>(c)) || c == '-' ? c : '_';
   const auto dir = root / (system.empty() ? std::string("plan") : system);
   std::filesystem::create_directories(dir);
@@ -139,7 +138,7 @@ void dump_outputs(const RankState& state, const std::filesystem::path& root) {
   std::ofstream out(path);
   std::uint64_t checksum = kFnvOffset;
   char word[24];
-  const auto write_rows = [&](const RowStore& store, const plan::Shard& shard) {
+  const auto write_rows = [&](const RowStore& store, const layout::Shard& shard) {
     if (shard.size() <= 0 || !store.has(shard.seq, shard.begin, shard.end)) return;
     const auto rows = store.rows(shard.seq, shard.begin, shard.end);
     fnv1a(checksum, rows);
@@ -151,14 +150,14 @@ void dump_outputs(const RankState& state, const std::filesystem::path& root) {
       out << word << ((i + 1) % width == 0 ? "\n" : " ");
     }
   };
-  const auto& shards = state.in.plan.linear_layout.at(static_cast<std::size_t>(state.rank)).shards;
-  for (const plan::Shard& shard : shards) {
+  const auto& shards = state.in.program.linear_layout.at(static_cast<std::size_t>(state.rank));
+  for (const layout::Shard& shard : shards) {
     out << "sequence " << shard.seq << " tokens " << shard.begin << " " << shard.end << "\n";
     write_rows(state.out(), shard);
   }
   if (state.in.program.backward) {  // the gradients of the same rows, after the backward pass
     for (const lower::Tensor t : {lower::Tensor::dQ, lower::Tensor::dK, lower::Tensor::dV}) {
-      for (const plan::Shard& shard : shards) {
+      for (const layout::Shard& shard : shards) {
         out << lower::to_string(t) << " sequence " << shard.seq << " tokens " << shard.begin << " "
             << shard.end << "\n";
         write_rows(state.own.of(t), shard);

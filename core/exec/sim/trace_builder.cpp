@@ -119,41 +119,6 @@ std::size_t event_count(const TaskGraph& graph) {
   return count;
 }
 
-// Orders the events by (pass, rank, stream, start, op), ties in emission order: what std::stable_sort on
-// the events gives, but sorting 4-byte indices and then permuting the events in place, where stable_sort
-// on the events borrowed a buffer of half of them.
-void sort_events(std::vector<TraceEvent>& events) {
-  const auto key = [](const TraceEvent& a, const TraceEvent& b) {
-    return std::tie(a.pass, a.rank, a.stream, a.start, a.op) <
-           std::tie(b.pass, b.rank, b.stream, b.start, b.op);
-  };
-  if (events.size() > std::numeric_limits<std::uint32_t>::max()) {
-    std::stable_sort(events.begin(), events.end(), key);
-    return;
-  }
-  std::vector<std::uint32_t> order(events.size());
-  std::iota(order.begin(), order.end(), 0U);
-  std::stable_sort(order.begin(), order.end(),
-                   [&events, &key](std::uint32_t x, std::uint32_t y) { return key(events[x], events[y]); });
-  // Position i takes the event now at order[i]; each cycle of the permutation is walked once, and a
-  // placed position is marked by order[i] == i.
-  for (std::size_t i = 0; i < order.size(); ++i) {
-    if (order[i] == i) continue;
-    TraceEvent held = std::move(events[i]);
-    std::size_t j = i;
-    for (;;) {
-      const std::size_t from = order[j];
-      order[j] = static_cast<std::uint32_t>(j);
-      if (from == i) {
-        events[j] = std::move(held);
-        break;
-      }
-      events[j] = std::move(events[from]);
-      j = from;
-    }
-  }
-}
-
 // Legs of routed messages appear on the nic stream of the GPU that pushes them: the source (dispatch),
 // the proxy (the NIC leg), the peer proxy (combine).
 void add_leg_events(const TaskGraph& graph, const TaskTimes& times, Trace& trace) {
@@ -233,7 +198,6 @@ std::vector<LinkLoad> link_loads(const Platform& platform, const TaskGraph& grap
 
 Trace build_trace(const Platform& platform, const TaskGraph& graph, const TaskTimes& times, int layers) {
   const lower::Program& p = graph.program();
-  const plan::Plan& plan = *p.plan;
   Trace trace;
   trace.backend = "sim";
   trace.simulator_version = simgrid_version();
@@ -254,27 +218,14 @@ Trace build_trace(const Platform& platform, const TaskGraph& graph, const TaskTi
   trace.events.reserve(event_count(graph));
   add_instr_events(graph, times, spans, trace);
   add_leg_events(graph, times, trace);
-  sort_events(trace.events);
+  sort_trace_events(trace.events);
 
   for (std::size_t mi = 0; mi < p.messages.size(); ++mi) {
     const Message& m = p.messages[mi];
     if ((m.purpose != lower::Purpose::kv && m.purpose != lower::Purpose::dkv) || m.group < 0 || m.step < 0)
       continue;
     if (!(spans[mi].start <= spans[mi].end)) continue;
-    RingStepTransfer r;
-    r.group = m.group;
-    r.step = m.step;
-    r.group_level = plan.groups.at(static_cast<std::size_t>(m.group)).level;
-    r.level = m.src / p.gpus_per_node == m.dst / p.gpus_per_node ? plan::Level::intra_node
-                                                                 : plan::Level::inter_node;
-    r.pass = m.pass;
-    r.micro_batch = m.micro_batch;
-    r.src = m.src;
-    r.dst = m.dst;
-    r.bytes = static_cast<double>(m.bytes);
-    r.start = spans[mi].start;
-    r.end = spans[mi].end;
-    trace.ring_steps.push_back(r);
+    trace.ring_steps.push_back(ring_step_transfer(p, static_cast<int>(mi), spans[mi].start, spans[mi].end));
   }
   trace.ring_step_stats = ring_step_statistics(trace.ring_steps);
   trace.links = link_loads(platform, graph, times);

@@ -2,11 +2,11 @@
 // Turns the task times of one simulation into a Trace: one event per compute instruction, per
 // collective member and per message end (a transfer's legs together), relay-leg events, ring-step
 // transfers, per-link load series and the layer times.
+#include "core/common/token_layout.hpp"
 #include "core/exec/sim/platform.hpp"
 #include "core/exec/sim/simulate.hpp"
 #include "core/exec/sim/task_graph.hpp"
 #include "core/exec/trace.hpp"
-#include "core/plan/plan.hpp"
 
 namespace zb::sim {
 

@@ -66,7 +66,7 @@ TEST(CudaTrace, RingStepsSpanTheSendersFirstByteToTheReceiversLast) {
   assemble_trace(p, records(p, order, 0.0), trace);
   ASSERT_EQ(trace.ring_steps.size(), 2u);
   for (const RingStepTransfer& r : trace.ring_steps) {
-    EXPECT_EQ(r.level, plan::Level::intra_node);
+    EXPECT_EQ(r.level, layout::Level::intra_node);
     EXPECT_EQ(r.bytes, 1024.0);
     EXPECT_NEAR(r.start, 0.0, 1e-12);
     EXPECT_NEAR(r.end, 0.5e-3, 1e-12);

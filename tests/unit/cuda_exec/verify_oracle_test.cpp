@@ -4,6 +4,7 @@
 // the wrong rows gives) or one wrong gradient element fails, naming the tensor and the element.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <limits>
 
 #include "core/exec/cuda/verify_oracle.hpp"
@@ -21,7 +22,8 @@ AttentionOperands two_blocks(bool backward) {
   AttentionOperands a;
   a.backward = backward;
   a.packed.shape = {kDims.heads, kDims.kv_heads, kDims.head_dim, 64, 64, 64};
-  a.packed.blocks = {{0, 32, 64, 0, 32, plan::Mask::full, {}}, {0, 32, 64, 32, 64, plan::Mask::causal, {}}};
+  a.packed.blocks = {{0, 32, 64, 0, 32, layout::Mask::full, {}},
+                     {0, 32, 64, 32, 64, layout::Mask::causal, {}}};
   a.packed.descs = {{0, 32, 0, 32, 32, 0, kernels::AttentionMask::full, 0},
                     {32, 32, 32, 32, 32, 32, kernels::AttentionMask::causal, 32}};
   a.k = {{5, 0, 0, 32, 0, 0}, {-1, 0, 32, 32, 32, 0}};

@@ -5,6 +5,7 @@
 
 #include "core/exec/executor.hpp"
 #include "core/plan/plan_format.hpp"
+#include "core/run/execute.hpp"
 #include "plan_test_support.hpp"
 
 namespace zb {

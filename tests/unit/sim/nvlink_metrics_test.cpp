@@ -85,7 +85,7 @@ SimulatedRun simulate(const std::string& strategy, nlohmann::json options, int n
   const plan::Plan p = make_strategy(system, s, cost)->make_plan(batch);
   EXPECT_TRUE(p.feasible());
   const RunContext context{s, cost};
-  const lower::Program program = lower_for_run(p, context);
+  const lower::Program& program = *program_for_run(p, context);
   const Trace t = execute(*make_executor(Backend::sim), p, context);
   SimulatedRun run{compute_run_metrics(p, t, cost, s, 10), intra_node_bytes(program, s.cluster),
                    s.model.layers, 0};

@@ -10,6 +10,7 @@
 #include "core/cost/cost_model.hpp"
 #include "core/exec/executor.hpp"
 #include "core/plan/plan.hpp"
+#include "core/run/execute.hpp"
 
 namespace zb::sim_test {
 

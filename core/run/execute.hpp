@@ -1,0 +1,23 @@
+#pragma once
+// Plan → Program → Trace for the run pipeline, benchmarks and tests: the one place that hands an executor
+// a Program. Executors (core/exec) see only the Program; this is where a plan meets its lowering.
+#include <memory>
+
+#include "core/exec/executor.hpp"
+#include "core/lower/program.hpp"
+#include "core/plan/plan.hpp"
+
+namespace zb {
+
+// The Program a run executes for `plan`: the one its prediction lowered (plan.lowered), when that one was
+// lowered for the passes and world this run has; otherwise the plan lowered now (a plan read from a file,
+// predicted under a planner error, or made by a caller that did not predict it). Then checked
+// (lower::verify: exit 3 naming the rank and instruction when it is broken or could deadlock): a Program
+// that could deadlock under NCCL's rendezvous semantics must not reach any executor.
+[[nodiscard]] std::shared_ptr<const lower::Program> program_for_run(const plan::Plan& plan,
+                                                                    const RunContext& context);
+
+// Runs `plan` on `executor`: program_for_run, then the executor.
+[[nodiscard]] Trace execute(Executor& executor, const plan::Plan& plan, const RunContext& context);
+
+}  // namespace zb
