@@ -1,4 +1,4 @@
-// `zeppelin-bench run SCENARIO... [--backend sim|reference|cuda] [--out DIR] [--iterations N] [--seed N]
+// `zeppelin-bench run SCENARIO... [--backend NAME] [--out DIR] [--iterations N] [--seed N]
 // [--format F]... [--profile FILE] [--plan FILE.json] [--system PATTERN]... [-q|--quiet|--verbose]`: plans
 // and executes every system of a scenario for every iteration, writes the reports, then prints the summary,
 // and exits 1 when a gate fails. With
@@ -28,6 +28,7 @@
 #include "cli/scenario_set.hpp"
 #include "cli/scratch_folder.hpp"
 #include "core/config/scenario_loader.hpp"
+#include "core/exec/backend_registry.hpp"
 #include "core/exec/executor.hpp"
 #include "core/exec/launch/launcher.hpp"
 #include "core/plan/plan_format.hpp"
@@ -53,10 +54,11 @@ reports::ConsoleLayout console_layout(const RunFlags& f, std::FILE* out) {
   return {reports::terminal_columns(out, 100), false};
 }
 
-Backend parse_backend(const std::string& name) {
-  if (name == "sim") return Backend::sim;
-  if (name == "reference") return Backend::reference;
-  return Backend::cuda;
+// --backend's choices: every registered backend (core/exec/backend_registry.hpp), in listing order.
+std::vector<std::string> registered_backends() {
+  std::vector<std::string> names;
+  for (const BackendInfo& info : backend_catalog()) names.push_back(info.name);
+  return names;
 }
 
 // `--out -`: report.json alone on standard output, for a pipe (`| jq .systems`), as `-` means for most
@@ -179,9 +181,9 @@ LoadedRun load_run(const RunFlags& f, const std::string& file, bool out_is_paren
   std::optional<std::string> out_dir;  // names are letters, digits, '.', '_' and '-': a safe folder name
   if (!f.out.empty())
     out_dir = out_is_parent ? (std::filesystem::path(f.out) / scenario.name).string() : f.out;
-  run.overrides = apply_overrides(
-      scenario, f.backend.empty() ? std::nullopt : std::optional<Backend>(parse_backend(f.backend)),
-      f.iterations, f.seed, out_dir);
+  run.overrides =
+      apply_overrides(scenario, f.backend.empty() ? std::nullopt : std::optional<std::string>(f.backend),
+                      f.iterations, f.seed, out_dir);
   run.overrides.insert(run.overrides.begin(), sets.begin(), sets.end());
   if (!f.systems.empty()) keep_systems(scenario, f.systems, file, run.overrides);
   if (const auto profile = read_profile_flag(f.profile)) {
@@ -255,7 +257,7 @@ void add_run_command(CLI::App& app, CommandStatus& status) {
   command
       ->add_option("--backend", f->backend,
                    "Executor, overriding the scenario's \"backend\" (default: the scenario's, sim)")
-      ->check(CLI::IsMember({"sim", "reference", "cuda"}));
+      ->check(CLI::IsMember(registered_backends()));
   command
       ->add_option(
           "--out", f->out,

@@ -97,9 +97,8 @@ std::optional<SweepShard> choose_shard(const RunFlags& f, const std::vector<Load
   if (!f.shard.empty()) return parse_shard_flag(f.shard, kEnvironment);
   const Launch launch = process_launch();
   if (launch.world_size < 2) return std::nullopt;
-  const auto simulated = std::count_if(runs.begin(), runs.end(), [](const LoadedRun& r) {
-    return is_simulated_backend(to_string(r.scenario.backend));
-  });
+  const auto simulated = std::count_if(
+      runs.begin(), runs.end(), [](const LoadedRun& r) { return is_simulated_backend(r.scenario.backend); });
   if (simulated == static_cast<std::ptrdiff_t>(runs.size())) return rank_shard(launch);
   if (simulated > 0 && is_reporter() && !f.quiet) {
     print_progress(fmt::format(

@@ -15,8 +15,6 @@ inline constexpr std::array<std::string_view, 3> known_distribution_kinds{"logno
 
 inline constexpr std::array<std::string_view, 3> known_long_document_policies{"truncate", "split", "keep"};
 
-inline constexpr std::array<std::string_view, 3> known_backends{"sim", "reference", "cuda"};
-
 inline constexpr std::array<std::string_view, 2> known_passes{"fwd", "fwd+bwd"};
 
 inline constexpr std::array<std::string_view, 4> known_output_formats{"json", "html", "trace", "gbench"};

@@ -127,6 +127,9 @@ struct ParallelismSpec {
   int expert = 1;
 };
 
+// The backends this repository builds in, for code that names one of them (tests; the simulation ratio's
+// simulator): make_executor(Backend) asks the registry by to_string's name. A scenario holds any
+// registered backend's name (Scenario::backend), not this closed set.
 enum class Backend { sim, reference, cuda };
 enum class Passes { fwd, fwd_bwd };
 
@@ -154,7 +157,9 @@ struct Scenario {
   HardwareProfileSpec
       hardware_profile;  // the cost model's constants (defaults unless the scenario names one)
   std::vector<SystemSpec> systems;
-  Backend backend = Backend::sim;
+  // A registered backend's name (core/exec/backend_registry.hpp; the loader checks it against
+  // core/config/backend_names.hpp): "sim", "reference", "cuda", or one added since.
+  std::string backend = "sim";
   Passes passes = Passes::fwd_bwd;
   // The relative error of every planner's cost terms (CostModel's PlannerError; 0 = the exact model).
   double planner_error = 0;

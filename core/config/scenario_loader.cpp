@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "core/config/backend_names.hpp"
 #include "core/config/did_you_mean.hpp"
 #include "core/config/jsonc.hpp"
 #include "core/config/known_names.hpp"
@@ -109,11 +110,9 @@ Scenario parse_scenario(std::string_view text, const std::filesystem::path& file
   scenario.systems = sections::read_systems(root, facts, systems_ok);
   scenario.gates = sections::read_gates(root, scenario.systems, systems_ok);
 
-  if (auto backend = root.choice("backend", known_backends)) {
-    scenario.backend = *backend == "reference" ? Backend::reference
-                       : *backend == "cuda"    ? Backend::cuda
-                                               : Backend::sim;
-  }
+  // Any registered backend (core/config/backend_names.hpp): the set is open, the check is not.
+  const std::vector<std::string_view> backends(backend_names().begin(), backend_names().end());
+  if (auto backend = root.choice("backend", backends)) scenario.backend = *backend;
   if (auto passes = root.choice("passes", known_passes)) {
     scenario.passes = *passes == "fwd" ? Passes::fwd : Passes::fwd_bwd;
   }

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "core/common/error.hpp"
+#include "core/config/backend_names.hpp"
 
 namespace zb {
 namespace {
@@ -81,6 +82,8 @@ BackendRegistration::BackendRegistration(BackendInfo info) {
   if (info.defaults != nullptr) check_values(info, info.defaults(), "defaults()");
   if (!info.available() && info.unavailable.empty())
     registration_bug(info.name, "has no factory and does not say why");
+  // The scenario loader (core/config, below this layer) validates "backend" against these names.
+  register_backend_name(info.name, info.order);
   std::vector<BackendInfo>& backends = registered();
   const auto at = std::upper_bound(backends.begin(), backends.end(), info.order,
                                    [](int order, const BackendInfo& b) { return order < b.order; });

@@ -1,7 +1,11 @@
 #pragma once
 // One (system, iteration) of the run pipeline once a plan exists, shared by `run` (the strategy planned
 // it) and `run --plan` (it was read from a file), so both execute and measure a plan the same way.
+#include <memory>
+#include <string_view>
+
 #include "core/cost/iteration_cost.hpp"
+#include "core/exec/backend_registry.hpp"
 #include "core/exec/executor.hpp"
 #include "core/run/run_result.hpp"
 
@@ -33,7 +37,13 @@ void execute_iteration(Executor& executor, const RunContext& context, plan::Plan
 // one GPU's token capacity (a TP group's, on the grid strategies plan on) and a node's grid GPUs times it.
 [[nodiscard]] LongDocumentRecord long_document_record(const Scenario& scenario, const CostModel& cost);
 
-// The simulator for the simulation ratio of a run on `backend` (none for sim itself, or when not wanted).
+// The simulator for the simulation ratio of a run on the registered backend `backend` (none for a
+// simulated backend, or when not wanted).
+[[nodiscard]] inline std::unique_ptr<Executor> simulator_for(std::string_view backend, bool wanted) {
+  if (!wanted || is_simulated_backend(backend)) return nullptr;  // nothing to compare with
+  return make_executor("sim");
+}
+// The same for a built-in backend named by the enum.
 [[nodiscard]] std::unique_ptr<Executor> simulator_for(Backend backend, bool wanted);
 
 }  // namespace zb

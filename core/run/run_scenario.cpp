@@ -1,9 +1,11 @@
 #include "core/run/run_scenario.hpp"
 
+#include <algorithm>
 #include <new>
 
 #include "core/common/error.hpp"
 #include "core/common/out_of_memory.hpp"
+#include "core/config/backend_names.hpp"
 #include "core/cost/cost_model.hpp"
 #include "core/exec/executor.hpp"
 #include "core/plan/verify.hpp"
@@ -24,14 +26,21 @@ Location flag(const char* name) {
 
 }  // namespace
 
-std::vector<ScenarioOverride> apply_overrides(Scenario& scenario, std::optional<Backend> backend,
+std::vector<ScenarioOverride> apply_overrides(Scenario& scenario, std::optional<std::string> backend,
                                               std::optional<int> iterations,
                                               std::optional<std::uint64_t> seed,
                                               std::optional<std::string> out_dir) {
   std::vector<ScenarioOverride> applied;
   if (backend) {
+    const std::vector<std::string>& names = backend_names();
+    if (std::find(names.begin(), names.end(), *backend) == names.end()) {
+      std::string known;
+      for (const std::string& name : names) known += (known.empty() ? "" : ", ") + name;
+      throw_input_error(flag("--backend"), "\"" + *backend + "\" is not a registered backend",
+                        "use one of " + known + " (zeppelin-bench list backends)");
+    }
     scenario.backend = *backend;
-    applied.push_back({"--backend", "/backend", to_string(*backend)});
+    applied.push_back({"--backend", "/backend", *backend});
   }
   if (iterations) {
     if (*iterations < 1)
@@ -58,7 +67,7 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   // The strategies plan with what their fits would tell them; the executors charge `cost`.
   const CostModel planner_cost = planner_cost_model(scenario, cost);
   const Workload workload(scenario);
-  if (scenario.parallelism.tensor > 1 && scenario.backend == Backend::reference) {
+  if (scenario.parallelism.tensor > 1 && scenario.backend == "reference") {
     // The reference kernels compute every head of a rank's rows; a TP member holds a slice of the heads.
     throw_input_error(
         Location{scenario.source_file.string(), "parallelism.tensor"},

@@ -31,7 +31,7 @@ struct RunOptions {
 
 // Applies command-line overrides to a loaded scenario (each one validated: bad values are exit 2) and
 // returns them in a fixed order (backend, iterations, seed, output directory), for the report.
-std::vector<ScenarioOverride> apply_overrides(Scenario& scenario, std::optional<Backend> backend,
+std::vector<ScenarioOverride> apply_overrides(Scenario& scenario, std::optional<std::string> backend,
                                               std::optional<int> iterations,
                                               std::optional<std::uint64_t> seed,
                                               std::optional<std::string> out_dir);

@@ -4,11 +4,14 @@
 // The real strategies are not linked: they would double the fuzz build (strategies and lowering) for a
 // few lines of option checks. Two stand-in systems are registered instead, with every option type the
 // catalog knows and a hook of the usual kind (a degree dividing the world size), so that the loader's
-// generic system, option, label and gate validation is reached; the seed corpus names them.
+// generic system, option, label and gate validation is reached; the seed corpus names them. Nor are the
+// backends (SimGrid, MPI): their names are registered as the backends' registrations would, so that a
+// corpus scenario's "backend" is checked against the same kind of list.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
+#include "core/config/backend_names.hpp"
 #include "core/config/scenario_loader.hpp"
 #include "core/config/system_catalog.hpp"
 #include "fuzz_support.hpp"
@@ -63,6 +66,9 @@ void register_stand_in_systems() {
 // Called once before the first input, while the catalog may still be filled.
 extern "C" int LLVMFuzzerInitialize(int* /*argc*/, char*** /*argv*/) {
   register_stand_in_systems();
+  zb::register_backend_name("sim", 10);
+  zb::register_backend_name("reference", 20);
+  zb::register_backend_name("cuda", 30);
   return 0;
 }
 

@@ -50,7 +50,7 @@ TEST(ScenarioLoader, BaseScenarioTakesPresetValues) {
   EXPECT_EQ(s.systems[1].label, "ring-cp");
   EXPECT_EQ(s.systems[2].label, "uniform-cp[degree=8]");
   EXPECT_EQ(s.systems[2].options, (json{{"degree", 8}, {"dealing", "balanced"}}));
-  EXPECT_EQ(s.backend, Backend::sim);
+  EXPECT_EQ(s.backend, "sim");
   EXPECT_EQ(s.passes, Passes::fwd_bwd);
   EXPECT_EQ(s.output.dir, std::filesystem::path("out/base"));
   EXPECT_EQ(s.output.formats, (std::vector<std::string>{"json", "html", "trace"}));
@@ -144,7 +144,7 @@ TEST(ScenarioLoader, DefaultsApplyWhenKeysAreOmitted) {
   EXPECT_EQ(s.workload.long_documents, LongDocuments::truncate);
   EXPECT_EQ(s.workload.tokens_per_iteration, 1048576);
   EXPECT_EQ(s.workload.iterations, 3);
-  EXPECT_EQ(s.backend, Backend::sim);
+  EXPECT_EQ(s.backend, "sim");
   EXPECT_EQ(s.passes, Passes::fwd_bwd);
   EXPECT_EQ(s.output.dir, std::filesystem::path("out/minimal"));
   EXPECT_EQ(s.output.formats, (std::vector<std::string>{"json", "html"}));
