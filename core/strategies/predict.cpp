@@ -1,10 +1,12 @@
 #include "core/strategies/predict.hpp"
 
 #include <memory>
+#include <vector>
 
 #include "core/cost/iteration_cost.hpp"
 #include "core/lower/estimate.hpp"
 #include "core/lower/lower.hpp"
+#include "core/plan/attention_flops.hpp"
 
 namespace zb {
 namespace {
@@ -68,13 +70,8 @@ void predict(plan::Plan& plan, const CostModel& cost, Passes passes) {
   plan::Prediction& p = plan.predicted;
   p = plan::Prediction{};
   p.per_rank.resize(static_cast<std::size_t>(plan.world_size));
-  for (const auto& r : plan.ranks) {
-    for (const auto& op : r.ops) {
-      if (op.kind == plan::OpKind::attention)
-        p.per_rank[static_cast<std::size_t>(r.rank)].attention_flops +=
-            cost.attention_fwd_flops(op.pairs) * op.heads.share(cost.model().heads);
-    }
-  }
+  const std::vector<double> attention = plan::attention_flops_per_rank(plan, cost);
+  for (std::size_t r = 0; r < attention.size(); ++r) p.per_rank[r].attention_flops = attention[r];
   for (const auto& l : plan.linear_layout) p.per_rank[static_cast<std::size_t>(l.rank)].tokens = l.tokens();
   if (!plan.feasible()) return;
   auto lowered =
