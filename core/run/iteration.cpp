@@ -34,9 +34,9 @@ LongDocumentRecord long_document_record(const Scenario& scenario, const CostMode
   return record;
 }
 
-std::unique_ptr<Executor> simulator_for(Backend backend, bool wanted) {
-  if (!wanted || is_simulated_backend(to_string(backend))) return nullptr;  // nothing to compare with
-  return make_executor(Backend::sim);
+std::unique_ptr<Executor> simulator_for(std::string_view backend, bool wanted) {
+  if (!wanted || is_simulated_backend(backend)) return nullptr;  // nothing to compare with
+  return make_executor("sim");
 }
 
 LayerWindow layer_window_of(const Trace& trace, const CostModel& cost) {

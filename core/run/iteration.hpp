@@ -5,7 +5,6 @@
 #include <string_view>
 
 #include "core/cost/iteration_cost.hpp"
-#include "core/exec/backend_registry.hpp"
 #include "core/exec/executor.hpp"
 #include "core/run/run_result.hpp"
 
@@ -39,11 +38,6 @@ void execute_iteration(Executor& executor, const RunContext& context, plan::Plan
 
 // The simulator for the simulation ratio of a run on the registered backend `backend` (none for a
 // simulated backend, or when not wanted).
-[[nodiscard]] inline std::unique_ptr<Executor> simulator_for(std::string_view backend, bool wanted) {
-  if (!wanted || is_simulated_backend(backend)) return nullptr;  // nothing to compare with
-  return make_executor("sim");
-}
-// The same for a built-in backend named by the enum.
-[[nodiscard]] std::unique_ptr<Executor> simulator_for(Backend backend, bool wanted);
+[[nodiscard]] std::unique_ptr<Executor> simulator_for(std::string_view backend, bool wanted);
 
 }  // namespace zb

@@ -7,6 +7,7 @@
 
 #include "core/common/error.hpp"
 #include "core/cost/cost_model.hpp"
+#include "core/exec/backend_registry.hpp"
 #include "core/exec/executor.hpp"
 #include "core/lower/lower.hpp"
 #include "core/lower/verify_program.hpp"

@@ -7,6 +7,7 @@
 #include "core/common/out_of_memory.hpp"
 #include "core/config/backend_names.hpp"
 #include "core/cost/cost_model.hpp"
+#include "core/exec/backend_registry.hpp"
 #include "core/exec/executor.hpp"
 #include "core/plan/verify.hpp"
 #include "core/run/iteration.hpp"

@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
-#include <numeric>
-#include <tuple>
 
 #include "core/exec/instr_events.hpp"
 
