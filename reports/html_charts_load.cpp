@@ -23,7 +23,7 @@ std::vector<RankCompute> compute_per_rank(const Trace& trace) {
   std::vector<RankCompute> out(static_cast<std::size_t>(std::max(trace.world_size, 0)));
   const double layers = std::max(trace.layers, 1);
   for (const TraceEvent& event : trace.events) {
-    if (event.stream != Stream::compute || event.rank < 0 || event.rank >= trace.world_size) continue;
+    if (event.track != Track::compute || event.rank < 0 || event.rank >= trace.world_size) continue;
     RankCompute& rank = out[static_cast<std::size_t>(event.rank)];
     (event.category == EventCategory::attention ? rank.attention : rank.linear) +=
         (event.end - event.start) * layers;

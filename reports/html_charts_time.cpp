@@ -180,10 +180,10 @@ std::string timeline_chart(const SystemSummary& system, const Trace& trace, doub
   const int ranks = std::min(timeline_ranks, trace.world_size);
   const double span = std::max(trace.trace_seconds(), axis_span_seconds);
   if (ranks <= 0 || !(span > 0)) return R"(<p class="note">No trace for this system.</p>)";
-  const std::array<Stream, 3> streams{Stream::compute, Stream::comm, Stream::nic};
+  const std::array<Track, 3> tracks{Track::compute, Track::comm, Track::nic};
   // The relay lane (routing legs carried for other ranks) only when some shown rank carries any.
   const bool relays = std::any_of(trace.events.begin(), trace.events.end(), [&](const TraceEvent& e) {
-    return e.stream == Stream::nic && e.rank < ranks;
+    return e.track == Track::nic && e.rank < ranks;
   });
   const int lanes = relays ? 3 : 2;
   // The legend is HTML above the chart (chart_figure); the top margin holds the forward | backward labels.
@@ -208,13 +208,13 @@ std::string timeline_chart(const SystemSummary& system, const Trace& trace, doub
     for (std::size_t s = 0; s < static_cast<std::size_t>(lanes); ++s) {
       const double y = rank_y + static_cast<double>(s) * (lane + lane_gap);
       canvas.rect(left, y, x.range_high - left, lane, "#F6F7F9");
-      canvas.text(left - 8, y + 11, fmt::format("rank {} {}", rank, s == 2 ? "relay" : to_string(streams[s])),
+      canvas.text(left - 8, y + 11, fmt::format("rank {} {}", rank, s == 2 ? "relay" : to_string(tracks[s])),
                   "end", "tick");
     }
   }
   for (const TraceEvent& event : trace.events) {
     if (event.rank >= ranks) continue;
-    const std::size_t s = event.stream == Stream::compute ? 0 : event.stream == Stream::comm ? 1 : 2;
+    const std::size_t s = event.track == Track::compute ? 0 : event.track == Track::comm ? 1 : 2;
     const double y = top + event.rank * rank_height + static_cast<double>(s) * (lane + lane_gap);
     const double width = std::max(0.6, x(event.end) - x(event.start));  // keep very short kernels visible
     canvas.rect(x(event.start), y, width, lane, part_colour(to_string(event.category)),

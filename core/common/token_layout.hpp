@@ -10,6 +10,25 @@ namespace zb::layout {
 enum class Level { local, intra_node, inter_node };
 enum class Mask { causal, full };
 enum class RemapDirection { to_attention, to_linear };
+// A collective's operation. A plan names the first four; the lowering turns an all-to-all whose peers
+// exchange different byte counts into all_to_all_v (a plan file cannot name it).
+enum class CollectiveKind : std::uint8_t { all_gather, reduce_scatter, all_reduce, all_to_all, all_to_all_v };
+
+[[nodiscard]] constexpr const char* to_string(CollectiveKind k) {
+  switch (k) {
+    case CollectiveKind::all_gather:
+      return "all_gather";
+    case CollectiveKind::reduce_scatter:
+      return "reduce_scatter";
+    case CollectiveKind::all_reduce:
+      return "all_reduce";
+    case CollectiveKind::all_to_all:
+      return "all_to_all";
+    case CollectiveKind::all_to_all_v:
+      return "all_to_all_v";
+  }
+  return "?";
+}
 
 struct Sequence {
   int id = 0;

@@ -9,17 +9,23 @@
 #include <utility>
 #include <vector>
 
-#include "core/config/scenario.hpp"
 #include "core/cost/cost_model.hpp"
 #include "core/exec/trace.hpp"
 #include "core/lower/program.hpp"
 
 namespace zb {
 
-struct RunContext {
-  const Scenario& scenario;
+// What an executor may know beyond the Program: the cost model (which holds the cluster, the model and the
+// hardware profile), the scenario's seed and name, and the iteration. Not the Scenario: its systems,
+// workload and options are the planner's business, and a backend that read them would run something other
+// than the Program it was given. core/run/execute.hpp builds one from a Scenario (exec_context).
+struct ExecContext {
   const CostModel& cost;
-  int iteration = 0;  // the iteration being run: the sim backend's seeded compute jitter draws by it
+  std::uint64_t seed = 1;     // the scenario's seed: generated Q/K/V and the sim's compute jitter draw by it
+  int iteration = 0;          // the iteration being run: the sim backend's seeded compute jitter draws by it
+  std::string scenario_name;  // for messages only
+  [[nodiscard]] const ClusterSpec& cluster() const { return cost.cluster(); }
+  [[nodiscard]] const ModelSpec& model() const { return cost.model(); }
 };
 
 // What an executor asked this machine at run time about the software and the device it runs on, for the
@@ -46,12 +52,12 @@ class Executor {
   // says so now (the cuda backend: no usable device, exit 3; a launch that does not match the scenario,
   // exit 2), before any work, any report or any header claims a measurement, and even when every plan
   // turns out not to fit (then run() is never called). Nothing to do by default.
-  virtual void prepare(const Scenario& scenario) { (void)scenario; }
+  virtual void prepare(const ClusterSpec& cluster) { (void)cluster; }
   // What prepare() asked at run time; empty for backends on no device.
   [[nodiscard]] virtual RuntimeFacts runtime_facts() const { return {}; }
   // Runs one iteration of the program (every layer, the program's passes). The program's plan is
   // feasible (a plan with `oom` is never lowered for running).
-  [[nodiscard]] virtual Trace run(const lower::Program& program, const RunContext& context) = 0;
+  [[nodiscard]] virtual Trace run(const lower::Program& program, const ExecContext& context) = 0;
 };
 
 // The executor for a backend, from the backend registry (backend_registry.hpp, defined there: a binary

@@ -9,10 +9,10 @@ namespace zb {
 
 // An event of `in` on `rank`: name, pass, micro-batch, plan op, group and step from the instruction;
 // times, bytes, FLOPs and peer are the executor's to fill.
-inline TraceEvent event_of(int rank, const lower::Instr& in, Stream stream, EventCategory category) {
+inline TraceEvent event_of(int rank, const lower::Instr& in, Track track, EventCategory category) {
   TraceEvent e;
   e.rank = rank;
-  e.stream = stream;
+  e.track = track;
   e.name = in.name;
   e.category = category;
   e.pass = in.pass;

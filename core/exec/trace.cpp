@@ -33,13 +33,13 @@ std::vector<double> binned_bytes(const LinkLoad& link, double t0, double t1, int
   return out;
 }
 
-// Orders the events by (pass, rank, stream, start, op), ties in emission order: what std::stable_sort on
+// Orders the events by (pass, rank, track, start, op), ties in emission order: what std::stable_sort on
 // the events gives, but sorting 4-byte indices and then permuting the events in place, where stable_sort
 // on the events borrowed a buffer of half of them.
 void sort_trace_events(std::vector<TraceEvent>& events) {
   const auto key = [](const TraceEvent& a, const TraceEvent& b) {
-    return std::tie(a.pass, a.rank, a.stream, a.start, a.op) <
-           std::tie(b.pass, b.rank, b.stream, b.start, b.op);
+    return std::tie(a.pass, a.rank, a.track, a.start, a.op) <
+           std::tie(b.pass, b.rank, b.track, b.start, b.op);
   };
   if (events.size() > std::numeric_limits<std::uint32_t>::max()) {
     std::stable_sort(events.begin(), events.end(), key);
@@ -66,6 +66,10 @@ void sort_trace_events(std::vector<TraceEvent>& events) {
       j = from;
     }
   }
+}
+
+bool is_ring_step(const lower::Message& m) {
+  return (m.purpose == lower::Purpose::kv || m.purpose == lower::Purpose::dkv) && m.group >= 0 && m.step >= 0;
 }
 
 RingStepTransfer ring_step_transfer(const lower::Program& program, int message, double start, double end) {
@@ -117,13 +121,13 @@ std::vector<RingStepStats> ring_step_statistics(const std::vector<RingStepTransf
   return stats;
 }
 
-const char* to_string(Stream s) {
+const char* to_string(Track s) {
   switch (s) {
-    case Stream::compute:
+    case Track::compute:
       return "compute";
-    case Stream::comm:
+    case Track::comm:
       return "comm";
-    case Stream::nic:
+    case Track::nic:
       return "nic";
   }
   return "?";

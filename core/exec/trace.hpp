@@ -9,7 +9,7 @@
 // exact for it (docs/SIMULATOR.md). A forward-only run has layer.backward = 0 and no bwd events.
 //
 // Determinism: a backend that promises "same plan, same trace" fills every vector in a fixed order
-// (events by (pass, rank, stream, start, op index); links in platform order), never from hash-map iteration.
+// (events by (pass, rank, track, start, op index); links in platform order), never from hash-map iteration.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -19,9 +19,10 @@
 
 namespace zb {
 
-// compute: the GPU's compute stream (attention, GEMMs). comm: the rank's own transfers (send, recv,
-// remap). nic: relay legs a rank carries for others (routing proxies), one track per rank.
-enum class Stream { compute, comm, nic };
+// The timeline row an event belongs to. compute: the GPU's compute stream (attention, GEMMs). comm: the
+// rank's own transfers (send, recv, remap). nic: relay legs a rank carries for others (routing proxies), one
+// track per rank.
+enum class Track { compute, comm, nic };
 // tensor_parallel: a collective over hidden rows that names no CP group (tensor parallelism's sequence-
 // parallel all-gather or reduce-scatter); collective: any other (e.g. a K/V all-gather of a CP group).
 enum class EventCategory {
@@ -40,7 +41,7 @@ enum class LinkKind { nvlink_out, nvlink_in, nic_tx, nic_rx, pcie, core };
 
 struct TraceEvent {
   int rank = 0;
-  Stream stream = Stream::compute;
+  Track track = Track::compute;
   std::string name;  // the op's name ("attn g3 s2", "send g3 s2 → 9", ...)
   EventCategory category = EventCategory::attention;
   Pass pass = Pass::fwd;
@@ -165,16 +166,19 @@ struct Trace {
 // Bytes through `link` in each of `bins` equal bins of [t0, t1) (exact integral of the series).
 [[nodiscard]] std::vector<double> binned_bytes(const LinkLoad& link, double t0, double t1, int bins);
 // What every backend does alike with its trace (the executors' shared runtime):
-// Orders the events by (pass, rank, stream, start, op), ties in emission order (the trace's one event
+// Orders the events by (pass, rank, track, start, op), ties in emission order (the trace's one event
 // order, whatever the backend).
 void sort_trace_events(std::vector<TraceEvent>& events);
+// Whether a message is a ring step's hop: K/V (or dK/dV) of a CP group at one of its steps. Every backend
+// records one RingStepTransfer for each such message it moved, from its first byte out to its last in.
+[[nodiscard]] bool is_ring_step(const lower::Message& message);
 // The ring-step record of K/V (or dK/dV) message `message` of `program`, moved over [start, end].
 [[nodiscard]] RingStepTransfer ring_step_transfer(const lower::Program& program, int message, double start,
                                                   double end);
 // Statistics per (level, pass) over `transfers`, in level order then pass order.
 [[nodiscard]] std::vector<RingStepStats> ring_step_statistics(const std::vector<RingStepTransfer>& transfers);
 
-[[nodiscard]] const char* to_string(Stream s);
+[[nodiscard]] const char* to_string(Track s);
 [[nodiscard]] const char* to_string(EventCategory c);
 [[nodiscard]] const char* to_string(LinkKind k);
 [[nodiscard]] const char* to_string(DeviceActivityKind k);

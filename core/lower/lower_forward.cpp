@@ -128,7 +128,7 @@ void Lowerer::build_collectives() {
         auto [it, inserted] = collective_of.try_emplace(key, static_cast<int>(prog_.collectives.size()));
         if (inserted) {
           Collective col;
-          col.kind = static_cast<CollectiveKind>(op.collective);  // same order, all_to_all_v last
+          col.kind = op.collective;
           col.micro_batch = op.micro_batch;
           col.ranks = op.collective_ranks;
           col.instrs.assign(col.ranks.size(), -1);

@@ -94,22 +94,6 @@ const char* to_string(Purpose p) {
   return "?";
 }
 
-const char* to_string(CollectiveKind k) {
-  switch (k) {
-    case CollectiveKind::all_gather:
-      return "all_gather";
-    case CollectiveKind::reduce_scatter:
-      return "reduce_scatter";
-    case CollectiveKind::all_reduce:
-      return "all_reduce";
-    case CollectiveKind::all_to_all:
-      return "all_to_all";
-    case CollectiveKind::all_to_all_v:
-      return "all_to_all_v";
-  }
-  return "?";
-}
-
 const char* to_string(LegRole r) {
   switch (r) {
     case LegRole::direct:

@@ -69,7 +69,7 @@ enum class Stream : std::uint8_t { compute, comm, relay };
 enum class Tensor : std::uint8_t { Q, K, V, O, dQ, dK, dV, dO, hidden, grad };
 // Why a message exists, for traces and executors that treat KV rings specially (e.g. reusable buffers).
 enum class Purpose : std::uint8_t { kv, dkv, remap };
-enum class CollectiveKind : std::uint8_t { all_gather, reduce_scatter, all_reduce, all_to_all, all_to_all_v };
+using layout::CollectiveKind;  // shared with the plan (core/common/token_layout.hpp)
 // Which GEMM of a forward GEMM: the forward product, its data gradient (dX = dY·Wᵀ) or its weight
 // gradient (dW = Xᵀ·dY).
 enum class GemmPart : std::uint8_t { forward, data_grad, weight_grad };
@@ -231,7 +231,7 @@ struct Program {
 [[nodiscard]] const char* to_string(Stream s);
 [[nodiscard]] const char* to_string(Tensor t);
 [[nodiscard]] const char* to_string(Purpose p);
-[[nodiscard]] const char* to_string(CollectiveKind k);
+using layout::to_string;  // CollectiveKind
 [[nodiscard]] const char* to_string(LegRole r);
 // "rank 3 instr 17 (recv kv, group 2 step 1, fwd)": how every error names an instruction.
 [[nodiscard]] std::string describe(const Program& program, int rank, int id);

@@ -109,7 +109,7 @@ std::vector<TimeBreakdown> rank_breakdowns(const Trace& trace) {
     if (!(w.t1 > w.t0)) continue;
     for (auto& v : per_rank) v.clear();
     for (const auto& e : trace.events) {
-      if (e.pass != w.pass || e.stream == Stream::nic) continue;  // relay legs are other ranks' transfers
+      if (e.pass != w.pass || e.track == Track::nic) continue;  // relay legs are other ranks' transfers
       Activity what = Activity::comm;
       if (e.category == EventCategory::attention)
         what = Activity::compute_attention;

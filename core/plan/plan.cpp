@@ -152,18 +152,4 @@ const char* to_string(RemapDirection v) {
   return v == RemapDirection::to_attention ? "to_attention" : "to_linear";
 }
 
-const char* to_string(CollectiveKind v) {
-  switch (v) {
-    case CollectiveKind::all_gather:
-      return "all_gather";
-    case CollectiveKind::reduce_scatter:
-      return "reduce_scatter";
-    case CollectiveKind::all_reduce:
-      return "all_reduce";
-    case CollectiveKind::all_to_all:
-      return "all_to_all";
-  }
-  return "?";
-}
-
 }  // namespace zb::plan

@@ -41,6 +41,7 @@ namespace zb::plan {
 
 // Where tokens and heads are (core/common/token_layout.hpp): shared with the Program.
 using layout::AttentionBlock;
+using layout::CollectiveKind;
 using layout::HeadRange;
 using layout::Level;
 using layout::Mask;
@@ -53,7 +54,6 @@ enum class OpKind { attention, send, recv, remap, gemm, collective };
 // Collectives a plan may state directly (Llama-3 CP's K/V all-gather, tensor parallelism's all-gather and
 // reduce-scatter, gradient all-reduce). all_to_all is the uniform form (equal parts); the remap is the
 // all-to-all-v and keeps its own op kind because it carries explicit moves.
-enum class CollectiveKind { all_gather, reduce_scatter, all_reduce, all_to_all };
 enum class RouteKind { direct, routed };
 
 struct RankLayout {
@@ -220,7 +220,7 @@ struct Plan {
 [[nodiscard]] const char* to_string(OpKind v);
 [[nodiscard]] const char* to_string(RouteKind v);
 [[nodiscard]] const char* to_string(RemapDirection v);
-[[nodiscard]] const char* to_string(CollectiveKind v);
+using layout::to_string;  // CollectiveKind
 
 // The tokens whose embedding and LM head each rank pays for, as the whole-iteration model charges them with
 // the parts split `setup_tensor` ways: a rank of a TP group of width w splits them w ways, so its linear

@@ -10,12 +10,12 @@
 
 namespace zb {
 
-std::shared_ptr<const lower::Program> program_for_run(const plan::Plan& plan, const RunContext& context) {
-  const bool backward = context.scenario.passes == Passes::fwd_bwd;
+std::shared_ptr<const lower::Program> program_for_run(const plan::Plan& plan, const CostModel& cost,
+                                                      Passes passes) {
+  const bool backward = passes == Passes::fwd_bwd;
   std::shared_ptr<const lower::Program> program = plan.lowered;
   if (!program || program->backward != backward || program->world_size != plan.world_size)
-    program =
-        std::make_shared<const lower::Program>(lower::lower(plan, context.cost, {.backward = backward}));
+    program = std::make_shared<const lower::Program>(lower::lower(plan, cost, {.backward = backward}));
   if (const auto problems = lower::verify(*program, 5); !problems.empty()) {
     // One problem each, not one message with newlines (which the console escapes as \x0a).
     std::vector<Problem> list;
@@ -29,8 +29,9 @@ std::shared_ptr<const lower::Program> program_for_run(const plan::Plan& plan, co
   return program;
 }
 
-Trace execute(Executor& executor, const plan::Plan& plan, const RunContext& context) {
-  return executor.run(*program_for_run(plan, context), context);
+Trace execute(Executor& executor, const plan::Plan& plan, const Scenario& scenario, const CostModel& cost,
+              int iteration) {
+  return executor.run(*program_for_run(plan, cost, scenario.passes), exec_context(scenario, cost, iteration));
 }
 
 }  // namespace zb

@@ -9,15 +9,23 @@
 
 namespace zb {
 
+// What an executor is told of `scenario` beside the Program: its seed and name, with `cost` and the
+// iteration being run.
+[[nodiscard]] inline ExecContext exec_context(const Scenario& scenario, const CostModel& cost,
+                                              int iteration = 0) {
+  return ExecContext{cost, scenario.seed, iteration, scenario.name};
+}
+
 // The Program a run executes for `plan`: the one its prediction lowered (plan.lowered), when that one was
 // lowered for the passes and world this run has; otherwise the plan lowered now (a plan read from a file,
 // predicted under a planner error, or made by a caller that did not predict it). Then checked
 // (lower::verify: exit 3 naming the rank and instruction when it is broken or could deadlock): a Program
 // that could deadlock under NCCL's rendezvous semantics must not reach any executor.
 [[nodiscard]] std::shared_ptr<const lower::Program> program_for_run(const plan::Plan& plan,
-                                                                    const RunContext& context);
+                                                                    const CostModel& cost, Passes passes);
 
-// Runs `plan` on `executor`: program_for_run, then the executor.
-[[nodiscard]] Trace execute(Executor& executor, const plan::Plan& plan, const RunContext& context);
+// Runs `plan` of `scenario` on `executor`: program_for_run, then the executor.
+[[nodiscard]] Trace execute(Executor& executor, const plan::Plan& plan, const Scenario& scenario,
+                            const CostModel& cost, int iteration = 0);
 
 }  // namespace zb

@@ -54,31 +54,30 @@ LayerWindow layer_window_of(const Trace& trace, const CostModel& cost) {
 }
 
 WholeIterationParts simulated_whole_iteration_parts(const plan::Plan& plan, const Trace& trace,
-                                                    const RunContext& context) {
+                                                    const Scenario& scenario, const ExecContext& context) {
   // The parts outside the layers are the same model for every backend: the gradient collectives are timed
   // on the SimGrid model of the scenario's cluster (the reference backend has no network of its own).
-  const WholeIterationSetup setup =
-      whole_iteration_setup(context.cost, tensor_parallel_degree(context.scenario));
+  const WholeIterationSetup setup = whole_iteration_setup(context.cost, tensor_parallel_degree(scenario));
   const std::vector<BucketCollectiveSeconds> buckets = trace.backward
                                                            ? sim::simulate_bucket_seconds(context.cost, setup)
                                                            : std::vector<BucketCollectiveSeconds>{};
   // A simulated iteration's compute ran under the seeded multipliers (none by default); a measured one's
   // compute is what the hardware did.
-  const std::vector<double> scale =
-      trace.backend == "sim" ? sim::compute_multipliers(context.cost.profile(), context.scenario.seed,
-                                                        context.iteration, trace.world_size)
-                             : std::vector<double>{};
+  const std::vector<double> scale = trace.backend == "sim"
+                                        ? sim::compute_multipliers(context.cost.profile(), context.seed,
+                                                                   context.iteration, trace.world_size)
+                                        : std::vector<double>{};
   return whole_iteration_parts(context.cost, setup, plan::whole_iteration_tokens_per_rank(plan, setup.tensor),
                                layer_window_of(trace, context.cost), buckets, scale);
 }
 
-void execute_iteration(Executor& executor, const RunContext& run_context, plan::Plan plan,
+void execute_iteration(Executor& executor, const Scenario& scenario, const CostModel& cost, plan::Plan plan,
                        IterationResult iteration, SystemResult& system, Executor* simulator) {
   if (iteration.feasible) {
     // The iteration's index reaches the executor: the simulator's seeded compute jitter draws by it.
-    const RunContext context{run_context.scenario, run_context.cost, iteration.iteration};
+    const ExecContext context = exec_context(scenario, cost, iteration.iteration);
     // The Program the prediction lowered (else lowered now), checked once, for both executors below.
-    std::shared_ptr<const lower::Program> program = program_for_run(plan, context);
+    std::shared_ptr<const lower::Program> program = program_for_run(plan, cost, scenario.passes);
     plan.lowered.reset();  // the plan kept below must not hold the Program after this iteration
     Trace trace = executor.run(*program, context);
     // Same plan, same Program, same profile: what the simulator predicts for the run just measured. Only
@@ -86,8 +85,8 @@ void execute_iteration(Executor& executor, const RunContext& run_context, plan::
     std::optional<Trace> simulated;
     if (simulator != nullptr && trace.stand_in.empty()) simulated = simulator->run(*program, context);
     program.reset();
-    iteration.metrics = compute_run_metrics(plan, trace, context.cost, context.scenario,
-                                            simulated_whole_iteration_parts(plan, trace, context));
+    iteration.metrics = compute_run_metrics(plan, trace, context.cost, scenario,
+                                            simulated_whole_iteration_parts(plan, trace, scenario, context));
     if (simulated && iteration.metrics.layers_seconds > 0) {
       iteration.metrics.simulated_layers_seconds = simulated->layers * simulated->trace_seconds();
       iteration.metrics.simulation_ratio =

@@ -17,7 +17,7 @@ namespace zb {
 // trace and plan of its first feasible iteration. The only place the pipeline calls an executor. With a
 // `simulator`, a measured trace of the scenario's own model is set beside the simulation of the same
 // Program (RunMetrics::simulated_layers_seconds, simulation_ratio).
-void execute_iteration(Executor& executor, const RunContext& context, plan::Plan plan,
+void execute_iteration(Executor& executor, const Scenario& scenario, const CostModel& cost, plan::Plan plan,
                        IterationResult iteration, SystemResult& system, Executor* simulator = nullptr);
 
 // The layers' windows of `trace` for the whole-iteration parts: each pass's makespan and the busy
@@ -30,7 +30,8 @@ void execute_iteration(Executor& executor, const RunContext& context, plan::Plan
 // trace, each rank's embedding, head and optimizer under the iteration's compute multipliers (the same
 // m(r, i) the simulator gave its layers).
 [[nodiscard]] WholeIterationParts simulated_whole_iteration_parts(const plan::Plan& plan, const Trace& trace,
-                                                                  const RunContext& context);
+                                                                  const Scenario& scenario,
+                                                                  const ExecContext& context);
 
 // The capacities a run's long-document shares are measured against (core/metrics/long_documents.hpp):
 // one GPU's token capacity (a TP group's, on the grid strategies plan on) and a node's grid GPUs times it.

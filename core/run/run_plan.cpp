@@ -52,7 +52,7 @@ std::string scenario_hint(const Scenario& scenario) {
 std::shared_ptr<const lower::Program> check_program_of_file(const plan::Plan& plan,
                                                             const std::string& plan_file,
                                                             const plan::OpSources& sources,
-                                                            const RunContext& context) {
+                                                            const CostModel& cost, Passes passes) {
   const auto as_input = [&plan_file](const std::vector<Problem>& found, const std::string& prefix) {
     std::vector<Problem> problems;
     for (const Problem& p : found) {
@@ -64,7 +64,7 @@ std::shared_ptr<const lower::Program> check_program_of_file(const plan::Plan& pl
   };
   lower::Program program;
   try {
-    program = lower::lower(plan, context.cost, {.backward = context.scenario.passes == Passes::fwd_bwd});
+    program = lower::lower(plan, cost, {.backward = passes == Passes::fwd_bwd});
   } catch (const Error& e) {
     as_input(e.problems(), "lowering: ");
   }
@@ -76,7 +76,7 @@ std::shared_ptr<const lower::Program> check_program_of_file(const plan::Plan& pl
          "the plan's ops could deadlock or name what does not exist; `zeppelin-bench plan --verify` "
          "explains the rules"});
   as_input(found, "lower::verify: ");
-  as_input(plan_size_problems(plan, program, context.cost, plan_file, verify_problems_listed, sources), "");
+  as_input(plan_size_problems(plan, program, cost, plan_file, verify_problems_listed, sources), "");
   return std::make_shared<const lower::Program>(std::move(program));
 }
 
@@ -154,7 +154,7 @@ RunResult run_plan(const Scenario& scenario, plan::Plan plan, const std::string&
       list.add({plan_file, ""}, "plan::verify: ... and more problems");
     list.throw_if_any();
   }
-  plan.lowered = check_program_of_file(plan, plan_file, sources, RunContext{result.scenario, cost});
+  plan.lowered = check_program_of_file(plan, plan_file, sources, cost, scenario.passes);
 
   SystemResult sr;
   sr.system.name = plan.strategy.empty() ? "plan" : plan.strategy;
@@ -162,14 +162,13 @@ RunResult run_plan(const Scenario& scenario, plan::Plan plan, const std::string&
   sr.system.options = {{"plan", plan_file}};
   const auto executor = make_executor(scenario.backend);
   // Before any planning: a backend that cannot run here ends the run now, before any output claims it ran.
-  executor->prepare(scenario);
+  executor->prepare(scenario.cluster);
   result.runtime = executor->runtime_facts();
   const auto simulator = simulator_for(scenario.backend, options.simulate_measured);
   result.backend = executor->backend();
   if (options.on_progress) options.on_progress({sr.system.label, 0, 1, 0, 1});
-  const RunContext context{result.scenario, cost};
   IterationResult it = iteration_of(plan, iteration);
-  execute_iteration(*executor, context, std::move(plan), std::move(it), sr, simulator.get());
+  execute_iteration(*executor, result.scenario, cost, std::move(plan), std::move(it), sr, simulator.get());
   result.systems.push_back(std::move(sr));
   return result;
 }

@@ -78,14 +78,13 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   }
   const auto executor = make_executor(scenario.backend);
   // Before any planning: a backend that cannot run here ends the run now, before any output claims it ran.
-  executor->prepare(scenario);
+  executor->prepare(scenario.cluster);
   result.runtime = executor->runtime_facts();
   const auto simulator = simulator_for(scenario.backend, options.simulate_measured);
   result.backend = executor->backend();
   const int iterations = scenario.workload.iterations;
   result.long_documents = long_document_record(scenario, cost);
 
-  const RunContext context{scenario, cost};
   const int systems = static_cast<int>(scenario.systems.size());
   for (int si = 0; si < systems; ++si) {
     const SystemSpec& system = scenario.systems[static_cast<std::size_t>(si)];
@@ -116,7 +115,7 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
                                 "this is a bug in the strategy; please report it with the scenario");
           }
         }
-        execute_iteration(*executor, context, std::move(p), std::move(it), sr, simulator.get());
+        execute_iteration(*executor, scenario, cost, std::move(p), std::move(it), sr, simulator.get());
       } catch (const std::bad_alloc&) {
         // The unwinding has freed this iteration's plan and program, so the message can be built.
         throw out_of_memory_error("planning and running " + system.label + " (iteration " +

@@ -73,7 +73,7 @@ TEST(BackwardNamedCases, RoutedAccumulatorsAreRelayedThroughProxies) {
                                        test::in_process_options());
   const auto relays =
       std::count_if(run.trace.events.begin(), run.trace.events.end(),
-                    [](const TraceEvent& e) { return e.stream == Stream::nic && e.pass == Pass::bwd; });
+                    [](const TraceEvent& e) { return e.track == Track::nic && e.pass == Pass::bwd; });
   EXPECT_GT(relays, 0) << "no backward relay leg ran; the case no longer tests routed accumulators";
   EXPECT_NE(run.trace.model_note.find("backward verified"), std::string::npos) << run.trace.model_note;
   EXPECT_GT(run.trace.layer.backward, 0);

@@ -19,7 +19,7 @@ namespace {
 std::map<int, std::vector<std::pair<Pass, int>>> compute_order(const Trace& t) {
   std::vector<const TraceEvent*> events;
   for (const auto& e : t.events) {
-    if (e.stream == Stream::compute) events.push_back(&e);
+    if (e.track == Track::compute) events.push_back(&e);
   }
   std::stable_sort(events.begin(), events.end(), [](const TraceEvent* a, const TraceEvent* b) {
     return std::tie(a->rank, a->pass, a->start) < std::tie(b->rank, b->pass, b->start);
@@ -57,7 +57,7 @@ TEST(ExecutorConformance, ReferenceRunsEveryRanksComputeInTheSimulatorsOrder) {
       if (!p.feasible()) continue;
       reference::ReferenceExecutor executor(test::reference_options_for(system, s, options));
       const Trace measured = test::run_plan(executor, p, s, cost);
-      const Trace simulated = execute(*make_executor(Backend::sim), p, RunContext{s, cost});
+      const Trace simulated = execute(*make_executor(Backend::sim), p, s, cost);
       EXPECT_EQ(compute_order(measured), compute_order(simulated));
       EXPECT_EQ(sends(measured), sends(simulated));
       ++compared;

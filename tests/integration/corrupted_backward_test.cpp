@@ -28,7 +28,7 @@ std::string run_program(const Prepared& p, const lower::Program& program) {
   options.receive_timeout = std::chrono::seconds(30);
   reference::ReferenceExecutor executor(options);
   try {
-    (void)executor.run(program, RunContext{p.scenario, p.cost});
+    (void)executor.run(program, exec_context(p.scenario, p.cost));
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ExitCode::runtime);
     ::testing::Test::RecordProperty("error", e.what());  // the message as a user sees it, in the XML report

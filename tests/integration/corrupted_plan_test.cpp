@@ -51,7 +51,7 @@ Outcome run_program(const Prepared& p, const lower::Program& program) {
   const auto start = std::chrono::steady_clock::now();
   Outcome outcome;
   try {
-    (void)executor.run(program, RunContext{p.scenario, p.cost});
+    (void)executor.run(program, exec_context(p.scenario, p.cost));
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ExitCode::runtime);
     outcome.message = e.what();

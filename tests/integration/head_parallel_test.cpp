@@ -26,7 +26,7 @@ std::string failure_of(const Prepared& p, const lower::Program& program,
                        const reference::ReferenceOptions& options) {
   reference::ReferenceExecutor executor(options);
   try {
-    const Trace trace = executor.run(program, RunContext{p.scenario, p.cost});
+    const Trace trace = executor.run(program, exec_context(p.scenario, p.cost));
     EXPECT_NE(trace.model_note.find("forward verified"), std::string::npos) << trace.model_note;
     if (program.backward) {
       EXPECT_NE(trace.model_note.find("backward verified"), std::string::npos) << trace.model_note;
@@ -99,7 +99,7 @@ TEST(HeadParallel, SameInputsGiveTheSameOutputBits) {
   std::vector<std::uint64_t> checksums[2];
   for (auto& sums : checksums) {
     reference::ReferenceExecutor executor(options_with(4, 1));
-    (void)executor.run(p.program(), RunContext{p.scenario, p.cost});
+    (void)executor.run(p.program(), exec_context(p.scenario, p.cost));
     for (const auto& r : executor.last_results()) sums.push_back(r.verification.checksum);
   }
   EXPECT_EQ(checksums[0], checksums[1]);
@@ -157,7 +157,7 @@ TEST(HeadParallel, ReferenceHeadsThatCannotCarryTheSlicesAreExit2) {
   const Prepared p(test::small_cluster(1, 4, false), test::system("ulysses", {{"degree", 4}}), {300});
   reference::ReferenceExecutor executor(options_with(2, 2));
   try {
-    (void)executor.run(p.program(), RunContext{p.scenario, p.cost});
+    (void)executor.run(p.program(), exec_context(p.scenario, p.cost));
     ADD_FAILURE() << "ran head slices the reference's heads cannot carry";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ExitCode::bad_input);

@@ -22,7 +22,7 @@ std::string run_program(const Prepared& p, const lower::Program& program, std::s
   options.receive_timeout = std::chrono::milliseconds(1500);
   reference::ReferenceExecutor executor(options);
   try {
-    const Trace trace = executor.run(program, RunContext{p.scenario, p.cost});
+    const Trace trace = executor.run(program, exec_context(p.scenario, p.cost));
     if (note != nullptr) *note = trace.model_note;
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ExitCode::runtime);
@@ -71,7 +71,7 @@ TEST(KvCollectives, ReduceScatteredGradientsAreTheSameBitsOnEveryRun) {
   std::vector<std::uint64_t> first;
   for (int run = 0; run < 3; ++run) {
     reference::ReferenceExecutor executor(test::in_process_options());
-    (void)executor.run(p.program(), RunContext{p.scenario, p.cost});
+    (void)executor.run(p.program(), exec_context(p.scenario, p.cost));
     std::vector<std::uint64_t> sums;
     for (const auto& r : executor.last_results()) sums.push_back(r.gradients.checksum);
     if (run == 0) first = sums;

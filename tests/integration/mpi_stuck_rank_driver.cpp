@@ -59,7 +59,7 @@ class FaultyTransport final : public Transport {
     if (fault_ == Fault::layer && tag.kind() == MessageKind::transfer) stop("after its first transfer send");
   }
   [[nodiscard]] std::optional<Bytes> try_recv(int src, Tag tag) override { return real_.try_recv(src, tag); }
-  [[nodiscard]] std::optional<Message> try_recv_kind(MessageKind kind) override {
+  [[nodiscard]] std::optional<Envelope> try_recv_kind(MessageKind kind) override {
     return real_.try_recv_kind(kind);
   }
   bool wait_for_message(std::chrono::milliseconds timeout) override {

@@ -8,6 +8,7 @@
 #include "core/cost/cost_model.hpp"
 #include "core/exec/reference/reference_executor.hpp"
 #include "core/lower/lower.hpp"
+#include "core/run/execute.hpp"
 #include "core/strategies/strategy.hpp"
 #include "tests/unit/strategies/support.hpp"
 
@@ -34,7 +35,7 @@ inline Scenario small_cluster(int nodes, int gpus_per_node, bool shared_nics, st
 inline Trace run_plan(reference::ReferenceExecutor& executor, const plan::Plan& plan,
                       const Scenario& scenario, const CostModel& cost) {
   const lower::Program program = lower::lower(plan, cost, {.backward = scenario.passes == Passes::fwd_bwd});
-  return executor.run(program, RunContext{scenario, cost});
+  return executor.run(program, exec_context(scenario, cost));
 }
 
 struct ReferenceRun {

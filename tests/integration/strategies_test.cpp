@@ -56,7 +56,7 @@ TEST(ReferenceNamedCases, RoutedTransfersAreRelayedThroughProxies) {
       routed += op.kind == plan::OpKind::send && op.route.kind == plan::RouteKind::routed;
   ASSERT_GT(routed, 0u) << "the plan has no routed send; the case no longer tests relaying";
   const auto relays = std::count_if(run.trace.events.begin(), run.trace.events.end(),
-                                    [](const TraceEvent& e) { return e.stream == Stream::nic; });
+                                    [](const TraceEvent& e) { return e.track == Track::nic; });
   EXPECT_GT(relays, 0);
   EXPECT_NE(run.trace.model_note.find("verified"), std::string::npos);
 }

@@ -62,7 +62,7 @@ void BM_SimulateIteration(benchmark::State& state) {
   Trace trace;
   const double cpu_before = cpu_seconds();
   for (auto _ : state) {
-    trace = execute(*executor, plan, RunContext{s, cost});
+    trace = execute(*executor, plan, s, cost);
     benchmark::ClobberMemory();  // (DoNotOptimize on a double member mangles it with this GCC and benchmark)
   }
   const double cpu = (cpu_seconds() - cpu_before) / static_cast<double>(state.iterations());
@@ -107,7 +107,7 @@ void BM_RunIteration64Gpus(benchmark::State& state) {
   for (auto _ : state) {
     const plan::Plan plan = strategy->make_plan(batch);
     problems += plan::verify(plan, {.heads = s.model.heads}).size();
-    trace = execute(*executor, plan, RunContext{s, cost});
+    trace = execute(*executor, plan, s, cost);
     benchmark::ClobberMemory();
   }
   if (problems != 0) state.SkipWithError("the plan failed verification");

@@ -58,11 +58,11 @@ std::string enqueue_text(double enqueue_seconds, double span_seconds) {
 
 CudaExecutor::CudaExecutor(CudaOptions options) : options_(options) {}
 
-void CudaExecutor::prepare(const Scenario& scenario) {
+void CudaExecutor::prepare(const ClusterSpec& cluster) {
   options_.validate();
   // Program world sizes are the cluster's GPU count (a TP plan is expanded to the real GPUs), so this is
   // the world every run() will ask for.
-  const CudaWorld& world = CudaWorld::get(scenario.cluster.world_size());
+  const CudaWorld& world = CudaWorld::get(cluster.world_size());
   facts_ = ask_runtime_facts(world.rank(), world.device());
 }
 
@@ -70,7 +70,7 @@ std::vector<std::string> shut_down_cuda(bool after_failure) {
   return CudaWorld::shutdown(after_failure);
 }
 
-Trace CudaExecutor::run(const lower::Program& program, const RunContext& context) {
+Trace CudaExecutor::run(const lower::Program& program, const ExecContext& context) {
   options_.validate();
   CudaWorld& world = CudaWorld::get(program.world_size);  // device first (exit 3), then the launch (exit 2)
   const int rank = world.rank();
@@ -78,7 +78,7 @@ Trace CudaExecutor::run(const lower::Program& program, const RunContext& context
   trace.backend = "cuda";
   trace.world_size = program.world_size;
   trace.gpus_per_node = program.gpus_per_node;
-  trace.nics_per_node = context.scenario.cluster.nics_per_node;
+  trace.nics_per_node = context.cluster().nics_per_node;
   trace.layers = context.cost.model().layers;
   trace.backward = program.backward;
   // The NCCL order follows the planner's nominal schedule: each transfer where the estimate expects it.
@@ -104,15 +104,15 @@ Trace CudaExecutor::run(const lower::Program& program, const RunContext& context
   }
   world.agree(failure, "while checking the placement, choosing the attention kernel and the NICs to sample");
   // The correctness pass first, in buffers of its own that are freed before the timed setup allocates.
-  const std::string verified = run_correctness_pass(program, order, world, context.scenario.model, kernel,
-                                                    context.scenario.seed, options_.verify);
+  const std::string verified =
+      run_correctness_pass(program, order, world, context.model(), kernel, context.seed, options_.verify);
 
   RankSetup setup(rank);
   try {
     setup.comm = std::make_unique<RankComm>(program, rank, world, setup.arena);
-    setup.compute = std::make_unique<RankCompute>(program, rank, context.scenario.model, kernel, setup.arena);
+    setup.compute = std::make_unique<RankCompute>(program, rank, context.model(), kernel, setup.arena);
     setup.arena.allocate();
-    setup.arena.fill_random(context.scenario.seed * 1000003ULL + static_cast<std::uint64_t>(rank));
+    setup.arena.fill_random(context.seed * 1000003ULL + static_cast<std::uint64_t>(rank));
     setup.runner =
         std::make_unique<PassRunner>(program, order, rank, *setup.compute, *setup.comm, world.world());
   } catch (const Error& e) {
@@ -144,7 +144,7 @@ Trace CudaExecutor::run(const lower::Program& program, const RunContext& context
     nics->start();
     layer(&sampled, nullptr);
     runner.barrier();  // every rank's transfers of the layer have completed
-    nics->stop(sampled.front(), context.scenario.cluster.nic.bandwidth);
+    nics->stop(sampled.front(), context.cluster().nic.bandwidth);
   }
 
   // The slowest rank's time of every pass of every repetition, then the median repetition of each pass.

@@ -20,11 +20,11 @@ class CudaExecutor final : public Executor {
   // The device and the launch checked for the scenario's GPU count (CudaWorld::get: exit 3 without a usable
   // GPU, exit 2 for a launch that does not match), NCCL's world communicator made, and the versions of the
   // driver, the runtime and the libraries asked (runtime_facts.hpp).
-  void prepare(const Scenario& scenario) override;
+  void prepare(const ClusterSpec& cluster) override;
   [[nodiscard]] RuntimeFacts runtime_facts() const override { return facts_; }
   // Exit 3 without a usable GPU ("no usable CUDA device"); exit 2 when the launch does not match the
   // program (world size, more processes than GPUs on a node) or the kernels cannot run it.
-  [[nodiscard]] Trace run(const lower::Program& program, const RunContext& context) override;
+  [[nodiscard]] Trace run(const lower::Program& program, const ExecContext& context) override;
 
  private:
   CudaOptions options_;

@@ -1,7 +1,7 @@
 #pragma once
 // Settings of the cuda executor that the scenario does not carry: how many warm-up passes and timed
 // repetitions it measures (as nccl-tests: warm-up, then timed iterations; the median is reported) and
-// which attention kernel it runs. RunContext has no place for them, so make_executor uses the defaults
+// which attention kernel it runs. ExecContext carries none of them, so make_executor uses the defaults
 // below overridden by ZB_CUDA_* environment variables (docs/CUDA_BACKEND.md lists them), as the
 // reference backend does with ZB_REF_*. Pure C++: parsed and tested without CUDA.
 #include <chrono>

@@ -98,10 +98,10 @@ std::int64_t RankComm::message_bytes(int message) const {
   return verify_ != nullptr ? payload_of(m, dims_).bytes : m.bytes;
 }
 
-ByteRange RankComm::leg_bytes(const Instr& leg) const {
+lower::ByteRange RankComm::leg_bytes(const Instr& leg) const {
   if (verify_ == nullptr) return {leg.offset, leg.offset + leg.bytes};
   const lower::Message& m = program_.messages[static_cast<std::size_t>(leg.message)];
-  return payload_fragment(m, payload_of(m, dims_), leg.offset, leg.bytes);
+  return lower::payload_fragment(m, payload_of(m, dims_).bytes, leg.offset, leg.bytes);
 }
 
 void RankComm::write_payloads(const reference::QkvGenerator& generator) const {
@@ -157,7 +157,7 @@ void RankComm::issue(const IssueItem& item, cudaStream_t stream) const {
       continue;
     }
     const Instr& in = program_.instr(rank_, call.instr);
-    const ByteRange range = leg_bytes(in);
+    const lower::ByteRange range = leg_bytes(in);
     if (range.size() <= 0) continue;  // both ends skip it: they move the same fragment
     const auto bytes = static_cast<std::size_t>(range.size());
     const int peer = rank_in(program_, item.communicator, call.peer);

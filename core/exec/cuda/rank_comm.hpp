@@ -51,7 +51,7 @@ class RankComm {
   [[nodiscard]] const void* send_source(int id) const;
   // The bytes a leg moves, within its message's buffer: its modelled fragment, or in the correctness pass
   // the payload fragment.
-  [[nodiscard]] ByteRange leg_bytes(const lower::Instr& leg) const;
+  [[nodiscard]] lower::ByteRange leg_bytes(const lower::Instr& leg) const;
   [[nodiscard]] std::int64_t message_bytes(int message) const;
   [[nodiscard]] std::string where(int id) const;
 

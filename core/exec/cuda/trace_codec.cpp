@@ -22,8 +22,8 @@ void each(IO& io, F&... field) {
 template <typename IO, typename R>
 requires std::same_as<std::remove_const_t<R>, TraceEvent>
 void fields(IO& io, R& e) {
-  each(io, e.rank, e.stream, e.name, e.category, e.pass, e.micro_batch, e.start, e.end, e.bytes, e.flops,
-       e.op, e.peer, e.group, e.step);
+  each(io, e.rank, e.track, e.name, e.category, e.pass, e.micro_batch, e.start, e.end, e.bytes, e.flops, e.op,
+       e.peer, e.group, e.step);
 }
 
 template <typename IO, typename R>

@@ -15,9 +15,9 @@ using lower::InstrKind;
 namespace {
 
 // The shared event of the instruction (core/exec/instr_events.hpp), at the times the GPU measured.
-TraceEvent timed_event(int rank, const Instr& in, Stream stream, EventCategory category, double start,
+TraceEvent timed_event(int rank, const Instr& in, Track track, EventCategory category, double start,
                        double end) {
-  TraceEvent e = event_of(rank, in, stream, category);
+  TraceEvent e = event_of(rank, in, track, category);
   e.start = start;
   e.end = end;
   return e;
@@ -42,7 +42,7 @@ void add_pass_events(const lower::Program& program, const GlobalOrder& order, in
     if (item.compute) {
       const Instr& in = program.instr(rank, item.instr);
       TraceEvent e = timed_event(
-          rank, in, Stream::compute,
+          rank, in, Track::compute,
           in.kind == InstrKind::attention ? EventCategory::attention : EventCategory::gemm, start, end);
       e.flops = in.flops;
       record.events.push_back(std::move(e));
@@ -52,7 +52,7 @@ void add_pass_events(const lower::Program& program, const GlobalOrder& order, in
       const Instr& in = program.instr(rank, call.instr);
       if (call.kind == CallKind::collective) {
         TraceEvent e = timed_event(
-            rank, in, Stream::comm,
+            rank, in, Track::comm,
             collective_category(program.collectives[static_cast<std::size_t>(call.collective)]), start, end);
         e.bytes = static_cast<double>(in.bytes);
         record.events.push_back(std::move(e));
@@ -69,7 +69,7 @@ void add_pass_events(const lower::Program& program, const GlobalOrder& order, in
         s.end = std::max(s.end, end);
       }
       if (m.routed && is_send) {  // a leg of a routed message, on the GPU that pushes it
-        TraceEvent e = timed_event(rank, in, Stream::nic, leg_category(in.leg), start, end);
+        TraceEvent e = timed_event(rank, in, Track::nic, leg_category(in.leg), start, end);
         e.name = std::string(lower::to_string(m.purpose)) + " " + lower::to_string(in.leg);
         e.op = -1;
         e.bytes = static_cast<double>(in.bytes);
@@ -85,8 +85,8 @@ void add_pass_events(const lower::Program& program, const GlobalOrder& order, in
         e.end = std::max(e.end, end);
         continue;
       }
-      TraceEvent e = timed_event(rank, in, Stream::comm, is_send ? EventCategory::send : EventCategory::recv,
-                                 start, end);
+      TraceEvent e =
+          timed_event(rank, in, Track::comm, is_send ? EventCategory::send : EventCategory::recv, start, end);
       e.bytes = static_cast<double>(m.bytes);
       e.peer = is_send ? m.dst : m.src;
       record.events.push_back(std::move(e));
@@ -117,10 +117,8 @@ void assemble_trace(const lower::Program& program, const std::vector<RankRecord>
                    });
   trace.ring_steps.clear();
   for (const auto& [mi, span] : spans) {
-    const lower::Message& m = program.messages[static_cast<std::size_t>(mi)];
-    if ((m.purpose != lower::Purpose::kv && m.purpose != lower::Purpose::dkv) || m.group < 0 || m.step < 0)
+    if (!is_ring_step(program.messages[static_cast<std::size_t>(mi)]) || span.start < 0 || span.end < 0)
       continue;
-    if (span.start < 0 || span.end < 0) continue;
     // Two GPUs' clocks, aligned by the barrier to within its skew: the end is at least the start.
     trace.ring_steps.push_back(ring_step_transfer(program, mi, span.start, std::max(span.start, span.end)));
   }

@@ -167,17 +167,6 @@ Payload payload_of(const Message& message, const AttentionDims& dims) {
   return p;
 }
 
-ByteRange payload_fragment(const Message& message, const Payload& payload, std::int64_t offset,
-                           std::int64_t bytes) {
-  if (message.bytes <= 0) return {0, payload.bytes};
-  // 128-bit products: a payload of gigabytes times an offset of gigabytes overflows 64 bits.
-  __extension__ using Wide = __int128;
-  const auto scale = [&](std::int64_t at) {
-    return static_cast<std::int64_t>(static_cast<Wide>(payload.bytes) * at / message.bytes);
-  };
-  return {scale(offset), scale(offset + bytes)};
-}
-
 std::string verification_blocker(const lower::Program& program, const AttentionDims& dims) {
   // A head all-to-all trades sequence shards for head slices (Ulysses, USP, zeppelin's heads: auto); the
   // pass replays K/V rows, not head slices of them, so such a Program is not checked here (the reference

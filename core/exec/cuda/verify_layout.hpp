@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/exec/reference/qkv_generator.hpp"
+#include "core/lower/payload_fragment.hpp"
 #include "core/lower/program.hpp"
 #include "kernels/attention.hpp"
 
@@ -50,15 +51,6 @@ struct Payload {
   bool rows = false;                       // the payload is the slices' rows
 };
 [[nodiscard]] Payload payload_of(const lower::Message& message, const AttentionDims& dims);
-
-struct ByteRange {
-  std::int64_t begin = 0, end = 0;
-  [[nodiscard]] std::int64_t size() const { return end - begin; }
-};
-// The payload bytes a leg moving [offset, offset + bytes) of the message's modelled size carries: the
-// same fraction, floored at both ends. A message of modelled size 0 has one leg: the whole payload.
-[[nodiscard]] ByteRange payload_fragment(const lower::Message& message, const Payload& payload,
-                                         std::int64_t offset, std::int64_t bytes);
 
 // A run of consecutive K or V rows of a packed operand and where they come from.
 struct OperandRun {

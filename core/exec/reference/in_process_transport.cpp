@@ -20,7 +20,7 @@ void InProcessTransport::send(int dst, Tag tag, Bytes payload) {
   InProcessFabric::Inbox& inbox = *fabric_.inboxes_[static_cast<std::size_t>(dst)];
   {
     const std::lock_guard lock(inbox.mutex);
-    inbox.mailbox.put(Message{rank_, tag, std::move(payload)});
+    inbox.mailbox.put(Envelope{rank_, tag, std::move(payload)});
     ++inbox.arrivals;
   }
   inbox.arrived.notify_all();
@@ -32,7 +32,7 @@ std::optional<Bytes> InProcessTransport::try_recv(int src, Tag tag) {
   return inbox.mailbox.take(src, tag);
 }
 
-std::optional<Message> InProcessTransport::try_recv_kind(MessageKind kind) {
+std::optional<Envelope> InProcessTransport::try_recv_kind(MessageKind kind) {
   InProcessFabric::Inbox& inbox = own_inbox();
   const std::lock_guard lock(inbox.mutex);
   return inbox.mailbox.take_kind(kind);

@@ -40,7 +40,7 @@ class InProcessTransport final : public Transport {
 
   void send(int dst, Tag tag, Bytes payload) override;
   [[nodiscard]] std::optional<Bytes> try_recv(int src, Tag tag) override;
-  [[nodiscard]] std::optional<Message> try_recv_kind(MessageKind kind) override;
+  [[nodiscard]] std::optional<Envelope> try_recv_kind(MessageKind kind) override;
   bool wait_for_message(std::chrono::milliseconds timeout) override;
 
  private:

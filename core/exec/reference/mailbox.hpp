@@ -13,7 +13,7 @@ namespace zb::reference {
 
 class Mailbox {
  public:
-  void put(Message message) { queues_[{message.tag, message.src}].push_back(std::move(message.payload)); }
+  void put(Envelope message) { queues_[{message.tag, message.src}].push_back(std::move(message.payload)); }
 
   std::optional<Bytes> take(int src, Tag tag) {
     const auto it = queues_.find({tag, src});
@@ -22,10 +22,10 @@ class Mailbox {
   }
 
   // Ordered by (tag, source): the first key at or after (kind, 0, source 0) is the smallest of that kind.
-  std::optional<Message> take_kind(MessageKind kind) {
+  std::optional<Envelope> take_kind(MessageKind kind) {
     const auto it = queues_.lower_bound({Tag::make(kind, 0), -1});
     if (it == queues_.end() || it->first.first.kind() != kind) return std::nullopt;
-    Message message{it->first.second, it->first.first, {}};
+    Envelope message{it->first.second, it->first.first, {}};
     message.payload = pop_front(it);
     return message;
   }

@@ -69,18 +69,6 @@ std::uint64_t payload_bytes(const lower::Message& message, const AttentionDims& 
   return bytes;
 }
 
-ByteRange real_fragment(const lower::Message& message, std::uint64_t real_size, std::int64_t offset,
-                        std::int64_t bytes) {
-  if (message.bytes <= 0) return {0, real_size};
-  // floor(real_size · modelled / total), exact in 128 bits: monotone, 0 at 0 and real_size at total.
-  const auto total = static_cast<Wide>(message.bytes);
-  const auto at = [&](std::int64_t modelled) {
-    const auto part = static_cast<Wide>(std::clamp<std::int64_t>(modelled, 0, message.bytes));
-    return static_cast<std::uint64_t>(static_cast<Wide>(real_size) * part / total);
-  };
-  return {at(offset), at(offset + bytes)};
-}
-
 std::optional<std::int64_t> gather_rows(std::span<const TensorRows* const> sources, lower::Tensor tensor,
                                         int seq, std::int64_t begin, std::int64_t end, std::span<float> out) {
   if (sources.empty()) return begin < end ? std::optional<std::int64_t>(begin) : std::nullopt;

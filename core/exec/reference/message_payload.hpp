@@ -22,6 +22,7 @@
 #include "core/exec/reference/qkv_generator.hpp"
 #include "core/exec/reference/row_store.hpp"
 #include "core/exec/reference/transport.hpp"
+#include "core/lower/payload_fragment.hpp"
 #include "core/lower/program.hpp"
 
 namespace zb::reference {
@@ -44,16 +45,6 @@ class TensorRows {
 
 // Bytes of a message's real payload: Σ over its slices of rows · row_width · sizeof(float).
 [[nodiscard]] std::uint64_t payload_bytes(const lower::Message& message, const AttentionDims& dims);
-
-struct ByteRange {
-  std::uint64_t begin = 0, end = 0;
-  [[nodiscard]] std::uint64_t size() const { return end - begin; }
-};
-
-// The real bytes that fragment [offset, offset + bytes) of the message's modelled `bytes` carries out
-// of a payload of `real_size` bytes. A message of modelled size 0 has one fragment: the whole payload.
-[[nodiscard]] ByteRange real_fragment(const lower::Message& message, std::uint64_t real_size,
-                                      std::int64_t offset, std::int64_t bytes);
 
 // Copies rows [begin, end) of `tensor` of `seq` into `out` (row-major, (end − begin) · width floats),
 // each run of tokens from the first source that holds it. Returns the first token no source holds.

@@ -27,7 +27,7 @@ std::vector<int> silent_ranks(Transport& transport, std::chrono::milliseconds gr
   std::set<int> answered;
   const auto deadline = std::chrono::steady_clock::now() + grace;
   while (static_cast<int>(answered.size()) < transport.size() - 1) {
-    while (std::optional<Message> m = transport.try_recv_kind(MessageKind::pong)) answered.insert(m->src);
+    while (std::optional<Envelope> m = transport.try_recv_kind(MessageKind::pong)) answered.insert(m->src);
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (static_cast<int>(answered.size()) == transport.size() - 1 || left.count() <= 0) break;

@@ -122,7 +122,7 @@ int MpiTransport::progress() {
                   "a message of " + std::to_string(count) + " bytes from rank " +
                       std::to_string(status.MPI_SOURCE) + " has no transport header");
     }
-    Message message;
+    Envelope message;
     message.src = status.MPI_SOURCE;
     std::memcpy(&message.tag.value, wire.data(), sizeof(std::uint64_t));
     message.payload.assign(wire.begin() + sizeof(std::uint64_t), wire.end());
@@ -144,7 +144,7 @@ std::optional<Bytes> MpiTransport::try_recv(int src, Tag tag) {
   return mailbox_.take(src, tag);
 }
 
-std::optional<Message> MpiTransport::try_recv_kind(MessageKind kind) {
+std::optional<Envelope> MpiTransport::try_recv_kind(MessageKind kind) {
   progress();
   return mailbox_.take_kind(kind);
 }

@@ -44,7 +44,7 @@ class MpiTransport final : public Transport {
 
   void send(int dst, Tag tag, Bytes payload) override;
   [[nodiscard]] std::optional<Bytes> try_recv(int src, Tag tag) override;
-  [[nodiscard]] std::optional<Message> try_recv_kind(MessageKind kind) override;
+  [[nodiscard]] std::optional<Envelope> try_recv_kind(MessageKind kind) override;
   bool wait_for_message(std::chrono::milliseconds timeout) override;
   // As long as `src` answers pings (a rank computing its record answers them: mpi_run.cpp computes on a
   // worker thread while this one polls), up to record_wait_cap; a silent `src` throws RankSilent.

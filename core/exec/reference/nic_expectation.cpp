@@ -33,7 +33,8 @@ void set_expected_nic_bytes(std::vector<LinkLoad>& loads, const lower::Program& 
     for (const lower::Instr& in : rp.instrs) {
       if (in.kind != lower::InstrKind::send) continue;
       const lower::Message& m = program.messages.at(static_cast<std::size_t>(in.message));
-      const ByteRange range = real_fragment(m, payload_bytes(m, dims), in.offset, in.bytes);
+      const lower::ByteRange range =
+          lower::payload_fragment(m, static_cast<std::int64_t>(payload_bytes(m, dims)), in.offset, in.bytes);
       add_crossing(e, cluster, pairing, rp.rank, in.peer, static_cast<double>(range.size()));
     }
   }

@@ -107,7 +107,7 @@ bool RankRunner::advance_collective(int id) {
   }
   const EventCategory category =
       c.rows == CollectiveRows::remap ? EventCategory::remap : EventCategory::collective;
-  state_.record(id, Stream::comm, category, posted_at_[static_cast<std::size_t>(id)],
+  state_.record(id, Track::comm, category, posted_at_[static_cast<std::size_t>(id)],
                 static_cast<double>(c.bytes));
   done(id);
   return true;

@@ -18,7 +18,7 @@ void RankRunner::run_compute(int id) {
   if (in.kind == InstrKind::attention) {
     const double flops =
         in.pass == Pass::fwd ? run_attention(state_, id) : run_attention_backward(state_, id);
-    state_.record(id, Stream::compute, EventCategory::attention, start, 0, flops);
+    state_.record(id, Track::compute, EventCategory::attention, start, 0, flops);
   } else {
     // A stand-in for the projection (forward, data or weight gradient): the CPU GEMM on capped dims with
     // fixed inputs. Its output is not used (Q, K, V and dO come from the generator), it keeps the compute
@@ -31,7 +31,7 @@ void RankRunner::run_compute(int id) {
     for (std::size_t j = 0; j < a.size(); ++j) a[j] = static_cast<float>(j % 7) * 0.125F - 0.375F;
     for (std::size_t j = 0; j < b.size(); ++j) b[j] = static_cast<float>(j % 5) * 0.25F - 0.5F;
     kernels::throw_if_error(kernels::gemm(m, n, k, a, b, c), state_.where(id));
-    state_.record(id, Stream::compute, EventCategory::gemm, start, 0, 2.0 * static_cast<double>(m * n * k));
+    state_.record(id, Track::compute, EventCategory::gemm, start, 0, 2.0 * static_cast<double>(m * n * k));
   }
   done(id);
 }

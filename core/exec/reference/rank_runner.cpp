@@ -128,7 +128,7 @@ void RankRunner::done(int id) {
 
 bool RankRunner::collect_arrivals() {
   bool any = false;
-  while (std::optional<Message> m = transport_.try_recv_kind(MessageKind::transfer)) {
+  while (std::optional<Envelope> m = transport_.try_recv_kind(MessageKind::transfer)) {
     any = true;
     const auto it = recv_of_.find({m->src, m->tag.id()});
     const bool expected = it != recv_of_.end() &&
@@ -143,7 +143,7 @@ bool RankRunner::collect_arrivals() {
     }
     arrived_.emplace(it->second, std::move(m->payload));
   }
-  while (std::optional<Message> m = transport_.try_recv_kind(MessageKind::collective)) {
+  while (std::optional<Envelope> m = transport_.try_recv_kind(MessageKind::collective)) {
     any = true;
     const auto it = collective_in_.find({m->src, static_cast<int>(m->tag.id())});
     const bool expected = it != collective_in_.end() && !collective_arrived_.contains(it->second) &&
@@ -168,7 +168,7 @@ void RankRunner::barrier(MessageKind kind, const std::string& what) {
   }
   while (!unfinished_peers_.empty()) {
     bool progress = false;
-    while (std::optional<Message> m = transport_.try_recv_kind(kind)) {
+    while (std::optional<Envelope> m = transport_.try_recv_kind(kind)) {
       std::erase(unfinished_peers_, m->src);
       progress = true;
     }
@@ -188,7 +188,7 @@ void RankRunner::barrier(MessageKind kind, const std::string& what) {
 }
 
 void RankRunner::check_aborted() {
-  if (std::optional<Message> m = transport_.try_recv_kind(MessageKind::abort)) {
+  if (std::optional<Envelope> m = transport_.try_recv_kind(MessageKind::abort)) {
     throw PeerFailed(ExitCode::runtime, rank_location(state_.rank),
                      "stopped because rank " + std::to_string(m->src) + " failed: " +
                          std::string(reinterpret_cast<const char*>(m->payload.data()), m->payload.size()));

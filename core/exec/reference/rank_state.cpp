@@ -43,10 +43,10 @@ std::vector<const TensorRows*> RankState::sources(int id) const {
   return from;
 }
 
-void RankState::record(int id, Stream stream, EventCategory category, double start, double bytes,
-                       double flops, int peer) {
+void RankState::record(int id, Track track, EventCategory category, double start, double bytes, double flops,
+                       int peer) {
   const lower::Instr& instr = this->instr(id);
-  TraceEvent e = event_of(rank, instr, stream, category);
+  TraceEvent e = event_of(rank, instr, track, category);
   if (e.name.empty()) e.name = lower::to_string(instr.kind);
   e.start = start;
   e.end = std::max(start, seconds_since_start());

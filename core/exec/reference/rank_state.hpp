@@ -83,7 +83,7 @@ struct RankState {
   // its order. Throws naming the instruction when one of those buffers is not complete.
   [[nodiscard]] std::vector<const TensorRows*> sources(int id) const;
   // Appends an event for instruction `id` of this rank from `start` to now (op = its plan op).
-  void record(int id, Stream stream, EventCategory category, double start, double bytes = 0, double flops = 0,
+  void record(int id, Track track, EventCategory category, double start, double bytes = 0, double flops = 0,
               int peer = -1);
 };
 

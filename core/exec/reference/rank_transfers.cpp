@@ -23,7 +23,7 @@ void RankRunner::send_leg(int id) {
     const Relayed relayed = std::move(it->second);
     relayed_.erase(it);
     transport_.send(in.peer, tag, encode_leg(header, relayed.bytes));
-    state_.record(id, Stream::nic,
+    state_.record(id, Track::nic,
                   in.leg == lower::LegRole::nic ? EventCategory::route_nic : EventCategory::route_combine,
                   relayed.arrived, static_cast<double>(relayed.bytes.size()), 0, state_.instr(source).peer);
     done(id);
@@ -47,12 +47,15 @@ void RankRunner::send_leg(int id) {
     end.start = posted_at_[static_cast<std::size_t>(id)];
   }
   const Bytes& payload = out->second.payload;
-  const ByteRange range = real_fragment(m, payload.size(), in.offset, in.bytes);
-  transport_.send(in.peer, tag,
-                  encode_leg(header, std::span<const std::byte>(payload).subspan(range.begin, range.size())));
+  const lower::ByteRange range =
+      lower::payload_fragment(m, static_cast<std::int64_t>(payload.size()), in.offset, in.bytes);
+  transport_.send(
+      in.peer, tag,
+      encode_leg(header, std::span<const std::byte>(payload).subspan(
+                             static_cast<std::size_t>(range.begin), static_cast<std::size_t>(range.size()))));
   end.start = std::min(end.start, posted_at_[static_cast<std::size_t>(id)]);
   if (--out->second.left == 0) {
-    state_.record(id, Stream::comm, EventCategory::send, end.start, static_cast<double>(payload.size()), 0,
+    state_.record(id, Track::comm, EventCategory::send, end.start, static_cast<double>(payload.size()), 0,
                   m.dst);
     outgoing_.erase(out);
   }
@@ -77,8 +80,9 @@ bool RankRunner::complete_recv(int id) {
   }
   const auto data = r.get_span_bytes<std::byte>();
   const std::uint64_t size = payload_bytes(m, state_.dims);
-  const ByteRange range = real_fragment(m, size, in.offset, in.bytes);
-  if (data.size() != range.size()) {
+  const lower::ByteRange range =
+      lower::payload_fragment(m, static_cast<std::int64_t>(size), in.offset, in.bytes);
+  if (data.size() != static_cast<std::size_t>(range.size())) {
     fail(id, "received " + std::to_string(data.size()) + " bytes of " + fragment_text(header) +
                  ", expected " + std::to_string(range.size()));
   }
@@ -106,7 +110,7 @@ bool RankRunner::complete_recv(int id) {
       fail(id, "message " + std::to_string(in.message) + ": " + problem);
     buffer.bytes = Bytes{};
     buffer.complete = true;
-    state_.record(id, Stream::comm, EventCategory::recv, end.start, static_cast<double>(size), 0, m.src);
+    state_.record(id, Track::comm, EventCategory::recv, end.start, static_cast<double>(size), 0, m.src);
     // An accumulator no instruction forwards has arrived where it is finished: add it to this rank's rows.
     if (m.purpose == lower::Purpose::dkv && m.readers == 0) accumulate_delivery(state_, buffer.rows, m);
     if (buffer.readers_left <= 0) state_.buffers.erase(in.message);

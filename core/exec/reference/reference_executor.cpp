@@ -294,12 +294,12 @@ TransportChoice resolve_transport(TransportChoice wanted, [[maybe_unused]] int p
 ReferenceExecutor::ReferenceExecutor(ReferenceOptions options) : options_(std::move(options)) {}
 ReferenceExecutor::~ReferenceExecutor() = default;
 
-Trace ReferenceExecutor::run(const lower::Program& program, const RunContext& context) {
+Trace ReferenceExecutor::run(const lower::Program& program, const ExecContext& context) {
   const ReferenceOptions options = options_.resolved_for(context.cost.model());
   options.validate();
   const HeadMap heads = check_head_slices(program, options, context.cost.model());
-  check_batch_size(program.sequences, context.scenario.name, options);  // before any row is generated
-  const ClusterSpec& cluster = context.scenario.cluster;
+  check_batch_size(program.sequences, context.scenario_name, options);  // before any row is generated
+  const ClusterSpec& cluster = context.cluster();
   if (program.world_size != cluster.world_size() ||
       program.ranks.size() != static_cast<std::size_t>(program.world_size)) {
     throw Error(ExitCode::runtime, Location{},
@@ -329,12 +329,9 @@ Trace ReferenceExecutor::run(const lower::Program& program, const RunContext& co
         "run it under mpirun over the nodes (scripts/emulated-cluster.sh run on this machine), or unset "
         "ZB_NICS");
   }
-  RunInputs inputs{program,
-                   options,
-                   QkvGenerator(context.scenario.seed, {options.heads, options.kv_heads, options.head_dim}),
-                   Clock::now(),
-                   nullptr,
-                   true};
+  RunInputs inputs{
+      program,      options, QkvGenerator(context.seed, {options.heads, options.kv_heads, options.head_dim}),
+      Clock::now(), nullptr, true};
   std::optional<GradientReference> gradients;  // shared by the rank threads; one per process under MPI
   if (program.backward) inputs.gradients = &gradients.emplace(program, inputs.generator);
   inputs.one_process = transport != TransportChoice::mpi;

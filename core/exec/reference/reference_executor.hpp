@@ -21,7 +21,7 @@ class ReferenceExecutor final : public Executor {
   ~ReferenceExecutor() override;
   [[nodiscard]] std::string backend() const override { return "reference"; }
   // One layer: the program's forward instructions, then its backward ones when it has them.
-  [[nodiscard]] Trace run(const lower::Program& program, const RunContext& context) override;
+  [[nodiscard]] Trace run(const lower::Program& program, const ExecContext& context) override;
 
   // The per-rank results of the last run (verification figures, checksums), for tests.
   [[nodiscard]] const std::vector<RankResult>& last_results() const { return last_results_; }

@@ -2,7 +2,7 @@
 // Settings of the reference executor that the scenario does not carry: the small attention dimensions
 // it computes with (the plan's shapes come from the scenario's model, but real numerics at those sizes
 // would be slow on a CPU and prove nothing more), the verification tolerance, the receive timeout and
-// the transport. RunContext has no place for them, so make_executor uses the defaults below overridden
+// the transport. ExecContext carries none of them, so make_executor uses the defaults below overridden
 // by ZB_REF_* environment variables (docs/REFERENCE.md lists them); tests construct them directly.
 #include <chrono>
 #include <cstdint>

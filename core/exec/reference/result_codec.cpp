@@ -23,7 +23,7 @@ Bytes encode_result(const RankResult& result) {
   w.put<std::uint64_t>(result.events.size());
   for (const TraceEvent& e : result.events) {
     w.put<std::int32_t>(e.rank);
-    w.put(e.stream);
+    w.put(e.track);
     w.put_string(e.name);
     w.put(e.category);
     w.put(e.pass);
@@ -76,7 +76,7 @@ RankResult decode_result(const Bytes& bytes) {
   result.events.resize(count);
   for (TraceEvent& e : result.events) {
     e.rank = r.get<std::int32_t>();
-    e.stream = r.get<Stream>();
+    e.track = r.get<Track>();
     e.name = r.get_string();
     e.category = r.get<EventCategory>();
     e.pass = r.get<Pass>();

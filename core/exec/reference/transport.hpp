@@ -50,7 +50,9 @@ struct Tag {
   auto operator<=>(const Tag&) const = default;
 };
 
-struct Message {
+// What a transport delivers: a payload with its sender and tag (lower::Message is the Program's message,
+// which a send or recv instruction carries as one or more Envelopes).
+struct Envelope {
   int src = -1;
   Tag tag;
   Bytes payload;
@@ -86,7 +88,7 @@ class Transport {
   // The oldest message from `src` with `tag`, if one has arrived.
   [[nodiscard]] virtual std::optional<Bytes> try_recv(int src, Tag tag) = 0;
   // The oldest message of `kind` from any source (smallest tag first, then source), if any.
-  [[nodiscard]] virtual std::optional<Message> try_recv_kind(MessageKind kind) = 0;
+  [[nodiscard]] virtual std::optional<Envelope> try_recv_kind(MessageKind kind) = 0;
   // Blocks until a message arrived since the previous call, or `timeout` passed (returns false).
   virtual bool wait_for_message(std::chrono::milliseconds timeout) = 0;
 

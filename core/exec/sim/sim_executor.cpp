@@ -8,8 +8,8 @@
 
 namespace zb::sim {
 
-Trace SimExecutor::run(const lower::Program& program, const RunContext& context) {
-  const ClusterSpec& cluster = context.scenario.cluster;
+Trace SimExecutor::run(const lower::Program& program, const ExecContext& context) {
+  const ClusterSpec& cluster = context.cluster();
   if (program.world_size != cluster.world_size()) {
     throw Error(ExitCode::runtime, Location{},
                 "the program is for " + std::to_string(program.world_size) + " ranks but the cluster has " +
@@ -19,8 +19,8 @@ Trace SimExecutor::run(const lower::Program& program, const RunContext& context)
   // Seeded per-rank compute multipliers of this iteration (none unless the profile asks for jitter or
   // stragglers); the planner never sees them.
   TaskGraphOptions options;
-  options.compute_scale = compute_multipliers(context.cost.profile(), context.scenario.seed,
-                                              context.iteration, program.world_size);
+  options.compute_scale =
+      compute_multipliers(context.cost.profile(), context.seed, context.iteration, program.world_size);
   const TaskGraph graph(program, options);
   const TaskTimes times = simulate_isolated(platform, graph);
   Trace trace = build_trace(platform, graph, times, context.cost.model().layers);

@@ -9,7 +9,7 @@ class SimExecutor final : public Executor {
   [[nodiscard]] std::string backend() const override { return "sim"; }
   // Simulates one layer forward (and backward when the program has it) in a forked SimGrid child and
   // scales by the model's layers.
-  [[nodiscard]] Trace run(const lower::Program& program, const RunContext& context) override;
+  [[nodiscard]] Trace run(const lower::Program& program, const ExecContext& context) override;
 };
 
 }  // namespace zb::sim

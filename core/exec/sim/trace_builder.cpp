@@ -54,7 +54,7 @@ void add_instr_events(const TaskGraph& graph, const TaskTimes& times, const std:
       const InstrTasks& t = graph.of(r, static_cast<int>(i));
       if (lower::is_compute(in)) {
         TraceEvent e =
-            event_of(r, in, Stream::compute,
+            event_of(r, in, Track::compute,
                      in.kind == InstrKind::attention ? EventCategory::attention : EventCategory::gemm);
         e.start = times.start[static_cast<std::size_t>(t.gate)];
         e.end = times.end[static_cast<std::size_t>(t.done)];
@@ -65,7 +65,7 @@ void add_instr_events(const TaskGraph& graph, const TaskTimes& times, const std:
         e.interference_seconds = std::max(0.0, (e.end - e.start) - task.amount);
         trace.events.push_back(std::move(e));
       } else if (in.kind == InstrKind::collective) {
-        TraceEvent e = event_of(r, in, Stream::comm,
+        TraceEvent e = event_of(r, in, Track::comm,
                                 collective_category(p.collectives[static_cast<std::size_t>(in.collective)]));
         double start = std::numeric_limits<double>::infinity();
         for (const int f : t.flows) start = std::min(start, times.start[static_cast<std::size_t>(f)]);
@@ -81,7 +81,7 @@ void add_instr_events(const TaskGraph& graph, const TaskTimes& times, const std:
         char& once = seen[static_cast<std::size_t>(in.message) * 2 + (is_send ? 0 : 1)];
         if (once) continue;
         once = 1;
-        TraceEvent e = event_of(r, in, Stream::comm, is_send ? EventCategory::send : EventCategory::recv);
+        TraceEvent e = event_of(r, in, Track::comm, is_send ? EventCategory::send : EventCategory::recv);
         e.start = spans[static_cast<std::size_t>(in.message)].start;
         e.end = spans[static_cast<std::size_t>(in.message)].end;
         e.bytes = static_cast<double>(m.bytes);
@@ -127,7 +127,7 @@ void add_leg_events(const TaskGraph& graph, const TaskTimes& times, Trace& trace
     if (!m.routed) continue;
     const Instr& send = p.instr(f.send_rank, f.send_instr);
     const Task& task = graph.tasks()[static_cast<std::size_t>(f.task)];
-    TraceEvent e = event_of(task.rank, send, Stream::nic, leg_category(send.leg));
+    TraceEvent e = event_of(task.rank, send, Track::nic, leg_category(send.leg));
     e.name = std::string(lower::to_string(m.purpose)) + " " + lower::to_string(send.leg);
     e.op = -1;
     e.start = times.start[static_cast<std::size_t>(f.task)];
@@ -219,10 +219,7 @@ Trace build_trace(const Platform& platform, const TaskGraph& graph, const TaskTi
   sort_trace_events(trace.events);
 
   for (std::size_t mi = 0; mi < p.messages.size(); ++mi) {
-    const Message& m = p.messages[mi];
-    if ((m.purpose != lower::Purpose::kv && m.purpose != lower::Purpose::dkv) || m.group < 0 || m.step < 0)
-      continue;
-    if (!(spans[mi].start <= spans[mi].end)) continue;
+    if (!is_ring_step(p.messages[mi]) || !(spans[mi].start <= spans[mi].end)) continue;
     trace.ring_steps.push_back(ring_step_transfer(p, static_cast<int>(mi), spans[mi].start, spans[mi].end));
   }
   trace.ring_step_stats = ring_step_statistics(trace.ring_steps);

@@ -42,19 +42,19 @@ TEST(CudaTrace, EveryInstructionBecomesTheSimulatorsEventAtItsMeasuredTime) {
   for (const TraceEvent& e : trace.events) {
     if (e.rank == 0 && e.category == EventCategory::attention) attention = &e;
     if (e.category == EventCategory::send || e.category == EventCategory::recv) {
-      EXPECT_EQ(e.stream, Stream::comm);
+      EXPECT_EQ(e.track, Track::comm);
       EXPECT_EQ(e.bytes, 1024.0);
       EXPECT_EQ(e.peer, 1 - e.rank);
     }
   }
   ASSERT_NE(attention, nullptr);
   EXPECT_EQ(attention->flops, 5e9);
-  EXPECT_EQ(attention->stream, Stream::compute);
+  EXPECT_EQ(attention->track, Track::compute);
   EXPECT_NEAR(attention->start, 0.25 + 2e-3, 1e-12);  // its rank's third item, offset by 0.25 s
   EXPECT_NEAR(attention->end, 0.25 + 2.5e-3, 1e-12);
   // Sorted by (pass, rank, stream, start): rank 0's compute event first.
   EXPECT_EQ(trace.events.front().rank, 0);
-  EXPECT_EQ(trace.events.front().stream, Stream::compute);
+  EXPECT_EQ(trace.events.front().track, Track::compute);
   EXPECT_TRUE(trace.ring_steps.empty());  // no message of a CP group
 }
 

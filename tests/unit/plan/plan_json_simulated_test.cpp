@@ -14,7 +14,7 @@ namespace {
 Trace simulated(const Scenario& s, const plan::Plan& p) {
   const CostModel cost(s.cluster, s.model);
   auto executor = make_executor(Backend::sim);
-  return execute(*executor, p, RunContext{s, cost});
+  return execute(*executor, p, s, cost);
 }
 
 void expect_same_trace(const Trace& a, const Trace& b, const std::string& where) {

@@ -49,11 +49,11 @@ Scenario sample_scenario(const SampleOptions& options) {
   return s;
 }
 
-TraceEvent event(int rank, Stream stream, std::string name, EventCategory category, Pass pass, double start,
+TraceEvent event(int rank, Track track, std::string name, EventCategory category, Pass pass, double start,
                  double end) {
   TraceEvent e;
   e.rank = rank;
-  e.stream = stream;
+  e.track = track;
   e.name = std::move(name);
   e.category = category;
   e.pass = pass;
@@ -95,23 +95,23 @@ Trace sample_trace(double layer_seconds, double skew) {
     const double span = pass == Pass::fwd ? t.layer.forward : t.layer.backward;
     for (int rank = 0; rank < world; ++rank) {
       const double attention = span * 0.5 * (1 + skew * rank / world) / (1 + skew);
-      TraceEvent attention_event = event(rank, Stream::compute, "attn g0 s0", EventCategory::attention, pass,
+      TraceEvent attention_event = event(rank, Track::compute, "attn g0 s0", EventCategory::attention, pass,
                                          origin, origin + attention);
       attention_event.flops = 1e12;
       attention_event.group = 0;
       attention_event.step = 0;
       t.events.push_back(attention_event);
-      TraceEvent gemm = event(rank, Stream::compute, "qkv", EventCategory::gemm, pass, origin + attention,
+      TraceEvent gemm = event(rank, Track::compute, "qkv", EventCategory::gemm, pass, origin + attention,
                               origin + attention + span * 0.3);
       gemm.flops = 5e11;
       t.events.push_back(gemm);
-      TraceEvent send = event(rank, Stream::comm, fmt::format("send g0 s0 \u2192 {}", (rank + 1) % world),
+      TraceEvent send = event(rank, Track::comm, fmt::format("send g0 s0 \u2192 {}", (rank + 1) % world),
                               EventCategory::send, pass, origin, origin + span * 0.4);
       send.bytes = 64e6;
       send.peer = (rank + 1) % world;
       t.events.push_back(send);
       if (rank % gpus_per_node == 0) {
-        TraceEvent relay = event(rank, Stream::nic, "relay", EventCategory::route_nic, pass,
+        TraceEvent relay = event(rank, Track::nic, "relay", EventCategory::route_nic, pass,
                                  origin + span * 0.1, origin + span * 0.3);
         relay.bytes = 32e6;
         relay.peer = (rank + gpus_per_node) % world;

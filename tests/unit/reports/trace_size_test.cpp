@@ -45,7 +45,7 @@ Trace ring_trace(int nodes, int gpus, int steps, int slow) {
                    .step = s};
       t.events.push_back(a);
       TraceEvent send{.rank = r,
-                      .stream = Stream::comm,
+                      .track = Track::comm,
                       .name = "kv",
                       .category = EventCategory::send,
                       .start = t0 + 6,

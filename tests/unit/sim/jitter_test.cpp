@@ -40,13 +40,13 @@ Trace run(const plan::Plan& p, const ClusterSpec& c, const HardwareProfile& prof
   s.seed = seed;
   const CostModel cost(c, s.model, profile);
   auto executor = make_executor(Backend::sim);
-  return execute(*executor, p, RunContext{s, cost, iteration});
+  return execute(*executor, p, s, cost, iteration);
 }
 
 std::vector<double> compute_durations(const Trace& t) {
   std::vector<double> out;
   for (const TraceEvent& e : t.events) {
-    if (e.stream == Stream::compute) out.push_back(e.end - e.start);
+    if (e.track == Track::compute) out.push_back(e.end - e.start);
   }
   return out;
 }
@@ -82,7 +82,7 @@ TEST(Jitter, ScalesEachRanksComputeByItsMultiplier) {
   ASSERT_EQ(m.size(), 4U);
   ASSERT_EQ(base.events.size(), t.events.size());
   for (std::size_t i = 0; i < t.events.size(); ++i) {
-    if (t.events[i].stream != Stream::compute) continue;
+    if (t.events[i].track != Track::compute) continue;
     const double expected =
         (base.events[i].end - base.events[i].start) * m[static_cast<std::size_t>(t.events[i].rank)];
     EXPECT_NEAR(t.events[i].end - t.events[i].start, expected, 1e-12 * expected);

@@ -50,7 +50,7 @@ TEST(LowerOnce, ARunExecutesTheProgramItsPredictionLowered) {
     ASSERT_TRUE(p.feasible()) << name;
     ASSERT_NE(p.lowered, nullptr) << name << ": a feasible plan keeps the Program its prediction lowered";
     EXPECT_GE(planned, 1) << name;
-    const Trace t = execute(*make_executor(Backend::sim), p, RunContext{s, cost});
+    const Trace t = execute(*make_executor(Backend::sim), p, s, cost);
     EXPECT_GT(t.iteration_seconds, 0) << name;
     EXPECT_EQ(lower::lowerings() - before, planned) << name << ": the run lowered the plan again";
   }
@@ -60,10 +60,10 @@ TEST(LowerOnce, APlanWithoutItsProgramIsLoweredOnceToRun) {
   const Scenario s = two_nodes();
   const CostModel cost(s.cluster, s.model);
   plan::Plan p = make_strategy(system("ring-cp"), s, cost)->make_plan(batch());
-  const Trace kept = execute(*make_executor(Backend::sim), p, RunContext{s, cost});
+  const Trace kept = execute(*make_executor(Backend::sim), p, s, cost);
   p.lowered.reset();  // as a plan read back from its JSON has none
   const long before = lower::lowerings();
-  const Trace lowered_now = execute(*make_executor(Backend::sim), p, RunContext{s, cost});
+  const Trace lowered_now = execute(*make_executor(Backend::sim), p, s, cost);
   EXPECT_EQ(lower::lowerings() - before, 1);
   // The same Program either way: the same simulated layer to the bit.
   EXPECT_EQ(lowered_now.layer.forward, kept.layer.forward);

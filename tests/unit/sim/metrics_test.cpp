@@ -27,7 +27,7 @@ TEST(RunMetrics, BreakdownNicUtilisationAndUsefulFlops) {
   add_op(p, 1, attention_op(1, 1, {recv}));
   const Scenario s = sim_test::scenario(c, Passes::fwd);
   const CostModel cost(c, s.model);
-  const Trace t = execute(*make_executor(Backend::sim), p, RunContext{s, cost});
+  const Trace t = execute(*make_executor(Backend::sim), p, s, cost);
   const RunMetrics m = compute_run_metrics(p, t, cost, s, 10);
 
   const double pairs = 4096.0 * 4097 / 2;
@@ -80,7 +80,7 @@ TEST(RunMetrics, TheWholeIterationAddsItsPartsAndLowersMfu) {
   add_op(p, 1, attention_op(4096.0 * 4097 / 2, 4096, {}));
   const Scenario s = sim_test::scenario(c, Passes::fwd_bwd);
   const CostModel cost(c, s.model);
-  const Trace t = execute(*make_executor(Backend::sim), p, RunContext{s, cost});
+  const Trace t = execute(*make_executor(Backend::sim), p, s, cost);
   const RunMetrics m = compute_run_metrics(p, t, cost, s);
 
   EXPECT_DOUBLE_EQ(m.layers_seconds, t.iteration_seconds);

@@ -30,7 +30,7 @@ HardwareProfile overheads_only() {
 
 const TraceEvent& compute_event(const Trace& t, int rank) {
   const auto it = std::find_if(t.events.begin(), t.events.end(), [&](const TraceEvent& e) {
-    return e.rank == rank && e.stream == Stream::compute;
+    return e.rank == rank && e.track == Track::compute;
   });
   if (it == t.events.end()) throw std::runtime_error("no compute event on rank " + std::to_string(rank));
   return *it;

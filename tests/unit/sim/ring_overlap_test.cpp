@@ -84,7 +84,7 @@ TEST(SimRing, ComputeStreamRunsInStrictListOrder) {
   const Trace t = simulate(p, c);
   std::vector<const TraceEvent*> compute;
   for (const auto& e : t.events) {
-    if (e.rank == 1 && e.stream == Stream::compute) compute.push_back(&e);
+    if (e.rank == 1 && e.track == Track::compute) compute.push_back(&e);
   }
   ASSERT_EQ(compute.size(), 2u);
   EXPECT_EQ(compute[0]->op, 1);
@@ -110,7 +110,7 @@ TEST(SimRouting, RoutedSendSpreadsOverEveryNicAndPipelines) {
   EXPECT_DOUBLE_EQ(sim_test::link(td, "n0-nic1-tx").bytes, 0.0);
   EXPECT_LT(tr.layer.forward * 4, td.layer.forward);
   int legs = 0;
-  for (const auto& e : tr.events) legs += e.stream == Stream::nic ? 1 : 0;
+  for (const auto& e : tr.events) legs += e.track == Track::nic ? 1 : 0;
   EXPECT_EQ(legs, 4 * (7 + 8 + 7));  // the proxy equal to the source (or destination) has no NVLink leg
 }
 

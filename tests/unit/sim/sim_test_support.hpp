@@ -137,7 +137,7 @@ inline Trace simulate(const plan::Plan& p, const ClusterSpec& c, Passes passes =
   const Scenario s = scenario(c, passes);
   const CostModel cost(c, s.model, profile);
   auto executor = make_executor(Backend::sim);
-  return execute(*executor, p, RunContext{s, cost});
+  return execute(*executor, p, s, cost);
 }
 
 inline const LinkLoad& link(const Trace& t, const std::string& name) {

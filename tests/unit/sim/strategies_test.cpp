@@ -39,7 +39,7 @@ Simulated simulate_system(const std::string& name, const std::string& cluster = 
   Batch batch;
   batch.lengths = std::move(lengths);
   plan::Plan p = make_strategy(sys, s, cost)->make_plan(batch);
-  Trace t = execute(*make_executor(Backend::sim), p, RunContext{s, cost});
+  Trace t = execute(*make_executor(Backend::sim), p, s, cost);
   return {std::move(p), std::move(t)};
 }
 

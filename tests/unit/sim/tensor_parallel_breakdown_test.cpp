@@ -27,7 +27,7 @@ TpRun run_uniform_cp(int tensor) {
   batch.lengths = {8192, 8192, 4096, 4096, 2048, 2048, 1024, 1024};
   const plan::Plan p = make_strategy(system, s, cost)->make_plan(batch);
   EXPECT_TRUE(p.feasible());
-  const Trace t = execute(*make_executor(Backend::sim), p, RunContext{s, cost});
+  const Trace t = execute(*make_executor(Backend::sim), p, s, cost);
   TpRun run{compute_run_metrics(p, t, cost, s, 10), 0.0};
   for (const LinkLoad& l : t.links) {
     if (l.kind == LinkKind::nvlink_out) run.nvlink_bytes += l.bytes;
