@@ -1,5 +1,6 @@
 #include "reports/compare_input.hpp"
 
+#include <algorithm>
 #include <limits>
 
 #include <fmt/format.h>
@@ -206,7 +207,14 @@ std::vector<IterationValue> per_iteration_values(const nlohmann::json& system, c
   for (const auto& entry : *per_iteration) {
     const nlohmann::json* index = member(entry, "iteration");
     const nlohmann::json* metrics = member(entry, "metrics");
-    const nlohmann::json* value = metrics != nullptr ? member(*metrics, key.c_str()) : nullptr;
+    // A name with '/' is nested in report.json (`iteration_parts/optimizer_seconds`), as the JSON report
+    // writes every figure of the metric table.
+    const nlohmann::json* value = metrics;
+    for (std::size_t begin = 0; value != nullptr && begin <= key.size();) {
+      const std::size_t end = std::min(key.find('/', begin), key.size());
+      value = member(*value, key.substr(begin, end - begin).c_str());
+      begin = end + 1;
+    }
     if (index == nullptr || !index->is_number_integer() || value == nullptr || !value->is_number()) continue;
     out.push_back({index->get<std::int64_t>(), value->get<double>()});
   }

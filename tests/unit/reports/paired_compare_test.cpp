@@ -3,11 +3,13 @@
 // 3 iterations a real change is a verdict, not "inconclusive". Measured runs keep the U test. Reports of
 // other scenarios or backends, or of the same scenario with other settings, come with a warning.
 #include <cmath>
+#include <vector>
 
 #include <gtest/gtest.h>
 
 #include "reports/compare.hpp"
 #include "reports/json_report.hpp"
+#include "reports/metric_table.hpp"
 #include "tests/unit/reports/sample_run.hpp"
 
 namespace zb::reports {
@@ -148,6 +150,20 @@ TEST(PairedCompare, SchemaOneReportsStillCompareUnpaired) {
   EXPECT_FALSE(result.paired);
   EXPECT_NE(result.pairing_reason.find("schema 1"), std::string::npos);
   EXPECT_FALSE(has_warning(result, "different backends"));  // read from the old context section
+}
+
+// A figure whose name nests in report.json ("iteration_parts/...") is paired per iteration like any other:
+// a table that marks one compared finds its values where the JSON report wrote them.
+TEST(PairedCompare, NestedFiguresArePairedPerIteration) {
+  std::vector<MetricInfo> table(metric_table().begin(), metric_table().end());
+  for (MetricInfo& m : table) {
+    if (m.name == "iteration_parts/layers_seconds") m.compared = true;
+  }
+  const ComparisonReport result = compare_reports(report_of({}), report_of(slower(1.2)), {}, table);
+  ASSERT_TRUE(result.paired);
+  const MetricComparison& layers = row(result, "zeppelin", "iteration_parts/layers_seconds");
+  EXPECT_EQ(layers.paired.pairs, 3);
+  EXPECT_EQ(layers.verdict, Verdict::regression);
 }
 
 TEST(PairedTTest, StudentTMatchesClosedForms) {
