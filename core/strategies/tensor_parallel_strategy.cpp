@@ -18,7 +18,11 @@ class TensorParallelStrategy final : public Strategy {
         inner_(factory(system, scenario, grid_cost_)) {}
 
   [[nodiscard]] plan::Plan make_plan(const Batch& batch) const override {
-    plan::Plan p = expand_tensor_parallel(inner_->make_plan(batch), cost_, t_);
+    plan::Plan grid = inner_->make_plan(batch);
+    // The grid plan's Program served its prediction only: the expanded plan is lowered (and executed) on
+    // its own, so the grid's is let go before that lowering instead of living through it.
+    grid.lowered.reset();
+    plan::Plan p = expand_tensor_parallel(grid, cost_, t_);
     if (p.feasible()) predict(p, cost_, passes_);
     return p;
   }
