@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "core/common/error.hpp"
+#include "core/exec/block_packing.hpp"
 
 namespace zb::cuda {
 
@@ -117,21 +118,7 @@ PackedBlocks pack_blocks(const lower::Program& program, int rank, int id, const 
   p.shape.heads = std::max(1, heads);
   p.shape.kv_heads = std::max(1, p.shape.heads * model.kv_heads / std::max(1, model.heads));
   p.shape.head_dim = model.head_dim;
-  for (const auto& b : p.blocks) {
-    kernels::AttentionBlockDesc d;
-    d.q_row = p.shape.q_tokens;
-    d.q_count = b.q1 - b.q0;
-    d.kv_row = p.shape.kv_tokens;
-    d.kv_count = b.k1 - b.k0;
-    d.q_position = b.q0;
-    d.kv_position = b.k0;
-    d.mask = b.mask == layout::Mask::causal ? kernels::AttentionMask::causal : kernels::AttentionMask::full;
-    d.out_row = d.q_row;
-    p.descs.push_back(d);
-    p.shape.q_tokens += d.q_count;
-    p.shape.kv_tokens += d.kv_count;
-  }
-  p.shape.out_rows = p.shape.q_tokens;
+  p.descs = pack_block_descs(p.blocks, p.shape);
   return p;
 }
 

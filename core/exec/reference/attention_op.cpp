@@ -4,6 +4,7 @@
 #include <limits>
 #include <optional>
 
+#include "core/exec/block_packing.hpp"
 #include "core/exec/reference/rank_location.hpp"
 
 namespace zb::reference {
@@ -59,27 +60,11 @@ PackedAttention pack_attention(const RankState& state, int id) {
 
   kernels::AttentionShape& shape = p.shape;
   shape = {p.heads.q_count(), p.heads.kv_count(), d.head_dim, 0, 0, 0};
-  std::vector<kernels::AttentionBlockDesc>& descs = p.descs;
-  descs.reserve(blocks.size());
-  double& pairs = p.pairs;
-  for (const auto& b : blocks) {
-    kernels::AttentionBlockDesc desc;
-    desc.q_row = shape.q_tokens;
-    desc.q_count = b.q1 - b.q0;
-    desc.kv_row = shape.kv_tokens;
-    desc.kv_count = b.k1 - b.k0;
-    desc.q_position = b.q0;
-    desc.kv_position = b.k0;
-    desc.mask =
-        b.mask == layout::Mask::causal ? kernels::AttentionMask::causal : kernels::AttentionMask::full;
-    desc.out_row = desc.q_row;
-    descs.push_back(desc);
-    shape.q_tokens += desc.q_count;
-    shape.kv_tokens += desc.kv_count;
-    pairs +=
-        b.mask == layout::Mask::causal ? causal_pairs(b) : static_cast<double>(desc.q_count * desc.kv_count);
-  }
-  shape.out_rows = shape.q_tokens;
+  p.descs = pack_block_descs(blocks, shape);
+  const std::vector<kernels::AttentionBlockDesc>& descs = p.descs;
+  for (const auto& b : blocks)
+    p.pairs +=
+        b.mask == layout::Mask::causal ? causal_pairs(b) : static_cast<double>((b.q1 - b.q0) * (b.k1 - b.k0));
 
   // Pack the inputs: Q from the rank's own rows (queries never travel), K and V from own rows or from
   // the buffers of the messages the instruction reads, in the order it lists them.

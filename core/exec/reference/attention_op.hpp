@@ -1,10 +1,10 @@
 #pragma once
-// One attention instruction on real numbers: every block of its plan op (plan::expand_blocks) is
-// packed into one call of the CPU kernel, and each block's partial (O, LSE) is LSE-merged into the rank's
-// output rows in block order. A head-parallel op (Ulysses, USP: its blocks carry a head range) computes
-// only those heads and writes only their columns of O and LSE. Merging in a fixed order (compute instructions
-// in list order, blocks in op order) makes the result the same bit for bit whatever the message timing, in
-// one process or under MPI.
+// One attention instruction on real numbers: every block of it (lower::attention_blocks) is
+// packed into one call of the CPU kernel (core/exec/block_packing.hpp), and each block's partial (O, LSE) is
+// LSE-merged into the rank's output rows in block order. A head-parallel op (Ulysses, USP: its blocks carry a
+// head range) computes only those heads and writes only their columns of O and LSE. Merging in a fixed order
+// (compute instructions in list order, blocks in op order) makes the result the same bit for bit whatever the
+// message timing, in one process or under MPI.
 #include <vector>
 
 #include "core/exec/reference/rank_state.hpp"
