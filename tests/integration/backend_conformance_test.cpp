@@ -32,16 +32,20 @@
 namespace zb {
 namespace {
 
-using ComputeOrder = std::map<int, std::vector<std::pair<Pass, int>>>;           // rank → (pass, plan op)
+using ComputeSet = std::map<int, std::vector<std::pair<Pass, int>>>;  // rank → sorted (pass, plan op)
 using ComputeStarts = std::map<std::tuple<int, Pass, int>, std::deque<double>>;  // (rank, pass, op) → starts
 using PeerCounts = std::map<std::tuple<int, int, Pass>, int>;  // (rank, peer, pass) → events
 
 // What the Program prescribes.
 struct Expected {
-  ComputeOrder compute;
+  ComputeSet compute;
   PeerCounts sends, recvs;
   std::map<std::pair<int, Pass>, int> collectives;  // (rank, pass) → collective instructions
 };
+
+void sort_each(ComputeSet& compute) {
+  for (auto& [rank, list] : compute) std::sort(list.begin(), list.end());
+}
 
 Expected expected_of(const lower::Program& program) {
   Expected e;
@@ -61,6 +65,7 @@ Expected expected_of(const lower::Program& program) {
     ++e.sends[{message.src, message.dst, message.pass}];
     ++e.recvs[{message.dst, message.src, message.pass}];
   }
+  sort_each(e.compute);
   return e;
 }
 
@@ -96,9 +101,8 @@ std::string compute_order_problem(const lower::Program& program, const Trace& t)
 
 Expected observed_in(const Trace& t) {
   Expected e;
-  std::vector<const TraceEvent*> compute;
   for (const TraceEvent& event : t.events) {
-    if (event.track == Track::compute) compute.push_back(&event);
+    if (event.track == Track::compute) e.compute[event.rank].emplace_back(event.pass, event.op);
     if (event.track != Track::comm) continue;
     if (event.category == EventCategory::send)
       ++e.sends[{event.rank, event.peer, event.pass}];
@@ -107,10 +111,7 @@ Expected observed_in(const Trace& t) {
     else
       ++e.collectives[{event.rank, event.pass}];
   }
-  std::stable_sort(compute.begin(), compute.end(), [](const TraceEvent* a, const TraceEvent* b) {
-    return std::tie(a->rank, a->pass, a->start) < std::tie(b->rank, b->pass, b->start);
-  });
-  for (const TraceEvent* event : compute) e.compute[event->rank].emplace_back(event->pass, event->op);
+  sort_each(e.compute);
   return e;
 }
 
@@ -155,10 +156,7 @@ TEST_P(BackendConformance, TraceFollowsTheProgramsComputeOrderMessagesAndCollect
       const Expected want = expected_of(program);
       const Expected got = observed_in(trace);
       // The same compute instructions, then in the Program's order by their start times.
-      std::map<int, std::vector<std::pair<Pass, int>>> got_set = got.compute, want_set = want.compute;
-      for (auto* m : {&got_set, &want_set})
-        for (auto& [rank, list] : *m) std::sort(list.begin(), list.end());
-      EXPECT_EQ(got_set, want_set);
+      EXPECT_EQ(got.compute, want.compute);
       EXPECT_EQ(compute_order_problem(program, trace), "");
       EXPECT_EQ(got.sends, want.sends);
       EXPECT_EQ(got.recvs, want.recvs);
