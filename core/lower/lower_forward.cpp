@@ -39,6 +39,13 @@ double gemm_seconds(const plan::Op& op, const CostModel& cost, GemmPart part) {
   return t * cost.profile().backward_linear_factor / 2;
 }
 
+double compute_seconds(const plan::Op& op, const CostModel& cost, Pass pass) {
+  if (op.kind == plan::OpKind::attention) return attention_seconds(op, cost, pass);
+  if (op.kind != plan::OpKind::gemm) return 0;
+  if (pass == Pass::fwd) return gemm_seconds(op, cost, GemmPart::forward);
+  return gemm_seconds(op, cost, GemmPart::data_grad) + gemm_seconds(op, cost, GemmPart::weight_grad);
+}
+
 namespace {
 std::atomic<long> lowered_plans{0};  // a statistic, read by lowerings(); never configuration
 }  // namespace

@@ -1,5 +1,6 @@
 #include "core/strategies/predict.hpp"
 
+#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -63,7 +64,41 @@ void add_nic_busy(const lower::Program& program, const CostModel& cost, LayerWin
   window.backward_nic_busy = nic_busy_fraction(tx[1], capacity, window.backward);
 }
 
+// The parts outside the layers (embedding, LM head and loss, exposed gradient synchronisation, optimizer)
+// as the run metrics charge them, with the gradient collectives by the cost model's formula.
+// A plan expanded to tensor parallelism lists its TP groups (tensor_parallel.cpp); a grid plan has none.
+// Replicas of different TP widths (Hydraulis) are charged as the run metrics charge them without a
+// scenario TP: data parallelism over every GPU with whole gradients (docs/STRATEGIES.md "hydraulis").
+WholeIterationParts outside_layers(const plan::Plan& plan, const CostModel& cost, const LayerWindow& window) {
+  int tensor =
+      plan.tensor_parallel_groups.empty() ? 1 : static_cast<int>(plan.tensor_parallel_groups.front().size());
+  for (const std::vector<int>& group : plan.tensor_parallel_groups) {
+    if (static_cast<int>(group.size()) != tensor) tensor = 1;
+  }
+  const WholeIterationSetup setup = whole_iteration_setup(cost, tensor);
+  const std::vector<double> tokens = plan::whole_iteration_tokens_per_rank(plan, setup.tensor);
+  return whole_iteration_parts(cost, setup, tokens, window, formula_buckets_seconds(cost, setup));
+}
+
 }  // namespace
+
+double predicted_floor(const plan::Plan& plan, const CostModel& cost, Passes passes) {
+  if (!plan.feasible()) return 0;
+  const bool backward = passes == Passes::fwd_bwd;
+  double forward_most = 0, backward_most = 0;
+  for (const plan::RankOps& rank : plan.ranks) {
+    double forward = 0, back = 0;
+    for (const plan::Op& op : rank.ops) {
+      forward += lower::compute_seconds(op, cost, Pass::fwd);
+      if (backward) back += lower::compute_seconds(op, cost, Pass::bwd);
+    }
+    forward_most = std::max(forward_most, forward);
+    backward_most = std::max(backward_most, back);
+  }
+  const WholeIterationParts parts = outside_layers(plan, cost, LayerWindow{forward_most, backward_most});
+  return (forward_most + backward_most) * cost.model().layers + parts.embedding_and_head_critical +
+         parts.optimizer;
+}
 
 void predict(plan::Plan& plan, const CostModel& cost, Passes passes) {
   plan.lowered.reset();
@@ -80,24 +115,11 @@ void predict(plan::Plan& plan, const CostModel& cost, Passes passes) {
   const lower::ProgramEstimate e = lower::estimate(program, lower::nominal_transfers(program, cost));
   for (std::size_t r = 0; r < e.rank_forward_finish.size(); ++r)
     p.per_rank[r].seconds = e.rank_forward_finish[r];
-  // The parts outside the layers (embedding, LM head and loss, exposed gradient synchronisation, optimizer)
-  // as the run metrics charge them, with the gradient collectives by the cost model's formula.
-  // A plan expanded to tensor parallelism lists its TP groups (tensor_parallel.cpp); a grid plan has none.
-  // Replicas of different TP widths (Hydraulis) are charged as the run metrics charge them without a
-  // scenario TP: data parallelism over every GPU with whole gradients (docs/STRATEGIES.md "hydraulis").
-  int tensor =
-      plan.tensor_parallel_groups.empty() ? 1 : static_cast<int>(plan.tensor_parallel_groups.front().size());
-  for (const std::vector<int>& group : plan.tensor_parallel_groups) {
-    if (static_cast<int>(group.size()) != tensor) tensor = 1;
-  }
-  const WholeIterationSetup setup = whole_iteration_setup(cost, tensor);
-  const std::vector<double> tokens = plan::whole_iteration_tokens_per_rank(plan, setup.tensor);
-  const std::vector<BucketCollectiveSeconds> buckets = formula_buckets_seconds(cost, setup);
   // The buckets share the NICs with the layers' traffic as the run metrics charge it, the layers' NIC
   // bytes from the Program at the estimate's makespans.
   LayerWindow window{e.forward, e.backward};
   add_nic_busy(program, cost, window);
-  const WholeIterationParts parts = whole_iteration_parts(cost, setup, tokens, window, buckets);
+  const WholeIterationParts parts = outside_layers(plan, cost, window);
   p.iteration_seconds = (e.forward + e.backward) * cost.model().layers + parts.added_seconds();
   if (cost.planner_error().relative <= 0) plan.lowered = std::move(lowered);
 }

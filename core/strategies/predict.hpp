@@ -13,4 +13,15 @@ namespace zb {
 // Sets plan.predicted, and plan.lowered as above (null for a plan that does not fit).
 void predict(plan::Plan& plan, const CostModel& cost, Passes passes);
 
+// A lower bound of the iteration_seconds predict() would set, from the plan's ops alone (no lowering, no
+// schedule: O(ops)), for a planner to skip a candidate that cannot beat its best plan so far. Each rank's
+// compute stream runs its compute instructions one at a time, and the backward pass starts after the
+// barrier, so one layer's forward makespan is at least the largest Σ over a rank's forward compute and
+// its backward makespan the largest Σ over its backward compute (lower::compute_seconds, the durations
+// lowering gives them). The parts outside the layers are at least the slowest rank's embedding and LM
+// head and the optimizer step (the exposed gradient sync is ≥ 0):
+//   floor = (max_r F_r + max_r B_r) · layers + embedding_and_head_critical + optimizer ≤ predicted.
+// 0 for a plan that does not fit.
+[[nodiscard]] double predicted_floor(const plan::Plan& plan, const CostModel& cost, Passes passes);
+
 }  // namespace zb

@@ -53,8 +53,10 @@ class Partitioner {
   [[nodiscard]] bool place_in_ring_wait(int doc);
   void place_on_least_loaded(int doc);
   void rebuild_heap();
-  [[nodiscard]] int free_bin(int doc) const;
+  [[nodiscard]] int free_bin(int doc);
+  void rebuild_waiting_heap();
   [[nodiscard]] int bin_for(int place, std::int64_t s) const;
+  [[nodiscard]] std::int64_t room_of(int place) const;
 
   [[nodiscard]] bool refine_once();
 
@@ -103,8 +105,14 @@ class Partitioner {
   std::map<std::pair<int, std::vector<int>>, std::size_t> inter_by_ranks_, intra_by_ranks_;
 
   std::vector<Entry> by_load_;  // the local placement's min-heap on (load, place)
-  std::vector<Entry> no_room_;  // places popped for lacking room, pushed back after each document
-  std::vector<int> waiting_;    // bins whose rings wait for K/V when the local placement starts
+  // Places without room for the document being placed: a max-heap on (room, place).
+  std::vector<std::pair<std::int64_t, int>> parked_;
+  std::vector<int> waiting_;  // bins whose rings wait for K/V when the local placement starts
+  // A max-heap on (wait, −bin) over waiting_: each bin's current wait is at most its largest entry (a bin
+  // whose wait shrank keeps a stale entry above it, corrected when it surfaces), so free_bin looks at the
+  // bins in (longest wait, lowest bin) order without scanning all of them for every document.
+  std::vector<Entry> waiting_heap_;
+  std::vector<Entry> waiting_full_;  // free_bin's scratch: bins popped for lacking room
 };
 
 }  // namespace zb::zeppelin::detail

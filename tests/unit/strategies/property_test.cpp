@@ -5,10 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 
 #include "core/plan/plan_format.hpp"
 #include "core/plan/verify.hpp"
+#include "core/strategies/predict.hpp"
 #include "core/strategies/strategy.hpp"
 #include "support.hpp"
 
@@ -108,6 +110,38 @@ TEST(StrategyProperties, EveryPlanOfTwoHundredRandomBatchesVerifies) {
   }
   // The small model fits almost every batch; a property test that only checks OOM plans proves little.
   EXPECT_GT(feasible, total * 9 / 10);
+}
+
+// predicted_floor is what lets a planner skip lowering a candidate, so it must never exceed the estimate
+// it stands in for, whatever the strategy, the passes or the cluster; and Zeppelin skips only candidates
+// whose floor is at least the estimate of the plan it chose (so a skipped one could not have won).
+TEST(StrategyProperties, ThePredictedFloorNeverExceedsThePredictionAndSkipsOnlyLosers) {
+  int bounded = 0, skipped = 0;
+  for (std::uint64_t seed = 1; seed <= 80; ++seed) {
+    RandomCase c = random_case(seed);
+    c.scenario.passes = seed % 3 == 0 ? Passes::fwd : Passes::fwd_bwd;
+    const CostModel cost(c.scenario.cluster, c.scenario.model);
+    for (const auto& sys : all_systems(c.scenario.cluster.world_size())) {
+      const plan::Plan p = make_strategy(sys, c.scenario, cost)->make_plan(test::batch_of(c.lengths));
+      if (!p.feasible()) continue;
+      const double floor = predicted_floor(p, cost, c.scenario.passes);
+      EXPECT_GT(floor, 0) << "seed " << seed << " system " << sys.label;
+      EXPECT_LE(floor, p.predicted.iteration_seconds * (1 + 1e-12))
+          << "seed " << seed << " system " << sys.label << ": floor " << floor << " s above the estimate "
+          << p.predicted.iteration_seconds << " s";
+      ++bounded;
+      if (sys.name != "zeppelin" || !p.info.contains("candidates")) continue;
+      for (const auto& candidate : p.info.at("candidates")) {
+        if (!candidate.contains("compute_floor_ms")) continue;
+        ++skipped;
+        EXPECT_GE(candidate.at("compute_floor_ms").get<double>(), p.predicted.iteration_seconds * 1e3)
+            << "seed " << seed << " system " << sys.label << ": " << candidate.dump();
+      }
+    }
+  }
+  EXPECT_GT(bounded, 500);
+  EXPECT_GT(skipped, 0) << "no candidate was skipped: the skip rule went untested";
+  std::printf("%d feasible plans bounded, %d Zeppelin candidates skipped by their floor\n", bounded, skipped);
 }
 
 TEST(StrategyProperties, SameBatchGivesTheSamePlan) {
