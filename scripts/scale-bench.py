@@ -11,6 +11,10 @@ planner    `zeppelin-bench plan SCENARIO --format json` of zeppelin on llama-7b,
            iteration, the SHARE = planner_seconds / predicted iteration (the rule: at most 2 %), the
            share by CPU seconds, and the process's peak resident memory. A case whose tokens exceed
            --max-tokens is listed as not run (say so rather than wait hours).
+library    the same share for every zeppelin-family system (every label with "zeppelin" in it) of every
+           scenario file under --library (default: the scenario library), iteration 0: the rule holds for
+           the library too. Prints the plans above the limit and the largest shares; a file that is not a
+           scenario (or has no such system) is skipped.
 simulator  `zeppelin-bench run SCENARIO --backend sim` of the same scenario with 1 iteration and the
            one system, per GPU count at --sim-tokens-per-gpu: wall and CPU seconds and peak memory of the
            whole process (planning, lowering, simulating, reports), with time and memory per GPU x
@@ -23,13 +27,16 @@ nonsensical list), 3 when a case fails for another reason than its timeout (the 
   scripts/scale-bench.py --bin build/cli/zeppelin-bench                 # defaults below
   scripts/scale-bench.py --gpus 1024 8192 --tokens-per-gpu 8192 --seeds 1 2 3 --part planner
   scripts/scale-bench.py --part simulator --sim-gpus 128 1024 8192 16384 --json out.json
+  scripts/scale-bench.py --part library --library scenarios/paper
 
 Python 3.8+, standard library only.
 """
 
 import argparse
+import glob
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -106,15 +113,21 @@ def planner_case(args, folder, gpus, tpg, context, seed):
     with open(plan_path) as f:
         plan = json.load(f)
     case["plan_bytes"] = os.path.getsize(plan_path)
+    add_share(case, plan)
+    if case["status"] == "ok":
+        case["cpu_share"] = cpu / case["predicted_iteration_s"]
+    return case
+
+
+def add_share(case, plan):
+    """The plan's planner_seconds over its predicted iteration, into `case` (status "ok"), or why not."""
     planner = plan.get("planner_seconds")
     predicted = (plan.get("predicted") or {}).get("iteration_seconds")
     if planner is None or not predicted:
         case["status"] = "no planner_seconds or predicted iteration (out of memory?)"
-        return case
+        return
     case.update({"status": "ok", "planner_s": planner, "predicted_iteration_s": predicted,
-                 "share": planner / predicted, "cpu_share": cpu / predicted,
-                 "within_limit": planner / predicted <= SHARE_LIMIT})
-    return case
+                 "share": planner / predicted, "within_limit": planner / predicted <= SHARE_LIMIT})
 
 
 def simulator_case(args, folder, gpus):
@@ -146,6 +159,51 @@ def simulator_case(args, folder, gpus):
     return case
 
 
+def system_labels(args, path):
+    """The scenario's system labels with "zeppelin" in them. `plan --system` with a label no system has
+    lists the labels in its error (the one place the CLI prints them); none when the file is not a
+    scenario."""
+    r = subprocess.run([args.bin, "plan", path, "--system", "\x01"], capture_output=True, text=True)
+    m = re.search(r"use one of the labels: (.*)\)\s*$", r.stderr.strip())
+    if not m:
+        return []
+    labels, depth, current = [], 0, ""
+    for ch in m.group(1):  # labels hold commas inside their brackets: split at depth 0 only
+        if ch in "[(":
+            depth += 1
+        elif ch in "])":
+            depth -= 1
+        if ch == "," and depth == 0:
+            labels.append(current.strip())
+            current = ""
+        else:
+            current += ch
+    labels.append(current.strip())
+    return [label for label in labels if "zeppelin" in label]
+
+
+def library_cases(args):
+    files = sorted(glob.glob(os.path.join(args.library, "**", "*.json"), recursive=True))
+    if not files:
+        fail("no scenario files under %s" % args.library)
+    cases = []
+    for path in files:
+        for label in system_labels(args, path):
+            case = {"file": path, "system": label}
+            try:
+                r = subprocess.run([args.bin, "plan", path, "--system", label, "--format", "json", "--detail",
+                                    "summary"], capture_output=True, text=True, timeout=args.timeout)
+            except subprocess.TimeoutExpired:
+                case["status"] = "timed out after %.0f s" % args.timeout
+            else:
+                if r.returncode != 0:
+                    case["status"] = "plan exited %d: %s" % (r.returncode, r.stderr.strip()[:200])
+                else:
+                    add_share(case, json.loads(r.stdout))
+            cases.append(case)
+    return cases
+
+
 def positive_list(values, name):
     if not values or any(v <= 0 for v in values):
         fail("%s must be positive numbers, got %s" % (name, values))
@@ -155,7 +213,8 @@ def positive_list(values, name):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--bin", default="build/cli/zeppelin-bench", help="the zeppelin-bench binary")
-    p.add_argument("--part", choices=["planner", "simulator", "both"], default="both")
+    p.add_argument("--part", choices=["planner", "library", "simulator", "both", "all"], default="both",
+                   help="both: planner and simulator; all: the three")
     p.add_argument("--gpus", type=int, nargs="+", default=[128, 1024, 8192, 16384])
     p.add_argument("--tokens-per-gpu", type=int, nargs="+", default=[8192, 65536])
     p.add_argument("--contexts", type=int, nargs="+", default=[131072])
@@ -166,6 +225,7 @@ def main():
     p.add_argument("--max-tokens", type=int, default=1 << 30, help="cases above this many tokens are not run")
     p.add_argument("--timeout", type=float, default=600, help="seconds per case (default 600)")
     p.add_argument("--json", help="also write every figure to this file")
+    p.add_argument("--library", default="scenarios", help="the folder the library part plans (default: scenarios)")
     args = p.parse_args()
     if not os.access(args.bin, os.X_OK):
         fail("no executable at %s (build first: make build, or pass --bin)" % args.bin)
@@ -177,9 +237,9 @@ def main():
     if args.timeout <= 0 or args.sim_tokens_per_gpu <= 0:
         fail("--timeout and --sim-tokens-per-gpu must be positive")
 
-    results = {"binary": args.bin, "share_limit": SHARE_LIMIT, "planner": [], "simulator": []}
+    results = {"binary": args.bin, "share_limit": SHARE_LIMIT, "planner": [], "library": [], "simulator": []}
     with tempfile.TemporaryDirectory(prefix="zb-scale-bench-") as folder:
-        if args.part in ("planner", "both"):
+        if args.part in ("planner", "both", "all"):
             print("planner share of the predicted iteration (zeppelin, llama-7b, wikipedia, dgx-h200; cold "
                   "CLI; limit %.0f %%)" % (SHARE_LIMIT * 100))
             print("%6s %8s %7s %4s  %10s %9s %11s %8s %9s %8s  %s" % (
@@ -200,7 +260,23 @@ def main():
                             else:
                                 print("%6d %8d %7d %4d  %s" % (gpus, tpg, context, seed, c["status"]))
                             sys.stdout.flush()
-        if args.part in ("simulator", "both"):
+        if args.part in ("library", "all"):
+            cases = library_cases(args)
+            results["library"] = cases
+            planned = [c for c in cases if c["status"] == "ok"]
+            above = [c for c in planned if not c["within_limit"]]
+            print("planner share of the predicted iteration, the scenario library under %s (iteration 0, every "
+                  "zeppelin-family system; limit %.0f %%): %d plans, %d above the limit" % (
+                      args.library, SHARE_LIMIT * 100, len(planned), len(above)))
+            for c in sorted(planned, key=lambda c: -c["share"])[:max(8, len(above))]:
+                print("  %6.2f%%  %8.4f s / %9.4f s  %s  %s%s" % (
+                    100 * c["share"], c["planner_s"], c["predicted_iteration_s"], c["file"], c["system"],
+                    "" if c["within_limit"] else "  ABOVE the limit"))
+            for c in cases:
+                if c["status"] != "ok":
+                    print("  %s  %s: %s" % (c["file"], c["system"], c["status"]))
+            sys.stdout.flush()
+        if args.part in ("simulator", "both", "all"):
             print("simulator, one fwd+bwd iteration (whole `run` process: plan, lower, simulate, reports)")
             print("%6s %8s %9s %10s %9s %8s %15s %15s  %s" % (
                 "GPUs", "tok/GPU", "documents", "wall s", "CPU s", "peak GB", "CPU us/(GPU*doc)",
