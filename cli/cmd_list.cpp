@@ -17,6 +17,7 @@
 #include "core/config/presets.hpp"
 #include "core/config/system_catalog.hpp"
 #include "core/config/units.hpp"
+#include "core/cost/model_params.hpp"
 #include "core/exec/backend_registry.hpp"
 #include "core/workload/datasets.hpp"
 
@@ -132,7 +133,8 @@ nlohmann::ordered_json clusters_json() {
   return out;
 }
 
-// A dense preset's entry is as it always was; an MoE preset's has a "moe" object besides.
+// Every preset with its parameter counts (core/cost/model_params.hpp: stored, and what one token uses); an
+// MoE preset's entry has a "moe" object besides.
 nlohmann::ordered_json models_json() {
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (const ModelPreset& preset : model_presets()) {
@@ -141,6 +143,9 @@ nlohmann::ordered_json models_json() {
                                     {"layers", m.layers},         {"hidden", m.hidden},
                                     {"heads", m.heads},           {"kv_heads", m.kv_heads},
                                     {"ffn_hidden", m.ffn_hidden}, {"vocab", m.vocab}};
+    const ModelParams params = count_params(m);
+    entry["params"] = params.total;
+    entry["active_params"] = params.active;
     if (m.has_experts()) {
       entry["moe"] = {
           {"experts", m.moe.experts},
@@ -162,6 +167,14 @@ std::string expert_shape(const MoeSpec& moe) {
   if (moe.shared_experts > 0) shape += fmt::format(", {} shared", moe.shared_experts);
   if (moe.capacity_factor) shape += fmt::format(", capacity {:g}", *moe.capacity_factor);
   return shape;
+}
+
+// "6.74B" for llama-7b; "46.7B, 12.9B active" for Mixtral (the figures its release states).
+std::string param_counts(const ModelSpec& model) {
+  const ModelParams p = count_params(model);
+  const auto billions = [](double n) { return fmt::format("{:.3g}B", n / 1e9); };
+  if (!model.has_experts()) return billions(p.total);
+  return billions(p.total) + ", " + billions(p.active) + " active";
 }
 
 nlohmann::ordered_json datasets_json() {
@@ -192,13 +205,16 @@ void list_models() {
     const ModelSpec& m = preset.spec;
     rows.push_back({preset.name, std::to_string(m.layers), std::to_string(m.hidden), std::to_string(m.heads),
                     std::to_string(m.kv_heads), std::to_string(m.ffn_hidden), std::to_string(m.vocab),
-                    expert_shape(m.moe), preset.summary});
+                    expert_shape(m.moe), param_counts(m), preset.summary});
   }
-  print_table(stdout, {"PRESET", "LAYERS", "HIDDEN", "HEADS", "KV_HEADS", "FFN", "VOCAB", "EXPERTS", "MODEL"},
-              rows);
+  print_table(
+      stdout,
+      {"PRESET", "LAYERS", "HIDDEN", "HEADS", "KV_HEADS", "FFN", "VOCAB", "EXPERTS", "PARAMS", "MODEL"},
+      rows);
   std::printf(
-      "\nEXPERTS: routed experts \u00d7 their FFN width, experts per token, shared experts; MoE "
-      "models validate but do not run yet (docs/MOE.md).\n");
+      "\nEXPERTS: routed experts \u00d7 their FFN width, experts per token, shared experts. PARAMS: "
+      "projections, experts and embeddings (no norms), and for MoE what one token uses (docs/METRICS.md, "
+      "\"Parameters\"). MoE models validate but do not run yet (docs/MOE.md).\n");
 }
 
 // Every preset with its fit, source, assumptions and target quantiles, from the workload module's table.

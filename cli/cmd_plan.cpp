@@ -74,7 +74,7 @@ ExitCode run_plan(const PlanOptions& o) {
     one.systems = {system};
     check_runnable(one);
   }
-  const CostModel cost(scenario.cluster, scenario.model, scenario.hardware_profile.profile);
+  const CostModel cost(scenario);
   const Workload workload(scenario);
   const CostModel planner_cost = planner_cost_model(scenario, cost);
   const auto strategy = make_strategy(system, scenario, planner_cost);

@@ -78,6 +78,13 @@ struct ModelSpec {
   MoeSpec moe;  // dense unless moe.experts > 0
 
   [[nodiscard]] bool has_experts() const { return moe.experts > 0; }
+  // The FFN width one token passes through: a dense model's ffn_hidden, or an MoE layer's top-k routed
+  // experts and its shared ones side by side, as their FLOPs and elementwise bytes count (docs/MOE.md,
+  // "The MoE layer in the cost model").
+  [[nodiscard]] std::int64_t token_ffn_width() const {
+    if (!has_experts()) return ffn_hidden;
+    return static_cast<std::int64_t>(moe.top_k + moe.shared_experts) * moe.expert_ffn_hidden;
+  }
   [[nodiscard]] int head_dim() const { return hidden / heads; }
   [[nodiscard]] int kv_hidden() const { return kv_heads * head_dim(); }
 };

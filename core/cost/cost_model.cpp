@@ -11,6 +11,7 @@
 
 #include "core/common/error.hpp"
 #include "core/cost/iteration_cost.hpp"
+#include "core/cost/model_params.hpp"
 #include "core/cost/pointwise_cost.hpp"
 
 namespace zb {
@@ -21,7 +22,7 @@ constexpr double kFlopsPerMac = 2.0;
 
 // The model must be well-formed before any formula divides by heads or multiplies by widths. The scenario
 // parser already checks this; the constructor checks again because tests and tools build specs by hand.
-void check_model(const ModelSpec& model) {
+void check_model(const ModelSpec& model, int expert_degree) {
   ProblemList problems;
   const auto require = [&](bool ok, const char* path, const std::string& what) {
     if (ok) return;
@@ -38,6 +39,16 @@ void check_model(const ModelSpec& model) {
   require(model.ffn_hidden >= 0, "model.ffn_hidden", "ffn_hidden must be >= 0");
   require(model.vocab >= 0, "model.vocab", "vocab must be >= 0");
   require(model.dtype_bytes >= 1, "model.dtype", "dtype_bytes must be >= 1");
+  if (model.has_experts()) {
+    const MoeSpec& moe = model.moe;
+    require(moe.top_k >= 1 && moe.top_k <= moe.experts, "model.moe.top_k", "top_k must be in [1, experts]");
+    require(moe.shared_experts >= 0, "model.moe.shared_experts", "shared_experts must be >= 0");
+    require(moe.expert_ffn_hidden >= 1, "model.moe.expert_ffn_hidden", "expert_ffn_hidden must be >= 1");
+  }
+  require(expert_degree >= 1 &&
+              (model.has_experts() ? model.moe.experts % expert_degree == 0 : expert_degree == 1),
+          "parallelism.expert",
+          "the expert degree must be 1 for a dense model and divide the experts otherwise");
   problems.throw_if_any();
 }
 
@@ -51,12 +62,22 @@ std::int64_t arithmetic_series(std::int64_t first, std::int64_t count) {
 
 }  // namespace
 
-CostModel::CostModel(const ClusterSpec& cluster, const ModelSpec& model, HardwareProfile profile)
-    : cluster_(cluster), model_(model), profile_(profile) {
-  check_model(model_);
+CostModel::CostModel(const ClusterSpec& cluster, const ModelSpec& model, HardwareProfile profile,
+                     int expert_degree)
+    : cluster_(cluster), model_(model), profile_(profile), expert_degree_(expert_degree) {
+  check_model(model_, expert_degree_);
+  params_ = count_params(model_, expert_degree_);
   pointwise_ = {.fwd_bytes_per_token = pointwise_fwd_bytes_per_token(*this),
                 .bwd_bytes_per_token = pointwise_bwd_bytes_per_token(*this),
                 .bandwidth = streaming_memory_bandwidth(*this)};
+}
+
+CostModel::CostModel(const Scenario& scenario)
+    : CostModel(scenario.cluster, scenario.model, scenario.hardware_profile.profile,
+                scenario.parallelism.expert) {}
+
+CostModel CostModel::with_cluster(const ClusterSpec& cluster) const {
+  return CostModel(cluster, model_, profile_, expert_degree_);
 }
 
 // --- counting ---------------------------------------------------------------------------------------------
@@ -90,20 +111,37 @@ double CostModel::attention_bwd_flops(double pairs) const {
   return profile_.backward_attention_factor * attention_fwd_flops(pairs);
 }
 
-double CostModel::params_per_layer() const {
-  const double h = model_.hidden;
-  const double qkv = h * (h + 2.0 * model_.kv_hidden());  // Q is h wide, K and V kv_hidden each (GQA)
-  const double out = h * h;                               // attention output projection
-  const double mlp = 3.0 * h * model_.ffn_hidden;         // SwiGLU: gate, up and down projections
-  return qkv + out + mlp;
-}
-
 double CostModel::linear_fwd_flops(double tokens) const {
-  return kFlopsPerMac * tokens * params_per_layer();
+  return kFlopsPerMac * tokens * gemm_params_per_layer();
 }
 
 double CostModel::linear_bwd_flops(double tokens) const {
   return profile_.backward_linear_factor * linear_fwd_flops(tokens);
+}
+
+// --- parameters (core/cost/model_params.cpp)
+// ----------------------------------------------------------------
+
+double CostModel::gemm_params_per_layer() const {
+  return params_.gemm_per_layer;
+}
+double CostModel::params_per_layer() const {
+  return params_.stored_per_layer;
+}
+double CostModel::active_params_per_layer() const {
+  return params_.active_per_layer;
+}
+double CostModel::params_per_layer_per_gpu() const {
+  return params_.per_gpu_per_layer;
+}
+double CostModel::total_params() const {
+  return params_.total;
+}
+double CostModel::active_params() const {
+  return params_.active;
+}
+double CostModel::params_per_gpu() const {
+  return params_.per_gpu;
 }
 
 // --- bytes ------------------------------------------------------------------------------------------------
@@ -156,12 +194,12 @@ double CostModel::exact_gemm_time(double m, double n, double k) const {
 
 std::array<CostModel::GemmShape, 4> CostModel::layer_gemms() const {
   const double h = model_.hidden;
-  const double f = model_.ffn_hidden;
+  const auto f = static_cast<double>(model_.token_ffn_width());
   return {{
-      {h + 2.0 * model_.kv_hidden(), h},  // fused QKV projection
-      {h, h},                             // attention output projection
-      {2.0 * f, h},                       // fused gate + up projection
-      {h, f},                             // down projection
+      {"qkv", h + 2.0 * model_.kv_hidden(), h},  // fused QKV projection
+      {"o_proj", h, h},                          // attention output projection
+      {"mlp_up", 2.0 * f, h},                    // fused gate + up projection
+      {"mlp_down", h, f},                        // down projection
   }};
 }
 
@@ -264,19 +302,21 @@ LinkSpec CostModel::routed_internode() const {
 
 // --- memory -----------------------------------------------------------------------------------------------
 
-double CostModel::total_params() const {
-  // Input embedding and output projection (untied, as in Llama): vocab·hidden each.
-  return model_.layers * params_per_layer() + 2.0 * model_.vocab * model_.hidden;
-}
-
 double CostModel::model_state_bytes_per_gpu() const {
-  // Weights and gradients in the model dtype are replicated on every GPU; the rest of the per-parameter
-  // optimizer bytes (fp32 master, Adam m and v: 12 of the 16 in bf16) are sharded ZeRO-1 style.
+  // Weights and gradients in the model dtype are held whole by every GPU that holds the parameter; the
+  // rest of the per-parameter optimizer bytes (fp32 master, Adam m and v: 12 of the 16 in bf16) are sharded
+  // ZeRO-1 style over the GPUs that hold it: every GPU for the dense parameters, the expert-data-parallel
+  // group (shards / expert_degree) for a routed expert's, as Megatron-Core's distributed optimizer does.
   const double replicated_per_param = 2.0 * model_.dtype_bytes;  // weights + grads
   const double sharded_per_param = std::max(0.0, profile_.optimizer_bytes_per_param - replicated_per_param);
   const double shards =
       profile_.model_state_shards > 0 ? profile_.model_state_shards : std::max(cluster_.world_size(), 1);
-  return total_params() * (replicated_per_param + sharded_per_param / shards);
+  const double held = params_.per_gpu;
+  if (!model_.has_experts()) return held * (replicated_per_param + sharded_per_param / shards);
+  const double routed = params_.routed_per_gpu;
+  const double expert_shards = std::max(1.0, shards / expert_degree_);
+  return held * replicated_per_param +
+         sharded_per_param * ((held - routed) / shards + routed / expert_shards);
 }
 
 double CostModel::activation_bytes_per_token() const {

@@ -11,6 +11,7 @@
 
 #include "core/config/hardware_profile.hpp"
 #include "core/config/scenario.hpp"
+#include "core/cost/model_params.hpp"
 
 namespace zb {
 
@@ -50,7 +51,15 @@ enum class LinkClass { nvlink, nic };
 
 class CostModel {
  public:
-  CostModel(const ClusterSpec& cluster, const ModelSpec& model, HardwareProfile profile = {});
+  // expert_degree: the scenario's parallelism.expert, the GPUs (of the TP grid) one MoE layer's routed
+  // experts are spread over; it sets what one GPU holds (docs/MOE.md). 1 for a dense model.
+  CostModel(const ClusterSpec& cluster, const ModelSpec& model, HardwareProfile profile = {},
+            int expert_degree = 1);
+  // The scenario's cluster, model, hardware profile and expert degree.
+  explicit CostModel(const Scenario& scenario);
+  // The same model, profile and expert degree on another cluster (a tensor-parallel grid), exact (no
+  // planner error: callers that want one add it with with_planner_error).
+  [[nodiscard]] CostModel with_cluster(const ClusterSpec& cluster) const;
   // The same model as a planner with profiled fits sees it (PlannerError above).
   [[nodiscard]] CostModel with_planner_error(PlannerError error) const;
   [[nodiscard]] const PlannerError& planner_error() const { return error_; }
@@ -63,9 +72,23 @@ class CostModel {
   // --- FLOPs per layer --------------------------------------------------------------------------------
   [[nodiscard]] double attention_fwd_flops(double pairs) const;  // 4·hidden per pair (QKᵀ and PV)
   [[nodiscard]] double attention_bwd_flops(double pairs) const;
-  [[nodiscard]] double linear_fwd_flops(double tokens) const;  // QKV (GQA-aware), O, gated MLP
+  [[nodiscard]] double linear_fwd_flops(double tokens) const;  // 2 · tokens · gemm_params_per_layer
   [[nodiscard]] double linear_bwd_flops(double tokens) const;
+
+  // --- parameters (docs/METRICS.md, "Parameters") ---------------------------------------------------
+  // Multiply-accumulates one token does in the layer's GEMMs (layer_gemms): QKV (GQA-aware), O, and the
+  // gated FFN it passes through (dense: the MLP; MoE: its top-k routed and its shared experts).
+  [[nodiscard]] double gemm_params_per_layer() const;
+  // Parameters one layer stores: its attention projections and FFN, or, for MoE, its router and every
+  // expert. Dense: gemm_params_per_layer.
   [[nodiscard]] double params_per_layer() const;
+  // Parameters one token uses in a layer (the "active" parameters MoE models publish): the GEMMs' and,
+  // for MoE, the router's.
+  [[nodiscard]] double active_params_per_layer() const;
+  // Parameters of a layer one GPU of the grid holds: the routed experts split over expert_degree GPUs.
+  [[nodiscard]] double params_per_layer_per_gpu() const;
+  [[nodiscard]] int expert_degree() const { return expert_degree_; }
+  [[nodiscard]] const ModelParams& params() const { return params_; }  // every count above
 
   // --- bytes -----------------------------------------------------------------------------------------
   [[nodiscard]] double kv_bytes(double tokens) const;      // K and V of `tokens` tokens
@@ -92,7 +115,10 @@ class CostModel {
   [[nodiscard]] int max_gpus_per_nic() const;
 
   // --- memory ----------------------------------------------------------------------------------------
-  [[nodiscard]] double total_params() const;  // all layers plus input and output embeddings
+  [[nodiscard]] double total_params() const;   // all layers plus input and output embeddings
+  [[nodiscard]] double active_params() const;  // what one token uses: active layers plus both embeddings
+  // What one GPU of the grid holds: its layers' share (params_per_layer_per_gpu) and both embeddings.
+  [[nodiscard]] double params_per_gpu() const;
   [[nodiscard]] double model_state_bytes_per_gpu() const;
   [[nodiscard]] double activation_bytes_per_token() const;  // all layers
   // Tokens one GPU can hold in a micro-batch: (HBM·(1−reserve) − model states) / activation bytes per token,
@@ -104,10 +130,13 @@ class CostModel {
   [[nodiscard]] const HardwareProfile& profile() const { return profile_; }
 
   struct GemmShape {
-    double n;  // output columns
-    double k;  // reduction depth
+    const char* name;  // the plan's op name
+    double n;          // output columns
+    double k;          // reduction depth
   };
-  // The layer's forward GEMMs (m = tokens for each): QKV, O, gate+up, down (what calibrate times).
+  // The layer's forward GEMMs (m = tokens for each): QKV, O, gate+up, down (what calibrate times, and
+  // PlanBuilder writes). An MoE layer's FFN is its experts at the width token_ffn_width (balanced routing,
+  // what a planner sees before the router runs); its router is not among them (docs/MOE.md).
   [[nodiscard]] std::array<GemmShape, 4> layer_gemms() const;
 
   // The memory-bound kernels' constants (pointwise_cost.hpp), worked out once: the planner charges them
@@ -133,6 +162,8 @@ class CostModel {
   HardwareProfile profile_;
   PointwiseRates pointwise_;
   PlannerError error_;
+  int expert_degree_ = 1;
+  ModelParams params_;
 };
 
 }  // namespace zb

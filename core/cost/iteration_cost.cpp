@@ -4,6 +4,7 @@
 #include "core/cost/iteration_cost.hpp"
 
 #include <algorithm>
+#include <iterator>
 
 namespace zb {
 namespace {
@@ -29,6 +30,50 @@ double gemm_backward_seconds(const CostModel& cost, double m, double n, double k
   if (forward <= 0) return 0.0;
   const double overhead = cost.profile().gemm_call_overhead;
   return cost.profile().backward_linear_factor * (forward - overhead) + 2.0 * overhead;
+}
+
+// Buckets of `bucket_params` filled in backward order over items holding `item_params` each; the last
+// bucket closes with the last item that holds any.
+std::vector<GradientBucket> fill_buckets(const std::vector<double>& item_params, double bucket_params,
+                                         bool expert) {
+  std::size_t last = 0;
+  for (std::size_t item = 0; item < item_params.size(); ++item)
+    if (item_params[item] > 0) last = item;
+  std::vector<GradientBucket> buckets;
+  double filled = 0;
+  for (std::size_t item = 0; item < item_params.size(); ++item) {
+    double left = item_params[item];
+    while (left > 0) {
+      const double take = std::min(left, bucket_params - filled);
+      filled += take;
+      left -= take;
+      if (filled >= bucket_params || (item == last && left <= 0)) {
+        buckets.push_back({filled, static_cast<int>(item), expert});
+        filled = 0;
+      }
+    }
+  }
+  return buckets;
+}
+
+// The expert-data-parallel group of expert degree `e` on the data-parallel world `dp` (docs/MOE.md):
+// expert groups are e consecutive ranks of the N/t grid, so the GPUs at one place of every group are every
+// (t·e)-th GPU of a node while an expert group fits in a node, and the same local GPU every e/(g/t)-th
+// node when groups fill whole nodes. Groups that straddle nodes unevenly (g/t and e dividing neither
+// the other) are charged as one member per node on N/(t·e) nodes.
+DataParallelShape expert_data_parallel_shape(const DataParallelShape& dp, int tensor, int e) {
+  DataParallelShape g = dp;
+  if (e <= 1) return g;
+  const int per_node = dp.members_per_node;
+  if (per_node % e == 0) {
+    g.members_per_node = per_node / e;
+    g.local_stride = tensor * e;
+    return g;
+  }
+  g.members_per_node = 1;
+  g.nodes = std::max(1, dp.size() / e);
+  g.node_stride = e % per_node == 0 ? e / per_node : 1;
+  return g;
 }
 
 struct RankParts {
@@ -79,18 +124,35 @@ WholeIterationSetup whole_iteration_setup(const CostModel& cost, int tensor) {
   // (one data-parallel group) are every t-th GPU: g/t per node, on every node.
   s.dp.members_per_node = std::max(1, cluster.gpus_per_node / s.tensor);
   s.dp.nodes = std::max(1, cluster.nodes);
+  s.dp.local_stride = s.tensor;
   const int dp_size = s.dp.size();
+  s.expert_dp = expert_data_parallel_shape(s.dp, s.tensor, cost.expert_degree());
   const double shards = cost.profile().model_state_shards;
   s.sync = shards == 1.0 ? GradientSync::all_reduce : GradientSync::zero1;
   s.bucket_params = std::max(kMinBucketParams, kBucketParamsPerDpRank * dp_size);
   s.bytes_per_gradient = model.dtype_bytes;
 
-  const double layer_params = cost.params_per_layer() / s.tensor;
+  // What one GPU holds: a layer's dense parameters, and an MoE layer's routed experts split over the
+  // expert degree, whose gradients go to buckets of their own over the expert-data-parallel group
+  // (Megatron-Core keeps expert parameters in their own buffers).
+  const ModelParams& params = cost.params();
+  const double routed_layer_params = params.routed_per_gpu_per_layer / s.tensor;
+  const double layer_params = model.has_experts()
+                                  ? (params.per_gpu_per_layer - params.routed_per_gpu_per_layer) / s.tensor
+                                  : cost.params_per_layer_per_gpu() / s.tensor;
   const double embedding_params = static_cast<double>(model.vocab) * model.hidden / s.tensor;
-  s.params_per_gpu = cost.total_params() / s.tensor;
-  // ZeRO-1 shards the optimizer as the memory model does (model_state_shards, 0 = the data-parallel world).
+  s.params_per_gpu = cost.params_per_gpu() / s.tensor;
+  // ZeRO-1 shards the optimizer as the memory model does (model_state_shards, 0 = the data-parallel world;
+  // a routed expert's over its expert-data-parallel group, e times smaller).
   const double optimizer_shards = s.sync == GradientSync::all_reduce ? 1.0 : (shards > 0 ? shards : dp_size);
-  s.optimizer_shard = s.params_per_gpu / optimizer_shards;
+  if (model.has_experts()) {
+    const double routed = params.routed_per_gpu / s.tensor;
+    const double expert_shards =
+        s.sync == GradientSync::all_reduce ? 1.0 : std::max(1.0, optimizer_shards / cost.expert_degree());
+    s.optimizer_shard = (s.params_per_gpu - routed) / optimizer_shards + routed / expert_shards;
+  } else {
+    s.optimizer_shard = s.params_per_gpu / optimizer_shards;
+  }
 
   // Backward order of the parameters (Megatron fills buckets in reverse parameter order): the LM head,
   // the layers last to first, the input embedding. A bucket closes at bucket_params and can be reduced
@@ -98,18 +160,20 @@ WholeIterationSetup whole_iteration_setup(const CostModel& cost, int tensor) {
   std::vector<double> item_params{embedding_params};
   item_params.insert(item_params.end(), static_cast<std::size_t>(model.layers), layer_params);
   item_params.push_back(embedding_params);
-  double filled = 0;
-  for (std::size_t item = 0; item < item_params.size(); ++item) {
-    double left = item_params[item];
-    while (left > 0) {
-      const double take = std::min(left, s.bucket_params - filled);
-      filled += take;
-      left -= take;
-      if (filled >= s.bucket_params || (item + 1 == item_params.size() && left <= 0)) {
-        s.buckets.push_back({filled, static_cast<int>(item)});
-        filled = 0;
-      }
-    }
+  s.buckets = fill_buckets(item_params, s.bucket_params, false);
+  if (routed_layer_params > 0) {
+    // The experts' buckets, at Megatron's default size for their group, merged in backward order: a
+    // bucket is launched when the item holding its last parameter is done, the dense ones first.
+    std::vector<double> expert_items(item_params.size(), 0.0);
+    for (int layer = 1; layer <= model.layers; ++layer)
+      expert_items[static_cast<std::size_t>(layer)] = routed_layer_params;
+    const double expert_bucket = std::max(kMinBucketParams, kBucketParamsPerDpRank * s.expert_dp.size());
+    const std::vector<GradientBucket> experts = fill_buckets(expert_items, expert_bucket, true);
+    std::vector<GradientBucket> merged;
+    std::merge(
+        s.buckets.begin(), s.buckets.end(), experts.begin(), experts.end(), std::back_inserter(merged),
+        [](const GradientBucket& a, const GradientBucket& b) { return a.ready_after < b.ready_after; });
+    s.buckets = std::move(merged);
   }
   return s;
 }
@@ -124,8 +188,13 @@ double inter_node_step_seconds(const CostModel& cost, double bytes) {
 
 BucketCollectiveSeconds formula_bucket_seconds(const CostModel& cost, const WholeIterationSetup& setup,
                                                double bytes) {
-  const int g = setup.dp.members_per_node;
-  const int n = setup.dp.nodes;
+  return formula_bucket_seconds(cost, setup, setup.dp, bytes);
+}
+
+BucketCollectiveSeconds formula_bucket_seconds(const CostModel& cost, const WholeIterationSetup& setup,
+                                               const DataParallelShape& group, double bytes) {
+  const int g = group.members_per_node;
+  const int n = group.nodes;
   // Reduce-scatter: g−1 NVLink steps of bytes/g leave each GPU its node's reduced 1/g; n−1 NIC steps of
   // bytes/(g·n) reduce that across nodes. The all-gather runs the same steps in reverse.
   const double nic_step = inter_node_step_seconds(cost, bytes / (static_cast<double>(g) * n));
@@ -137,7 +206,8 @@ std::vector<BucketCollectiveSeconds> formula_buckets_seconds(const CostModel& co
                                                              const WholeIterationSetup& setup) {
   std::vector<BucketCollectiveSeconds> out;
   for (const GradientBucket& b : setup.buckets)
-    out.push_back(formula_bucket_seconds(cost, setup, b.params * setup.bytes_per_gradient));
+    out.push_back(
+        formula_bucket_seconds(cost, setup, setup.group_of(b), b.params * setup.bytes_per_gradient));
   return out;
 }
 

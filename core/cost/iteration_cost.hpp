@@ -22,10 +22,15 @@ namespace zb {
 enum class GradientSync { zero1, all_reduce };
 
 // One data-parallel group as the collective sees it: `members_per_node` GPUs on each of `nodes` nodes
-// (the GPUs of one tensor-parallel index; t groups run side by side).
+// (the GPUs of one tensor-parallel index; t groups run side by side). Its ring goes from a member to the
+// GPU `local_stride` further on its node, and across nodes to the same local GPU `node_stride` nodes on:
+// t and 1 for the data-parallel world; t·e GPUs, or e/(g/t) nodes when an expert group fills whole nodes,
+// for a routed expert's expert-data-parallel group (docs/METRICS.md, "The whole iteration").
 struct DataParallelShape {
   int members_per_node = 1;
   int nodes = 1;
+  int local_stride = 1;
+  int node_stride = 1;
   [[nodiscard]] int size() const { return members_per_node * nodes; }
 };
 
@@ -35,18 +40,25 @@ struct DataParallelShape {
 struct GradientBucket {
   double params = 0;
   int ready_after = 0;
+  bool expert = false;  // routed experts' gradients, reduced over the expert-data-parallel group
 };
 
 struct WholeIterationSetup {
   int tensor = 1;
   int layers = 0;
   DataParallelShape dp;
+  // A routed expert's data-parallel group (MoE): the GPUs at the same place of every expert group, N/(t·e)
+  // of them (Megatron-Core's expert-data-parallel group). The dense model's: unused.
+  DataParallelShape expert_dp;
   GradientSync sync = GradientSync::zero1;
   double bucket_params = 0;       // Megatron's default bucket size for this data-parallel world
-  double params_per_gpu = 0;      // (L·P + 2·V·h) / t
+  double params_per_gpu = 0;      // W_gpu / t (docs/METRICS.md, "Parameters")
   double optimizer_shard = 0;     // parameters the optimizer steps on one GPU
   double bytes_per_gradient = 2;  // β: gradients are reduced in the model dtype (grad_reduce_in_fp32 off)
-  std::vector<GradientBucket> buckets;  // in backward order
+  std::vector<GradientBucket> buckets;  // in backward order (a layer's dense buckets before its experts')
+  [[nodiscard]] const DataParallelShape& group_of(const GradientBucket& b) const {
+    return b.expert ? expert_dp : dp;
+  }
 };
 
 // The setup on the cost model's cluster with tensor-parallel degree `tensor`: every GPU holds 1/t of a model
@@ -70,6 +82,10 @@ struct BucketCollectiveSeconds {
 // `bytes` is one GPU's bucket. The simulator's figure for the same steps: core/exec/sim/gradient_collective.
 [[nodiscard]] BucketCollectiveSeconds formula_bucket_seconds(const CostModel& cost,
                                                              const WholeIterationSetup& setup, double bytes);
+// The same over group `group` (setup.dp above; a bucket's own: setup.group_of(bucket)).
+[[nodiscard]] BucketCollectiveSeconds formula_bucket_seconds(const CostModel& cost,
+                                                             const WholeIterationSetup& setup,
+                                                             const DataParallelShape& group, double bytes);
 // formula_bucket_seconds of every bucket of `setup` (index = bucket): the planner's figures.
 [[nodiscard]] std::vector<BucketCollectiveSeconds> formula_buckets_seconds(const CostModel& cost,
                                                                            const WholeIterationSetup& setup);

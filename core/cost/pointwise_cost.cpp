@@ -46,7 +46,8 @@ double streaming_memory_bandwidth(const CostModel& cost) {
 
 double pointwise_fwd_bytes_per_token(const CostModel& cost) {
   const ModelSpec& model = cost.model();
-  const double h = model.hidden, h_kv = model.kv_hidden(), f = model.ffn_hidden;
+  const double h = model.hidden, h_kv = model.kv_hidden();
+  const auto f = static_cast<double>(model.token_ffn_width());  // an MoE token's experts side by side
   // Elements one token reads + writes, in the model dtype:
   const double elements =
       2.0 * h                 // input RMSNorm: read x, write the normalised row
@@ -62,7 +63,8 @@ double pointwise_fwd_bytes_per_token(const CostModel& cost) {
 
 double pointwise_bwd_bytes_per_token(const CostModel& cost) {
   const ModelSpec& model = cost.model();
-  const double h = model.hidden, h_kv = model.kv_hidden(), f = model.ffn_hidden;
+  const double h = model.hidden, h_kv = model.kv_hidden();
+  const auto f = static_cast<double>(model.token_ffn_width());  // an MoE token's experts side by side
   // The backward reads more than the forward wrote: each kernel reads its saved inputs and the incoming
   // gradient and writes the input gradient.
   const double elements = 2.0 * 3.0 * h  // two RMSNorm backwards: read x and dy, write dx
@@ -87,12 +89,12 @@ double pointwise_bwd_time(const CostModel& cost, double tokens) {
 
 double pointwise_share_fwd_time(const CostModel& cost, double m, double n, double k) {
   if (m <= 0 || n <= 0 || k <= 0) return 0.0;
-  return pointwise_fwd_time(cost, m) * n * k / cost.params_per_layer();
+  return pointwise_fwd_time(cost, m) * n * k / cost.gemm_params_per_layer();
 }
 
 double pointwise_share_bwd_time(const CostModel& cost, double m, double n, double k) {
   if (m <= 0 || n <= 0 || k <= 0) return 0.0;
-  return pointwise_bwd_time(cost, m) * n * k / cost.params_per_layer();
+  return pointwise_bwd_time(cost, m) * n * k / cost.gemm_params_per_layer();
 }
 
 }  // namespace zb

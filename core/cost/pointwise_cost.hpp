@@ -17,7 +17,7 @@ namespace zb {
 // Those bytes for `tokens` tokens at the streaming HBM bandwidth.
 [[nodiscard]] double pointwise_fwd_time(const CostModel& cost, double tokens);
 [[nodiscard]] double pointwise_bwd_time(const CostModel& cost, double tokens);
-// The part that rides with one layer GEMM of m×k by k×n: its share n·k / params_per_layer() of the
+// The part that rides with one layer GEMM of m×k by k×n: its share n·k / gemm_params_per_layer() of the
 // pointwise time of m tokens. The four GEMMs of m rows carry pointwise_*_time(m) between them, and a GEMM
 // split t ways by tensor parallelism carries 1/t of its share, as each GPU of the group runs 1/t of the
 // memory-bound work (sequence parallelism splits the norms and adds by rows, TP the columns of the rest).

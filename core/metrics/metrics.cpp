@@ -138,11 +138,10 @@ WholeIterationParts whole_iteration_parts_of(const plan::Plan& plan, const Trace
 RunMetrics compute_run_metrics(const plan::Plan& plan, const Trace& trace, const CostModel& cost,
                                const Scenario& scenario, int timeline_bins) {
   const WholeIterationSetup setup = whole_iteration_setup(cost, tensor_parallel_degree(scenario));
-  std::vector<BucketCollectiveSeconds> seconds;
-  for (const GradientBucket& b : setup.buckets)
-    seconds.push_back(formula_bucket_seconds(cost, setup, b.params * setup.bytes_per_gradient));
-  return compute_run_metrics(plan, trace, cost, scenario,
-                             whole_iteration_parts_of(plan, trace, cost, setup, seconds), timeline_bins);
+  return compute_run_metrics(
+      plan, trace, cost, scenario,
+      whole_iteration_parts_of(plan, trace, cost, setup, formula_buckets_seconds(cost, setup)),
+      timeline_bins);
 }
 
 RunMetrics compute_run_metrics(const plan::Plan& plan, const Trace& trace, const CostModel& cost,

@@ -90,7 +90,7 @@ KernelPoint time_gemm(int m, int n, int k, int repetitions) {
 
 // The layer's GEMM shapes the calibration times (n, k of each; those with no work left out).
 std::vector<GemmDims> layer_gemm_dims(const Scenario& scenario) {
-  const CostModel cost(scenario.cluster, scenario.model, scenario.hardware_profile.profile);
+  const CostModel cost(scenario);
   std::vector<GemmDims> out;
   for (const auto& g : cost.layer_gemms())
     if (g.n > 0 && g.k > 0) out.push_back({static_cast<long long>(g.n), static_cast<long long>(g.k)});

@@ -38,16 +38,15 @@ class SizeCheck {
   [[nodiscard]] std::vector<Problem> problems() && { return std::move(problems_); }
 
   void gemm(int rank, const Op& op) {
-    const ModelSpec& m = cost_.model();
     struct Shape {
       std::int64_t n, k;
-      bool column;  // tensor parallelism splits n (column-parallel) or k (row-parallel)
+      bool column;  // tensor parallelism splits n (column-parallel: QKV, gate + up) or k (row-parallel)
     };
     std::optional<Shape> shape;
-    if (op.name == "qkv") shape = Shape{m.hidden + 2LL * m.kv_hidden(), m.hidden, true};
-    if (op.name == "o_proj") shape = Shape{m.hidden, m.hidden, false};
-    if (op.name == "mlp_up") shape = Shape{2LL * m.ffn_hidden, m.hidden, true};
-    if (op.name == "mlp_down") shape = Shape{m.hidden, m.ffn_hidden, false};
+    for (const CostModel::GemmShape& g : cost_.layer_gemms())
+      if (op.name == g.name)
+        shape = Shape{static_cast<std::int64_t>(g.n), static_cast<std::int64_t>(g.k),
+                      op.name == "qkv" || op.name == "mlp_up"};
     if (!shape) {
       add(rank, op, "name",
           fmt::format("GEMM \"{}\" is none of the layer's: qkv, o_proj, mlp_up, mlp_down", op.name));

@@ -128,7 +128,7 @@ RunResult run_plan(const Scenario& scenario, plan::Plan plan, const std::string&
   RunResult result;
   result.scenario = scenario;
   result.scenario.gates.clear();
-  const CostModel cost(scenario.cluster, scenario.model, scenario.hardware_profile.profile);
+  const CostModel cost(scenario);
   const Workload workload(scenario);
   result.long_documents = long_document_record(scenario, cost);
   const int iteration =

@@ -64,7 +64,7 @@ std::vector<ScenarioOverride> apply_overrides(Scenario& scenario, std::optional<
 RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   RunResult result;
   result.scenario = scenario;
-  const CostModel cost(scenario.cluster, scenario.model, scenario.hardware_profile.profile);
+  const CostModel cost(scenario);
   // The strategies plan with what their fits would tell them; the executors charge `cost`.
   const CostModel planner_cost = planner_cost_model(scenario, cost);
   const Workload workload(scenario);

@@ -181,8 +181,7 @@ class Hydraulis final : public Strategy {
                    const std::vector<Candidate>& shortlist) const {
     const bool tensor = groups_ == HydraulisGroups::tensor;
     const auto replicas = static_cast<int>(chosen.sizes.size());
-    const CostModel grid_cost =
-        tensor ? CostModel(replica_grid(cost_.cluster(), replicas), cost_.model(), cost_.profile()) : cost_;
+    const CostModel grid_cost = tensor ? cost_.with_cluster(replica_grid(cost_.cluster(), replicas)) : cost_;
     PlanBuilder b(grid_cost, system_, strategy_);
     b.set_passes(passes_);
     std::vector<int> last_op(static_cast<std::size_t>(b.world_size()), -1);

@@ -44,8 +44,7 @@ HydraulisCosts::HydraulisCosts(const CostModel& cost, const std::vector<std::int
     if (groups == HydraulisGroups::tensor) {
       // The replica as the TP grid sees it: g times a GPU's FLOPs, memory and HBM (tensor_parallel.hpp).
       const CostModel replica =
-          CostModel(tensor_parallel_grid(cost.cluster(), g), cost.model(), cost.profile())
-              .with_planner_error(cost.planner_error());
+          cost.with_cluster(tensor_parallel_grid(cost.cluster(), g)).with_planner_error(cost.planner_error());
       capacity_.push_back(replica.token_capacity_per_gpu());
       for (std::size_t d = 0; d < lengths.size(); ++d) {
         fit[d] = lengths[d] <= capacity_.back();

@@ -244,36 +244,31 @@ std::vector<std::vector<int>> PlanBuilder::add_attention(int group, const std::v
 }
 
 int PlanBuilder::add_qkv_gemm(int rank, std::int64_t tokens, std::vector<int> deps, int micro_batch) {
-  const auto& m = cost_.model();
+  const CostModel::GemmShape qkv = cost_.layer_gemms()[0];
   Op op;
   op.kind = OpKind::gemm;
-  op.name = "qkv";
+  op.name = qkv.name;
   op.micro_batch = micro_batch;
   op.m = tokens;
-  op.n = m.hidden + 2LL * m.kv_hidden();
-  op.k = m.hidden;
+  op.n = static_cast<std::int64_t>(qkv.n);
+  op.k = static_cast<std::int64_t>(qkv.k);
   op.deps = std::move(deps);
   return add_op(rank, std::move(op));
 }
 
 int PlanBuilder::add_output_gemms(int rank, std::int64_t tokens, std::vector<int> deps, int micro_batch) {
-  const auto& m = cost_.model();
-  struct Shape {
-    const char* name;
-    std::int64_t n, k;
-  };
-  const Shape shapes[] = {{"o_proj", m.hidden, m.hidden},
-                          {"mlp_up", 2LL * m.ffn_hidden, m.hidden},
-                          {"mlp_down", m.hidden, m.ffn_hidden}};
+  // The cost model's shapes after QKV (O, gate + up, down): the GEMMs it prices are the ones planned.
+  const auto shapes = cost_.layer_gemms();
   int last = -1;
-  for (const auto& s : shapes) {
+  for (std::size_t g = 1; g < shapes.size(); ++g) {
+    const CostModel::GemmShape& s = shapes[g];
     Op op;
     op.kind = OpKind::gemm;
     op.name = s.name;
     op.micro_batch = micro_batch;
     op.m = tokens;
-    op.n = s.n;
-    op.k = s.k;
+    op.n = static_cast<std::int64_t>(s.n);
+    op.k = static_cast<std::int64_t>(s.k);
     op.deps = last >= 0 ? std::vector<int>{last} : deps;
     last = add_op(rank, std::move(op));
   }

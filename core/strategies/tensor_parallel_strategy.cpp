@@ -13,7 +13,7 @@ class TensorParallelStrategy final : public Strategy {
       : cost_(cost),
         t_(scenario.parallelism.tensor),
         passes_(scenario.passes),
-        grid_cost_(CostModel(tensor_parallel_grid(cost.cluster(), t_), cost.model(), cost.profile())
+        grid_cost_(cost.with_cluster(tensor_parallel_grid(cost.cluster(), t_))
                        .with_planner_error(cost.planner_error())),
         inner_(factory(system, scenario, grid_cost_)) {}
 
@@ -44,8 +44,7 @@ std::unique_ptr<Strategy> make_tensor_parallel_strategy(StrategyFactory factory,
 
 std::int64_t tensor_parallel_token_capacity(const CostModel& cost, int t) {
   if (t <= 1) return cost.token_capacity_per_gpu();
-  return CostModel(tensor_parallel_grid(cost.cluster(), t), cost.model(), cost.profile())
-      .token_capacity_per_gpu();
+  return cost.with_cluster(tensor_parallel_grid(cost.cluster(), t)).token_capacity_per_gpu();
 }
 
 }  // namespace zb

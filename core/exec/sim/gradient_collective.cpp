@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <utility>
 
 #include "core/exec/sim/platform.hpp"
 #include "core/exec/sim/simulate.hpp"
@@ -19,7 +20,7 @@ struct StepProgram {
   std::vector<bool> inter_node;  // per message
 };
 
-StepProgram step_program(const ClusterSpec& cluster, const WholeIterationSetup& setup, double intra_bytes,
+StepProgram step_program(const ClusterSpec& cluster, const DataParallelShape& group, double intra_bytes,
                          double inter_bytes) {
   StepProgram s;
   lower::Program& p = s.program;
@@ -41,10 +42,12 @@ StepProgram step_program(const ClusterSpec& cluster, const WholeIterationSetup& 
   const int g = cluster.gpus_per_node;
   for (int rank = 0; rank < p.world_size; ++rank) {
     const int node = cluster.node_of(rank), local = cluster.local_of(rank);
-    // The next member of the rank's data-parallel group on its node: t GPUs on (same tensor index).
-    if (setup.dp.members_per_node > 1)
-      add_message(rank, node * g + (local + setup.tensor) % g, intra_bytes, false);
-    if (setup.dp.nodes > 1) add_message(rank, ((node + 1) % cluster.nodes) * g + local, inter_bytes, true);
+    // The next member of the rank's group on its node (t GPUs on for the data-parallel world: the same
+    // tensor index), and the same GPU of the group's next node.
+    if (group.members_per_node > 1)
+      add_message(rank, node * g + (local + group.local_stride) % g, intra_bytes, false);
+    if (group.nodes > 1)
+      add_message(rank, ((node + group.node_stride) % cluster.nodes) * g + local, inter_bytes, true);
   }
   for (int rank = 0; rank < p.world_size; ++rank) {
     lower::RankProgram r;
@@ -68,8 +71,13 @@ StepProgram step_program(const ClusterSpec& cluster, const WholeIterationSetup& 
 
 RingStepTimes simulate_ring_steps(const CostModel& cost, const WholeIterationSetup& setup, double intra_bytes,
                                   double inter_bytes) {
+  return simulate_ring_steps(cost, setup.dp, intra_bytes, inter_bytes);
+}
+
+RingStepTimes simulate_ring_steps(const CostModel& cost, const DataParallelShape& group, double intra_bytes,
+                                  double inter_bytes) {
   const ClusterSpec& cluster = cost.cluster();
-  const StepProgram s = step_program(cluster, setup, intra_bytes, inter_bytes);
+  const StepProgram s = step_program(cluster, group, intra_bytes, inter_bytes);
   RingStepTimes out;
   if (s.program.messages.empty()) return out;
   const Platform platform(cluster, cost.profile());
@@ -87,24 +95,25 @@ RingStepTimes simulate_ring_steps(const CostModel& cost, const WholeIterationSet
 
 std::vector<BucketCollectiveSeconds> simulate_bucket_seconds(const CostModel& cost,
                                                              const WholeIterationSetup& setup) {
-  const int g = setup.dp.members_per_node;
-  const int n = setup.dp.nodes;
-  std::map<double, BucketCollectiveSeconds>
-      by_bytes;  // buckets share a handful of sizes (full, and the last)
+  // Buckets share a handful of sizes (full, and the last) and at most two groups.
+  std::map<std::pair<bool, double>, BucketCollectiveSeconds> by_bytes;
   std::vector<BucketCollectiveSeconds> out;
   for (const GradientBucket& bucket : setup.buckets) {
+    const DataParallelShape& group = setup.group_of(bucket);
+    const int g = group.members_per_node;
+    const int n = group.nodes;
     const double bytes = bucket.params * setup.bytes_per_gradient;
-    auto it = by_bytes.find(bytes);
+    auto it = by_bytes.find({bucket.expert, bytes});
     if (it == by_bytes.end()) {
       // The same steps formula_bucket_seconds charges: g−1 of bytes/g inside the node, n−1 of bytes/(g·n)
       // across nodes; the all-gather runs them in reverse, an all-reduce is both.
       const RingStepTimes step =
-          simulate_ring_steps(cost, setup, bytes / g, bytes / (static_cast<double>(g) * n));
+          simulate_ring_steps(cost, group, bytes / g, bytes / (static_cast<double>(g) * n));
       const double one_way = (g - 1) * step.intra_node + (n - 1) * step.inter_node;
       // The NIC steps' share of it, for their sharing with the layers' traffic (iteration_cost).
       const BucketCollectiveSeconds seconds = bucket_seconds_of(setup, one_way, (n - 1) * step.inter_node,
                                                                 nic_step_fixed_share(cost, step.inter_node));
-      it = by_bytes.emplace(bytes, seconds).first;
+      it = by_bytes.emplace(std::make_pair(bucket.expert, bytes), seconds).first;
     }
     out.push_back(it->second);
   }

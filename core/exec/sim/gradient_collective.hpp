@@ -18,8 +18,12 @@ struct RingStepTimes {
 };
 [[nodiscard]] RingStepTimes simulate_ring_steps(const CostModel& cost, const WholeIterationSetup& setup,
                                                 double intra_bytes, double inter_bytes);
+// The same over group `group` (a routed expert's expert-data-parallel group: setup.expert_dp).
+[[nodiscard]] RingStepTimes simulate_ring_steps(const CostModel& cost, const DataParallelShape& group,
+                                                double intra_bytes, double inter_bytes);
 
-// Every bucket's collectives of `setup` (index = bucket), one simulation per distinct bucket size.
+// Every bucket's collectives of `setup` (index = bucket) over its group, one simulation per distinct
+// bucket size and group.
 [[nodiscard]] std::vector<BucketCollectiveSeconds> simulate_bucket_seconds(const CostModel& cost,
                                                                            const WholeIterationSetup& setup);
 

@@ -29,6 +29,37 @@ inline ModelSpec llama3_8b() {
   return m;
 }
 
+// Mixtral 8x7B (mistralai/Mixtral-8x7B-v0.1 config.json): Llama-3-8B-like attention (GQA, 8 KV heads),
+// 8 SwiGLU experts of 14336 per layer, top-2, vocab 32000. Released as 46.7B parameters, 12.9B active.
+inline ModelSpec mixtral_8x7b() {
+  ModelSpec m = llama3_8b();
+  m.preset = "mixtral-8x7b";
+  m.vocab = 32000;
+  m.moe.experts = 8;
+  m.moe.top_k = 2;
+  m.moe.expert_ffn_hidden = 14336;
+  return m;
+}
+
+// Qwen1.5-MoE-A2.7B (Qwen/Qwen1.5-MoE-A2.7B config.json): 24 layers, hidden 2048, 16 heads (MHA), 60
+// experts of 1408, top-4, a shared expert of 5632 (4 × 1408), vocab 151936. Released as 14.3B parameters,
+// 2.7B active.
+inline ModelSpec qwen_moe_a2_7b() {
+  ModelSpec m;
+  m.preset = "qwen1.5-moe-a2.7b";
+  m.layers = 24;
+  m.hidden = 2048;
+  m.heads = 16;
+  m.kv_heads = 16;
+  m.ffn_hidden = 5632;
+  m.vocab = 151936;
+  m.moe.experts = 60;
+  m.moe.top_k = 4;
+  m.moe.shared_experts = 4;
+  m.moe.expert_ffn_hidden = 1408;
+  return m;
+}
+
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 // DGX H200: 8 × H200 (989 TFLOP/s dense bf16, 141 GiB as the scenario schema writes it), NVLink 450 GB/s

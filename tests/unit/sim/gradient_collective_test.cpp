@@ -39,5 +39,34 @@ TEST(GradientCollective, EveryBucketAsTheFormulaChargesIt) {
   }
 }
 
+// An MoE model's routed experts sync over their expert-data-parallel group (every (t·e)-th GPU of a
+// node, or the same GPU every e/(g/t)-th node): the simulated ring over that group is what the formula
+// charges, for groups inside a node and groups that fill whole nodes.
+TEST(GradientCollective, ExpertBucketsRunOverTheirExpertDataParallelGroupAsTheFormulaChargesThem) {
+  ModelSpec moe = sim_test::llama_7b();
+  moe.moe.experts = 16;
+  moe.moe.top_k = 2;
+  moe.moe.expert_ffn_hidden = 2048;
+  const ClusterSpec c = sim_test::dgx_h200(4);
+  for (const int e : {4, 8, 16}) {
+    const CostModel cost(c, moe, HardwareProfile{}, e);
+    const WholeIterationSetup setup = whole_iteration_setup(cost, 1);
+    EXPECT_EQ(setup.expert_dp.size(), 32 / e) << "e=" << e;
+    const std::vector<BucketCollectiveSeconds> simulated = sim::simulate_bucket_seconds(cost, setup);
+    ASSERT_EQ(simulated.size(), setup.buckets.size());
+    int experts = 0;
+    for (std::size_t k = 0; k < simulated.size(); ++k) {
+      const GradientBucket& b = setup.buckets[k];
+      experts += b.expert ? 1 : 0;
+      const BucketCollectiveSeconds f =
+          formula_bucket_seconds(cost, setup, setup.group_of(b), b.params * setup.bytes_per_gradient);
+      EXPECT_NEAR(simulated[k].reduce_scatter, f.reduce_scatter, 1e-8 * f.reduce_scatter)
+          << "e=" << e << " bucket " << k;
+      EXPECT_NEAR(simulated[k].all_gather, f.all_gather, 1e-8 * f.all_gather) << "e=" << e << " bucket " << k;
+    }
+    EXPECT_GT(experts, 0) << "e=" << e;
+  }
+}
+
 }  // namespace
 }  // namespace zb
