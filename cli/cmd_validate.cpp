@@ -2,6 +2,7 @@
 // problem of every file, so a user can fix them all in one go and CI can check the scenario library.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -12,7 +13,10 @@
 #include "cli/output.hpp"
 #include "cli/profile_flag.hpp"
 #include "core/config/scenario_loader.hpp"
+#include "core/config/units.hpp"
+#include "core/cost/cost_model.hpp"
 #include "core/run/preflight.hpp"
+#include "core/strategies/tensor_parallel.hpp"
 #include "reports/terminal_text.hpp"
 
 namespace zb::cli {
@@ -28,6 +32,29 @@ std::string summary_of(const Scenario& scenario) {
                      scenario.systems.size(), scenario.systems.size() == 1 ? "" : "s");
 }
 
+// What one GPU's memory holds before any token (docs/METRICS.md, "Memory and token capacity"): the model
+// states of the parameters it holds (1/t of a TP group's, an MoE layer's routed experts split over the
+// expert degree) and the tokens left room for, so that a model that cannot fit is seen before a run.
+std::string memory_of(const Scenario& scenario) {
+  const int t = std::max(1, scenario.parallelism.tensor);
+  const CostModel cost(scenario);
+  // A TP group is one GPU of the grid, t times as large (core/strategies/tensor_parallel.hpp).
+  const CostModel group = t > 1 ? cost.with_cluster(tensor_parallel_grid(scenario.cluster, t)) : cost;
+  const double states = group.model_state_bytes_per_gpu() / t;
+  const std::int64_t room = group.token_capacity_per_gpu();
+  const auto billions = [](double n) { return fmt::format("{:.3g}B", n / 1e9); };
+  std::string held =
+      billions(cost.params_per_gpu() / t) + " of " + billions(cost.total_params()) + " parameters";
+  if (scenario.model.has_experts())
+    held += fmt::format(", {} of {} experts per layer", scenario.model.moe.experts / cost.expert_degree(),
+                        scenario.model.moe.experts);
+  const std::string tokens = room > 0 ? fmt::format("room for {} tokens per {}", room,
+                                                    t > 1 ? fmt::format("TP group of {}", t) : "GPU")
+                                      : "no room for tokens: every system will report out of memory";
+  return fmt::format("    memory per GPU: model states {} of {} ({}); {}\n", format_bytes(states),
+                     format_bytes(scenario.cluster.gpu.memory_bytes), held, tokens);
+}
+
 // Validates each file in turn; returns the worst exit code (2 when any file is bad input). A `--profile`
 // file is checked once, first, since it would replace every scenario's profile.
 ExitCode validate_files(const std::vector<std::string>& files, const std::string& profile_file) {
@@ -41,7 +68,8 @@ ExitCode validate_files(const std::vector<std::string>& files, const std::string
       check_runnable(
           scenario);  // what run would refuse beyond the file itself: its workload source, its size
       line = fmt::format("ok  {}  ({})\n", reports::terminal_field(file),
-                         reports::terminal_field(summary_of(scenario)));
+                         reports::terminal_field(summary_of(scenario))) +
+             memory_of(scenario);
     } catch (const Error& e) {
       print_problems(e);
       if (static_cast<int>(e.code()) > static_cast<int>(worst)) worst = e.code();
