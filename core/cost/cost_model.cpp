@@ -321,7 +321,21 @@ double CostModel::model_state_bytes_per_gpu() const {
 
 double CostModel::activation_bytes_per_token() const {
   // activation_bytes_factor·hidden bytes per token per layer holds for 16-bit activations; scale by dtype.
-  return model_.layers * profile_.activation_bytes_factor * model_.hidden * model_.dtype_bytes / 2.0;
+  if (!model_.has_experts())
+    return model_.layers * profile_.activation_bytes_factor * model_.hidden * model_.dtype_bytes / 2.0;
+  // An MoE layer keeps more than the one MLP Korthikanti et al. count: the layer's α·h with their MLP
+  // share (19·h: the first linear's input 2h, the 4h-wide GeLU's input and output 8h each, the dropout
+  // mask h) replaced by the MoE FFN's, in 16-bit bytes per token (docs/METRICS.md, "Memory and token
+  // capacity"): the normalised input 2h and the mask h once; per routed expert the token's dispatched copy
+  // 2h, its SwiGLU intermediates (gate and up 4·f_e, their product 2·f_e) and its output 2h, kept for the
+  // gate weight's gradient; per shared expert the intermediates 6·f_e; the router's fp32 probabilities 4·E.
+  constexpr double kDenseMlpShare = 19.0;
+  const double h = model_.hidden, f = model_.moe.expert_ffn_hidden;
+  const MoeSpec& moe = model_.moe;
+  const double moe_ffn =
+      3.0 * h + moe.top_k * (4.0 * h + 6.0 * f) + moe.shared_experts * 6.0 * f + 4.0 * moe.experts;
+  const double per_layer = profile_.activation_bytes_factor * h + std::max(0.0, moe_ffn - kDenseMlpShare * h);
+  return model_.layers * per_layer * model_.dtype_bytes / 2.0;
 }
 
 std::int64_t CostModel::token_capacity_per_gpu() const {

@@ -119,6 +119,16 @@ TEST(MoeCost, SpreadingTheExpertsOverMoreGpusLeavesRoomForMoreTokens) {
   EXPECT_NEAR(split.model_state_bytes_per_gpu(), p.per_gpu * 4 + 12 * (dense / 8 + p.routed_per_gpu), 1.0);
 }
 
+TEST(MoeCost, ATokenKeepsItsExpertsActivationsBesidesTheAttentions) {
+  // Mixtral: 15·h outside the MLP, and for the FFN 3h + 2 routed experts of (4h + 6·14336) + 4·8 bytes
+  // in place of Korthikanti's 19h: 4096·(15 + 3) + 2·(4·4096 + 6·14336) + 32 = 278,560 bytes per layer.
+  const CostModel mixtral(test::dgx_h200(1), test::mixtral_8x7b());
+  EXPECT_DOUBLE_EQ(mixtral.activation_bytes_per_token(), 32.0 * 278'560.0);
+  // The dense model with the same attention keeps 34·h per layer: the MoE layer keeps about twice that.
+  const CostModel dense(test::dgx_h200(1), test::llama3_8b());
+  EXPECT_NEAR(mixtral.activation_bytes_per_token() / dense.activation_bytes_per_token(), 2.0, 0.05);
+}
+
 TEST(MoeCost, AnExpertDegreeThatDoesNotDivideTheExpertsIsAnInputErrorAtItsKey) {
   try {
     (void)CostModel(test::dgx_h200(1), test::mixtral_8x7b(), HardwareProfile{}, 3);
