@@ -172,9 +172,8 @@ std::string expert_shape(const MoeSpec& moe) {
 // "6.74B" for llama-7b; "46.7B, 12.9B active" for Mixtral (the figures its release states).
 std::string param_counts(const ModelSpec& model) {
   const ModelParams p = count_params(model);
-  const auto billions = [](double n) { return fmt::format("{:.3g}B", n / 1e9); };
-  if (!model.has_experts()) return billions(p.total);
-  return billions(p.total) + ", " + billions(p.active) + " active";
+  if (!model.has_experts()) return format_billions(p.total);
+  return format_billions(p.total) + ", " + format_billions(p.active) + " active";
 }
 
 nlohmann::ordered_json datasets_json() {

@@ -42,9 +42,8 @@ std::string memory_of(const Scenario& scenario) {
   const CostModel group = t > 1 ? cost.with_cluster(tensor_parallel_grid(scenario.cluster, t)) : cost;
   const double states = group.model_state_bytes_per_gpu() / t;
   const std::int64_t room = group.token_capacity_per_gpu();
-  const auto billions = [](double n) { return fmt::format("{:.3g}B", n / 1e9); };
-  std::string held =
-      billions(cost.params_per_gpu() / t) + " of " + billions(cost.total_params()) + " parameters";
+  std::string held = format_billions(cost.params().per_gpu / t) + " of " +
+                     format_billions(cost.total_params()) + " parameters";
   if (scenario.model.has_experts())
     held += fmt::format(", {} of {} experts per layer", scenario.model.moe.experts / cost.expert_degree(),
                         scenario.model.moe.experts);

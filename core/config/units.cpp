@@ -245,4 +245,8 @@ std::string format_flops(double flops_per_second) {
   return format_scaled(flops_per_second, units);
 }
 
+std::string format_billions(double count) {
+  return fmt::format("{:.3g}B", count / 1e9);
+}
+
 }  // namespace zb

@@ -45,5 +45,6 @@ inline constexpr double max_latency = 1.0;    // 1 s: links answer in microsecon
 [[nodiscard]] std::string format_bytes(double bytes);                 // binary: "141 GiB"
 [[nodiscard]] std::string format_seconds(double seconds);             // "2 us", "1.5 ms", "3.2 s"
 [[nodiscard]] std::string format_flops(double flops_per_second);      // "989 TFLOP/s"
+[[nodiscard]] std::string format_billions(double count);              // parameters: "6.74B", "46.7B"
 
 }  // namespace zb

@@ -119,31 +119,6 @@ double CostModel::linear_bwd_flops(double tokens) const {
   return profile_.backward_linear_factor * linear_fwd_flops(tokens);
 }
 
-// --- parameters (core/cost/model_params.cpp)
-// ----------------------------------------------------------------
-
-double CostModel::gemm_params_per_layer() const {
-  return params_.gemm_per_layer;
-}
-double CostModel::params_per_layer() const {
-  return params_.stored_per_layer;
-}
-double CostModel::active_params_per_layer() const {
-  return params_.active_per_layer;
-}
-double CostModel::params_per_layer_per_gpu() const {
-  return params_.per_gpu_per_layer;
-}
-double CostModel::total_params() const {
-  return params_.total;
-}
-double CostModel::active_params() const {
-  return params_.active;
-}
-double CostModel::params_per_gpu() const {
-  return params_.per_gpu;
-}
-
 // --- bytes ------------------------------------------------------------------------------------------------
 
 double CostModel::kv_bytes(double tokens) const {

@@ -76,19 +76,16 @@ class CostModel {
   [[nodiscard]] double linear_bwd_flops(double tokens) const;
 
   // --- parameters (docs/METRICS.md, "Parameters") ---------------------------------------------------
+  // Every count of the model's parameters under this expert degree (core/cost/model_params.hpp: stored,
+  // active, held per GPU).
+  [[nodiscard]] const ModelParams& params() const { return params_; }
   // Multiply-accumulates one token does in the layer's GEMMs (layer_gemms): QKV (GQA-aware), O, and the
   // gated FFN it passes through (dense: the MLP; MoE: its top-k routed and its shared experts).
-  [[nodiscard]] double gemm_params_per_layer() const;
+  [[nodiscard]] double gemm_params_per_layer() const { return params_.gemm_per_layer; }
   // Parameters one layer stores: its attention projections and FFN, or, for MoE, its router and every
   // expert. Dense: gemm_params_per_layer.
-  [[nodiscard]] double params_per_layer() const;
-  // Parameters one token uses in a layer (the "active" parameters MoE models publish): the GEMMs' and,
-  // for MoE, the router's.
-  [[nodiscard]] double active_params_per_layer() const;
-  // Parameters of a layer one GPU of the grid holds: the routed experts split over expert_degree GPUs.
-  [[nodiscard]] double params_per_layer_per_gpu() const;
+  [[nodiscard]] double params_per_layer() const { return params_.stored_per_layer; }
   [[nodiscard]] int expert_degree() const { return expert_degree_; }
-  [[nodiscard]] const ModelParams& params() const { return params_; }  // every count above
 
   // --- bytes -----------------------------------------------------------------------------------------
   [[nodiscard]] double kv_bytes(double tokens) const;      // K and V of `tokens` tokens
@@ -115,10 +112,8 @@ class CostModel {
   [[nodiscard]] int max_gpus_per_nic() const;
 
   // --- memory ----------------------------------------------------------------------------------------
-  [[nodiscard]] double total_params() const;   // all layers plus input and output embeddings
-  [[nodiscard]] double active_params() const;  // what one token uses: active layers plus both embeddings
-  // What one GPU of the grid holds: its layers' share (params_per_layer_per_gpu) and both embeddings.
-  [[nodiscard]] double params_per_gpu() const;
+  // All layers plus input and output embeddings (params() has what one token uses, what one GPU holds).
+  [[nodiscard]] double total_params() const { return params_.total; }
   [[nodiscard]] double model_state_bytes_per_gpu() const;
   [[nodiscard]] double activation_bytes_per_token() const;  // all layers
   // Tokens one GPU can hold in a micro-batch: (HBM·(1−reserve) − model states) / activation bytes per token,

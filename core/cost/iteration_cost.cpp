@@ -137,22 +137,16 @@ WholeIterationSetup whole_iteration_setup(const CostModel& cost, int tensor) {
   // (Megatron-Core keeps expert parameters in their own buffers).
   const ModelParams& params = cost.params();
   const double routed_layer_params = params.routed_per_gpu_per_layer / s.tensor;
-  const double layer_params = model.has_experts()
-                                  ? (params.per_gpu_per_layer - params.routed_per_gpu_per_layer) / s.tensor
-                                  : cost.params_per_layer_per_gpu() / s.tensor;
+  const double layer_params = (params.per_gpu_per_layer - params.routed_per_gpu_per_layer) / s.tensor;
   const double embedding_params = static_cast<double>(model.vocab) * model.hidden / s.tensor;
-  s.params_per_gpu = cost.params_per_gpu() / s.tensor;
+  s.params_per_gpu = params.per_gpu / s.tensor;
   // ZeRO-1 shards the optimizer as the memory model does (model_state_shards, 0 = the data-parallel world;
   // a routed expert's over its expert-data-parallel group, e times smaller).
   const double optimizer_shards = s.sync == GradientSync::all_reduce ? 1.0 : (shards > 0 ? shards : dp_size);
-  if (model.has_experts()) {
-    const double routed = params.routed_per_gpu / s.tensor;
-    const double expert_shards =
-        s.sync == GradientSync::all_reduce ? 1.0 : std::max(1.0, optimizer_shards / cost.expert_degree());
-    s.optimizer_shard = (s.params_per_gpu - routed) / optimizer_shards + routed / expert_shards;
-  } else {
-    s.optimizer_shard = s.params_per_gpu / optimizer_shards;
-  }
+  const double routed = params.routed_per_gpu / s.tensor;  // 0 for a dense model
+  const double expert_shards =
+      s.sync == GradientSync::all_reduce ? 1.0 : std::max(1.0, optimizer_shards / cost.expert_degree());
+  s.optimizer_shard = (s.params_per_gpu - routed) / optimizer_shards + routed / expert_shards;
 
   // Backward order of the parameters (Megatron fills buckets in reverse parameter order): the LM head,
   // the layers last to first, the input embedding. A bucket closes at bucket_params and can be reduced

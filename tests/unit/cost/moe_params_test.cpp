@@ -100,7 +100,7 @@ TEST(MoeCost, LinearFlopsAndGemmShapesAreATokensTopKAndSharedExperts) {
   EXPECT_DOUBLE_EQ(macs, cost.gemm_params_per_layer());
   EXPECT_DOUBLE_EQ(cost.linear_fwd_flops(1000), 2.0 * 1000 * macs);
   // The router is stored and used, but is not among the timed GEMMs.
-  EXPECT_DOUBLE_EQ(cost.active_params_per_layer(), macs + 2048.0 * 60);
+  EXPECT_DOUBLE_EQ(cost.params().active_per_layer, macs + 2048.0 * 60);
 }
 
 TEST(MoeCost, SpreadingTheExpertsOverMoreGpusLeavesRoomForMoreTokens) {
