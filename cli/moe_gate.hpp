@@ -1,9 +1,9 @@
 #pragma once
-// Until the MoE layer is lowered into the Program (issue 34, item 4), a scenario whose model has experts
-// would plan and run with its experts priced at balanced routing (the cost model's MoE terms): the
-// attention right, the dispatch and combine all-to-alls and the expert loads silently missing. `run` and
-// `plan` refuse it here instead, where a run starts; `validate` accepts it, so MoE scenarios can be written
-// and checked now.
+// What of an MoE scenario is not lowered yet (issue 34): its MoE layer (router, dispatch, grouped expert
+// GEMMs, combine; core/strategies/moe_layer.hpp) is added to plans without tensor parallelism only. With
+// tensor parallelism, or Hydraulis's replicas of several TP widths, a plan would time its experts at
+// balanced routing with no all-to-alls, silently. `run` and `plan` refuse those here, where a run starts;
+// `validate` accepts them.
 #include <string>
 
 #include "core/common/error.hpp"
@@ -14,12 +14,22 @@ namespace zb::cli {
 inline void refuse_unlowered_moe(const Scenario& scenario, const std::string& file) {
   if (!scenario.model.has_experts()) return;
   const std::string model = scenario.model.preset.empty() ? "the model" : "model " + scenario.model.preset;
-  throw_input_error(
-      {file, "model.moe"},
-      "the MoE layer is not lowered yet: " + model + " has " + std::to_string(scenario.model.moe.experts) +
-          " experts, and running it would time its experts at balanced routing without their all-to-alls "
-          "(issue 34)",
-      "`validate` checks MoE scenarios now; run a dense model meanwhile (docs/MOE.md)");
+  const std::string why = "the MoE layer is not lowered with tensor parallelism yet: " + model + " has " +
+                          std::to_string(scenario.model.moe.experts) +
+                          " experts, and a plan with TP groups would time them at balanced routing without "
+                          "their all-to-alls (issue 34)";
+  if (scenario.parallelism.tensor > 1) {
+    throw_input_error({file, "parallelism.tensor"}, why,
+                      "run the MoE model without \"tensor\" (expert parallelism alone), docs/MOE.md");
+  }
+  for (std::size_t i = 0; i < scenario.systems.size(); ++i) {
+    const SystemSpec& s = scenario.systems[i];
+    if (s.name != "hydraulis" || s.options.value("groups", std::string("tensor")) == "context") continue;
+    throw_input_error({file, "systems[" + std::to_string(i) + "].groups"},
+                      "hydraulis plans model replicas of several tensor-parallel widths; " + why,
+                      "set \"groups\": \"context\" for hydraulis on an MoE model (its assignment policy with "
+                      "ring-CP groups), docs/MOE.md");
+  }
 }
 
 }  // namespace zb::cli

@@ -140,6 +140,7 @@ void Lowerer::build_collectives() {
           col.ranks = op.collective_ranks;
           col.instrs.assign(col.ranks.size(), -1);
           col.group = op.group;
+          col.expert_exchange = op.collective == CollectiveKind::all_to_all_v;
           prog_.collectives.push_back(col);
         }
         c = it->second;
@@ -157,7 +158,7 @@ void Lowerer::build_collectives() {
       }
       op_collective_[static_cast<std::size_t>(r)][i] = c;
       Collective& col = prog_.collectives[static_cast<std::size_t>(c)];
-      if (col.kind == CollectiveKind::all_to_all_v) {
+      if (col.kind == CollectiveKind::all_to_all_v && !col.expert_exchange) {
         col.ranks.push_back(r);
         col.instrs.push_back(-1);
       }
@@ -167,6 +168,10 @@ void Lowerer::build_collectives() {
   for (std::size_t c = 0; c < prog_.collectives.size(); ++c) {
     Collective& col = prog_.collectives[c];
     if (col.kind != CollectiveKind::all_to_all_v) continue;
+    if (col.expert_exchange) {
+      build_expert_exchange(static_cast<int>(c));
+      continue;
+    }
     const bool to_linear = col.direction == plan::RemapDirection::to_linear;
     std::map<std::pair<int, int>, std::int64_t> expected;  // (from, to) → tokens the receiver expects
     std::vector<const Op*> member_ops;
@@ -232,6 +237,36 @@ void Lowerer::build_collectives() {
   }
   build_kv_gathers();
   build_head_all_to_alls();
+}
+
+void Lowerer::build_expert_exchange(int c) {
+  // One message per (sender, receiver) pair with bytes to move, the sender's peer_bytes; a rank keeps the
+  // rows routed to its own experts.
+  Collective& col = prog_.collectives[static_cast<std::size_t>(c)];
+  for (std::size_t k = 0; k < col.ranks.size(); ++k) {
+    const int r = col.ranks[k];
+    const auto& ops = plan_.ranks[static_cast<std::size_t>(r)].ops;
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      if (op_collective_[static_cast<std::size_t>(r)][i] != c) continue;
+      const Op& op = ops[i];
+      for (std::size_t j = 0; j < op.peer_bytes.size(); ++j) {
+        if (op.peer_bytes[j] <= 0 || col.ranks[j] == r) continue;
+        Message m;
+        m.pass = Pass::fwd;
+        m.purpose = Purpose::expert;
+        m.src = r;
+        m.dst = col.ranks[j];
+        m.micro_batch = op.micro_batch;
+        m.bytes = op.peer_bytes[j];
+        m.rows = std::llround(static_cast<double>(m.bytes) / cost_.hidden_bytes(1.0));
+        m.plan_op = op.id;
+        m.collective = c;
+        col.messages.push_back(static_cast<int>(prog_.messages.size()));
+        prog_.messages.push_back(std::move(m));
+        routes_.emplace_back();  // inside its collective, without legs
+      }
+    }
+  }
 }
 
 void Lowerer::lower_forward(int rank) {

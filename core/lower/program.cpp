@@ -90,6 +90,8 @@ const char* to_string(Purpose p) {
       return "dkv";
     case Purpose::remap:
       return "remap";
+    case Purpose::expert:
+      return "expert";
   }
   return "?";
 }

@@ -68,7 +68,9 @@ enum class Stream : std::uint8_t { compute, comm, relay };
 // dO its gradient; dQ/dK/dV the attention gradients; hidden and grad are GEMM-side rows.
 enum class Tensor : std::uint8_t { Q, K, V, O, dQ, dK, dV, dO, hidden, grad };
 // Why a message exists, for traces and executors that treat KV rings specially (e.g. reusable buffers).
-enum class Purpose : std::uint8_t { kv, dkv, remap };
+// expert: an MoE dispatch or combine part, token rows counted in bytes (no slices: which tokens go where
+// is the router's, not the plan's).
+enum class Purpose : std::uint8_t { kv, dkv, remap, expert };
 using layout::CollectiveKind;  // shared with the plan (core/common/token_layout.hpp)
 // Which GEMM of a forward GEMM: the forward product, its data gradient (dX = dY·Wᵀ) or its weight
 // gradient (dW = Xᵀ·dY).
@@ -115,10 +117,11 @@ struct Message {
   int kv_owner = -1;  // kv / dkv: the rank whose K/V (or whose dK/dV accumulator) this is
   SliceList slices;
   std::int64_t bytes = 0;
-  int collective = -1;  // the collective it travels inside (no legs); −1 = its own legs
-  bool routed = false;  // its inter-node leg goes through proxies over several NICs
-  int plan_op = -1;     // the plan send op on src it lowers (forward KV); −1 when derived
-  int readers = 0;      // instructions on dst listing it in `reads`
+  int collective = -1;    // the collective it travels inside (no legs); −1 = its own legs
+  bool routed = false;    // its inter-node leg goes through proxies over several NICs
+  int plan_op = -1;       // the plan send op on src it lowers (forward KV); −1 when derived
+  int readers = 0;        // instructions on dst listing it in `reads`
+  std::int64_t rows = 0;  // expert: the hidden rows it carries (bytes = rows × one hidden row)
 };
 
 struct Collective {
@@ -136,6 +139,8 @@ struct Collective {
   // parallelism's hidden states): nothing an executor moves on real rows.
   std::vector<int> messages;
   int group = -1;  // all_gather / reduce_scatter: the CP group whose K/V it gathers; −1 = opaque
+  // all_to_all_v: an MoE dispatch or combine (its messages are Purpose::expert byte counts), not a remap.
+  bool expert_exchange = false;
   layout::RemapDirection direction = layout::RemapDirection::to_linear;  // remaps: the plan's direction
 };
 

@@ -31,6 +31,28 @@ struct Collective {
   std::set<int> present;  // ranks whose op agrees with it
 };
 
+// An MoE exchange (all_to_all_v) states one part per member, none to itself, summing to its bytes; any
+// other collective states none. Empty when the op is well formed.
+std::string exchange_problem(const Op& op, int rank) {
+  if (op.collective != CollectiveKind::all_to_all_v) {
+    return op.peer_bytes.empty() ? "" : "peer_bytes belong to an all_to_all_v only";
+  }
+  if (op.peer_bytes.size() != op.collective_ranks.size()) {
+    return "peer_bytes has " + std::to_string(op.peer_bytes.size()) + " parts for " +
+           std::to_string(op.collective_ranks.size()) + " ranks";
+  }
+  std::int64_t sum = 0;
+  for (std::size_t i = 0; i < op.peer_bytes.size(); ++i) {
+    if (op.peer_bytes[i] < 0) return "peer_bytes[" + std::to_string(i) + "] is negative";
+    if (op.collective_ranks[i] == rank && op.peer_bytes[i] != 0)
+      return "peer_bytes sends " + std::to_string(op.peer_bytes[i]) + " bytes to the rank itself";
+    sum += op.peer_bytes[i];
+  }
+  if (sum != op.bytes)
+    return "peer_bytes sum to " + std::to_string(sum) + " but bytes is " + std::to_string(op.bytes);
+  return "";
+}
+
 }  // namespace
 
 void check_collectives(const Plan& plan, std::vector<std::string>& problems, std::size_t max_problems) {
@@ -61,6 +83,7 @@ void check_collectives(const Plan& plan, std::vector<std::string>& problems, std
         continue;
       }
       if (!valid) continue;
+      if (const std::string wrong = exchange_problem(op, r.rank); !wrong.empty()) add(where + ": " + wrong);
       auto [it, first] = by_tag.try_emplace(op.tag, Collective{r.rank, &op, {}});
       Collective& c = it->second;
       if (!first && (c.op->collective != op.collective || c.op->collective_ranks != op.collective_ranks)) {

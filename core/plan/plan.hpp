@@ -52,8 +52,9 @@ using layout::Shard;
 enum class Sharding { whole, zigzag };
 enum class OpKind { attention, send, recv, remap, gemm, collective };
 // Collectives a plan may state directly (Llama-3 CP's K/V all-gather, tensor parallelism's all-gather and
-// reduce-scatter, gradient all-reduce). all_to_all is the uniform form (equal parts); the remap is the
-// all-to-all-v and keeps its own op kind because it carries explicit moves.
+// reduce-scatter, gradient all-reduce, an MoE layer's dispatch and combine). all_to_all is the uniform form
+// (equal parts); all_to_all_v as a collective op is an MoE exchange (`peer_bytes`: each member's part); the
+// remap is an all-to-all-v too but keeps its own op kind because it carries explicit moves.
 enum class RouteKind { direct, routed };
 
 struct RankLayout {
@@ -137,6 +138,9 @@ struct Op {
   // ends with; all-reduce, the whole buffer; all-to-all, everything it sends.
   CollectiveKind collective = CollectiveKind::all_gather;
   std::vector<int> collective_ranks;
+  // all_to_all_v (an MoE dispatch or combine, core/strategies/moe_layer.hpp): the bytes this rank sends to
+  // each member of collective_ranks, in that order (0 to itself); `bytes` is their sum.
+  std::vector<std::int64_t> peer_bytes;
 };
 
 struct RankOps {

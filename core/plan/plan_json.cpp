@@ -111,6 +111,7 @@ ojson op_json(const Op& op, Detail detail) {
       j["ranks"] = op.collective_ranks;
       j["tag"] = op.tag;
       j["bytes"] = op.bytes;
+      if (op.collective == CollectiveKind::all_to_all_v) j["peer_bytes"] = op.peer_bytes;
       break;
   }
   j["deps"] = op.deps;

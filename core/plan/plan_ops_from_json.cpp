@@ -23,8 +23,8 @@ constexpr std::array<std::string_view, 6> kind_names{"attention", "send", "recv"
 constexpr std::array<std::string_view, 2> mask_names{"causal", "full"};
 constexpr std::array<std::string_view, 2> route_names{"direct", "routed"};
 constexpr std::array<std::string_view, 2> direction_names{"to_attention", "to_linear"};
-constexpr std::array<std::string_view, 4> collective_names{"all_gather", "reduce_scatter", "all_reduce",
-                                                           "all_to_all"};
+constexpr std::array<std::string_view, 5> collective_names{"all_gather", "reduce_scatter", "all_reduce",
+                                                           "all_to_all", "all_to_all_v"};
 
 template <std::size_t N>
 int position_of(const std::array<std::string_view, N>& names, const std::string& name) {
@@ -51,7 +51,7 @@ std::vector<std::string_view> keys_of(OpKind kind) {
       add({"m", "n", "k"});
       break;
     case OpKind::collective:
-      add({"collective", "ranks", "tag", "bytes"});
+      add({"collective", "ranks", "tag", "bytes", "peer_bytes"});
       break;
   }
   return keys;
@@ -219,6 +219,9 @@ void read_collective(const PlanReader& r, const ObjectReader& o, Op& op) {
   op.collective_ranks = r.indices(o, "ranks", r.ranks(), true).value_or(std::vector<int>{});
   op.tag = static_cast<int>(r.integer(o, "tag", 0, int_max, true).value_or(-1));
   op.bytes = r.integer(o, "bytes", 0, int64_max, true).value_or(0);
+  // An MoE exchange states each member's part; plan::verify checks they sum to `bytes`.
+  if (op.collective != CollectiveKind::all_to_all_v) return;
+  op.peer_bytes = r.integers(o, "peer_bytes", 0, int64_max, true).value_or(std::vector<std::int64_t>{});
 }
 
 }  // namespace

@@ -6,6 +6,10 @@
 #include <cmath>
 #include <map>
 #include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/strategies/moe_layer.hpp"
 
 namespace zb {
 namespace {
@@ -43,20 +47,35 @@ class SizeCheck {
       bool column;  // tensor parallelism splits n (column-parallel: QKV, gate + up) or k (row-parallel)
     };
     std::optional<Shape> shape;
-    for (const CostModel::GemmShape& g : cost_.layer_gemms())
+    bool m_is_tokens = true;
+    std::string names;
+    for (const CostModel::GemmShape& g : cost_.layer_gemms()) {
+      // An MoE model's FFN is its MoE layer's GEMMs (below), not mlp_up and mlp_down.
+      const std::string_view name = g.name;
+      if (cost_.model().has_experts() && (name == "mlp_up" || name == "mlp_down")) continue;
+      names += (names.empty() ? "" : ", ") + std::string(g.name);
       if (op.name == g.name)
         shape = Shape{static_cast<std::int64_t>(g.n), static_cast<std::int64_t>(g.k),
                       op.name == "qkv" || op.name == "mlp_up"};
+    }
+    if (cost_.model().has_experts()) {
+      for (const MoeGemmShape& g : moe_gemm_shapes(cost_.model())) {
+        names += ", " + std::string(g.name);
+        if (op.name != g.name) continue;
+        shape = Shape{g.n, g.k, true};
+        m_is_tokens = g.m_is_tokens;
+      }
+    }
     if (!shape) {
-      add(rank, op, "name",
-          fmt::format("GEMM \"{}\" is none of the layer's: qkv, o_proj, mlp_up, mlp_down", op.name));
+      add(rank, op, "name", fmt::format("GEMM \"{}\" is none of the layer's: {}", op.name, names));
       return;
     }
     const int t = width(rank);
     expect_share(rank, op, "n", op.n, shape->n, shape->column ? t : 1);
     expect_share(rank, op, "k", op.k, shape->k, shape->column ? 1 : t);
     // m: the rows of the micro-batch the rank holds in the linear layout (a tensor-parallel group's members
-    // each hold all of the group's rows).
+    // each hold all of the group's rows); an expert GEMM's rows are the routing's.
+    if (!m_is_tokens) return;
     const auto found = linear_tokens_.find({rank, op.micro_batch});
     const std::int64_t tokens = found == linear_tokens_.end() ? 0 : found->second;
     if (op.m != tokens)

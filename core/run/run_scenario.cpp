@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <new>
+#include <optional>
 
 #include "core/common/error.hpp"
 #include "core/common/out_of_memory.hpp"
@@ -11,6 +12,7 @@
 #include "core/exec/executor.hpp"
 #include "core/plan/verify.hpp"
 #include "core/run/iteration.hpp"
+#include "core/strategies/moe_layer.hpp"
 #include "core/strategies/strategy.hpp"
 #include "core/strategies/tensor_parallel.hpp"
 #include "core/workload/workload.hpp"
@@ -68,6 +70,9 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   // The strategies plan with what their fits would tell them; the executors charge `cost`.
   const CostModel planner_cost = planner_cost_model(scenario, cost);
   const Workload workload(scenario);
+  // An MoE model's router (docs/MOE.md, "The router load model"), seeded by the scenario as the workload is.
+  std::optional<MoeRouter> router;
+  if (scenario.model.has_experts()) router.emplace(scenario.model.moe, scenario.model.layers, scenario.seed);
   if (scenario.parallelism.tensor > 1 && scenario.backend == "reference") {
     // The reference kernels compute every head of a rank's rows; a TP member holds a slice of the heads.
     throw_input_error(
@@ -102,6 +107,9 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
           result.long_documents.add(i, batch.lengths);
         }
         plan::Plan p = timed_plan(*strategy, batch);
+        // The router runs with the batch, after planning: its choices resize the plan's MoE layer.
+        if (router && p.feasible() && p.info.contains("moe_layer"))
+          route_moe_layer(p, cost, realised_routing(p, *router, i, scenario.parallelism.expert));
         IterationResult it = iteration_of(p, i);
         if (options.verify_plans && p.world_size <= options.verify_max_ranks) {
           it.verification = plan::verify(

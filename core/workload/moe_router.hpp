@@ -59,6 +59,7 @@ class MoeRouter {
   [[nodiscard]] std::vector<int> favourite_experts(int iteration, int layer, std::int64_t document) const;
 
   [[nodiscard]] const MoeSpec& spec() const { return moe_; }
+  [[nodiscard]] int layers() const { return static_cast<int>(popularity_.size()); }
 
  private:
   MoeSpec moe_;

@@ -9,7 +9,8 @@
 namespace zb::reference {
 
 std::optional<CollectiveRows> collective_rows_of(const lower::Collective& collective) {
-  if (collective.kind == lower::CollectiveKind::all_to_all_v) return CollectiveRows::remap;
+  if (collective.kind == lower::CollectiveKind::all_to_all_v)
+    return collective.expert_exchange ? CollectiveRows::expert : CollectiveRows::remap;
   if (collective.messages.empty()) return CollectiveRows::none;
   if (collective.kind == lower::CollectiveKind::all_gather) return CollectiveRows::gather;
   if (collective.kind == lower::CollectiveKind::reduce_scatter) return CollectiveRows::scatter;

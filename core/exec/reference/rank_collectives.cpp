@@ -1,8 +1,10 @@
 // RankRunner's collective instructions: the remap's all_to_all_v (rows change owner), a K/V all-gather
 // (copies into the buffers its attention reads) and its reduce-scatter of dK/dV (partials summed on the
-// owners), a head all-to-all (head slices of a u-group's rows, head_all_to_all.hpp), and opaque collectives
+// owners), a head all-to-all (head slices of a u-group's rows, head_all_to_all.hpp), an MoE dispatch or
+// combine (stamped hidden rows, expert_rows.hpp), and opaque collectives
 // without messages, which move nothing and are done once posted.
 #include "core/exec/reference/all_to_all_v.hpp"
+#include "core/exec/reference/expert_rows.hpp"
 #include "core/exec/reference/head_all_to_all.hpp"
 #include "core/exec/reference/rank_runner.hpp"
 
@@ -33,6 +35,9 @@ void RankRunner::start_collective(int id, CollectiveProgress& c) {
       c.bytes = send_partials(transport_, program, in.collective, state_.rank, state_.own, state_.dims,
                               state_.where(id));
       break;
+    case CollectiveRows::expert:
+      c.bytes = send_expert_rows(transport_, program, in.collective, state_.rank, state_.dims);
+      break;
     case CollectiveRows::heads:
       c.bytes = send_head_slices(transport_, program, in.collective, state_.rank, state_.own, state_.in.heads,
                                  program.backward, state_.where(id));
@@ -60,6 +65,9 @@ void RankRunner::store_collective_message(int id, CollectiveProgress& c, int mes
     }
     case CollectiveRows::scatter:
       c.partials.emplace(message, payload);
+      break;
+    case CollectiveRows::expert:
+      check_expert_rows(program, message, state_.rank, payload, state_.dims, state_.where(id));
       break;
     case CollectiveRows::heads:
       if (carries_partial_gradients(program.messages[static_cast<std::size_t>(message)])) {

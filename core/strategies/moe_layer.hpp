@@ -1,0 +1,88 @@
+#pragma once
+// The MoE layer of a plan (issue 34, item 4; docs/MOE.md, "The MoE layer in the Program").
+//
+// Strategies plan an MoE model as a dense one whose FFN is a token's experts side by side (the cost
+// model's balanced routing): that is all a planner can know before the router runs. add_moe_layer turns
+// each rank's FFN GEMMs of each micro-batch (mlp_up, mlp_down) into what Megatron-Core's MoE layer runs
+// with the all-to-all token dispatcher and grouped expert GEMMs:
+//   router       GEMM T × E by h: the gate's logits for the rank's T tokens;
+//   shared_up,   the shared experts' GEMMs over the same T tokens (models with shared experts), placed
+//   shared_down  before the expert GEMMs so they overlap the dispatch, as Megatron-Core overlaps them;
+//   dispatch     all_to_all_v over the rank's expert group: to each member, the rows routed to its experts;
+//   expert_up    grouped GEMM R × 2·f_e by h over the R rows the rank's experts received (its own included),
+//   expert_down  and R × h by f_e: one grouped call, as Megatron-Core's GroupedMLP makes it;
+//   combine      all_to_all_v back: to each member, the rows it dispatched here.
+// Whatever waited for mlp_down (the next ops, the remap back) waits for the combine. Expert groups are e
+// consecutive ranks (docs/MOE.md, "Expert parallelism"); with e = 1 every rank holds every expert and there
+// is no exchange. A rank without tokens in a micro-batch still takes part in its group's exchange.
+//
+// The structure depends on the layout only; the sizes on a routing. The planner's plan is sized by the
+// balanced routing; a run resizes it with the router's realised choices for its iteration
+// (route_moe_layer), never seen by the planner. A plan with tensor-parallel groups is not handled here
+// (the CLI refuses MoE with tensor parallelism until it is).
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/cost/cost_model.hpp"
+#include "core/plan/plan.hpp"
+#include "core/strategies/strategy.hpp"
+#include "core/workload/expert_loads.hpp"
+#include "core/workload/moe_router.hpp"
+
+namespace zb {
+
+// The MoE layer's GEMMs on `model`, n by k (shared_up and shared_down only with shared experts). m is the
+// rank's tokens for the router and the shared experts (`m_is_tokens`), and for expert_up and expert_down the
+// rows the rank's experts received, which the routing decides.
+struct MoeGemmShape {
+  const char* name = "";
+  std::int64_t n = 0, k = 0;
+  bool m_is_tokens = true;
+};
+[[nodiscard]] std::vector<MoeGemmShape> moe_gemm_shapes(const ModelSpec& model);
+
+// What one MoE layer's router chose, per micro-batch of a plan: ExpertLoads over the plan's ranks (the
+// owners of the tokens in the linear layout).
+struct MoeRouting {
+  std::vector<ExpertLoads> micro_batches;
+  int layer = -1;  // the router's layer these loads are; −1 for the planner's balanced routing
+};
+
+// The tokens of each (micro-batch, rank) in the plan's linear layout, as the router sees them: each slice
+// of a sequence is a piece of that document (document id = sequence id).
+[[nodiscard]] std::vector<TokenLayout> moe_token_layouts(const plan::Plan& plan);
+
+// Every rank's T·k choices spread evenly over the experts (the remainder one each, starting at an expert
+// that rotates with the rank): the expectation a planner can form without the router.
+[[nodiscard]] MoeRouting balanced_routing(const plan::Plan& plan, const MoeSpec& moe);
+
+// The router's choices in `iteration` for the plan's layout, as the representative layer of the
+// Program: every layer is routed, and the one whose rank-load imbalance (max/mean tokens received per
+// rank under `expert_degree`) is the median of the layers' stands for all of them (docs/MOE.md).
+[[nodiscard]] MoeRouting realised_routing(const plan::Plan& plan, const MoeRouter& router, int iteration,
+                                          int expert_degree);
+
+// Whether the plan has a tensor-parallel group of more than one GPU (its GEMMs split), which the MoE
+// layer does not handle yet.
+[[nodiscard]] bool splits_gemms(const plan::Plan& plan);
+
+// The plan with its FFN GEMMs made the MoE layer above, sized by `routing`. `plan` must be feasible, have
+// no GEMMs split by tensor parallelism (splits_gemms), and hold at most one mlp_up and one mlp_down per
+// (rank, micro-batch), on the ranks that hold tokens (std::logic_error otherwise: a strategy bug). The
+// prediction is not redone.
+[[nodiscard]] plan::Plan add_moe_layer(const plan::Plan& plan, const CostModel& cost,
+                                       const MoeRouting& routing);
+
+// Sets the sizes of a plan's MoE ops (router and shared-expert rows, the exchanges' parts, the expert
+// GEMMs' rows) from `routing`; a plan without MoE ops is left as it is. Drops the plan's lowered Program.
+void route_moe_layer(plan::Plan& plan, const CostModel& cost, const MoeRouting& routing);
+
+// `inner` (a strategy for an MoE scenario, planning it as dense at balanced routing) with the MoE layer
+// added to each feasible plan without tensor-parallel groups, sized by the balanced routing and predicted
+// again (core/strategies/moe_layer_strategy.cpp).
+[[nodiscard]] std::unique_ptr<Strategy> make_moe_layer_strategy(std::unique_ptr<Strategy> inner,
+                                                                const Scenario& scenario,
+                                                                const CostModel& cost);
+
+}  // namespace zb
