@@ -67,6 +67,33 @@ std::string iteration_parts_text(const RunSummary& summary) {
   return out.empty() ? out : "iteration outside the layers (critical rank):\n" + out + "\n";
 }
 
+// Per system of an MoE run, its MoE layer (docs/METRICS.md, "The MoE layer"): means over feasible
+// iterations of the router's imbalance in the representative layer, the dispatch bytes and their share
+// between nodes, and the critical rank's share of layer time inside the MoE layer.
+std::string moe_layer_text(const RunSummary& summary) {
+  std::string out;
+  for (const SystemSummary& s : summary.systems) {
+    double experts = 0, ranks = 0, dispatch = 0, between = 0, share = 0, n = 0;
+    for (const RunMetrics& m : s.per_iteration) {
+      if (!m.moe_recorded()) continue;
+      experts += m.expert_load_imbalance;
+      ranks += m.expert_rank_imbalance;
+      dispatch += m.moe_dispatch_bytes;
+      between += m.moe_dispatch_nic_bytes;
+      share += m.moe_share;
+      ++n;
+    }
+    if (n == 0) continue;
+    out += fmt::format(
+        "  {}: expert imbalance {:.2f}, rank imbalance {:.2f}, dispatch {} per iteration ({} between "
+        "nodes), {} of the layers' time\n",
+        s.label, experts / n, ranks / n, format_si(dispatch / n) + "B",
+        format_percent(dispatch > 0 ? between / dispatch : 0.0), format_percent(share / n));
+  }
+  return out.empty() ? out
+                     : "MoE layer (router's choices, representative layer; critical rank):\n" + out + "\n";
+}
+
 std::string gates_text(const RunSummary& summary) {
   if (summary.gates.empty()) return "gates: none in the scenario\n";
   std::string out = "gates:\n";
@@ -160,6 +187,7 @@ std::string console_summary(const RunSummary& unsafe_summary, const ConsoleLayou
   out += "\n";
   out += best_baseline_text(summary);
   out += iteration_parts_text(summary);
+  out += moe_layer_text(summary);
   if (const std::vector<std::string> lines = simulation_statements(summary); !lines.empty()) {
     for (std::size_t i = 0; i < lines.size(); ++i) out += (i == 0 ? "" : "  ") + lines[i] + "\n";
     out += "\n";

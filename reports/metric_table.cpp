@@ -30,6 +30,12 @@ std::optional<double> simulated_too(const IterationFigures& i) {
   return i.metrics->*field;
 }
 
+template <double RunMetrics::*field>
+std::optional<double> moe_recorded(const IterationFigures& i) {
+  if (i.metrics == nullptr || !i.metrics->moe_recorded()) return std::nullopt;
+  return i.metrics->*field;
+}
+
 std::optional<double> planner_seconds(const IterationFigures& i) {
   return i.planner_seconds;
 }
@@ -151,6 +157,18 @@ const std::array metrics{
   MetricInfo{.name = metric::simulation_ratio, .unit = "1", .better = Better::none, .formula = "simulation-ratio",
              .value = simulated_too<&RunMetrics::simulation_ratio>, .aggregates_at = "simulation/ratio",
              .shown = Shown::two_decimals},
+  MetricInfo{.name = "expert_load_imbalance", .unit = "1", .better = Better::lower, .formula = "expert-load-imbalance",
+             .value = moe_recorded<&RunMetrics::expert_load_imbalance>, .aggregates_at = "moe/expert_load_imbalance",
+             .shown = Shown::two_decimals},
+  MetricInfo{.name = "expert_rank_imbalance", .unit = "1", .better = Better::lower, .formula = "expert-load-imbalance",
+             .value = moe_recorded<&RunMetrics::expert_rank_imbalance>, .aggregates_at = "moe/rank_imbalance",
+             .shown = Shown::two_decimals},
+  MetricInfo{.name = "moe_dispatch_bytes", .unit = "bytes", .better = Better::none, .formula = "moe-dispatch-bytes",
+             .value = moe_recorded<&RunMetrics::moe_dispatch_bytes>, .aggregates_at = "moe/dispatch_bytes"},
+  MetricInfo{.name = "moe_dispatch_nic_bytes", .unit = "bytes", .better = Better::none, .formula = "moe-dispatch-bytes",
+             .value = moe_recorded<&RunMetrics::moe_dispatch_nic_bytes>, .aggregates_at = "moe/dispatch_nic_bytes"},
+  MetricInfo{.name = "moe_share", .unit = "1", .better = Better::none, .formula = "moe-share",
+             .value = moe_recorded<&RunMetrics::moe_share>, .aggregates_at = "moe/share", .shown = Shown::percent},
   MetricInfo{.name = metric::predicted_seconds, .unit = "s", .better = Better::none, .formula = "prediction-ratio",
              .value = predicted_seconds, .in_iteration_metrics = false, .sampled = true, .shown = Shown::seconds},
   MetricInfo{.name = metric::planner_seconds, .unit = "s", .better = Better::lower, .formula = "samples",

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstddef>
 
+#include "core/metrics/moe_metrics.hpp"
 #include "core/plan/attention_flops.hpp"
 
 namespace zb {
@@ -189,6 +190,8 @@ RunMetrics compute_run_metrics(const plan::Plan& plan, const Trace& trace, const
       m.critical_rank = static_cast<int>(r);
   }
   if (!per_rank.empty()) m.critical_rank_breakdown = per_rank[static_cast<std::size_t>(m.critical_rank)];
+
+  fill_moe_metrics(m, plan, trace, cost.model().layers);
 
   m.attention_imbalance = max_over_mean(plan::attention_flops_per_rank(plan, cost));
   std::vector<double> tokens;

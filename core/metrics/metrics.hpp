@@ -112,6 +112,15 @@ struct RunMetrics {
   // and its ratio to the measured layers_seconds (> 1: the simulator is pessimistic); 0 otherwise.
   double simulated_layers_seconds = 0;
   double simulation_ratio = 0;
+
+  // An MoE model's layer (docs/METRICS.md, "The MoE layer"; core/metrics/moe_metrics.hpp); 0 when the plan
+  // has no routed MoE layer.
+  double expert_load_imbalance = 0;   // max/mean rows per expert, the representative layer, whole batch
+  double expert_rank_imbalance = 0;   // max/mean rows received per rank (its experts' rows)
+  double moe_dispatch_bytes = 0;      // the iteration's forward dispatches: every part, every layer
+  double moe_dispatch_nic_bytes = 0;  // the part of them between nodes
+  double moe_share = 0;               // critical rank: time inside the MoE layer / layer time
+  [[nodiscard]] bool moe_recorded() const { return expert_load_imbalance > 0; }
 };
 
 // `timeline_bins` bins over the trace (one layer forward + backward) for the NIC timelines. `parts` are

@@ -349,8 +349,13 @@ void route_moe_layer(plan::Plan& plan, const CostModel& cost, const MoeRouting& 
       }
     }
   }
-  plan.info["moe_layer"]["routing"] = routing.layer < 0 ? "balanced" : "realised";
-  if (routing.layer >= 0) plan.info["moe_layer"]["layer"] = routing.layer;
+  // What the reports state of the routing (docs/METRICS.md, "The MoE layer"), over the whole batch.
+  nlohmann::json& facts = plan.info["moe_layer"];
+  facts["routing"] = routing.layer < 0 ? "balanced" : "realised";
+  if (routing.layer >= 0) facts["layer"] = routing.layer;
+  const ExpertLoads batch = summed(routing.micro_batches, plan.world_size, cost.model().moe.experts);
+  facts["expert_load_imbalance"] = expert_load_imbalance(batch);
+  facts["rank_load_imbalance"] = rank_load_imbalance(batch, where.degree);
 }
 
 }  // namespace zb
