@@ -19,7 +19,8 @@ Folders:
   timeline/  one 64k sequence on 2 nodes; many short sequences on 2 nodes (Figure 12);
   long-context/  beyond the paper's grid: 8-16 nodes, 128K-512K contexts, documents longer than a GPU
              and a node hold, with USP and Zeppelin's head-parallel extension (issue 31, item 5);
-  sensitivity/  three scenarios at planner error 0, 5 and 10 % (issue 32, item 5).
+  sensitivity/  three scenarios at planner error 0, 5 and 10 % (issue 32, item 5);
+  moe/       the paper's 8 x 550M MoE with 8-way expert parallelism on cluster A, ArXiv, 16k-128k (issue 34).
 
 Python 3.8+, standard library only.
 """
@@ -191,6 +192,24 @@ def sensitivity():
             write("sensitivity", (s, c))
 
 
+def moe():
+    # Issue 34, item 6: the paper's MoE model (8 x 550M; docs/MOE.md gives the reading of its shape) across
+    # context lengths. Expert parallelism 8, one expert group per node, as Megatron-Core places EP inside a
+    # node. Hydraulis runs its ring-CP groups: its default TP replicas are not lowered with an MoE layer yet.
+    comment = ("The paper's MoE experiment (issue 34, item 6; docs/REPRODUCTION.md, \"MoE\"): 8 x 550M, 8-way expert\n"
+               "parallelism (one expert group per node). Hydraulis runs its ring-CP groups (docs/MOE.md).")
+    preset, words = CLUSTERS["a800"]
+    every = [b if b != "hydraulis" else {"name": "hydraulis", "groups": "context"} for b in EVERY_BASELINE]
+    for context in CONTEXTS:
+        name = "a800-moe8x550m-arxiv-%dk" % (context // 1024)
+        desc = ("ArXiv lengths, %dK context, on 2 x %s, the paper's 8 x 550M MoE with 8-way expert parallelism, "
+                "%dK tokens per iteration" % (context // 1024, words, 16 * TOKENS_PER_GPU // 1024))
+        s, c = scenario(name, desc, preset, 2, "moe-8x550m", 1, "arxiv", context, 16 * TOKENS_PER_GPU,
+                        ["zeppelin", "ring-cp", {"name": "ring-cp", "degree": 8}] + every, "moe", comment=comment)
+        s["parallelism"] = {"expert": 8}
+        write("moe", (s, c))
+
+
 def main():
     if os.path.isdir(ROOT):
         shutil.rmtree(ROOT)
@@ -200,6 +219,7 @@ def main():
     timeline()
     long_context()
     sensitivity()
+    moe()
     count = sum(len(files) for _, _, files in os.walk(ROOT))
     print("wrote %d scenarios under %s" % (count, os.path.relpath(ROOT, REPO)))
 

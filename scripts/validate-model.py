@@ -110,8 +110,15 @@ def attention_tflops(report, ext):
     return flops / seconds / 1e12
 
 
+def model_tflops_per_gpu(report, ext):
+    # The report's model TFLOP/s per GPU (docs/METRICS.md): the model's FLOPs (an MoE layer's active
+    # experts), whole iteration, over its time and GPUs, the convention Megatron-Core reports.
+    return system_of(report, ext["system"])["aggregates"]["model_tflops_per_gpu"]["mean"]
+
+
 EXTRACTORS = {
     "tokens_per_second": tokens_per_second,
+    "model_tflops_per_gpu": model_tflops_per_gpu,
     "tokens_per_second_per_gpu": tokens_per_second_per_gpu,
     "ring_step_seconds": ring_step_seconds,
     "attention_tflops": attention_tflops,
@@ -119,6 +126,7 @@ EXTRACTORS = {
 
 EXTRACTION_TEXT = {
     "tokens_per_second": "mean tokens/s of {system}",
+    "model_tflops_per_gpu": "mean model TFLOP/s per GPU of {system}",
     "tokens_per_second_per_gpu": "mean tokens/s of {system} / {gpus} GPUs",
     "ring_step_seconds": "{system}: mean {level} {pass} ring-step duration",
     "attention_tflops": "4·h·T(T+1)/2 / attention seconds ({system}, critical rank)",

@@ -109,7 +109,7 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
         plan::Plan p = timed_plan(*strategy, batch);
         // The router runs with the batch, after planning: its choices resize the plan's MoE layer.
         if (router && p.feasible() && p.info.contains("moe_layer"))
-          route_moe_layer(p, cost, realised_routing(p, *router, i, scenario.parallelism.expert));
+          route_moe_layer(p, cost, realised_routing(p, *router, i));
         IterationResult it = iteration_of(p, i);
         if (options.verify_plans && p.world_size <= options.verify_max_ranks) {
           it.verification = plan::verify(

@@ -212,11 +212,17 @@ std::vector<TokenLayout> moe_token_layouts(const plan::Plan& plan) {
   std::vector<TokenLayout> layouts(static_cast<std::size_t>(std::max(plan.micro_batches, 1)),
                                    TokenLayout(static_cast<std::size_t>(plan.world_size)));
   for (const plan::RankLayout& layout : plan.linear_layout) {
+    // A rank's pieces of one document are one slice (a zigzag rank holds two chunks of each): the router
+    // draws per slice, so this keeps its work to one draw per (rank, document).
+    std::map<int, std::size_t> slice_of;  // sequence → its slice in this rank's list
     for (const plan::Shard& s : layout.shards) {
       if (s.size() <= 0) continue;
       const plan::Sequence& seq = plan.sequences[static_cast<std::size_t>(s.seq)];
-      layouts[static_cast<std::size_t>(seq.micro_batch)][static_cast<std::size_t>(layout.rank)].push_back(
-          {seq.id, s.size()});
+      std::vector<DocumentSlice>& slices =
+          layouts[static_cast<std::size_t>(seq.micro_batch)][static_cast<std::size_t>(layout.rank)];
+      const auto [at, added] = slice_of.try_emplace(seq.id, slices.size());
+      if (added) slices.push_back({seq.id, 0});
+      slices[at->second].tokens += s.size();
     }
   }
   return layouts;
@@ -242,29 +248,15 @@ MoeRouting balanced_routing(const plan::Plan& plan, const MoeSpec& moe) {
   return routing;
 }
 
-MoeRouting realised_routing(const plan::Plan& plan, const MoeRouter& router, int iteration,
-                            int expert_degree) {
-  const std::vector<TokenLayout> layouts = moe_token_layouts(plan);
-  const int layers = router.layers();
-  const auto route_layer = [&](int layer) {
-    MoeRouting r;
-    r.layer = layer;
-    for (const TokenLayout& layout : layouts)
-      r.micro_batches.push_back(router.route(iteration, layer, layout));
-    return r;
-  };
-  std::vector<std::pair<double, int>> imbalance;  // (rank-load imbalance, layer)
-  for (int layer = 0; layer < layers; ++layer) {
-    const MoeRouting r = route_layer(layer);
-    imbalance.emplace_back(
-        rank_load_imbalance(summed(r.micro_batches, plan.world_size, router.spec().experts), expert_degree),
-        layer);
-  }
-  std::sort(imbalance.begin(), imbalance.end());
-  return route_layer(imbalance[imbalance.size() / 2].second);
+MoeRouting realised_routing(const plan::Plan& plan, const MoeRouter& router, int iteration) {
+  MoeRouting r;
+  r.layer = router.sampled_layer(iteration);
+  for (const TokenLayout& layout : moe_token_layouts(plan))
+    r.micro_batches.push_back(router.route(iteration, r.layer, layout));
+  return r;
 }
 
-plan::Plan add_moe_layer(const plan::Plan& dense, const CostModel& cost, const MoeRouting& routing) {
+plan::Plan add_moe_layer(plan::Plan dense, const CostModel& cost, const MoeRouting& routing) {
   if (!dense.feasible() || splits_gemms(dense))
     throw std::logic_error("MoE layer: only a feasible plan without tensor-parallel groups takes one");
   const ExpertPlacement where = placement_of(cost, dense.world_size);
@@ -287,7 +279,7 @@ plan::Plan add_moe_layer(const plan::Plan& dense, const CostModel& cost, const M
       tags[mb][static_cast<std::size_t>(2 * g + 1)] = next_tag++;
     }
   }
-  plan::Plan out = dense;
+  plan::Plan out = std::move(dense);  // rewritten in place: a large plan is not held twice
   out.lowered.reset();
   for (plan::RankOps& r : out.ranks) {
     std::vector<bool> has_ffn(tokens.size(), false);

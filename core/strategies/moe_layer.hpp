@@ -49,19 +49,18 @@ struct MoeRouting {
   int layer = -1;  // the router's layer these loads are; −1 for the planner's balanced routing
 };
 
-// The tokens of each (micro-batch, rank) in the plan's linear layout, as the router sees them: each slice
-// of a sequence is a piece of that document (document id = sequence id).
+// The tokens of each (micro-batch, rank) in the plan's linear layout, as the router sees them: a rank's
+// pieces of one sequence are one slice of that document (document id = sequence id).
 [[nodiscard]] std::vector<TokenLayout> moe_token_layouts(const plan::Plan& plan);
 
 // Every rank's T·k choices spread evenly over the experts (the remainder one each, starting at an expert
 // that rotates with the rank): the expectation a planner can form without the router.
 [[nodiscard]] MoeRouting balanced_routing(const plan::Plan& plan, const MoeSpec& moe);
 
-// The router's choices in `iteration` for the plan's layout, as the representative layer of the
-// Program: every layer is routed, and the one whose rank-load imbalance (max/mean tokens received per
-// rank under `expert_degree`) is the median of the layers' stands for all of them (docs/MOE.md).
-[[nodiscard]] MoeRouting realised_routing(const plan::Plan& plan, const MoeRouter& router, int iteration,
-                                          int expert_degree);
+// The router's choices in `iteration` for the plan's layout, in the layer the router draws for the
+// iteration (MoeRouter::sampled_layer): the representative of the iteration's layers in the one-layer
+// Program, an unbiased sample of them (docs/MOE.md, "One layer stands for all").
+[[nodiscard]] MoeRouting realised_routing(const plan::Plan& plan, const MoeRouter& router, int iteration);
 
 // Whether the plan has a tensor-parallel group of more than one GPU (its GEMMs split), which the MoE
 // layer does not handle yet.
@@ -71,8 +70,7 @@ struct MoeRouting {
 // no GEMMs split by tensor parallelism (splits_gemms), and hold at most one mlp_up and one mlp_down per
 // (rank, micro-batch), on the ranks that hold tokens (std::logic_error otherwise: a strategy bug). The
 // prediction is not redone.
-[[nodiscard]] plan::Plan add_moe_layer(const plan::Plan& plan, const CostModel& cost,
-                                       const MoeRouting& routing);
+[[nodiscard]] plan::Plan add_moe_layer(plan::Plan plan, const CostModel& cost, const MoeRouting& routing);
 
 // Sets the sizes of a plan's MoE ops (router and shared-expert rows, the exchanges' parts, the expert
 // GEMMs' rows) from `routing`; a plan without MoE ops is left as it is. Drops the plan's lowered Program.

@@ -18,7 +18,8 @@ class MoeLayerStrategy final : public Strategy {
     plan::Plan dense = inner_->make_plan(batch);
     if (!dense.feasible() || splits_gemms(dense)) return dense;
     dense.lowered.reset();  // its Program served the dense prediction only
-    plan::Plan p = add_moe_layer(dense, cost_, balanced_routing(dense, moe_));
+    const MoeRouting balanced = balanced_routing(dense, moe_);
+    plan::Plan p = add_moe_layer(std::move(dense), cost_, balanced);
     predict(p, cost_, passes_);
     return p;
   }

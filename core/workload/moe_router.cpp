@@ -16,7 +16,7 @@ namespace {
 constexpr std::uint64_t router_salt = 0x6D6F'652D'726F'7574ULL;  // "moe-rout"
 
 // What a stream is for; part of its name, so two kinds of draw never share a stream.
-enum class Draw : std::uint64_t { popularity = 1, favourites = 2, slice = 3 };
+enum class Draw : std::uint64_t { popularity = 1, favourites = 2, slice = 3, layer = 4 };
 
 std::uint64_t mix(std::uint64_t h, std::uint64_t value) {
   std::uint64_t z = (h ^ value) + 0x9E3779B97F4A7C15ULL;
@@ -86,6 +86,11 @@ std::span<const double> MoeRouter::popularity(int layer) const {
     throw std::out_of_range("MoeRouter: layer " + std::to_string(layer) + " is not in [0, " +
                             std::to_string(popularity_.size()) + ")");
   return popularity_[static_cast<std::size_t>(layer)];
+}
+
+int MoeRouter::sampled_layer(int iteration) const {
+  Rng rng = stream(seed_, Draw::layer, iteration, 0, 0, 0);
+  return static_cast<int>(rng.below(popularity_.size()));
 }
 
 std::vector<int> MoeRouter::favourite_experts(int iteration, int layer, std::int64_t document) const {

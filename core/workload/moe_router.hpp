@@ -52,6 +52,10 @@ class MoeRouter {
   // [0, layers) and std::invalid_argument for a negative token count.
   [[nodiscard]] ExpertLoads route(int iteration, int layer, const TokenLayout& layout) const;
 
+  // A layer drawn uniformly from [0, layers) for `iteration`, from a stream of its own: the layer whose
+  // routing stands for all of them in a one-layer Program (docs/MOE.md, "One layer stands for all").
+  [[nodiscard]] int sampled_layer(int iteration) const;
+
   // Layer `layer`'s expert popularity p_l (sums to 1).
   [[nodiscard]] std::span<const double> popularity(int layer) const;
 

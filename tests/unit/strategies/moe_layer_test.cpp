@@ -78,7 +78,7 @@ TEST(MoeLayerPlans, EveryStrategyKeepsEveryPromiseUnderBalancedAndRealisedRoutin
       ASSERT_TRUE(p.info.contains("moe_layer")) << what;
       ++with_layer;
       for (const int iteration : {-1, 0, 3}) {
-        if (iteration >= 0) route_moe_layer(p, cost, realised_routing(p, router, iteration, e));
+        if (iteration >= 0) route_moe_layer(p, cost, realised_routing(p, router, iteration));
         problems = plan::verify(p, {.token_capacity = cost.token_capacity_per_gpu(), .heads = s.model.heads});
         ASSERT_TRUE(problems.empty()) << what << " iteration " << iteration << ": " << problems.front();
         const lower::Program program = lower::lower(p, cost, {.backward = true});
@@ -101,7 +101,7 @@ TEST(MoeLayerPlans, ExchangesMoveExactlyTheRoutedRowsAndExpertGemmsRunThem) {
   plan::Plan p = make_strategy(test::system("ring-cp"), s, cost)
                      ->make_plan(test::batch_of({20000, 9000, 4000, 1500, 700, 300, 90}));
   ASSERT_TRUE(p.feasible());
-  const MoeRouting routing = realised_routing(p, router, 2, 8);
+  const MoeRouting routing = realised_routing(p, router, 2);
   route_moe_layer(p, cost, routing);
   ASSERT_EQ(routing.micro_batches.size(), static_cast<std::size_t>(p.micro_batches));
   const double row = cost.hidden_bytes(1.0);
@@ -148,6 +148,13 @@ TEST(MoeLayerPlans, ExchangesMoveExactlyTheRoutedRowsAndExpertGemmsRunThem) {
     }
   }
   EXPECT_EQ(p.info["moe_layer"]["routing"], "realised");
+  // The router sees a rank's pieces of one document (a zigzag rank's two chunks) as one slice.
+  for (const TokenLayout& layout : layouts) {
+    for (const std::vector<DocumentSlice>& slices : layout) {
+      std::map<std::int64_t, int> seen;
+      for (const DocumentSlice& slice : slices) EXPECT_EQ(++seen[slice.document], 1);
+    }
+  }
 }
 
 // Dropless routing keeps every choice: over a micro-batch the expert GEMMs of all ranks run top_k rows per
@@ -173,7 +180,7 @@ TEST(MoeLayerPlans, ExpertRowsAddUpToTopKPerTokenAndTheBalancedRoutingIsEven) {
   }
   for (const int iteration : {0, 1}) {
     plan::Plan p = balanced;
-    route_moe_layer(p, cost, realised_routing(p, router, iteration, 4));
+    route_moe_layer(p, cost, realised_routing(p, router, iteration));
     std::map<int, std::int64_t> rows, tokens;
     for (int r = 0; r < p.world_size; ++r) {
       for (const plan::Op* op : ops_named(p, r, "expert_up")) rows[op->micro_batch] += op->m;
@@ -192,9 +199,9 @@ TEST(MoeLayerRouting, RealisedRoutingIsTheRoutersRepresentativeLayerAndDetermini
   const plan::Plan p = make_strategy(test::system("uniform-cp"), s, cost)
                            ->make_plan(test::batch_of({9000, 3000, 1200, 500, 60}));
   ASSERT_TRUE(p.feasible());
-  const MoeRouting a = realised_routing(p, router, 5, 8);
-  const MoeRouting b = realised_routing(p, router, 5, 8);
-  const MoeRouting c = realised_routing(p, router, 6, 8);
+  const MoeRouting a = realised_routing(p, router, 5);
+  const MoeRouting b = realised_routing(p, router, 5);
+  const MoeRouting c = realised_routing(p, router, 6);
   ASSERT_GE(a.layer, 0);
   ASSERT_LT(a.layer, s.model.layers);
   ASSERT_EQ(a.micro_batches.size(), b.micro_batches.size());
