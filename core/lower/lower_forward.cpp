@@ -249,6 +249,11 @@ void Lowerer::build_expert_exchange(int c) {
     for (std::size_t i = 0; i < ops.size(); ++i) {
       if (op_collective_[static_cast<std::size_t>(r)][i] != c) continue;
       const Op& op = ops[i];
+      if (op.peer_bytes.size() != col.ranks.size()) {
+        fail(r, static_cast<int>(i),
+             "its all_to_all_v lists " + std::to_string(op.peer_bytes.size()) + " parts (peer_bytes) for " +
+                 std::to_string(col.ranks.size()) + " members");
+      }
       for (std::size_t j = 0; j < op.peer_bytes.size(); ++j) {
         if (op.peer_bytes[j] <= 0 || col.ranks[j] == r) continue;
         Message m;

@@ -103,6 +103,24 @@ class SizeCheck {
           "them");
   }
 
+  // An MoE exchange's parts are whole hidden rows, and no more than every token of the batch choosing
+  // top_k experts (the bound keeps a hand-edited part from asking an executor for terabytes).
+  void exchange(int rank, const Op& op) {
+    const auto row = static_cast<std::int64_t>(cost_.hidden_bytes(1.0));
+    std::int64_t tokens = 0;
+    for (const auto& [key, n] : linear_tokens_) tokens += n;
+    const std::int64_t most = tokens * std::max(1, cost_.model().moe.top_k) * row;
+    for (std::size_t j = 0; j < op.peer_bytes.size(); ++j) {
+      const std::int64_t bytes = op.peer_bytes[j];
+      if (row > 0 && bytes % row == 0 && bytes <= most) continue;
+      add(rank, op, "peer_bytes",
+          fmt::format("part {} is {} bytes: not whole hidden rows of {} bytes, or more than the batch's {} "
+                      "tokens × top-{} rows",
+                      j, bytes, row, tokens, std::max(1, cost_.model().moe.top_k)));
+      return;
+    }
+  }
+
   void remap(int rank, const Op& op) {
     if (width(rank) > 1) return;
     const double per_token =
@@ -188,6 +206,8 @@ std::vector<Problem> plan_size_problems(const plan::Plan& plan, const lower::Pro
       if (check.full()) break;
       if (op.kind == OpKind::gemm) check.gemm(rank.rank, op);
       if (op.kind == OpKind::remap) check.remap(rank.rank, op);
+      if (op.kind == OpKind::collective && op.collective == plan::CollectiveKind::all_to_all_v)
+        check.exchange(rank.rank, op);
     }
   }
   for (const lower::Message& message : program.messages) {

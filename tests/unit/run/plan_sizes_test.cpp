@@ -231,3 +231,43 @@ TEST(OpSources, NameOpsWrittenWholeAndOpsOfRuns) {
 
 }  // namespace
 }  // namespace zb
+
+namespace zb {
+namespace {
+
+// An MoE model's plans (issue 34): every strategy's own plan passes, with the MoE layer's GEMMs and the
+// exchanges' parts as printed; a part that is not whole hidden rows, or more rows than the batch's tokens
+// could choose, is named at its op's peer_bytes.
+TEST(PlanSizes, MoeExchangesHoldWholeRowsWithinTheBatch) {
+  Scenario s = test::preset_scenario("dgx-h200", 1, "llama-7b");
+  s.model = test::small_model();
+  s.model.moe.experts = 8;
+  s.model.moe.top_k = 2;
+  s.model.moe.expert_ffn_hidden = 512;
+  s.parallelism.expert = 8;
+  const CostModel cost(s);
+  int checked = 0;
+  for (const SystemSpec& system : test::registered_variants(s.cluster.world_size(), {1})) {
+    const plan::Plan p = make_strategy(system, s, cost)->make_plan(test::batch_of({5000, 1200, 300, 7}));
+    if (!p.feasible() || !p.info.contains("moe_layer")) continue;
+    ++checked;
+    SCOPED_TRACE(system.label);
+    EXPECT_TRUE(size_problems(p, cost).empty()) << text(size_problems(p, cost));
+    for (const std::int64_t wrong : {std::int64_t{1}, std::int64_t{1} << 50}) {
+      plan::Plan edited = p;
+      for (Op& op : edited.ranks[2].ops) {
+        if (op.name != "dispatch") continue;
+        op.bytes += wrong - op.peer_bytes[0];
+        op.peer_bytes[0] = wrong;
+        break;
+      }
+      const std::vector<Problem> problems = size_problems(edited, cost);
+      ASSERT_FALSE(problems.empty()) << "part " << wrong;
+      EXPECT_NE(problems.front().where.json_path.find("peer_bytes"), std::string::npos) << text(problems);
+    }
+  }
+  EXPECT_GT(checked, 10);
+}
+
+}  // namespace
+}  // namespace zb
