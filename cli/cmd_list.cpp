@@ -213,7 +213,8 @@ void list_models() {
   std::printf(
       "\nEXPERTS: routed experts \u00d7 their FFN width, experts per token, shared experts. PARAMS: "
       "projections, experts and embeddings (no norms), and for MoE what one token uses (docs/METRICS.md, "
-      "\"Parameters\"). MoE models validate but do not run yet (docs/MOE.md).\n");
+      "\"Parameters\"). MoE models run with expert parallelism, not yet with tensor parallelism "
+      "(docs/MOE.md).\n");
 }
 
 // Every preset with its fit, source, assumptions and target quantiles, from the workload module's table.

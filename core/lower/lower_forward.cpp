@@ -108,6 +108,8 @@ void Lowerer::build_collectives() {
   // (kind, tag, ranks).
   std::map<std::tuple<int, int, int>, int> remap_of;
   std::map<std::tuple<int, int, std::vector<int>>, int> collective_of;
+  std::map<int, std::vector<int>>
+      exchange_ops;  // MoE exchange → each member's op id (ranks order), −1 unseen
   for (int r = 0; r < plan_.world_size; ++r) {
     const auto& ops = plan_.ranks[static_cast<std::size_t>(r)].ops;
     std::map<std::pair<int, int>, int> ordinal;
@@ -158,7 +160,11 @@ void Lowerer::build_collectives() {
       }
       op_collective_[static_cast<std::size_t>(r)][i] = c;
       Collective& col = prog_.collectives[static_cast<std::size_t>(c)];
-      if (col.kind == CollectiveKind::all_to_all_v && !col.expert_exchange) {
+      if (col.expert_exchange) {
+        std::vector<int>& member_ops = exchange_ops.try_emplace(c, col.ranks.size(), -1).first->second;
+        const auto pos = std::find(col.ranks.begin(), col.ranks.end(), r) - col.ranks.begin();
+        member_ops[static_cast<std::size_t>(pos)] = static_cast<int>(i);
+      } else if (col.kind == CollectiveKind::all_to_all_v) {
         col.ranks.push_back(r);
         col.instrs.push_back(-1);
       }
@@ -169,7 +175,7 @@ void Lowerer::build_collectives() {
     Collective& col = prog_.collectives[c];
     if (col.kind != CollectiveKind::all_to_all_v) continue;
     if (col.expert_exchange) {
-      build_expert_exchange(static_cast<int>(c));
+      build_expert_exchange(static_cast<int>(c), exchange_ops.at(static_cast<int>(c)));
       continue;
     }
     const bool to_linear = col.direction == plan::RemapDirection::to_linear;
@@ -239,37 +245,34 @@ void Lowerer::build_collectives() {
   build_head_all_to_alls();
 }
 
-void Lowerer::build_expert_exchange(int c) {
+void Lowerer::build_expert_exchange(int c, const std::vector<int>& member_ops) {
   // One message per (sender, receiver) pair with bytes to move, the sender's peer_bytes; a rank keeps the
-  // rows routed to its own experts.
+  // rows routed to its own experts. A member without an op is reported where every collective's are.
   Collective& col = prog_.collectives[static_cast<std::size_t>(c)];
   for (std::size_t k = 0; k < col.ranks.size(); ++k) {
     const int r = col.ranks[k];
-    const auto& ops = plan_.ranks[static_cast<std::size_t>(r)].ops;
-    for (std::size_t i = 0; i < ops.size(); ++i) {
-      if (op_collective_[static_cast<std::size_t>(r)][i] != c) continue;
-      const Op& op = ops[i];
-      if (op.peer_bytes.size() != col.ranks.size()) {
-        fail(r, static_cast<int>(i),
-             "its all_to_all_v lists " + std::to_string(op.peer_bytes.size()) + " parts (peer_bytes) for " +
-                 std::to_string(col.ranks.size()) + " members");
-      }
-      for (std::size_t j = 0; j < op.peer_bytes.size(); ++j) {
-        if (op.peer_bytes[j] <= 0 || col.ranks[j] == r) continue;
-        Message m;
-        m.pass = Pass::fwd;
-        m.purpose = Purpose::expert;
-        m.src = r;
-        m.dst = col.ranks[j];
-        m.micro_batch = op.micro_batch;
-        m.bytes = op.peer_bytes[j];
-        m.rows = std::llround(static_cast<double>(m.bytes) / cost_.hidden_bytes(1.0));
-        m.plan_op = op.id;
-        m.collective = c;
-        col.messages.push_back(static_cast<int>(prog_.messages.size()));
-        prog_.messages.push_back(std::move(m));
-        routes_.emplace_back();  // inside its collective, without legs
-      }
+    if (member_ops[k] < 0) continue;
+    const Op& op = plan_.ranks[static_cast<std::size_t>(r)].ops[static_cast<std::size_t>(member_ops[k])];
+    if (op.peer_bytes.size() != col.ranks.size()) {
+      fail(r, member_ops[k],
+           "its all_to_all_v lists " + std::to_string(op.peer_bytes.size()) + " parts (peer_bytes) for " +
+               std::to_string(col.ranks.size()) + " members");
+    }
+    for (std::size_t j = 0; j < op.peer_bytes.size(); ++j) {
+      if (op.peer_bytes[j] <= 0 || col.ranks[j] == r) continue;
+      Message m;
+      m.pass = Pass::fwd;
+      m.purpose = Purpose::expert;
+      m.src = r;
+      m.dst = col.ranks[j];
+      m.micro_batch = op.micro_batch;
+      m.bytes = op.peer_bytes[j];
+      m.rows = std::llround(static_cast<double>(m.bytes) / cost_.hidden_bytes(1.0));
+      m.plan_op = op.id;
+      m.collective = c;
+      col.messages.push_back(static_cast<int>(prog_.messages.size()));
+      prog_.messages.push_back(std::move(m));
+      routes_.emplace_back();  // inside its collective, without legs
     }
   }
 }

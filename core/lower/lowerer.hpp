@@ -76,7 +76,8 @@ class Lowerer {
   void lower_forward(int rank);
   int kv_message_into(int rank, int group, int owner) const;  // forward KV message arriving at rank; −1
   void build_collectives();
-  void build_expert_exchange(int collective);  // an MoE dispatch or combine's messages
+  // An MoE dispatch or combine's messages, from each member's op (`member_ops`, in the collective's order).
+  void build_expert_exchange(int collective, const std::vector<int>& member_ops);
   IdList done_of(int rank, const std::vector<int>& plan_deps) const;
 
   // --- K/V all-gathers (lower_kv_gather.cpp) -------------------------------------------------------

@@ -29,12 +29,6 @@ struct ExpertPlacement {
     for (int x = first_expert(to); x < first_expert(to) + per_rank; ++x) n += loads.routed_of(from, x);
     return n;
   }
-  // Rows `rank`'s experts receive from its whole group, its own tokens included.
-  [[nodiscard]] std::int64_t received(const ExpertLoads& loads, int rank) const {
-    std::int64_t n = 0;
-    for (int j = group_start(rank); j < group_start(rank) + degree; ++j) n += sent(loads, j, rank);
-    return n;
-  }
 };
 
 ExpertPlacement placement_of(const CostModel& cost, int world) {
@@ -320,14 +314,22 @@ void route_moe_layer(plan::Plan& plan, const CostModel& cost, const MoeRouting& 
                              std::to_string(plan.world_size) + " ranks and " +
                              std::to_string(cost.model().moe.experts) + " experts");
   }
+  // Rows each rank's experts receive from its whole group, its own tokens' included, per micro-batch.
+  std::vector<std::vector<std::int64_t>> received;
+  for (const ExpertLoads& loads : routing.micro_batches)
+    received.push_back(tokens_received_per_rank(loads, where.degree));
+  const std::vector<MoeGemmShape> shapes = moe_gemm_shapes(cost.model());
   for (plan::RankOps& r : plan.ranks) {
     for (Op& op : r.ops) {
       const auto mb = static_cast<std::size_t>(op.micro_batch);
       const ExpertLoads& loads = routing.micro_batches[mb];
-      if (op.name == "router" || op.name == "shared_up" || op.name == "shared_down") {
-        op.m = tokens[mb][static_cast<std::size_t>(r.rank)];
-      } else if (op.name == "expert_up" || op.name == "expert_down") {
-        op.m = where.received(loads, r.rank);
+      const auto shape = op.kind != OpKind::gemm
+                             ? shapes.end()
+                             : std::find_if(shapes.begin(), shapes.end(),
+                                            [&](const MoeGemmShape& g) { return op.name == g.name; });
+      if (shape != shapes.end()) {
+        op.m = shape->m_is_tokens ? tokens[mb][static_cast<std::size_t>(r.rank)]
+                                  : received[mb][static_cast<std::size_t>(r.rank)];
       } else if (op.kind == OpKind::collective && (op.name == "dispatch" || op.name == "combine")) {
         op.bytes = 0;
         for (std::size_t j = 0; j < op.collective_ranks.size(); ++j) {
