@@ -1,9 +1,8 @@
 #pragma once
 // What of an MoE scenario is not lowered yet (issue 34): its MoE layer (router, dispatch, grouped expert
-// GEMMs, combine; core/strategies/moe_layer.hpp) is added to plans without tensor parallelism only. With
-// tensor parallelism, or Hydraulis's replicas of several TP widths, a plan would time its experts at
-// balanced routing with no all-to-alls, silently. `run` and `plan` refuse those here, where a run starts;
-// `validate` accepts them.
+// GEMMs, combine; core/strategies/moe_layer.hpp) is added to every plan but Hydraulis's replicas of
+// several TP widths, whose plan would time its experts at balanced routing with no all-to-alls, silently.
+// `run` and `plan` refuse those here, where a run starts; `validate` accepts them.
 #include <string>
 
 #include "core/common/error.hpp"
@@ -14,14 +13,10 @@ namespace zb::cli {
 inline void refuse_unlowered_moe(const Scenario& scenario, const std::string& file) {
   if (!scenario.model.has_experts()) return;
   const std::string model = scenario.model.preset.empty() ? "the model" : "model " + scenario.model.preset;
-  const std::string why = "the MoE layer is not lowered with tensor parallelism yet: " + model + " has " +
-                          std::to_string(scenario.model.moe.experts) +
-                          " experts, and a plan with TP groups would time them at balanced routing without "
-                          "their all-to-alls (issue 34)";
-  if (scenario.parallelism.tensor > 1) {
-    throw_input_error({file, "parallelism.tensor"}, why,
-                      "run the MoE model without \"tensor\" (expert parallelism alone), docs/MOE.md");
-  }
+  const std::string why = "the MoE layer is not lowered over replicas of different TP widths: " + model +
+                          " has " + std::to_string(scenario.model.moe.experts) +
+                          " experts, which such a plan would time at balanced routing without their "
+                          "all-to-alls (issue 34)";
   for (std::size_t i = 0; i < scenario.systems.size(); ++i) {
     const SystemSpec& s = scenario.systems[i];
     if (s.name != "hydraulis" || s.options.value("groups", std::string("tensor")) == "context") continue;

@@ -42,9 +42,12 @@ class SizeCheck {
   [[nodiscard]] std::vector<Problem> problems() && { return std::move(problems_); }
 
   void gemm(int rank, const Op& op) {
+    // Tensor parallelism splits n (column-parallel: QKV, gate + up) or k (row-parallel: o_proj, down); the
+    // MoE router neither (each member computes the logits of its sequence-parallel share of the rows).
+    enum class Split { column, row, rows };
     struct Shape {
       std::int64_t n, k;
-      bool column;  // tensor parallelism splits n (column-parallel: QKV, gate + up) or k (row-parallel)
+      Split split;
     };
     std::optional<Shape> shape;
     bool m_is_tokens = true;
@@ -56,13 +59,17 @@ class SizeCheck {
       names += (names.empty() ? "" : ", ") + std::string(g.name);
       if (op.name == g.name)
         shape = Shape{static_cast<std::int64_t>(g.n), static_cast<std::int64_t>(g.k),
-                      op.name == "qkv" || op.name == "mlp_up"};
+                      op.name == "qkv" || op.name == "mlp_up" ? Split::column : Split::row};
     }
     if (cost_.model().has_experts()) {
       for (const MoeGemmShape& g : moe_gemm_shapes(cost_.model())) {
         names += ", " + std::string(g.name);
         if (op.name != g.name) continue;
-        shape = Shape{g.n, g.k, true};
+        const std::string_view moe_name = g.name;
+        shape = Shape{g.n, g.k,
+                      moe_name == "router"                                 ? Split::rows
+                      : moe_name == "shared_up" || moe_name == "expert_up" ? Split::column
+                                                                           : Split::row};
         m_is_tokens = g.m_is_tokens;
       }
     }
@@ -71,11 +78,12 @@ class SizeCheck {
       return;
     }
     const int t = width(rank);
-    expect_share(rank, op, "n", op.n, shape->n, shape->column ? t : 1);
-    expect_share(rank, op, "k", op.k, shape->k, shape->column ? 1 : t);
+    expect_share(rank, op, "n", op.n, shape->n, shape->split == Split::column ? t : 1);
+    expect_share(rank, op, "k", op.k, shape->k, shape->split == Split::row ? t : 1);
     // m: the rows of the micro-batch the rank holds in the linear layout (a tensor-parallel group's members
-    // each hold all of the group's rows); an expert GEMM's rows are the routing's.
-    if (!m_is_tokens) return;
+    // each hold all of the group's rows); an expert GEMM's rows are the routing's, and so are a TP
+    // member's router rows (its share of each document, core/strategies/moe_layer.hpp).
+    if (!m_is_tokens || (shape->split == Split::rows && t > 1)) return;
     const auto found = linear_tokens_.find({rank, op.micro_batch});
     const std::int64_t tokens = found == linear_tokens_.end() ? 0 : found->second;
     if (op.m != tokens)

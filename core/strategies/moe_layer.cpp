@@ -15,30 +15,102 @@ using plan::CollectiveKind;
 using plan::Op;
 using plan::OpKind;
 
-// Where the experts are and what a row weighs: expert groups of e consecutive ranks, rank r holding
-// experts [(r mod e)·E/e, (r mod e + 1)·E/e).
+// Where a rank sits under tensor parallelism (core/strategies/tensor_parallel.hpp): the grid rank it is a
+// member of (its TP group's index) and its index among that group's members. A plan without TP groups is
+// its own grid: every rank alone.
+struct TpSeats {
+  std::vector<int> grid, member, width;   // per rank
+  std::vector<std::vector<int>> members;  // per grid rank: its ranks, member 0 first
+
+  explicit TpSeats(const plan::Plan& plan) {
+    const auto world = static_cast<std::size_t>(plan.world_size);
+    grid.assign(world, -1);
+    member.assign(world, 0);
+    width.assign(world, 1);
+    if (plan.tensor_parallel_groups.empty()) {
+      for (int r = 0; r < plan.world_size; ++r) members.push_back({r});
+    } else {
+      members = plan.tensor_parallel_groups;
+    }
+    for (std::size_t v = 0; v < members.size(); ++v) {
+      for (std::size_t i = 0; i < members[v].size(); ++i) {
+        const int r = members[v][i];
+        if (r < 0 || r >= plan.world_size || grid[static_cast<std::size_t>(r)] >= 0)
+          throw std::logic_error("MoE layer: the plan's tensor-parallel groups do not cover each rank once");
+        grid[static_cast<std::size_t>(r)] = static_cast<int>(v);
+        member[static_cast<std::size_t>(r)] = static_cast<int>(i);
+        width[static_cast<std::size_t>(r)] = static_cast<int>(members[v].size());
+      }
+    }
+    if (std::find(grid.begin(), grid.end(), -1) != grid.end())
+      throw std::logic_error("MoE layer: the plan's tensor-parallel groups do not cover each rank once");
+  }
+  [[nodiscard]] int grid_world() const { return static_cast<int>(members.size()); }
+};
+
+// Member i's part of `total` cut into t near-equal parts, as tensor_parallel.cpp cuts a grid op's sizes.
+std::int64_t share(std::int64_t total, int t, int i) {
+  return total * (i + 1) / t - total * i / t;
+}
+
+// Where the experts are: expert groups of e consecutive grid ranks, grid rank v holding experts
+// [(v mod e)·E/e, (v mod e + 1)·E/e), each of its TP members a column or row slice of them (ETP = TP).
 struct ExpertPlacement {
   int degree = 1;
   int per_rank = 0;  // E / e
 
-  [[nodiscard]] int group_start(int rank) const { return rank / degree * degree; }
-  [[nodiscard]] int first_expert(int rank) const { return rank % degree * per_rank; }
-  // Choices of `from`'s tokens for the experts `to` holds.
-  [[nodiscard]] std::int64_t sent(const ExpertLoads& loads, int from, int to) const {
+  [[nodiscard]] int group_start(int v) const { return v / degree * degree; }
+  [[nodiscard]] int first_expert(int v) const { return v % degree * per_rank; }
+  // Choices of rank `from`'s tokens for the experts grid rank `to_grid` holds (loads over the plan's ranks).
+  [[nodiscard]] std::int64_t sent(const ExpertLoads& loads, int from, int to_grid) const {
     std::int64_t n = 0;
-    for (int x = first_expert(to); x < first_expert(to) + per_rank; ++x) n += loads.routed_of(from, x);
+    for (int x = first_expert(to_grid); x < first_expert(to_grid) + per_rank; ++x)
+      n += loads.routed_of(from, x);
     return n;
   }
 };
 
-ExpertPlacement placement_of(const CostModel& cost, int world) {
+ExpertPlacement placement_of(const CostModel& cost, int grid_world) {
   const int experts = cost.model().moe.experts;
   const int e = cost.expert_degree();
-  if (experts <= 0 || e < 1 || experts % e != 0 || world % e != 0) {
+  if (experts <= 0 || e < 1 || experts % e != 0 || grid_world % e != 0) {
     throw std::logic_error("MoE layer: expert degree " + std::to_string(e) + " does not divide the " +
-                           std::to_string(experts) + " experts and the " + std::to_string(world) + " ranks");
+                           std::to_string(experts) + " experts and the " + std::to_string(grid_world) +
+                           " ranks (TP groups)");
   }
   return {e, experts / e};
+}
+
+// Loads over the plan's ranks summed into their grid ranks: what each TP group routed, which its members'
+// expert GEMMs run together after the TP all-gather.
+ExpertLoads folded(const ExpertLoads& loads, const TpSeats& seats) {
+  if (seats.grid_world() == loads.ranks) return loads;
+  ExpertLoads out(seats.grid_world(), loads.experts);
+  for (int r = 0; r < loads.ranks; ++r)
+    for (int x = 0; x < loads.experts; ++x)
+      out.routed[static_cast<std::size_t>(seats.grid[static_cast<std::size_t>(r)]) *
+                     static_cast<std::size_t>(loads.experts) +
+                 static_cast<std::size_t>(x)] += loads.routed_of(r, x);
+  return out;
+}
+
+// Under TP, the sequence-parallel collectives around the expert GEMMs (tensor_parallel.cpp: an all-gather
+// before the column-parallel expert_up, a reduce-scatter after the row-parallel expert_down) carry the
+// rows the routing sends to the group, sized as the expansion sizes them.
+void resize_expert_tp_collectives(std::vector<Op>& ops, const CostModel& cost, int t, int i) {
+  const auto part = [&](std::int64_t rows) {
+    return share(static_cast<std::int64_t>(cost.hidden_bytes(static_cast<double>(rows))), t, i);
+  };
+  for (Op& op : ops) {
+    if (op.deps.size() != 1) continue;
+    Op& before = ops[static_cast<std::size_t>(op.deps.front())];
+    if (op.kind == OpKind::gemm && op.name == "expert_up" && before.kind == OpKind::collective &&
+        before.collective == CollectiveKind::all_gather)
+      before.bytes = part(op.m);
+    if (op.kind == OpKind::collective && op.collective == CollectiveKind::reduce_scatter &&
+        before.kind == OpKind::gemm && before.name == "expert_down")
+      op.bytes = part(before.m);
+  }
 }
 
 // [micro-batch][rank] → tokens in the linear layout.
@@ -203,32 +275,46 @@ std::vector<MoeGemmShape> moe_gemm_shapes(const ModelSpec& model) {
 }
 
 std::vector<TokenLayout> moe_token_layouts(const plan::Plan& plan) {
+  const TpSeats seats(plan);
   std::vector<TokenLayout> layouts(static_cast<std::size_t>(std::max(plan.micro_batches, 1)),
                                    TokenLayout(static_cast<std::size_t>(plan.world_size)));
+  // A rank's pieces of one document are one slice (a zigzag rank holds two chunks of each): the router
+  // draws per slice, so this keeps its work to one draw per (rank, document). slice_of[sequence] is its
+  // slice in the list of the rank that last met it (holder).
+  std::vector<std::size_t> slice_of(plan.sequences.size(), 0);
+  std::vector<int> holder(plan.sequences.size(), -1);
   for (const plan::RankLayout& layout : plan.linear_layout) {
-    // A rank's pieces of one document are one slice (a zigzag rank holds two chunks of each): the router
-    // draws per slice, so this keeps its work to one draw per (rank, document).
-    std::map<int, std::size_t> slice_of;  // sequence → its slice in this rank's list
     for (const plan::Shard& s : layout.shards) {
       if (s.size() <= 0) continue;
-      const plan::Sequence& seq = plan.sequences[static_cast<std::size_t>(s.seq)];
+      const auto q = static_cast<std::size_t>(s.seq);
+      const plan::Sequence& seq = plan.sequences[q];
       std::vector<DocumentSlice>& slices =
           layouts[static_cast<std::size_t>(seq.micro_batch)][static_cast<std::size_t>(layout.rank)];
-      const auto [at, added] = slice_of.try_emplace(seq.id, slices.size());
-      if (added) slices.push_back({seq.id, 0});
-      slices[at->second].tokens += s.size();
+      if (holder[q] != layout.rank) {
+        holder[q] = layout.rank;
+        slice_of[q] = slices.size();
+        slices.push_back({seq.id, 0});
+      }
+      slices[slice_of[q]].tokens += s.size();
     }
+    // Sequence parallelism: each member of a TP group holds, and routes, its share of every document
+    // slice of the group (the group's members all list the group's tokens in the linear layout).
+    const auto r = static_cast<std::size_t>(layout.rank);
+    if (seats.width[r] == 1) continue;
+    for (TokenLayout& mb : layouts)
+      for (DocumentSlice& slice : mb[r]) slice.tokens = share(slice.tokens, seats.width[r], seats.member[r]);
   }
   return layouts;
 }
 
 MoeRouting balanced_routing(const plan::Plan& plan, const MoeSpec& moe) {
   MoeRouting routing;
-  const auto tokens = linear_tokens(plan);
-  for (const auto& per_rank : tokens) {
+  for (const TokenLayout& layout : moe_token_layouts(plan)) {
     ExpertLoads loads(plan.world_size, moe.experts);
     for (int r = 0; r < plan.world_size; ++r) {
-      const std::int64_t choices = per_rank[static_cast<std::size_t>(r)] * moe.top_k;
+      std::int64_t tokens = 0;
+      for (const DocumentSlice& slice : layout[static_cast<std::size_t>(r)]) tokens += slice.tokens;
+      const std::int64_t choices = tokens * moe.top_k;
       const std::int64_t each = choices / moe.experts, extra = choices % moe.experts;
       for (int x = 0; x < moe.experts; ++x) {
         // The remainder starts at an expert that moves with the rank, so no expert gets every rank's extra.
@@ -295,11 +381,20 @@ plan::Plan add_moe_layer(plan::Plan dense, const CostModel& cost, const MoeRouti
   return out;
 }
 
+void give_moe_layer(plan::Plan& plan, const CostModel& cost) {
+  if (!cost.model().has_experts() || !plan.feasible() || plan.info.contains("moe_layer") ||
+      splits_gemms(plan))
+    return;
+  const MoeRouting balanced = balanced_routing(plan, cost.model().moe);
+  plan = add_moe_layer(std::move(plan), cost, balanced);
+}
+
 void route_moe_layer(plan::Plan& plan, const CostModel& cost, const MoeRouting& routing) {
   plan.lowered.reset();
   if (!plan.info.contains("moe_layer")) return;
-  const ExpertPlacement where = placement_of(cost, plan.world_size);
-  const auto tokens = linear_tokens(plan);
+  const TpSeats seats(plan);
+  const ExpertPlacement where = placement_of(cost, seats.grid_world());
+  const auto tokens = linear_tokens(plan);  // a TP member's: its group's, all gathered
   if (routing.micro_batches.size() != tokens.size())
     throw std::logic_error("MoE layer: a routing of " + std::to_string(routing.micro_batches.size()) +
                            " micro-batches for a plan of " + std::to_string(tokens.size()));
@@ -314,12 +409,23 @@ void route_moe_layer(plan::Plan& plan, const CostModel& cost, const MoeRouting& 
                              std::to_string(plan.world_size) + " ranks and " +
                              std::to_string(cost.model().moe.experts) + " experts");
   }
-  // Rows each rank's experts receive from its whole group, its own tokens' included, per micro-batch.
-  std::vector<std::vector<std::int64_t>> received;
-  for (const ExpertLoads& loads : routing.micro_batches)
-    received.push_back(tokens_received_per_rank(loads, where.degree));
+  // Per micro-batch: the rows each grid rank's experts receive from its whole expert group (its own
+  // tokens' included; under TP every member's share, all gathered), and the tokens each rank routes.
+  std::vector<std::vector<std::int64_t>> received, routed;
+  for (const ExpertLoads& loads : routing.micro_batches) {
+    received.push_back(tokens_received_per_rank(folded(loads, seats), where.degree));
+    std::vector<std::int64_t> own(static_cast<std::size_t>(plan.world_size), 0);
+    for (int r = 0; r < plan.world_size; ++r)
+      for (int x = 0; x < loads.experts; ++x)
+        own[static_cast<std::size_t>(r)] +=
+            loads.routed_of(r, x) + (loads.dropped.empty() ? 0 : loads.dropped_of(r, x));
+    routed.push_back(std::move(own));
+  }
   const std::vector<MoeGemmShape> shapes = moe_gemm_shapes(cost.model());
+  const int k = std::max(1, cost.model().moe.top_k);
   for (plan::RankOps& r : plan.ranks) {
+    const auto rank = static_cast<std::size_t>(r.rank);
+    const int t = seats.width[rank], i = seats.member[rank];
     for (Op& op : r.ops) {
       const auto mb = static_cast<std::size_t>(op.micro_batch);
       const ExpertLoads& loads = routing.micro_batches[mb];
@@ -328,26 +434,36 @@ void route_moe_layer(plan::Plan& plan, const CostModel& cost, const MoeRouting& 
                              : std::find_if(shapes.begin(), shapes.end(),
                                             [&](const MoeGemmShape& g) { return op.name == g.name; });
       if (shape != shapes.end()) {
-        op.m = shape->m_is_tokens ? tokens[mb][static_cast<std::size_t>(r.rank)]
-                                  : received[mb][static_cast<std::size_t>(r.rank)];
+        // The router runs on the rank's own (sequence-parallel) tokens; the shared and routed experts, split
+        // by columns and rows over a TP group, on the group's gathered rows.
+        // (routed / k: every token the rank routes makes k choices, kept or dropped).
+        if (op.name == "router")
+          op.m = t == 1 ? tokens[mb][rank] : routed[mb][rank] / k;
+        else
+          op.m = shape->m_is_tokens ? tokens[mb][rank]
+                                    : received[mb][static_cast<std::size_t>(seats.grid[rank])];
       } else if (op.kind == OpKind::collective && (op.name == "dispatch" || op.name == "combine")) {
         op.bytes = 0;
         for (std::size_t j = 0; j < op.collective_ranks.size(); ++j) {
           const int peer = op.collective_ranks[j];
+          const int peer_grid = seats.grid[static_cast<std::size_t>(peer)];
           const std::int64_t rows = peer == r.rank          ? 0
-                                    : op.name == "dispatch" ? where.sent(loads, r.rank, peer)
-                                                            : where.sent(loads, peer, r.rank);
+                                    : op.name == "dispatch" ? where.sent(loads, r.rank, peer_grid)
+                                                            : where.sent(loads, peer, seats.grid[rank]);
           op.peer_bytes[j] = bytes_of(rows);
           op.bytes += op.peer_bytes[j];
         }
       }
     }
+    if (t > 1) resize_expert_tp_collectives(r.ops, cost, t, i);
   }
-  // What the reports state of the routing (docs/METRICS.md, "The MoE layer"), over the whole batch.
+  // What the reports state of the routing (docs/METRICS.md, "The MoE layer"), over the whole batch, per
+  // grid rank (a TP group's members run its experts together).
   nlohmann::json& facts = plan.info["moe_layer"];
   facts["routing"] = routing.layer < 0 ? "balanced" : "realised";
   if (routing.layer >= 0) facts["layer"] = routing.layer;
-  const ExpertLoads batch = summed(routing.micro_batches, plan.world_size, cost.model().moe.experts);
+  const ExpertLoads batch =
+      folded(summed(routing.micro_batches, plan.world_size, cost.model().moe.experts), seats);
   facts["expert_load_imbalance"] = expert_load_imbalance(batch);
   facts["rank_load_imbalance"] = rank_load_imbalance(batch, where.degree);
 }

@@ -18,15 +18,19 @@
 //
 // The structure depends on the layout only; the sizes on a routing. The planner's plan is sized by the
 // balanced routing; a run resizes it with the router's realised choices for its iteration
-// (route_moe_layer), never seen by the planner. A plan with tensor-parallel groups is not handled here
-// (the CLI refuses MoE with tensor parallelism until it is).
+// (route_moe_layer), never seen by the planner.
+//
+// Under tensor parallelism (ETP = TP, docs/MOE.md) the layer is added to the plan on the TP-group grid,
+// whose expansion (tensor_parallel.hpp) gives each member: the router over its sequence-parallel share of
+// the group's tokens; its column and row slices of the shared and routed experts between an all-gather and
+// a reduce-scatter of the group's rows; and the dispatch and combine between the same members of the expert
+// group's TP groups, each part the rows of the member's own tokens. The routing functions below take such
+// an expanded plan: a member routes its share of each document slice of its group.
 #include <cstdint>
-#include <memory>
 #include <vector>
 
 #include "core/cost/cost_model.hpp"
 #include "core/plan/plan.hpp"
-#include "core/strategies/strategy.hpp"
 #include "core/workload/expert_loads.hpp"
 #include "core/workload/moe_router.hpp"
 
@@ -76,11 +80,10 @@ struct MoeRouting {
 // GEMMs' rows) from `routing`; a plan without MoE ops is left as it is. Drops the plan's lowered Program.
 void route_moe_layer(plan::Plan& plan, const CostModel& cost, const MoeRouting& routing);
 
-// `inner` (a strategy for an MoE scenario, planning it as dense at balanced routing) with the MoE layer
-// added to each feasible plan without tensor-parallel groups, sized by the balanced routing and predicted
-// again (core/strategies/moe_layer_strategy.cpp).
-[[nodiscard]] std::unique_ptr<Strategy> make_moe_layer_strategy(std::unique_ptr<Strategy> inner,
-                                                                const Scenario& scenario,
-                                                                const CostModel& cost);
+// What predict() does first to a plan of an MoE model (core/strategies/predict.hpp): a feasible plan without
+// its MoE layer and without tensor-parallel groups gets it, sized by the balanced routing; any other plan is
+// left as it is. So every strategy prices (and chooses among its candidates with) the MoE layer a planner
+// can know before the router runs, and the plan is lowered once for its prediction.
+void give_moe_layer(plan::Plan& plan, const CostModel& cost);
 
 }  // namespace zb

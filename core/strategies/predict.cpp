@@ -8,6 +8,7 @@
 #include "core/lower/estimate.hpp"
 #include "core/lower/lower.hpp"
 #include "core/plan/attention_flops.hpp"
+#include "core/strategies/moe_layer.hpp"
 
 namespace zb {
 namespace {
@@ -102,6 +103,7 @@ double predicted_floor(const plan::Plan& plan, const CostModel& cost, Passes pas
 
 void predict(plan::Plan& plan, const CostModel& cost, Passes passes) {
   plan.lowered.reset();
+  give_moe_layer(plan, cost);
   plan::Prediction& p = plan.predicted;
   p = plan::Prediction{};
   p.per_rank.resize(static_cast<std::size_t>(plan.world_size));

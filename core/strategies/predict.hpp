@@ -10,7 +10,8 @@
 
 namespace zb {
 
-// Sets plan.predicted, and plan.lowered as above (null for a plan that does not fit).
+// Sets plan.predicted, and plan.lowered as above (null for a plan that does not fit). A plan of an MoE
+// model gets its MoE layer first, at balanced routing (give_moe_layer, core/strategies/moe_layer.hpp).
 void predict(plan::Plan& plan, const CostModel& cost, Passes passes);
 
 // A lower bound of the iteration_seconds predict() would set, from the plan's ops alone (no lowering, no

@@ -5,7 +5,6 @@
 
 #include "core/common/error.hpp"
 #include "core/config/json_reader.hpp"
-#include "core/strategies/moe_layer.hpp"
 #include "core/strategies/registration.hpp"
 #include "core/strategies/tensor_parallel.hpp"
 
@@ -106,9 +105,6 @@ std::unique_ptr<Strategy> make_strategy(const SystemSpec& system, const Scenario
   const int t = scenario.parallelism.tensor;
   check_options(*info, complete, file, cost.cluster().world_size() / t);
   if (t > 1) return make_tensor_parallel_strategy(factory, complete, scenario, cost);
-  // An MoE model's layer is added to each plan (the strategy plans it as dense at balanced routing).
-  if (scenario.model.has_experts())
-    return make_moe_layer_strategy(factory(complete, scenario, cost), scenario, cost);
   return factory(complete, scenario, cost);
 }
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -23,12 +24,18 @@ std::int64_t share(std::int64_t total, int t, int i) {
   return total * (i + 1) / t - total * i / t;
 }
 
-// How a GEMM of the layer is split under Megatron TP (the names PlanBuilder gives them).
-enum class GemmSplit { column, row };
+// How a GEMM of the layer is split under Megatron TP (the names PlanBuilder and the MoE layer give them).
+// The MoE router is not split: each member computes the gate's logits of its sequence-parallel share of
+// the rows (Megatron-Core's router is replicated over TP); the shared and routed experts are split as a
+// dense FFN is (ETP = TP, docs/MOE.md).
+enum class GemmSplit { column, row, rows };
 GemmSplit split_of(const Op& gemm) {
   const std::string_view name = gemm.name;
-  if (name == "qkv" || name == "mlp_up") return GemmSplit::column;
-  if (name == "o_proj" || name == "mlp_down") return GemmSplit::row;
+  if (name == "qkv" || name == "mlp_up" || name == "shared_up" || name == "expert_up")
+    return GemmSplit::column;
+  if (name == "o_proj" || name == "mlp_down" || name == "shared_down" || name == "expert_down")
+    return GemmSplit::row;
+  if (name == "router") return GemmSplit::rows;
   throw std::logic_error("tensor parallelism does not know how to split GEMM \"" + gemm.name + "\"");
 }
 
@@ -193,6 +200,10 @@ class Expander {
       if (op.group >= 0) op.group = group_base_.at(static_cast<std::size_t>(g.group)) + i;
       switch (g.kind) {
         case OpKind::gemm: {
+          if (split_of(g) == GemmSplit::rows) {
+            op.m = share(g.m, t, i);
+            break;
+          }
           if (split_of(g) == GemmSplit::column) {
             Op gather = tp_collective(g, v, i, plan::CollectiveKind::all_gather);
             gather.deps = op.deps;
@@ -229,6 +240,15 @@ class Expander {
           for (int& r : op.collective_ranks) r = real(r, i);
           op.tag = 2 * (g.tag * widest_ + i);
           op.bytes = share(g.bytes, t, i);
+          if (!g.peer_bytes.empty()) {
+            // An MoE exchange: each part is whole hidden rows, member i sending its share of them.
+            const double row = cost_.hidden_bytes(1.0);
+            op.bytes = 0;
+            for (std::int64_t& part : op.peer_bytes) {
+              const std::int64_t rows = std::llround(static_cast<double>(part) / row);
+              op.bytes += part = std::llround(row * static_cast<double>(share(rows, t, i)));
+            }
+          }
           break;
       }
       id_of[static_cast<std::size_t>(g.id)] = append(std::move(op));

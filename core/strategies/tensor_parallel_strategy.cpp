@@ -1,5 +1,6 @@
 // The strategy wrapper that puts tensor parallelism under any strategy: the strategy plans on the
 // TP-group grid with its own cost model, and each plan is expanded to the real GPUs.
+#include "core/strategies/moe_layer.hpp"
 #include "core/strategies/predict.hpp"
 #include "core/strategies/tensor_parallel.hpp"
 
@@ -23,6 +24,9 @@ class TensorParallelStrategy final : public Strategy {
     // its own, so the grid's is let go before that lowering instead of living through it.
     grid.lowered.reset();
     plan::Plan p = expand_tensor_parallel(grid, cost_, t_);
+    // The grid plan's MoE layer (its prediction gave it one) sized for the members: each routes its share.
+    if (p.feasible() && p.info.contains("moe_layer"))
+      route_moe_layer(p, cost_, balanced_routing(p, cost_.model().moe));
     if (p.feasible()) predict(p, cost_, passes_);
     return p;
   }

@@ -5,6 +5,7 @@
 #include <numeric>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 
 #include "core/common/rng.hpp"
 #include "core/workload/multinomial.hpp"
@@ -120,7 +121,22 @@ ExpertLoads MoeRouter::route(int iteration, int layer, const TokenLayout& layout
   const double c = moe_.routing.document_correlation;
   const int k = moe_.top_k;
   ExpertLoads loads(static_cast<int>(layout.size()), moe_.experts);
-  std::vector<double> q(p.size());
+  // A document's expert weights q depend on the document only (its favourites), not on the rank holding a
+  // slice of it: computed once per document, however many ranks hold its slices (a ring over N GPUs: N).
+  std::unordered_map<std::int64_t, std::vector<double>> q_of_document;
+  const auto weights_of = [&](std::int64_t document) -> const std::vector<double>& {
+    const auto [at, added] = q_of_document.try_emplace(document);
+    if (!added) return at->second;
+    std::vector<double>& q = at->second;
+    q.resize(p.size());
+    for (std::size_t e = 0; e < p.size(); ++e) q[e] = (1 - c) * p[e];
+    if (c > 0) {
+      for (const int favourite : favourite_experts(iteration, layer, document))
+        q[static_cast<std::size_t>(favourite)] += c / k;
+    }
+    return q;
+  };
+  std::vector<std::int64_t> counts(p.size());
   for (std::size_t rank = 0; rank < layout.size(); ++rank) {
     std::int64_t rank_tokens = 0;
     std::int64_t* const row = loads.routed.data() + rank * p.size();
@@ -129,14 +145,9 @@ ExpertLoads MoeRouter::route(int iteration, int layer, const TokenLayout& layout
       if (slice.tokens < 0) throw std::invalid_argument("MoeRouter: a slice has a negative token count");
       if (slice.tokens == 0) continue;
       rank_tokens += slice.tokens;
-      for (std::size_t e = 0; e < p.size(); ++e) q[e] = (1 - c) * p[e];
-      if (c > 0) {
-        for (const int favourite : favourite_experts(iteration, layer, slice.document))
-          q[static_cast<std::size_t>(favourite)] += c / k;
-      }
       Rng rng = stream(seed_, Draw::slice, iteration, layer, static_cast<std::int64_t>(rank),
                        static_cast<std::int64_t>(s));
-      const std::vector<std::int64_t> counts = capped_multinomial(rng, slice.tokens * k, q, slice.tokens);
+      capped_multinomial_into(rng, slice.tokens * k, weights_of(slice.document), slice.tokens, counts);
       for (std::size_t e = 0; e < p.size(); ++e) row[e] += counts[e];
     }
     if (!moe_.capacity_factor) continue;

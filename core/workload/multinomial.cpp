@@ -50,11 +50,20 @@ std::int64_t binomial(Rng& rng, std::int64_t n, double p) {
 
 std::vector<std::int64_t> capped_multinomial(Rng& rng, std::int64_t n, std::span<const double> weights,
                                              std::int64_t cap) {
+  std::vector<std::int64_t> counts(weights.size(), 0);
+  capped_multinomial_into(rng, n, weights, cap, counts);
+  return counts;
+}
+
+void capped_multinomial_into(Rng& rng, std::int64_t n, std::span<const double> weights, std::int64_t cap,
+                             std::span<std::int64_t> counts) {
   const auto outcomes = static_cast<std::int64_t>(weights.size());
   if (n < 0 || cap < 0 || n > cap * outcomes)
     throw std::invalid_argument("capped_multinomial: n must be in [0, cap × outcomes]");
-  std::vector<std::int64_t> counts(weights.size(), 0);
-  if (n == 0) return counts;
+  if (counts.size() != weights.size())
+    throw std::invalid_argument("capped_multinomial: one count per weight");
+  std::fill(counts.begin(), counts.end(), std::int64_t{0});
+  if (n == 0) return;
   // The last outcome with weight takes what is left, so rounding in the running sum never loses an item
   // nor hands one to an outcome of weight 0.
   std::size_t last_weighted = 0;
@@ -79,7 +88,7 @@ std::vector<std::int64_t> capped_multinomial(Rng& rng, std::int64_t n, std::span
     excess += std::max<std::int64_t>(count - cap, 0);
     count = std::min(count, cap);
   }
-  if (excess == 0) return counts;
+  if (excess == 0) return;
   std::vector<std::size_t> by_weight(weights.size());
   std::iota(by_weight.begin(), by_weight.end(), std::size_t{0});
   std::stable_sort(by_weight.begin(), by_weight.end(),
@@ -90,7 +99,6 @@ std::vector<std::int64_t> capped_multinomial(Rng& rng, std::int64_t n, std::span
     excess -= moved;
     if (excess == 0) break;
   }
-  return counts;
 }
 
 }  // namespace zb

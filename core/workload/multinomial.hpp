@@ -25,5 +25,8 @@ namespace zb {
 // > 0) some weight is positive.
 [[nodiscard]] std::vector<std::int64_t> capped_multinomial(Rng& rng, std::int64_t n,
                                                            std::span<const double> weights, std::int64_t cap);
+// The same draw into `counts` (one per weight), for callers that draw many times with one buffer.
+void capped_multinomial_into(Rng& rng, std::int64_t n, std::span<const double> weights, std::int64_t cap,
+                             std::span<std::int64_t> counts);
 
 }  // namespace zb

@@ -546,6 +546,11 @@ plan::Plan Zeppelin::make_plan(const Batch& batch) const {
     out.info["layout"] = winner;
     std::string key = winner;
     std::replace(key.begin(), key.end(), '-', '_');
+    // An MoE plan's layer facts stay where the run and the reports read them.
+    if (facts.contains("moe_layer")) {
+      out.info["moe_layer"] = std::move(facts["moe_layer"]);
+      facts.erase("moe_layer");
+    }
     out.info[key] = std::move(facts);
   } else {
     const int k = out.micro_batches;
