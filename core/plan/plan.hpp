@@ -189,8 +189,9 @@ struct Plan {
   // The Program the prediction lowered (core/strategies/predict.hpp), kept so that a run executes that
   // lowering instead of lowering the plan again. Null when the plan was read from a file or edited after
   // its prediction, does not fit, or was predicted under a planner error (executors charge exact costs).
-  // Not part of the plan's JSON.
-  std::shared_ptr<const lower::Program> lowered;
+  // Not part of the plan's JSON. Mutable for one owner only: the run resizes an MoE plan's Program with
+  // the router's choices (lower::resize, core/lower/resize.hpp) instead of lowering the plan again.
+  std::shared_ptr<lower::Program> lowered;
 
   [[nodiscard]] bool feasible() const { return oom.empty(); }
   [[nodiscard]] const Group& group_of_sequence(int seq) const;

@@ -49,10 +49,9 @@ std::string scenario_hint(const Scenario& scenario) {
 // and blamed on the file (exit 2), one problem per line: a plan the lowering refuses, a Program that could
 // deadlock (lower::verify), and sizes the scenario's model contradicts (plan_sizes.hpp). Returns the
 // Program, which the run then executes (lowered once).
-std::shared_ptr<const lower::Program> check_program_of_file(const plan::Plan& plan,
-                                                            const std::string& plan_file,
-                                                            const plan::OpSources& sources,
-                                                            const CostModel& cost, Passes passes) {
+std::shared_ptr<lower::Program> check_program_of_file(const plan::Plan& plan, const std::string& plan_file,
+                                                      const plan::OpSources& sources, const CostModel& cost,
+                                                      Passes passes) {
   const auto as_input = [&plan_file](const std::vector<Problem>& found, const std::string& prefix) {
     std::vector<Problem> problems;
     for (const Problem& p : found) {
@@ -77,7 +76,7 @@ std::shared_ptr<const lower::Program> check_program_of_file(const plan::Plan& pl
          "explains the rules"});
   as_input(found, "lower::verify: ");
   as_input(plan_size_problems(plan, program, cost, plan_file, verify_problems_listed, sources), "");
-  return std::make_shared<const lower::Program>(std::move(program));
+  return std::make_shared<lower::Program>(std::move(program));
 }
 
 }  // namespace

@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
+
+#include "core/lower/resize.hpp"
 
 namespace zb {
 namespace {
@@ -390,8 +393,9 @@ void give_moe_layer(plan::Plan& plan, const CostModel& cost) {
 }
 
 void route_moe_layer(plan::Plan& plan, const CostModel& cost, const MoeRouting& routing) {
-  plan.lowered.reset();
   if (!plan.info.contains("moe_layer")) return;
+  // The Program the prediction lowered is sized again below, when the routing leaves its shape as it is.
+  std::shared_ptr<lower::Program> program = std::move(plan.lowered);
   const TpSeats seats(plan);
   const ExpertPlacement where = placement_of(cost, seats.grid_world());
   const auto tokens = linear_tokens(plan);  // a TP member's: its group's, all gathered
@@ -466,6 +470,7 @@ void route_moe_layer(plan::Plan& plan, const CostModel& cost, const MoeRouting& 
       folded(summed(routing.micro_batches, plan.world_size, cost.model().moe.experts), seats);
   facts["expert_load_imbalance"] = expert_load_imbalance(batch);
   facts["rank_load_imbalance"] = rank_load_imbalance(batch, where.degree);
+  if (program && lower::resize(*program, plan, cost)) plan.lowered = std::move(program);
 }
 
 }  // namespace zb

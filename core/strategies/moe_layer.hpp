@@ -77,7 +77,9 @@ struct MoeRouting {
 [[nodiscard]] plan::Plan add_moe_layer(plan::Plan plan, const CostModel& cost, const MoeRouting& routing);
 
 // Sets the sizes of a plan's MoE ops (router and shared-expert rows, the exchanges' parts, the expert
-// GEMMs' rows) from `routing`; a plan without MoE ops is left as it is. Drops the plan's lowered Program.
+// GEMMs' rows) from `routing`; a plan without MoE ops is left as it is. The plan's lowered Program is sized
+// again with them (lower::resize) when the routing leaves its shape as it is, else dropped (the run then
+// lowers the plan again).
 void route_moe_layer(plan::Plan& plan, const CostModel& cost, const MoeRouting& routing);
 
 // What predict() does first to a plan of an MoE model (core/strategies/predict.hpp): a feasible plan without

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numeric>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
+#include <utility>
 
 #include "core/common/rng.hpp"
 #include "core/workload/multinomial.hpp"
@@ -121,33 +123,59 @@ ExpertLoads MoeRouter::route(int iteration, int layer, const TokenLayout& layout
   const double c = moe_.routing.document_correlation;
   const int k = moe_.top_k;
   ExpertLoads loads(static_cast<int>(layout.size()), moe_.experts);
-  // A document's expert weights q depend on the document only (its favourites), not on the rank holding a
-  // slice of it: computed once per document, however many ranks hold its slices (a ring over N GPUs: N).
-  std::unordered_map<std::int64_t, std::vector<double>> q_of_document;
-  const auto weights_of = [&](std::int64_t document) -> const std::vector<double>& {
-    const auto [at, added] = q_of_document.try_emplace(document);
+  // A document's tokens choose from q, which depends only on its set of favourites (with c = 0, on nothing):
+  // documents of one set are one class, and a rank's slices of one class draw together, as one multinomial
+  // over their tokens (a sum of independent multinomials over the same q is one). At most C(E, k) classes,
+  // so a rank holding thin slices of thousands of documents (a ring over every GPU) draws a few times.
+  std::unordered_map<std::int64_t, int> class_of_document;
+  std::map<std::vector<int>, int> class_of_set;
+  std::vector<std::vector<double>> q_of_class;
+  const auto class_of = [&](std::int64_t document) {
+    const auto [at, added] = class_of_document.try_emplace(document, 0);
     if (!added) return at->second;
-    std::vector<double>& q = at->second;
-    q.resize(p.size());
-    for (std::size_t e = 0; e < p.size(); ++e) q[e] = (1 - c) * p[e];
+    std::vector<int> favourites;
     if (c > 0) {
-      for (const int favourite : favourite_experts(iteration, layer, document))
-        q[static_cast<std::size_t>(favourite)] += c / k;
+      favourites = favourite_experts(iteration, layer, document);
+      std::sort(favourites.begin(), favourites.end());
     }
-    return q;
+    const auto [set, new_set] = class_of_set.try_emplace(favourites, static_cast<int>(q_of_class.size()));
+    if (new_set) {
+      std::vector<double> q(p.size());
+      for (std::size_t e = 0; e < p.size(); ++e) q[e] = (1 - c) * p[e];
+      for (const int favourite : favourites) q[static_cast<std::size_t>(favourite)] += c / k;
+      q_of_class.push_back(std::move(q));
+    }
+    return at->second = set->second;
   };
   std::vector<std::int64_t> counts(p.size());
+  std::vector<std::pair<int, std::int64_t>> drawn;  // a rank's classes in order of first slice, with tokens
+  std::vector<int> slot;                            // [class] → its entry in `drawn`, for the current rank
+  std::vector<std::size_t> slot_rank;               // [class] → the rank that set slot
   for (std::size_t rank = 0; rank < layout.size(); ++rank) {
     std::int64_t rank_tokens = 0;
     std::int64_t* const row = loads.routed.data() + rank * p.size();
-    for (std::size_t s = 0; s < layout[rank].size(); ++s) {
-      const DocumentSlice& slice = layout[rank][s];
+    drawn.clear();
+    for (const DocumentSlice& slice : layout[rank]) {
       if (slice.tokens < 0) throw std::invalid_argument("MoeRouter: a slice has a negative token count");
       if (slice.tokens == 0) continue;
       rank_tokens += slice.tokens;
+      const auto cls = static_cast<std::size_t>(class_of(slice.document));
+      if (cls >= slot.size()) {
+        slot.resize(cls + 1, -1);
+        slot_rank.resize(cls + 1, layout.size());
+      }
+      if (slot_rank[cls] != rank) {
+        slot_rank[cls] = rank;
+        slot[cls] = static_cast<int>(drawn.size());
+        drawn.emplace_back(static_cast<int>(cls), 0);
+      }
+      drawn[static_cast<std::size_t>(slot[cls])].second += slice.tokens;
+    }
+    for (std::size_t d = 0; d < drawn.size(); ++d) {
+      const auto [cls, tokens] = drawn[d];
       Rng rng = stream(seed_, Draw::slice, iteration, layer, static_cast<std::int64_t>(rank),
-                       static_cast<std::int64_t>(s));
-      capped_multinomial_into(rng, slice.tokens * k, weights_of(slice.document), slice.tokens, counts);
+                       static_cast<std::int64_t>(d));
+      capped_multinomial_into(rng, tokens * k, q_of_class[static_cast<std::size_t>(cls)], tokens, counts);
       for (std::size_t e = 0; e < p.size(); ++e) row[e] += counts[e];
     }
     if (!moe_.capacity_factor) continue;

@@ -11,8 +11,10 @@
 //   documents    each document has top_k favourite experts per layer, drawn from p_l without replacement;
 //                its tokens choose from q = (1 − c)·p_l + c·(uniform over the favourites), c the
 //                document_correlation. c = 1 sends every token of a document to exactly its favourites.
-//   a slice      of T tokens of one document on one rank makes T·top_k choices: one multinomial over q,
-//                no expert taking more than T (a token's experts are distinct; multinomial.hpp).
+//   a rank       makes T·top_k choices for its T tokens of documents of one favourite set (one q): one
+//                multinomial over q, no expert taking more than T (a token's experts are distinct;
+//                multinomial.hpp). A sum of independent multinomials over one q is one, so a rank's slices
+//                of one set draw together: at most C(E, top_k) draws per rank, however many documents.
 //   capacity     with a capacity factor f, an expert takes at most ⌈f·top_k·T_r/E⌉ choices from rank r (T_r
 //                the rank's tokens; Megatron-Core's and GShard's per-rank capacity); the rest are dropped.
 //                Dropless keeps every choice.

@@ -15,24 +15,14 @@
 #include "core/strategies/moe_layer.hpp"
 #include "core/strategies/strategy.hpp"
 #include "core/strategies/tensor_parallel.hpp"
+#include "moe_support.hpp"
 #include "support.hpp"
 
 namespace zb {
 namespace {
 
 Scenario moe_tp_scenario(int nodes, int t, int expert_degree) {
-  Scenario s = test::preset_scenario("dgx-h200", nodes, "llama-7b");
-  s.model = test::small_model();
-  s.model.moe.experts = 16;
-  s.model.moe.top_k = 2;
-  s.model.moe.shared_experts = 1;
-  s.model.moe.expert_ffn_hidden = 512;
-  s.model.moe.routing.skew = 0.5;
-  s.model.moe.routing.document_correlation = 0.5;
-  s.parallelism.tensor = t;
-  s.parallelism.expert = expert_degree;
-  s.passes = Passes::fwd_bwd;
-  return s;
+  return test::moe_test_scenario(nodes, t, expert_degree);
 }
 
 plan::VerifyOptions verify_options(const CostModel& cost, const Scenario& s) {
