@@ -1,13 +1,19 @@
 // An MoE model on the reference backend (issue 34): every strategy's plan with its MoE layer, resized by the
-// router's choices, runs forward and backward on real numbers; the attention verifies as for a dense model
-// and every dispatch and combine message arrives whole (core/exec/reference/expert_rows.hpp), which the
-// checker would refuse otherwise (a changed row, a short payload).
+// router's choices, runs forward and backward on real numbers; the attention verifies as for a dense model,
+// and every row of every exchange goes out to the member holding its experts and comes back through them,
+// in its place, checked against a float64 evaluation of that member's expert (core/exec/reference/
+// expert_rows.hpp); the checks refuse a changed row, a short payload, or another member's expert.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
+#include <optional>
+#include <stdexcept>
+#include <utility>
 
 #include "core/exec/reference/all_to_all_v.hpp"
 #include "core/exec/reference/expert_rows.hpp"
+#include "core/exec/reference/in_process_transport.hpp"
 #include "core/strategies/moe_layer.hpp"
 #include "tests/integration/reference_support.hpp"
 
@@ -53,22 +59,94 @@ TEST(MoeReference, EveryStrategyMovesEveryExchangeRowForwardAndBackward) {
   EXPECT_GT(with_layer, 5);
 }
 
-TEST(MoeReference, TheCheckerRefusesAChangedOrShortPayload) {
+// One exchange pair between ranks 0 and 1, by hand: rank 0's rows go out to rank 1, which returns them
+// through its expert; what arrives changed, short, or through another member's expert is refused.
+TEST(MoeReference, RowsGoOutToTheExpertsAndComeBackThroughThem) {
   lower::Program program;
-  lower::Message m;
-  m.purpose = lower::Purpose::expert;
-  m.src = 0;
-  m.dst = 1;
-  m.rows = 3;
-  program.messages.push_back(m);
+  for (const auto& [src, dst] : {std::pair{0, 1}, std::pair{1, 0}}) {
+    lower::Message m;
+    m.purpose = lower::Purpose::expert;
+    m.src = src;
+    m.dst = dst;
+    m.rows = 3;
+    m.collective = static_cast<int>(program.messages.size());
+    program.messages.push_back(m);
+    lower::Collective c;
+    c.expert_exchange = true;
+    c.ranks = {0, 1};
+    c.messages = {m.collective};
+    program.collectives.push_back(c);
+  }
   const reference::AttentionDims dims;
-  const std::size_t floats = 3 * static_cast<std::size_t>(dims.q_width());
-  reference::Bytes zeros = reference::collective_payload_header(0);
-  zeros.resize(zeros.size() + floats * sizeof(float));  // the right size, every stamp but the first wrong
-  EXPECT_THROW(reference::check_expert_rows(program, 0, 1, zeros, dims, "test"), Error);
-  reference::Bytes short_payload = reference::collective_payload_header(0);
-  short_payload.resize(short_payload.size() + (floats - 1) * sizeof(float));
-  EXPECT_THROW(reference::check_expert_rows(program, 0, 1, short_payload, dims, "test"), Error);
+  const auto width = static_cast<std::size_t>(dims.q_width());
+  const auto payload_of = [&](int message, const std::vector<float>& rows) {
+    reference::Bytes b = reference::collective_payload_header(message);
+    const auto at = b.size();
+    b.resize(at + rows.size() * sizeof(float));
+    std::memcpy(b.data() + at, rows.data(), rows.size() * sizeof(float));
+    return b;
+  };
+  reference::InProcessFabric fabric(2);
+  reference::InProcessTransport zero(fabric, 0), one(fabric, 1);
+  const auto arrived = [](reference::InProcessTransport& at, int src, int collective) {
+    std::optional<reference::Bytes> got = at.try_recv(src, reference::collective_tag(collective));
+    if (!got) throw std::runtime_error("nothing arrived");
+    return *got;
+  };
+  reference::ExpertRowsKept kept0, kept1;
+  reference::send_expert_rows(zero, program, 0, 0, dims, reference::ExpertLeg::out, kept0, "test");
+  const reference::Bytes out = arrived(one, 0, 0);
+  reference::accept_expert_rows(program, 0, 1, out, dims, reference::ExpertLeg::out, kept1, "test");
+  ASSERT_EQ(kept1.size(), 1U) << "rank 1 keeps what rank 0 sent until it returns it";
+  reference::send_expert_rows(one, program, 1, 1, dims, reference::ExpertLeg::back, kept1, "test");
+  EXPECT_TRUE(kept1.empty());
+  EXPECT_NO_THROW(reference::accept_expert_rows(program, 1, 0, arrived(zero, 1, 1), dims,
+                                                reference::ExpertLeg::back, kept0, "test"));
+
+  // The same rows through rank 0's expert instead of rank 1's: refused against rank 1's float64 expert.
+  std::vector<float> rows(3 * width);
+  std::memcpy(rows.data(), out.data() + (out.size() - rows.size() * sizeof(float)),
+              rows.size() * sizeof(float));
+  std::vector<float> wrong(rows.size());
+  for (std::size_t r = 0; r < 3; ++r)
+    reference::expert_forward(0, Pass::fwd, std::span<const float>(rows).subspan(r * width, width),
+                              std::span<float>(wrong).subspan(r * width, width));
+  EXPECT_THROW(reference::accept_expert_rows(program, 1, 0, payload_of(1, wrong), dims,
+                                             reference::ExpertLeg::back, kept0, "test"),
+               Error);
+  // Changed or short on the way out.
+  std::vector<float> changed = rows;
+  changed[5] += 1.0F;
+  reference::ExpertRowsKept scratch;
+  EXPECT_THROW(reference::accept_expert_rows(program, 0, 1, payload_of(0, changed), dims,
+                                             reference::ExpertLeg::out, scratch, "test"),
+               Error);
+  rows.pop_back();
+  EXPECT_THROW(reference::accept_expert_rows(program, 0, 1, payload_of(0, rows), dims,
+                                             reference::ExpertLeg::out, scratch, "test"),
+               Error);
+  // A return with nothing kept from the receiver.
+  reference::ExpertRowsKept nothing;
+  EXPECT_THROW(
+      reference::send_expert_rows(one, program, 1, 1, dims, reference::ExpertLeg::back, nothing, "test"),
+      Error);
+}
+
+// The float and float64 experts agree, and members' experts differ.
+TEST(MoeReference, TheStandInExpertIsTheSameFunctionInFloatAndFloat64) {
+  const std::size_t width = 32;
+  std::vector<float> x(width), y(width), z(width);
+  std::vector<double> xd(width), yd(width);
+  for (std::size_t c = 0; c < width; ++c) xd[c] = x[c] = static_cast<float>(c) / 16.0F - 1.0F;
+  reference::expert_forward(3, Pass::fwd, std::span<const float>(x), std::span<float>(y));
+  reference::expert_forward(3, Pass::fwd, std::span<const double>(xd), std::span<double>(yd));
+  reference::expert_forward(4, Pass::fwd, std::span<const float>(x), std::span<float>(z));
+  double differs = 0;
+  for (std::size_t c = 0; c < width; ++c) {
+    EXPECT_NEAR(y[c], yd[c], 1e-5 * (1 + std::abs(yd[c])));
+    differs += std::abs(y[c] - z[c]);
+  }
+  EXPECT_GT(differs, 0.1);
 }
 
 }  // namespace

@@ -26,7 +26,7 @@ enum class CollectiveRows {
   gather,   // all_gather with messages: copies of each member's K|V into the others' buffers
   scatter,  // reduce_scatter with messages: partial dK|dV summed on their owners
   heads,    // all_to_all with messages: head slices of a u-group's rows (head_all_to_all.hpp)
-  expert,   // an MoE dispatch or combine: each message's hidden rows, stamped and checked (expert_rows.hpp)
+  expert,   // an MoE dispatch or combine: rows out to the experts and back through them (expert_rows.hpp)
 };
 
 // How the reference runs `collective`; nullopt for messages on a kind it does not move rows for

@@ -1,7 +1,7 @@
 // RankRunner's collective instructions: the remap's all_to_all_v (rows change owner), a K/V all-gather
 // (copies into the buffers its attention reads) and its reduce-scatter of dK/dV (partials summed on the
 // owners), a head all-to-all (head slices of a u-group's rows, head_all_to_all.hpp), an MoE dispatch or
-// combine (stamped hidden rows, expert_rows.hpp), and opaque collectives
+// combine (hidden rows out to the experts and back through them, expert_rows.hpp), and opaque collectives
 // without messages, which move nothing and are done once posted.
 #include "core/exec/reference/all_to_all_v.hpp"
 #include "core/exec/reference/expert_rows.hpp"
@@ -36,7 +36,8 @@ void RankRunner::start_collective(int id, CollectiveProgress& c) {
                               state_.where(id));
       break;
     case CollectiveRows::expert:
-      c.bytes = send_expert_rows(transport_, program, in.collective, state_.rank, state_.dims);
+      c.bytes = send_expert_rows(transport_, program, in.collective, state_.rank, state_.dims, expert_leg(in),
+                                 state_.expert_rows, state_.where(id));
       break;
     case CollectiveRows::heads:
       c.bytes = send_head_slices(transport_, program, in.collective, state_.rank, state_.own, state_.in.heads,
@@ -67,7 +68,8 @@ void RankRunner::store_collective_message(int id, CollectiveProgress& c, int mes
       c.partials.emplace(message, payload);
       break;
     case CollectiveRows::expert:
-      check_expert_rows(program, message, state_.rank, payload, state_.dims, state_.where(id));
+      accept_expert_rows(program, message, state_.rank, payload, state_.dims, expert_leg(state_.instr(id)),
+                         state_.expert_rows, state_.where(id));
       break;
     case CollectiveRows::heads:
       if (carries_partial_gradients(program.messages[static_cast<std::size_t>(message)])) {

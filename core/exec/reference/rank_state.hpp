@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/common/token_layout.hpp"
+#include "core/exec/reference/expert_rows.hpp"
 #include "core/exec/reference/head_slices.hpp"
 #include "core/exec/reference/message_payload.hpp"
 #include "core/exec/reference/qkv_generator.hpp"
@@ -64,6 +65,7 @@ struct RankState {
   TensorRows own;                 // Q, K, V of the rows this rank holds; O, its attention output; gradients
   RowStore lse;                   // log-sum-exp of O's rows, width heads; −inf = no key seen yet
   std::map<int, Buffer> buffers;  // message id → the buffer of a message this rank receives
+  ExpertRowsKept expert_rows;     // MoE rows received on the way to this rank's experts, until returned
   std::vector<TraceEvent> events;
 
   [[nodiscard]] RowStore& q() { return own.of(lower::Tensor::Q); }
