@@ -7,6 +7,14 @@
 
 namespace zb {
 
+// The splitmix64 finaliser: a bijection of 64-bit words that spreads every input bit over the output. What
+// the generator below seeds itself with, and what code that names a value by its coordinates hashes with.
+constexpr std::uint64_t mix64(std::uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
 // xoshiro256** seeded through splitmix64. Streams are derived from (seed, stream ids) so that, for
 // example, iteration 7 of a workload can be drawn without drawing iterations 0..6 first.
 class Rng {
@@ -60,12 +68,7 @@ class Rng {
 
  private:
   static std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-  static std::uint64_t splitmix64(std::uint64_t& x) {
-    std::uint64_t z = (x += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-  }
+  static std::uint64_t splitmix64(std::uint64_t& x) { return mix64(x += 0x9E3779B97F4A7C15ULL); }
   std::uint64_t s_[4]{};
 };
 

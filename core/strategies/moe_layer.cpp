@@ -414,10 +414,13 @@ void route_moe_layer(plan::Plan& plan, const CostModel& cost, const MoeRouting& 
                              std::to_string(cost.model().moe.experts) + " experts");
   }
   // Per micro-batch: the rows each grid rank's experts receive from its whole expert group (its own
-  // tokens' included; under TP every member's share, all gathered), and the tokens each rank routes.
+  // tokens' included; under TP every member's share, all gathered), and under TP the tokens each rank
+  // routes (without TP, its tokens in the linear layout).
+  const bool members = seats.grid_world() != plan.world_size;
   std::vector<std::vector<std::int64_t>> received, routed;
   for (const ExpertLoads& loads : routing.micro_batches) {
     received.push_back(tokens_received_per_rank(folded(loads, seats), where.degree));
+    if (!members) continue;
     std::vector<std::int64_t> own(static_cast<std::size_t>(plan.world_size), 0);
     for (int r = 0; r < plan.world_size; ++r)
       for (int x = 0; x < loads.experts; ++x)

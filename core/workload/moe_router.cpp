@@ -22,10 +22,7 @@ constexpr std::uint64_t router_salt = 0x6D6F'652D'726F'7574ULL;  // "moe-rout"
 enum class Draw : std::uint64_t { popularity = 1, favourites = 2, slice = 3, layer = 4 };
 
 std::uint64_t mix(std::uint64_t h, std::uint64_t value) {
-  std::uint64_t z = (h ^ value) + 0x9E3779B97F4A7C15ULL;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
+  return mix64((h ^ value) + 0x9E3779B97F4A7C15ULL);
 }
 
 Rng stream(std::uint64_t seed, Draw draw, std::int64_t a, std::int64_t b, std::int64_t c, std::int64_t d) {

@@ -5,21 +5,16 @@
 #include <vector>
 
 #include "core/common/error.hpp"
+#include "core/common/rng.hpp"
 #include "core/exec/reference/all_to_all_v.hpp"
 #include "core/exec/reference/rank_location.hpp"
 
 namespace zb::reference {
 namespace {
 
-std::uint64_t mix(std::uint64_t h) {
-  h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  h = (h ^ (h >> 27)) * 0x94D049BB133111EBULL;
-  return h ^ (h >> 31);
-}
-
 // A float in [−1, 1) every rank computes alike from its name: exact in float (a multiple of 2^−20).
 float draw(std::uint64_t a, std::uint64_t b, std::uint64_t c) {
-  const std::uint64_t h = mix(mix(mix(a + 0x9E3779B97F4A7C15ULL) ^ b) ^ c);
+  const std::uint64_t h = mix64(mix64(mix64(a + 0x9E3779B97F4A7C15ULL) ^ b) ^ c);
   return static_cast<float>(static_cast<double>(h >> 43) / static_cast<double>(1ULL << 20)) - 1.0F;
 }
 
@@ -31,30 +26,44 @@ void token_row(int src, int dst, int micro_batch, Pass pass, std::int64_t row, s
     out[c] = draw(who, when, (static_cast<std::uint64_t>(row) << 16U) | c);
 }
 
-// Weight (i, j) of matrix `which` (1 or 2) of `member`'s expert in `pass`, scaled by 1/√width so the
-// outputs stay of the order of the inputs.
+// The stand-in expert of `member` in `pass` at `width`: its two matrices, each weight drawn from (member,
+// pass, matrix, i, j) and scaled by 1/√width so the outputs stay of the order of the inputs. Built once per
+// message, applied to each of its rows.
 template <typename T>
-T weight(int member, Pass pass, int which, std::size_t i, std::size_t j, std::size_t width) {
-  const std::uint64_t id = (static_cast<std::uint64_t>(member) << 3U) | (pass == Pass::bwd ? 4U : 0U) |
-                           static_cast<std::uint64_t>(which);
-  return static_cast<T>(draw(0xE4E7ULL, id, (i << 20U) | j)) / std::sqrt(static_cast<T>(width));
-}
+class StandInExpert {
+ public:
+  StandInExpert(int member, Pass pass, std::size_t width)
+      : width_(width), w1_(width * width), w2_(width * width) {
+    const T root = std::sqrt(static_cast<T>(width));
+    for (const int which : {1, 2}) {
+      const std::uint64_t id = (static_cast<std::uint64_t>(member) << 3U) | (pass == Pass::bwd ? 4U : 0U) |
+                               static_cast<std::uint64_t>(which);
+      std::vector<T>& w = which == 1 ? w1_ : w2_;
+      for (std::size_t i = 0; i < width; ++i)
+        for (std::size_t j = 0; j < width; ++j)
+          w[i * width + j] = static_cast<T>(draw(0xE4E7ULL, id, (i << 20U) | j)) / root;
+    }
+  }
 
-template <typename T>
-void run_expert(int member, Pass pass, std::span<const T> x, std::span<T> y) {
-  const std::size_t w = x.size();
-  std::vector<T> hidden(w);
-  for (std::size_t i = 0; i < w; ++i) {
-    T sum = 0;
-    for (std::size_t j = 0; j < w; ++j) sum += weight<T>(member, pass, 1, i, j, w) * x[j];
-    hidden[i] = sum / (1 + std::exp(-sum));  // silu
+  // y = W2·silu(W1·x).
+  void apply(std::span<const T> x, std::span<T> y) const {
+    std::vector<T> hidden(width_);
+    for (std::size_t i = 0; i < width_; ++i) {
+      T sum = 0;
+      for (std::size_t j = 0; j < width_; ++j) sum += w1_[i * width_ + j] * x[j];
+      hidden[i] = sum / (1 + std::exp(-sum));  // silu
+    }
+    for (std::size_t i = 0; i < width_; ++i) {
+      T sum = 0;
+      for (std::size_t j = 0; j < width_; ++j) sum += w2_[i * width_ + j] * hidden[j];
+      y[i] = sum;
+    }
   }
-  for (std::size_t i = 0; i < w; ++i) {
-    T sum = 0;
-    for (std::size_t j = 0; j < w; ++j) sum += weight<T>(member, pass, 2, i, j, w) * hidden[j];
-    y[i] = sum;
-  }
-}
+
+ private:
+  std::size_t width_;
+  std::vector<T> w1_, w2_;
+};
 
 std::tuple<int, int, int> key_of(const lower::Message& m, int sender) {
   return {m.micro_batch, m.pass == Pass::bwd ? 1 : 0, sender};
@@ -69,11 +78,11 @@ ExpertLeg expert_leg(const lower::Instr& in) {
 }
 
 void expert_forward(int member, Pass pass, std::span<const float> x, std::span<float> y) {
-  run_expert<float>(member, pass, x, y);
+  StandInExpert<float>(member, pass, x.size()).apply(x, y);
 }
 
 void expert_forward(int member, Pass pass, std::span<const double> x, std::span<double> y) {
-  run_expert<double>(member, pass, x, y);
+  StandInExpert<double>(member, pass, x.size()).apply(x, y);
 }
 
 std::int64_t send_expert_rows(Transport& transport, const lower::Program& program, int collective, int rank,
@@ -98,9 +107,10 @@ std::int64_t send_expert_rows(Transport& transport, const lower::Program& progra
                     context + ": returns " + std::to_string(message.rows) + " expert rows to rank " +
                         std::to_string(message.dst) + " of the " + std::to_string(held) +
                         " it received from it on the way out");
+      const StandInExpert<float> expert(rank, message.pass, width);
       for (std::size_t r = 0; r < held; ++r)
-        expert_forward(rank, message.pass, std::span<const float>(it->second).subspan(r * width, width),
-                       std::span<float>(rows).subspan(r * width, width));
+        expert.apply(std::span<const float>(it->second).subspan(r * width, width),
+                     std::span<float>(rows).subspan(r * width, width));
       kept.erase(it);
     }
     Bytes payload = collective_payload_header(m);
@@ -142,11 +152,12 @@ void accept_expert_rows(const lower::Program& program, int message, int rank,
     return;
   }
   // Back from the experts of m.src: each row is that member's expert on the row this rank sent it.
+  const StandInExpert<double> expert(m.src, m.pass, width);
   std::vector<double> x(width), y(width);
   for (std::int64_t r = 0; r < m.rows; ++r) {
     token_row(rank, m.src, m.micro_batch, m.pass, r, sent);
     for (std::size_t c = 0; c < width; ++c) x[c] = sent[c];
-    expert_forward(m.src, m.pass, std::span<const double>(x), std::span<double>(y));
+    expert.apply(x, y);
     for (std::size_t c = 0; c < width; ++c) {
       const double got = rows[static_cast<std::size_t>(r) * width + c];
       if (!(std::abs(got - y[c]) <= 1e-4 * (1 + std::abs(y[c]))))

@@ -2,25 +2,20 @@
 
 #include <stdexcept>
 
+#include "core/common/rng.hpp"
+
 namespace zb::reference {
 namespace {
 
-// The splitmix64 finaliser: a bijection that spreads every input bit over the output.
-std::uint64_t mix(std::uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
-
 // Folds one more coordinate in; the golden-ratio increment keeps (a, b) and (b, a) apart.
 std::uint64_t absorb(std::uint64_t state, std::uint64_t coordinate) {
-  return mix(state + 0x9E3779B97F4A7C15ULL + coordinate);
+  return mix64(state + 0x9E3779B97F4A7C15ULL + coordinate);
 }
 
 }  // namespace
 
 double QkvGenerator::value(QkvTensor tensor, int seq, std::int64_t position, int head, int dim) const {
-  std::uint64_t h = mix(seed_ ^ 0x5A5E9E1D0C0FFEE1ULL);
+  std::uint64_t h = mix64(seed_ ^ 0x5A5E9E1D0C0FFEE1ULL);
   h = absorb(h, static_cast<std::uint64_t>(tensor));
   h = absorb(h, static_cast<std::uint64_t>(seq));
   h = absorb(h, static_cast<std::uint64_t>(position));
