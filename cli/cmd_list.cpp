@@ -213,8 +213,8 @@ void list_models() {
   std::printf(
       "\nEXPERTS: routed experts \u00d7 their FFN width, experts per token, shared experts. PARAMS: "
       "projections, experts and embeddings (no norms), and for MoE what one token uses (docs/METRICS.md, "
-      "\"Parameters\"). MoE models run with expert parallelism, not yet with tensor parallelism "
-      "(docs/MOE.md).\n");
+      "\"Parameters\"). MoE models run with expert parallelism (\"parallelism\": {\"expert\": e}), "
+      "composable with tensor parallelism, whose width the experts share (ETP = TP, docs/MOE.md).\n");
 }
 
 // Every preset with its fit, source, assumptions and target quantiles, from the workload module's table.

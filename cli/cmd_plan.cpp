@@ -59,7 +59,7 @@ const SystemSpec& pick_system(const Scenario& s, const std::string& wanted) {
 
 ExitCode run_plan(const PlanOptions& o) {
   Scenario scenario = load_scenario(o.scenario);
-  refuse_unlowered_moe(scenario, o.scenario);
+  refuse_hydraulis_replicas_with_experts(scenario, o.scenario);
   if (auto profile = read_profile_flag(o.profile)) scenario.hardware_profile = std::move(*profile);
   if (o.iteration < 0 || o.iteration >= scenario.workload.iterations) {
     throw_input_error({o.scenario, "workload.iterations"},

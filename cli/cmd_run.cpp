@@ -176,7 +176,7 @@ LoadedRun load_run(const RunFlags& f, const std::string& file, bool out_is_paren
   run.reporter = is_reporter();
   std::vector<ScenarioOverride> sets;
   run.scenario = load_scenario_with_sets(file, f.sets, sets);
-  refuse_unlowered_moe(run.scenario, file);
+  refuse_hydraulis_replicas_with_experts(run.scenario, file);
   Scenario& scenario = run.scenario;
   std::optional<std::string> out_dir;  // names are letters, digits, '.', '_' and '-': a safe folder name
   if (!f.out.empty())
