@@ -81,7 +81,7 @@ static std::int64_t chunk_size(std::int64_t len, int parts, int chunk) {
 namespace {
 
 // A group's sequences as (length, padded chunk size u = ⌈s/2P⌉), so that a chunk's size is two min()s
-// instead of a division: a ring over 128 GPUs asks for P² step pair counts over thousands of documents.
+// instead of a division.
 struct ChunkedSequence {
   std::int64_t length = 0;
   std::int64_t unit = 0;
@@ -180,6 +180,16 @@ std::vector<std::vector<int>> PlanBuilder::add_attention(int group, const std::v
   const std::vector<ChunkedSequence> chunked = chunked_sequences(plan_, g);
   std::vector<std::int64_t> owner_tokens(static_cast<std::size_t>(p));  // what each position's KV holds
   for (int pos = 0; pos < p; ++pos) owner_tokens[static_cast<std::size_t>(pos)] = zigzag_rank_tokens(g, pos);
+  // A position's pairs against an earlier position's keys are the same for every earlier position, term by
+  // term, and so against every later one: a sequence's chunks are u = ⌈s/2P⌉ long up to its last nonempty
+  // one, so where query chunk i (or 2P−1−i) holds tokens, every key chunk before it holds exactly u. So
+  // position i's P − 1 steps take two sums over the sequences (`earlier`, `later`) instead of P − 1: a ring
+  // over 128 GPUs asked P² of them.
+  std::vector<StepPairs> earlier(static_cast<std::size_t>(p)), later(static_cast<std::size_t>(p));
+  for (int pos = 0; pos < p; ++pos) {
+    if (pos > 0) earlier[static_cast<std::size_t>(pos)] = step_pairs_of(chunked, p, pos, 0);
+    if (pos < p - 1) later[static_cast<std::size_t>(pos)] = step_pairs_of(chunked, p, pos, p - 1);
+  }
   auto add_step = [&](int pos, int step, std::vector<int> deps) {
     const int kv_pos = ((pos - step) % p + p) % p;
     Op op;
@@ -189,7 +199,9 @@ std::vector<std::vector<int>> PlanBuilder::add_attention(int group, const std::v
     op.micro_batch = g.micro_batch;
     op.name = "attn";
     op.zigzag_kv_rank = rank_at(kv_pos);
-    const StepPairs step_pairs = step_pairs_of(chunked, p, pos, kv_pos);
+    const StepPairs step_pairs = kv_pos == pos  ? step_pairs_of(chunked, p, pos, pos)
+                                 : kv_pos < pos ? earlier[static_cast<std::size_t>(pos)]
+                                                : later[static_cast<std::size_t>(pos)];
     op.pairs = step_pairs.pairs;
     op.q_tokens = step_pairs.q_tokens;
     op.deps = std::move(deps);

@@ -3,6 +3,7 @@
 // documents. Checked on local groups (one varlen call) and on zigzag rings (one call per ring step).
 #include <gtest/gtest.h>
 
+#include <numeric>
 #include <random>
 
 #include "core/lower/lower.hpp"
@@ -80,6 +81,62 @@ TEST(EquivalentQueryLength, APlanFileWithoutItDerivesThePlannersValue) {
                   1e-9 * p.ranks[r].ops[i].q_tokens + 1e-12)
           << "rank " << r << " op " << i;
     }
+  }
+}
+
+// Every step of a zigzag ring counts the causal pairs of its query chunks against the key chunks it holds,
+// exactly: the planner's step counts are checked here against the chunks' token ranges themselves. A
+// sequence of length s is cut in 2P chunks of ⌈s/2P⌉ tokens, the last ones short or empty; position i holds
+// chunks i and 2P−1−i. Random rings of 2 to 16 ranks over sequences shorter than 2P (empty chunks) up to
+// long ones, over many seeds.
+TEST(ZigzagRingSteps, CountThePairsOfTheirChunksExactly) {
+  const Scenario s = test::preset_scenario("dgx-h200", 2, "llama-7b");
+  const CostModel cost(s.cluster, s.model);
+  for (unsigned seed = 1; seed <= 40; ++seed) {
+    std::mt19937_64 rng(seed);
+    const int p = std::vector<int>{2, 3, 4, 7, 8, 16}[seed % 6];
+    std::vector<std::int64_t> lengths(1 + seed % 9);
+    for (auto& len : lengths)
+      len = std::uniform_int_distribution<std::int64_t>(1, seed % 3 == 0 ? 40 : 20000)(rng);
+    PlanBuilder b(cost, "test", "test");
+    std::vector<int> seqs, ranks(static_cast<std::size_t>(p));
+    for (const std::int64_t len : lengths) seqs.push_back(b.add_sequence(len, 0));
+    std::iota(ranks.begin(), ranks.end(), 0);
+    b.add_attention(b.add_group(plan::Level::intra_node, ranks, seqs, 0), {});
+    const plan::Plan plan = b.plan();
+    // [begin, end) of chunk c of a sequence of `len` tokens.
+    const auto chunk = [p](std::int64_t len, int c) {
+      const std::int64_t u = (len + 2 * p - 1) / (2 * p);
+      return std::pair{std::min(c * u, len), std::min((c + 1) * u, len)};
+    };
+    // Causal pairs of query range q against key range k, ranges that are equal or do not overlap.
+    const auto pairs = [](std::pair<std::int64_t, std::int64_t> q, std::pair<std::int64_t, std::int64_t> k) {
+      const double n = static_cast<double>(q.second - q.first);
+      if (q == k) return n * (n + 1) / 2;
+      return k.second <= q.first ? n * static_cast<double>(k.second - k.first) : 0.0;
+    };
+    int steps = 0;
+    for (int pos = 0; pos < p; ++pos) {
+      for (const plan::Op& op : plan.ranks[static_cast<std::size_t>(pos)].ops) {
+        if (op.kind != plan::OpKind::attention) continue;
+        const int kv = op.zigzag_kv_rank;
+        double expected = 0;
+        EquivalentQTokens q;
+        for (const std::int64_t len : lengths) {
+          const auto qa = chunk(len, pos), qb = chunk(len, 2 * p - 1 - pos);
+          const auto ka = chunk(len, kv), kb = chunk(len, 2 * p - 1 - kv);
+          const double a = pairs(qa, ka) + pairs(qa, kb), c = pairs(qb, ka) + pairs(qb, kb);
+          expected += a + c;
+          q.add(a, static_cast<double>(qa.second - qa.first));
+          q.add(c, static_cast<double>(qb.second - qb.first));
+        }
+        EXPECT_NEAR(op.pairs, expected, 1e-12 * expected)
+            << "seed " << seed << ", P " << p << ", position " << pos << " against " << kv;
+        EXPECT_NEAR(op.q_tokens, q.value(), 1e-9 * q.value()) << "seed " << seed << ", position " << pos;
+        ++steps;
+      }
+    }
+    EXPECT_GT(steps, 0) << "seed " << seed;
   }
 }
 
