@@ -102,6 +102,16 @@ std::string unbroken(const std::string& figure) {
   return out;
 }
 
+// " (0.4 %)": the mean planner share of the predicted iteration after the planner's time, marked where it is
+// above the rule's limit (docs/METRICS.md, "planner share"); empty when no iteration fitted.
+std::string planner_share_text(const SystemSummary& s) {
+  const SampleAggregates& share = s.aggregates(metric::planner_share);
+  if (share.count == 0) return {};
+  if (share.mean <= planner_share_limit) return "&#160;(" + unbroken(format_share(share.mean)) + ")";
+  return "&#160;(<strong>" + unbroken(format_share(share.mean)) + "</strong>, over " +
+         unbroken(format_share(planner_share_limit)) + ")";
+}
+
 // Speed-up columns as the console has them: vs the best baseline, then every baseline strongest first.
 // The table should fit a desktop's width with every column in sight: the system cell, the headers and the
 // cells of two figures may wrap (class "text" and "pair"), so the browser narrows them before it scrolls.
@@ -159,7 +169,7 @@ std::string summary_table(const RunSummary& summary) {
         s.aggregates(metric::attention_imbalance).mean,
         unbroken(format_percent(s.aggregates(metric::nic_utilization_mean).mean)),
         unbroken(format_percent(s.aggregates(metric::nic_utilization_max).mean)), nvlink,
-        format_seconds(s.aggregates(metric::planner_seconds).mean),
+        format_seconds(s.aggregates(metric::planner_seconds).mean) + planner_share_text(s),
         s.feasible_iterations < s.iterations ? fmt::format(" ({} OOM)", s.iterations - s.feasible_iterations)
                                              : "");
   }

@@ -155,6 +155,9 @@ ojson iterations_json(const SystemResult& result, MetricTable metrics) {
     const std::optional<std::string> layout = iteration_layout(it.plan_info);
     entry["layout"] = layout ? ojson(*layout) : ojson();
     entry["predicted_seconds"] = it.feasible ? ojson(it.predicted_seconds) : ojson();
+    const std::optional<double> share =
+        find_metric(metrics, metric::planner_share)->value(iteration_figures(it));
+    entry["planner_share"] = share ? ojson(*share) : ojson();
     entry["metrics"] = it.feasible ? figures_json(metrics, it) : ojson();
     entry["oom"] = oom_json(it);
     entry["verification_problems"] = it.verification.size();
@@ -333,9 +336,12 @@ ojson report_json(const RunResult& run, const RunSummary& summary, const RunCont
 }
 
 const std::vector<std::string>& volatile_report_fields() {
-  static const std::vector<std::string> fields{"/provenance", "/systems/*/samples/planner_seconds",
+  static const std::vector<std::string> fields{"/provenance",
+                                               "/systems/*/samples/planner_seconds",
                                                "/systems/*/aggregates/planner_seconds",
-                                               "/systems/*/per_iteration/*/planner_seconds"};
+                                               "/systems/*/per_iteration/*/planner_seconds",
+                                               "/systems/*/aggregates/planner_share",
+                                               "/systems/*/per_iteration/*/planner_share"};
   return fields;
 }
 

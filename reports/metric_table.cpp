@@ -40,6 +40,13 @@ std::optional<double> planner_seconds(const IterationFigures& i) {
   return i.planner_seconds;
 }
 
+// The planner's wall clock over the iteration it planned, as the plan predicts it: what of the iteration
+// planning would have to hide behind (none when the plan did not fit, so has no prediction).
+std::optional<double> planner_share(const IterationFigures& i) {
+  if (i.metrics == nullptr || !(i.predicted_seconds > 0)) return std::nullopt;
+  return i.planner_seconds / i.predicted_seconds;
+}
+
 std::optional<double> predicted_seconds(const IterationFigures& i) {
   if (i.metrics == nullptr) return std::nullopt;
   return i.predicted_seconds;
@@ -70,8 +77,15 @@ std::string nvlink_cell(const SystemSummary& s, bool wide) {
                           s.aggregates(metric::nvlink_utilization_max), wide);
 }
 
+// "12 ms (0.4 %)": the mean planner time and its mean share of the predicted iteration, marked where the
+// share is above the rule's limit.
 std::string planner_cell(const SystemSummary& s, bool) {
   std::string cell = format_seconds(s.aggregates(metric::planner_seconds).mean);
+  if (const SampleAggregates& share = s.aggregates(metric::planner_share); share.count > 0) {
+    cell += " (" + format_share(share.mean);
+    if (share.mean > planner_share_limit) cell += ", over " + format_share(planner_share_limit);
+    cell += ")";
+  }
   const int oom = s.iterations - s.feasible_iterations;
   if (oom > 0) cell += fmt::format("  ({} OOM iteration{})", oom, oom == 1 ? "" : "s");
   return cell;
@@ -176,6 +190,9 @@ const std::array metrics{
              .sampled = true, .shown = Shown::seconds,
              .console = {.title = "planner", .importance = 7, .group = ConsoleGroup::after_speedups,
                          .align = Align::left, .cell = planner_cell}},
+  MetricInfo{.name = metric::planner_share, .unit = "1", .better = Better::lower, .formula = "planner-share",
+             .value = planner_share, .in_iteration_metrics = false, .aggregates_at = "aggregates/planner_share",
+             .gate = "planner_share", .shown = Shown::percent},
 };
 // clang-format on
 

@@ -100,6 +100,11 @@ inline constexpr std::string_view prediction_ratio = "prediction_ratio";
 inline constexpr std::string_view simulation_ratio = "simulation_ratio";
 inline constexpr std::string_view predicted_seconds = "predicted_seconds";
 inline constexpr std::string_view planner_seconds = "planner_seconds";
+inline constexpr std::string_view planner_share = "planner_share";
 }  // namespace metric
+
+// The product's rule for planning: hidden behind the iteration it plans, planner_seconds at most this share
+// of the predicted iteration (docs/METRICS.md, "planner share"). The console marks a system above it.
+inline constexpr double planner_share_limit = 0.02;
 
 }  // namespace zb::reports

@@ -48,6 +48,13 @@ std::string format_percent(double fraction) {
   return fmt::format("{:.1f} %", fraction * 100);
 }
 
+std::string format_share(double fraction) {
+  if (!std::isfinite(fraction)) return "n/a";
+  const double percent = fraction * 100;
+  if (percent >= 10 || percent <= 0) return fmt::format("{:.0f} %", percent);
+  return fmt::format("{:.2g} %", percent);
+}
+
 std::string format_change(double fraction) {
   if (!std::isfinite(fraction)) return "n/a";
   const double percent = fraction * 100;

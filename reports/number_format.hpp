@@ -12,6 +12,9 @@ namespace zb::reports {
 [[nodiscard]] std::string format_si(double value);
 // 0.4123 → "41.2 %".
 [[nodiscard]] std::string format_percent(double fraction);
+// A small share, two significant digits below 10 %: 0.000108 → "0.011 %", 0.0193 → "1.9 %", 0.435 →
+// "44 %" (format_percent would show a planner's share of an iteration as "0.0 %").
+[[nodiscard]] std::string format_share(double fraction);
 // +20.0 %, −3.1 % (relative change given as a fraction).
 [[nodiscard]] std::string format_change(double fraction);
 // A ratio such as a speed-up: 1.84×.

@@ -23,8 +23,9 @@ inline constexpr std::array<std::string_view, 3> known_dtypes{"bf16", "fp16", "f
 
 // Gate metrics. `speedup` is relative (system time / baseline time inverted) and needs a baseline; the
 // others are absolute values of one system.
-inline constexpr std::array<std::string_view, 6> known_gate_metrics{
-    "speedup", "iteration_seconds", "tokens_per_second", "mfu", "attention_imbalance", "nic_utilization"};
+inline constexpr std::array<std::string_view, 7> known_gate_metrics{
+    "speedup",         "iteration_seconds", "tokens_per_second", "mfu", "attention_imbalance",
+    "nic_utilization", "planner_share"};
 
 [[nodiscard]] constexpr bool gate_metric_needs_baseline(std::string_view metric) {
   return metric == "speedup";

@@ -21,13 +21,15 @@ VOLATILE = ("provenance",)
 
 
 def figures(report):
-    """The sections `report` checks, planner times (measured wall-clock) left out."""
+    """The sections `report` checks, planner times (measured wall-clock) and their shares left out."""
     out = {k: json.loads(json.dumps(v)) for k, v in report.items() if k not in VOLATILE + ("run", "schema_version")}
     for system in out.get("systems", []):
         for section in ("samples", "aggregates"):
             system.get(section, {}).pop("planner_seconds", None)
+            system.get(section, {}).pop("planner_share", None)
         for it in system.get("per_iteration", []):
             it.pop("planner_seconds", None)
+            it.pop("planner_share", None)
     return out
 
 

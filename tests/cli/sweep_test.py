@@ -4,7 +4,7 @@
 mode `mpirun` (needs mpirun; exit 77, skipped, without one):
 * `mpirun -np 2 zeppelin-bench run scenarios/grid/ --out DIR` writes the same files as the one-process
   sweep into the same DIR: combined.json, combined.md and combined.html byte for byte, and every report
-  set's report.json equal but for its volatile fields (provenance, planner_seconds); the ranks' own
+  set's report.json equal but for its volatile fields (provenance, planner_seconds, planner_share); the ranks' own
   sweep-shard-R-of-2.json are the only extra files, and rank R ran the scenarios at positions R, R + 2, ...
 
 mode `shards` (no MPI needed: the launchers' variables are set by hand, as srun and Slurm set them):
@@ -48,10 +48,12 @@ def without_volatile(report):
     report["provenance"] = None
     for system in report.get("systems", []):
         for section in ("samples", "aggregates"):
-            if "planner_seconds" in system.get(section, {}):
-                system[section]["planner_seconds"] = None
+            for key in ("planner_seconds", "planner_share"):
+                if key in system.get(section, {}):
+                    system[section][key] = None
         for it in system.get("per_iteration", []):
             it["planner_seconds"] = None
+            it["planner_share"] = None
     return report
 
 

@@ -75,6 +75,12 @@ TEST(NumberFormat, UnitsAndSigns) {
   EXPECT_EQ(format_si(851234), "851 k");
   EXPECT_EQ(format_si(999999), "1.00 M");
   EXPECT_EQ(format_percent(0.4123), "41.2 %");
+  // A planner's share of an iteration: two significant digits below 10 %, not "0.0 %".
+  EXPECT_EQ(format_share(0.000108), "0.011 %");
+  EXPECT_EQ(format_share(0.0193), "1.9 %");
+  EXPECT_EQ(format_share(0.02), "2 %");
+  EXPECT_EQ(format_share(0.435), "44 %");
+  EXPECT_EQ(format_share(3.2), "320 %");
   EXPECT_EQ(format_change(0.2), "+20.0 %");
   EXPECT_EQ(format_change(-0.031), "\u22123.1 %");
   EXPECT_EQ(format_ratio(1.844), "1.84\u00d7");

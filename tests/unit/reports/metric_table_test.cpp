@@ -19,6 +19,7 @@
 #include "reports/gbench_report.hpp"
 #include "reports/json_report.hpp"
 #include "reports/metric_table.hpp"
+#include "reports/number_format.hpp"
 #include "reports/summary.hpp"
 #include "tests/unit/reports/sample_run.hpp"
 
@@ -237,6 +238,56 @@ TEST(MetricTable, ADeclarationIsAllANewFigureTakes) {
   EXPECT_EQ(gbench["benchmarks"][0]["test_idle_seconds"], idle[0]);
 
   EXPECT_NE(console_summary(summary, ConsoleLayout::full()).find("test idle"), std::string::npos);
+}
+
+// The product's rule that planning hides behind the iteration (planner share ≤ 2 %), as the reports show and
+// gate it: each feasible iteration's planner wall clock over its predicted iteration, averaged; an iteration
+// that ran out of memory has no prediction and no share; the planner cell says the share and marks one
+// above the limit.
+TEST(PlannerShare, IsThePlannersTimeOverThePredictedIterationAndMarksTheRulesLimit) {
+  RunResult run = test::sample_run({.iterations = 4, .ring_cp_oom_iterations = 1});
+  const MetricInfo* planner = find_metric(metric_table(), metric::planner_seconds);
+  ASSERT_NE(planner, nullptr);
+  for (int slow = 0; slow < 2; ++slow) {
+    if (slow == 1) {
+      for (IterationResult& it : run.systems[0].iterations) it.planner_seconds = 0.05 * it.predicted_seconds;
+    }
+    const RunSummary summary = summarize_run(run);
+    for (std::size_t k = 0; k < run.systems.size(); ++k) {
+      double sum = 0;
+      int feasible = 0;
+      for (const IterationResult& it : run.systems[k].iterations) {
+        if (!it.feasible) continue;
+        sum += it.planner_seconds / it.predicted_seconds;
+        ++feasible;
+      }
+      const SystemSummary& s = summary.systems[k];
+      SCOPED_TRACE(s.label + (slow ? ", slow planner" : ""));
+      EXPECT_EQ(s.aggregates(metric::planner_share).count, feasible);
+      const std::string cell = planner->console.cell(s, false);
+      if (feasible == 0) {  // never fitted: a planner time, no share
+        EXPECT_EQ(cell.find('%'), std::string::npos) << cell;
+        continue;
+      }
+      EXPECT_NEAR(s.aggregates(metric::planner_share).mean, sum / feasible, 1e-15);
+      EXPECT_NE(cell.find("(" + format_share(sum / feasible)), std::string::npos) << cell;
+      const bool over = sum / feasible > planner_share_limit;
+      EXPECT_EQ(cell.find("over 2") != std::string::npos, over) << cell;
+      EXPECT_EQ(over, slow == 1 && k == 0);
+    }
+    // The gate reads the same mean: zeppelin's 1 % passes at most 2 %, its 5 % does not.
+    const std::optional<double> observed = gate_observed_value(
+        summary, GateSpec{"planner_share", "zeppelin", "", std::nullopt, planner_share_limit});
+    ASSERT_TRUE(observed.has_value());
+    EXPECT_EQ(*observed <= planner_share_limit, slow == 0) << *observed;
+  }
+  // report.json: per iteration, null where the iteration ran out of memory.
+  const ojson report = report_json(run, summarize_run(run), test::fixed_context());
+  const ojson& ring = report["systems"][1]["per_iteration"];
+  EXPECT_TRUE(ring[3]["planner_share"].is_null());
+  EXPECT_NEAR(ring[0]["planner_share"].get<double>(),
+              run.systems[1].iterations[0].planner_seconds / run.systems[1].iterations[0].predicted_seconds,
+              1e-15);
 }
 
 }  // namespace
