@@ -264,7 +264,7 @@ TEST(PlannerShare, IsThePlannersTimeOverThePredictedIterationAndMarksTheRulesLim
       const SystemSummary& s = summary.systems[k];
       SCOPED_TRACE(s.label + (slow ? ", slow planner" : ""));
       EXPECT_EQ(s.aggregates(metric::planner_share).count, feasible);
-      const std::string cell = planner->console.cell(s, false);
+      const std::string cell = planner->console.cell(s, true), narrow = planner->console.cell(s, false);
       if (feasible == 0) {  // never fitted: a planner time, no share
         EXPECT_EQ(cell.find('%'), std::string::npos) << cell;
         continue;
@@ -273,6 +273,10 @@ TEST(PlannerShare, IsThePlannersTimeOverThePredictedIterationAndMarksTheRulesLim
       EXPECT_NE(cell.find("(" + format_share(sum / feasible)), std::string::npos) << cell;
       const bool over = sum / feasible > planner_share_limit;
       EXPECT_EQ(cell.find("over 2") != std::string::npos, over) << cell;
+      // The narrow table names the share only where it breaks the rule.
+      const std::string share_text = cell.substr(cell.find(" ("), cell.find(')') + 1 - cell.find(" ("));
+      EXPECT_EQ(narrow.find(share_text) != std::string::npos, over) << narrow;
+      EXPECT_EQ(narrow.find("ms"), cell.find("ms")) << narrow;  // the time, first
       EXPECT_EQ(over, slow == 1 && k == 0);
     }
     // The gate reads the same mean: zeppelin's 1 % passes at most 2 %, its 5 % does not.
