@@ -155,8 +155,10 @@ ojson iterations_json(const SystemResult& result, MetricTable metrics) {
     const std::optional<std::string> layout = iteration_layout(it.plan_info);
     entry["layout"] = layout ? ojson(*layout) : ojson();
     entry["predicted_seconds"] = it.feasible ? ojson(it.predicted_seconds) : ojson();
+    // Beside planner_seconds, by the table's declaration (a table without it writes null).
+    const MetricInfo* share_info = find_metric(metrics, metric::planner_share);
     const std::optional<double> share =
-        find_metric(metrics, metric::planner_share)->value(iteration_figures(it));
+        share_info != nullptr ? share_info->value(iteration_figures(it)) : std::nullopt;
     entry["planner_share"] = share ? ojson(*share) : ojson();
     entry["metrics"] = it.feasible ? figures_json(metrics, it) : ojson();
     entry["oom"] = oom_json(it);

@@ -27,6 +27,9 @@ struct LowerOptions {
 // The FLOPs of that op in `pass`, for the heads it computes (op.heads).
 [[nodiscard]] double attention_flops(const plan::Op& op, const CostModel& cost, Pass pass);
 [[nodiscard]] double gemm_seconds(const plan::Op& op, const CostModel& cost, GemmPart part);
+// The FLOPs of that GEMM part: the forward product 2·m·n·k; each gradient half of backward_linear_factor ×
+// it.
+[[nodiscard]] double gemm_flops(const plan::Op& op, const CostModel& cost, GemmPart part);
 // All the compute time lowering gives `op` in `pass`: an attention op's one instruction; a GEMM's forward
 // product, or in the backward pass its data and weight gradients together; 0 for ops that compute nothing.
 // The planner's compute floor (core/strategies/predict.hpp) sums it per rank.

@@ -320,8 +320,7 @@ void Lowerer::lower_backward(int rank) {
         in.deps = entry_list;
         in.gemm_part = part;
         in.seconds = gemm_seconds(first, cost_, part);
-        in.flops = 2.0 * static_cast<double>(first.m) * static_cast<double>(first.n) *
-                   static_cast<double>(first.k) * cost_.profile().backward_linear_factor / 2;
+        in.flops = gemm_flops(first, cost_, part);
         in.m = first.m;
         in.n = first.n;
         in.k = first.k;

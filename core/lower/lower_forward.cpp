@@ -39,6 +39,12 @@ double gemm_seconds(const plan::Op& op, const CostModel& cost, GemmPart part) {
   return t * cost.profile().backward_linear_factor / 2;
 }
 
+double gemm_flops(const plan::Op& op, const CostModel& cost, GemmPart part) {
+  const double product =
+      2.0 * static_cast<double>(op.m) * static_cast<double>(op.n) * static_cast<double>(op.k);
+  return part == GemmPart::forward ? product : product * cost.profile().backward_linear_factor / 2;
+}
+
 double compute_seconds(const plan::Op& op, const CostModel& cost, Pass pass) {
   if (op.kind == plan::OpKind::attention) return attention_seconds(op, cost, pass);
   if (op.kind != plan::OpKind::gemm) return 0;
@@ -334,7 +340,7 @@ void Lowerer::lower_forward(int rank) {
         in.name = op.name;
         in.deps = std::move(deps);
         in.seconds = gemm_seconds(op, cost_, GemmPart::forward);
-        in.flops = 2.0 * static_cast<double>(op.m) * static_cast<double>(op.n) * static_cast<double>(op.k);
+        in.flops = gemm_flops(op, cost_, GemmPart::forward);
         in.m = op.m;
         in.n = op.n;
         in.k = op.k;

@@ -21,7 +21,6 @@ const plan::Op* op_of(const plan::Plan& plan, int rank, const Instr& in) {
 
 // GEMM instructions from their ops; a collective instruction carries its op's bytes (a remap's out and in).
 void resize_instrs(Program& program, const plan::Plan& plan, const CostModel& cost) {
-  const double backward_share = cost.profile().backward_linear_factor / 2;
   for (RankProgram& r : program.ranks) {
     for (Instr& in : r.instrs) {
       if (in.kind == InstrKind::collective) {
@@ -36,9 +35,7 @@ void resize_instrs(Program& program, const plan::Plan& plan, const CostModel& co
       in.n = op->n;
       in.k = op->k;
       in.seconds = gemm_seconds(*op, cost, in.gemm_part);
-      const double product =
-          2.0 * static_cast<double>(op->m) * static_cast<double>(op->n) * static_cast<double>(op->k);
-      in.flops = in.pass == Pass::fwd ? product : product * backward_share;
+      in.flops = gemm_flops(*op, cost, in.gemm_part);
     }
   }
 }
