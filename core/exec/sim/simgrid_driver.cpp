@@ -1,16 +1,20 @@
-// The SimGrid side: builds the platform with the s4u NetZone API and drives the task graph from maestro
-// (no actors): flows are started directly and Activity::on_completion releases their successors.
-// One actor per op would cost a context switch per op, and actors would not shorten the list below:
-// SimGrid 3.32 keeps every detached Comm (sendto Comms always are) in maestro's list whichever actor
-// started it.
+// The SimGrid side: builds the platform with the s4u NetZone API and drives the task graph from maestro's
+// callbacks (timers and the network model's completion signal), with one actor per GPU that only issues
+// the flows its GPU sends.
+//
+// Why flows are issued by actors, as mailbox puts. SimGrid 3.32 keeps every detached Comm (a `sendto`
+// Comm always is, whichever actor starts it) and every activity started from maestro in maestro's
+// std::list of activities, and removes each on completion with list::remove, a scan of the whole list:
+// O(flows in flight) per flow, 47 % of a 4096-GPU run. A put by an actor is kept in that actor's list
+// instead, and only appended there (nobody waits for it, which is what would scan it); the receiving
+// GPU's actor is its mailbox's permanent receiver, so the put starts at once, as the sendto did. The
+// actor is woken by a semaphore when its GPU's first flow of a date is due and issues them all in that
+// same date, before time advances.
 //
 // Compute ops are kernel timers, not Execs. A GPU's compute stream runs one op at a time at a fixed
 // speed and shares nothing with anything else, so an Exec would only ever finish at start + duration;
-// as a timer it ends at exactly that date without a CPU-model action, a max-min variable or, above all,
-// an entry in maestro's activity list. SimGrid keeps the activities started from maestro in one
-// std::list and removes each on completion with list::remove, a scan of the whole list: with ~1000
-// GPUs that list holds thousands of entries and the scan was ~45 % of the run. Timers keep the list to
-// the flows in flight.
+// as a timer it ends at exactly that date without a CPU-model action, a max-min variable or an entry in
+// maestro's activity list.
 //
 // Interference (docs/SIMULATOR.md): a compute timer is set for the work left at the GPU's current rate,
 // which is 1/(1 + s) while any flow to or from that GPU is in flight (its NCCL kernels take SMs and HBM
@@ -21,7 +25,9 @@
 // link class.
 #include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <stdexcept>
+#include <unordered_map>
 #include <utility>
 
 #include <simgrid/kernel/Timer.hpp>
@@ -94,12 +100,17 @@ class Driver {
     comm_active_.assign(ranks, 0);
     issue_free_.assign(2 * ranks, 0.0);
     slowdown_ = platform_.compute_slowdown_under_comm();
+    start_actors();
 
-    sg::Activity::on_completion_cb([this](const sg::Activity& activity) { on_completion(activity); });
+    sg::Link::on_communication_state_change_cb(
+        [this](simgrid::kernel::resource::NetworkAction& action, simgrid::kernel::resource::Action::State) {
+          on_flow_state_change(action);
+        });
     for (std::size_t t = 0; t < tasks.size(); ++t) {
       if (pending_[t] == 0) become_ready(static_cast<int>(t));
     }
     settle();
+    if (ended_ == tasks.size()) stop_actors();  // nothing left to simulate (an empty program)
     engine_->run();
     for (std::size_t t = 0; t < tasks.size(); ++t) {
       if (times_.end[t] < 0) {
@@ -129,6 +140,19 @@ class Driver {
     }
     zone->set_links(std::move(impls));
     iface->seal();
+  }
+
+  void start_actors() {
+    const auto ranks = static_cast<std::size_t>(graph_.world_size());
+    outboxes_.resize(ranks);
+    for (std::size_t r = 0; r < ranks; ++r) {
+      outboxes_[r].wake = sg::Semaphore::create(0);
+      const int rank = static_cast<int>(r);
+      sg::ActorPtr actor =
+          sg::Actor::create(platform_.host_name(rank), hosts_[r], [this, rank] { gpu_actor(rank); });
+      mailboxes_.push_back(sg::Mailbox::by_name(platform_.host_name(rank)));
+      mailboxes_.back()->set_receiver(actor);
+    }
   }
 
   void become_ready(int task) {
@@ -169,18 +193,61 @@ class Driver {
     }
   }
 
+  // The flow's first byte leaves now: its sender's actor issues it (in this same date, before time
+  // advances), woken only when its outbox was empty.
   void start_flow(int task) {
     const Task& t = graph_.tasks()[static_cast<std::size_t>(task)];
-    times_.start[static_cast<std::size_t>(task)] = sg::Engine::get_clock();  // its first byte leaves
-    sg::CommPtr comm = sg::Comm::sendto_init(hosts_[static_cast<std::size_t>(t.rank)],
-                                             hosts_[static_cast<std::size_t>(t.dst)]);
-    comm->set_payload_size(static_cast<std::uint64_t>(t.amount + 0.5));
+    times_.start[static_cast<std::size_t>(task)] = sg::Engine::get_clock();
+    Outbox& box = outboxes_[static_cast<std::size_t>(t.rank)];
+    box.tasks.push_back(task);
+    if (!box.signaled) {
+      box.signaled = true;
+      box.wake->release();
+    }
+    comm_changed(t.rank, +1);
+    comm_changed(t.dst, +1);
+  }
+
+  // ------------------------------------------------------------------------------------ GPU actors
+  // One actor per GPU, on its host. It issues the flows its GPU sends as mailbox puts to the receiver's
+  // mailbox, whose permanent receiver is the receiving GPU's actor, so a put starts at once without a
+  // matching get. Such a put is not detached: SimGrid keeps it in its issuer's list of activities
+  // (appended, never scanned: nobody waits for it) instead of maestro's, whose removal on completion
+  // scans every flow in flight (the header). The actors only issue; maestro's callbacks decide.
+  void gpu_actor(int rank) {
+    Outbox& box = outboxes_[static_cast<std::size_t>(rank)];
+    while (true) {
+      box.wake->acquire();
+      box.signaled = false;
+      // Issuing is a simcall each; no callback of maestro's runs in between (none can before time
+      // advances), but index, not iterators, in case one ever does.
+      for (std::size_t i = 0; i < box.tasks.size(); ++i) issue(box.tasks[i]);
+      box.tasks.clear();
+      if (stopping_) return;
+    }
+  }
+
+  void issue(int task) {
+    const Task& t = graph_.tasks()[static_cast<std::size_t>(task)];
+    sg::CommPtr comm = mailboxes_[static_cast<std::size_t>(t.dst)]->put_init(
+        &payload_token_, static_cast<std::uint64_t>(t.amount + 0.5));
     // The task id rides on the Comm, so its completion finds the task without a lookup table.
     comm->set_data(reinterpret_cast<void*>(static_cast<std::intptr_t>(task)));
     comm->start();
+    in_flight_.emplace(comm->get_impl(), task);
     comms_[static_cast<std::size_t>(task)] = std::move(comm);  // alive until it completes
-    comm_changed(t.rank, +1);
-    comm_changed(t.dst, +1);
+  }
+
+  // Every task has ended: the actors return (an actor still blocked when the simulation runs dry would be
+  // reported as a deadlock).
+  void stop_actors() {
+    stopping_ = true;
+    for (Outbox& box : outboxes_) {
+      if (!box.signaled) {
+        box.signaled = true;
+        box.wake->release();
+      }
+    }
   }
 
   // ------------------------------------------------------------------------------------ interference
@@ -224,6 +291,7 @@ class Driver {
       for (int s : graph_.successors()[static_cast<std::size_t>(task)]) {
         if (--pending_[static_cast<std::size_t>(s)] == 0) become_ready(s);
       }
+      if (++ended_ == graph_.tasks().size()) stop_actors();
     }
   }
 
@@ -232,17 +300,41 @@ class Driver {
     settle();
   }
 
-  void on_completion(const sg::Activity& activity) {
-    graveyard_.clear();  // comms completed earlier: their callbacks have returned, release them
-    const auto task = static_cast<std::size_t>(reinterpret_cast<std::intptr_t>(activity.get_data<void>()));
-    if (task >= comms_.size() || comms_[task].get() != &activity) return;
-    // Keep the reference alive until the next callback; dropping it inside its own callback would free
-    // the activity SimGrid is still completing.
-    graveyard_.push_back(std::move(comms_[task]));
-    const Task& t = graph_.tasks()[task];
-    comm_changed(t.rank, -1);
-    comm_changed(t.dst, -1);
-    finished_now_.push_back(static_cast<int>(task));
+  // A flow's network action changed state. s4u reports the completion of an actor's Comm only to the
+  // actor that waits for it (none does here, see gpu_actor), so the driver listens to the network
+  // model's signal instead. It fires inside the model's update, where nothing may start: the flow is
+  // noted and released by a timer at this same date, which runs once the update is over.
+  void on_flow_state_change(simgrid::kernel::resource::NetworkAction& network_action) {
+    // NetworkAction (not in SimGrid's public headers) derives from Action alone, which it begins with.
+    const auto& action = reinterpret_cast<const simgrid::kernel::resource::Action&>(network_action);
+    const auto state = action.get_state();
+    if (state != simgrid::kernel::resource::Action::State::FINISHED &&
+        state != simgrid::kernel::resource::Action::State::FAILED)
+      return;
+    const auto it = in_flight_.find(action.get_activity());
+    if (it == in_flight_.end()) return;
+    arrived_.push_back(it->second);
+    in_flight_.erase(it);
+    if (arrivals_pending_) return;
+    arrivals_pending_ = true;
+    timer::Timer::set(sg::Engine::get_clock(), [this] { release_arrivals(); });
+  }
+
+  void release_arrivals() {
+    arrivals_pending_ = false;
+    const double now = sg::Engine::get_clock();
+    // Comms that ended at an earlier date have been posted by SimGrid; dropping one still running would
+    // make s4u print a warning and a backtrace.
+    while (!graveyard_.empty() && graveyard_.front().first < now) graveyard_.pop_front();
+    std::vector<int> arrived;
+    arrived.swap(arrived_);
+    for (const int task : arrived) {
+      graveyard_.emplace_back(now, std::move(comms_[static_cast<std::size_t>(task)]));
+      const Task& t = graph_.tasks()[static_cast<std::size_t>(task)];
+      comm_changed(t.rank, -1);
+      comm_changed(t.dst, -1);
+      finished_now_.push_back(task);
+    }
     settle();
   }
 
@@ -263,10 +355,24 @@ class Driver {
   std::vector<sg::Link*> links_;
   std::vector<int> pending_;
   std::vector<int> finished_now_;
+  // What a GPU's actor has to issue, and the semaphore that wakes it (released once per batch).
+  struct Outbox {
+    std::vector<int> tasks;
+    bool signaled = false;
+    sg::SemaphorePtr wake;
+  };
+  std::vector<Outbox> outboxes_;         // by rank
+  std::vector<sg::Mailbox*> mailboxes_;  // by rank: its actor is the permanent receiver
+  bool stopping_ = false;
+  std::size_t ended_ = 0;
+  int payload_token_ = 0;           // what every put carries (the bytes are simulated, not copied)
   std::vector<sg::CommPtr> comms_;  // by task id: the flows in flight
-  std::vector<sg::CommPtr> graveyard_;
-  std::vector<Running> running_;    // by rank
-  std::vector<int> comm_active_;    // by rank: flows in flight to or from it
+  std::unordered_map<const simgrid::kernel::activity::ActivityImpl*, int> in_flight_;  // Comm → task
+  std::vector<int> arrived_;  // flows that ended at this date, to release (release_arrivals)
+  bool arrivals_pending_ = false;
+  std::deque<std::pair<double, sg::CommPtr>> graveyard_;  // ended flows' Comms, by the date they ended
+  std::vector<Running> running_;                          // by rank
+  std::vector<int> comm_active_;                          // by rank: flows in flight to or from it
   std::vector<double> issue_free_;  // by rank and link class: when it may issue its next message
   double slowdown_ = 0;
 };
@@ -280,7 +386,11 @@ TaskTimes simulate_in_this_process(const Platform& platform, const TaskGraph& gr
   xbt_log_control_set("root.thresh:critical");
   std::vector<std::string> args = {"zeppelin-bench-sim", "--log=root.thresh:critical",
                                    "--cfg=network/model:CM02", "--cfg=network/TCP-gamma:0",
-                                   "--cfg=network/crosstraffic:0"};
+                                   "--cfg=network/crosstraffic:0",
+                                   // One actor per GPU (the driver's GPU actors): small stacks, as they
+                                   // only issue puts, and no guard page, which would double the
+                                   // process's memory mappings (16384 GPUs: 32768 of the 65530 allowed).
+                                   "--cfg=contexts/stack-size:64", "--cfg=contexts/guard-size:0"};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   int argc = static_cast<int>(argv.size());
