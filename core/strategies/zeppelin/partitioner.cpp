@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <functional>
 #include <numeric>
+#include <utility>
+#include <vector>
 
 #include "core/strategies/zeppelin/partition_model.hpp"
 #include "core/strategies/zeppelin/partition_steps.hpp"
@@ -115,12 +117,16 @@ void Partitioner::set_thresholds() {
   th.inter_from = first_length_with([&](std::int64_t s) { return m_.degree(s, target_) > m_.gpn; });
 }
 
-// Longest first (LPT): the long documents, which have the fewest choices, choose first; stable, so equal
-// lengths keep the batch's order and the plan is deterministic.
+// Longest first (LPT): the long documents, which have the fewest choices, choose first; equal lengths
+// keep the batch's order, so the plan is deterministic. Sorting (−length, index) pairs gives exactly the
+// stable order by length, without a stable sort's indirect loads and merge buffers (it was 4 % of
+// planning at 8192 GPUs × 64K tokens: half a million documents, once per candidate).
 void Partitioner::order_longest_first() {
-  order_.resize(lengths_.size());
-  std::iota(order_.begin(), order_.end(), 0);
-  std::stable_sort(order_.begin(), order_.end(), [&](int a, int b) { return length(a) > length(b); });
+  std::vector<std::pair<std::int64_t, int>> keyed(lengths_.size());
+  for (std::size_t d = 0; d < lengths_.size(); ++d) keyed[d] = {-lengths_[d], static_cast<int>(d)};
+  std::sort(keyed.begin(), keyed.end());
+  order_.resize(keyed.size());
+  for (std::size_t i = 0; i < keyed.size(); ++i) order_[i] = keyed[i].second;
 }
 
 // Every document on one group of `width` GPUs (consecutive, whole nodes): all GPUs by default, one group
