@@ -13,8 +13,8 @@ using sim_test::cluster;
 using sim_test::empty_plan;
 using sim_test::simulate;
 
-constexpr double kEfficiency = 0.90;  // HardwareProfile::p2p_bandwidth_efficiency default
-constexpr double kTolerance = 2e-9;   // seconds
+using sim_test::kEfficiency;
+using sim_test::kTolerance;
 
 TEST(SimClosedForm, OneInterNodeTransferTakesLatencyPlusBytesOverBandwidth) {
   const ClusterSpec c = cluster(2, 1, 1);

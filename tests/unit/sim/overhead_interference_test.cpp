@@ -19,7 +19,7 @@ using sim_test::cluster;
 using sim_test::empty_plan;
 using sim_test::simulate;
 
-constexpr double kTolerance = 2e-9;  // seconds
+using sim_test::kTolerance;
 
 // The defaults' overheads and no interference: what the overhead tests isolate.
 HardwareProfile overheads_only() {

@@ -14,6 +14,11 @@
 
 namespace zb::sim_test {
 
+// The closed forms' constants: point-to-point transfers run at this share of a link's bandwidth (the
+// HardwareProfile::p2p_bandwidth_efficiency default), and times agree to SimGrid's timing precision.
+inline constexpr double kEfficiency = 0.90;
+inline constexpr double kTolerance = 2e-9;  // seconds
+
 // nodes × gpus; NVLink 450 GB/s, 2 µs; `nics` NICs of 50 GB/s (400 Gbit/s), 5 µs; GPU i uses NIC
 // i·nics/gpus (one per GPU on dgx-h200, two GPUs per NIC on a800-4nic).
 inline ClusterSpec cluster(int nodes, int gpus, int nics) {
