@@ -112,6 +112,14 @@ class Driver {
     settle();
     if (ended_ == tasks.size()) stop_actors();  // nothing left to simulate (an empty program)
     engine_->run();
+    if (!in_flight_.empty()) {
+      // Started flows whose end never came: the completion signal was not read (on_flow_state_change),
+      // which the program cannot cause.
+      throw std::runtime_error("the simulation ended with " + std::to_string(in_flight_.size()) +
+                               " flows started but never reported ended by " + simgrid_version() +
+                               " (the driver reads their ends from the network model's signal, "
+                               "core/exec/sim/simgrid_driver.cpp, written for SimGrid 3.32)");
+    }
     for (std::size_t t = 0; t < tasks.size(); ++t) {
       if (times_.end[t] < 0) {
         throw std::runtime_error(
