@@ -201,8 +201,8 @@ class Driver {
     }
   }
 
-  // The flow's first byte leaves now: its sender's actor issues it (in this same date, before time
-  // advances), woken only when its outbox was empty.
+  // The flow's first byte leaves now: its sender's actor issues it at this same date, before time
+  // advances (the actor is woken once for all the flows its GPU starts at one date).
   void start_flow(int task) {
     const Task& t = graph_.tasks()[static_cast<std::size_t>(task)];
     times_.start[static_cast<std::size_t>(task)] = sg::Engine::get_clock();
@@ -239,9 +239,8 @@ class Driver {
     const Task& t = graph_.tasks()[static_cast<std::size_t>(task)];
     sg::CommPtr comm = mailboxes_[static_cast<std::size_t>(t.dst)]->put_init(
         &payload_token_, static_cast<std::uint64_t>(t.amount + 0.5));
-    // The task id rides on the Comm, so its completion finds the task without a lookup table.
-    comm->set_data(reinterpret_cast<void*>(static_cast<std::intptr_t>(task)));
     comm->start();
+    // Its end is reported with the kernel activity (on_flow_state_change), which finds the task here.
     in_flight_.emplace(comm->get_impl(), task);
     comms_[static_cast<std::size_t>(task)] = std::move(comm);  // alive until it completes
   }
