@@ -208,15 +208,19 @@ class Driver {
     times_.start[static_cast<std::size_t>(task)] = sg::Engine::get_clock();
     Outbox& box = outboxes_[static_cast<std::size_t>(t.rank)];
     box.tasks.push_back(task);
-    if (!box.signaled) {
-      box.signaled = true;
-      box.wake->release();
-    }
+    wake(box);
     comm_changed(t.rank, +1);
     comm_changed(t.dst, +1);
   }
 
   // ------------------------------------------------------------------------------------ GPU actors
+  // What a GPU's actor has to issue, and the semaphore that wakes it (released once per batch).
+  struct Outbox {
+    std::vector<int> tasks;
+    bool signaled = false;
+    sg::SemaphorePtr wake;
+  };
+
   // One actor per GPU, on its host. It issues the flows its GPU sends as mailbox puts to the receiver's
   // mailbox, whose permanent receiver is the receiving GPU's actor, so a put starts at once without a
   // matching get. Such a put is not detached: SimGrid keeps it in its issuer's list of activities
@@ -249,12 +253,14 @@ class Driver {
   // reported as a deadlock).
   void stop_actors() {
     stopping_ = true;
-    for (Outbox& box : outboxes_) {
-      if (!box.signaled) {
-        box.signaled = true;
-        box.wake->release();
-      }
-    }
+    for (Outbox& box : outboxes_) wake(box);
+  }
+
+  // Wakes a GPU's actor unless it is woken already (it has not run since): once per batch.
+  static void wake(Outbox& box) {
+    if (box.signaled) return;
+    box.signaled = true;
+    box.wake->release();
   }
 
   // ------------------------------------------------------------------------------------ interference
@@ -320,15 +326,14 @@ class Driver {
       return;
     const auto it = in_flight_.find(action.get_activity());
     if (it == in_flight_.end()) return;
+    const bool first_of_date = arrived_.empty();  // else its timer is set already
     arrived_.push_back(it->second);
     in_flight_.erase(it);
-    if (arrivals_pending_) return;
-    arrivals_pending_ = true;
+    if (!first_of_date) return;
     timer::Timer::set(sg::Engine::get_clock(), [this] { release_arrivals(); });
   }
 
   void release_arrivals() {
-    arrivals_pending_ = false;
     const double now = sg::Engine::get_clock();
     // Comms that ended at an earlier date have been posted by SimGrid; dropping one still running would
     // make s4u print a warning and a backtrace.
@@ -362,12 +367,6 @@ class Driver {
   std::vector<sg::Link*> links_;
   std::vector<int> pending_;
   std::vector<int> finished_now_;
-  // What a GPU's actor has to issue, and the semaphore that wakes it (released once per batch).
-  struct Outbox {
-    std::vector<int> tasks;
-    bool signaled = false;
-    sg::SemaphorePtr wake;
-  };
   std::vector<Outbox> outboxes_;         // by rank
   std::vector<sg::Mailbox*> mailboxes_;  // by rank: its actor is the permanent receiver
   bool stopping_ = false;
@@ -376,7 +375,6 @@ class Driver {
   std::vector<sg::CommPtr> comms_;  // by task id: the flows in flight
   std::unordered_map<const simgrid::kernel::activity::ActivityImpl*, int> in_flight_;  // Comm → task
   std::vector<int> arrived_;  // flows that ended at this date, to release (release_arrivals)
-  bool arrivals_pending_ = false;
   std::deque<std::pair<double, sg::CommPtr>> graveyard_;  // ended flows' Comms, by the date they ended
   std::vector<Running> running_;                          // by rank
   std::vector<int> comm_active_;                          // by rank: flows in flight to or from it
