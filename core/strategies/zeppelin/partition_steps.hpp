@@ -17,7 +17,9 @@ namespace zb::zeppelin::detail {
 
 class Partitioner {
  public:
-  Partitioner(const std::vector<std::int64_t>& lengths, const CostModel& cost,
+  // `order`: longest_first(lengths) (step 3 places the long documents, which have the fewest choices,
+  // first); kept by reference, as `lengths` is.
+  Partitioner(const std::vector<std::int64_t>& lengths, const std::vector<int>& order, const CostModel& cost,
               const PartitionOptions& options);
   Partitioner(const Partitioner&) = delete;
   Partitioner& operator=(const Partitioner&) = delete;
@@ -32,7 +34,6 @@ class Partitioner {
   // --- partitioner.cpp: set-up, the flat form, the result ---
   void cost_documents();
   void set_thresholds();
-  void order_longest_first();
   void partition_flat();
   void collect_groups();
   void finish_tokens();
@@ -78,6 +79,7 @@ class Partitioner {
   [[nodiscard]] double local_cost(int doc) const { return local_cost_[static_cast<std::size_t>(doc)]; }
 
   const std::vector<std::int64_t>& lengths_;
+  const std::vector<int>& order_;  // documents, longest first (stable)
   const CostModel& cost_;
   const PartitionOptions options_;
   const int k_;  // micro-batches
@@ -96,8 +98,7 @@ class Partitioner {
   // Each document's local cost and ring degree, worked out once: the steps ask for them repeatedly.
   std::vector<double> local_cost_;
   std::vector<int> degree_;
-  double target_ = 0;       // L*: the mean per-GPU load
-  std::vector<int> order_;  // documents, longest first (stable)
+  double target_ = 0;  // L*: the mean per-GPU load
 
   std::vector<GroupAssignment> inter_, intra_;  // rings placed, in order of their first document
   std::vector<std::vector<int>> local_;         // by bin mb·N + rank: its local documents

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <functional>
 #include <numeric>
+#include <stdexcept>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -49,14 +51,35 @@ std::vector<int> ring_degrees(const std::vector<std::int64_t>& lengths, const Co
 
 Partition partition(const std::vector<std::int64_t>& lengths, const CostModel& cost,
                     const PartitionOptions& options) {
-  return detail::Partitioner(lengths, cost, options).run();
+  return partition(lengths, longest_first(lengths), cost, options);
+}
+
+// Equal lengths keep the batch's order, so the plan is deterministic. Sorting (−length, index) pairs gives
+// exactly the stable order by length, without a stable sort's indirect loads and merge buffers.
+std::vector<int> longest_first(const std::vector<std::int64_t>& lengths) {
+  std::vector<std::pair<std::int64_t, int>> keyed(lengths.size());
+  for (std::size_t d = 0; d < lengths.size(); ++d) keyed[d] = {-lengths[d], static_cast<int>(d)};
+  std::sort(keyed.begin(), keyed.end());
+  std::vector<int> order(keyed.size());
+  for (std::size_t i = 0; i < keyed.size(); ++i) order[i] = keyed[i].second;
+  return order;
+}
+
+Partition partition(const std::vector<std::int64_t>& lengths, const std::vector<int>& order,
+                    const CostModel& cost, const PartitionOptions& options) {
+  if (order.size() != lengths.size())
+    throw std::invalid_argument("zeppelin::partition: an order of " + std::to_string(order.size()) +
+                                " documents for a batch of " + std::to_string(lengths.size()) +
+                                " (pass longest_first of the same lengths)");
+  return detail::Partitioner(lengths, order, cost, options).run();
 }
 
 namespace detail {
 
-Partitioner::Partitioner(const std::vector<std::int64_t>& lengths, const CostModel& cost,
-                         const PartitionOptions& options)
+Partitioner::Partitioner(const std::vector<std::int64_t>& lengths, const std::vector<int>& order,
+                         const CostModel& cost, const PartitionOptions& options)
     : lengths_(lengths),
+      order_(order),
       cost_(cost),
       options_(options),
       k_(std::max(1, options.micro_batches)),
@@ -79,7 +102,6 @@ Partitioner::Partitioner(const std::vector<std::int64_t>& lengths, const CostMod
 Partition Partitioner::run() {
   cost_documents();
   set_thresholds();
-  order_longest_first();
   if (!options_.hierarchical) {
     partition_flat();
   } else {
@@ -115,18 +137,6 @@ void Partitioner::set_thresholds() {
   th.load_target_seconds = target_;
   th.local_below = first_length_with([&](std::int64_t s) { return m_.degree(s, target_) >= 2; });
   th.inter_from = first_length_with([&](std::int64_t s) { return m_.degree(s, target_) > m_.gpn; });
-}
-
-// Longest first (LPT): the long documents, which have the fewest choices, choose first; equal lengths
-// keep the batch's order, so the plan is deterministic. Sorting (−length, index) pairs gives exactly the
-// stable order by length, without a stable sort's indirect loads and merge buffers (it was 4 % of
-// planning at 8192 GPUs × 64K tokens: half a million documents, once per candidate).
-void Partitioner::order_longest_first() {
-  std::vector<std::pair<std::int64_t, int>> keyed(lengths_.size());
-  for (std::size_t d = 0; d < lengths_.size(); ++d) keyed[d] = {-lengths_[d], static_cast<int>(d)};
-  std::sort(keyed.begin(), keyed.end());
-  order_.resize(keyed.size());
-  for (std::size_t i = 0; i < keyed.size(); ++i) order_[i] = keyed[i].second;
 }
 
 // Every document on one group of `width` GPUs (consecutive, whole nodes): all GPUs by default, one group

@@ -86,5 +86,10 @@ struct Partition {
 
 [[nodiscard]] Partition partition(const std::vector<std::int64_t>& lengths, const CostModel& cost,
                                   const PartitionOptions& options);
+// The documents longest first, equal lengths in the batch's order (step 3's LPT order). It depends on the
+// lengths alone, so a planner that partitions one batch several ways sorts it once and passes it here.
+[[nodiscard]] std::vector<int> longest_first(const std::vector<std::int64_t>& lengths);
+[[nodiscard]] Partition partition(const std::vector<std::int64_t>& lengths, const std::vector<int>& order,
+                                  const CostModel& cost, const PartitionOptions& options);
 
 }  // namespace zb::zeppelin
