@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <numeric>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -150,6 +151,11 @@ void Partitioner::partition_flat() {
   std::vector<GroupAssignment> rings(static_cast<std::size_t>(k_ * sets));  // by mb·sets + set
   std::vector<std::int64_t> bin_tokens(rings.size(), 0);
   std::vector<double> set_load(static_cast<std::size_t>(sets), 0.0);
+  // The sets by (work, index): the least loaded first, ties to the lowest index. A document takes the first
+  // set in this order that has room, else the first: a walk that usually stops at the first set, where
+  // scanning every set for every document took 12.7 s of planning at 16384 GPUs (1M documents, 8192 sets).
+  std::set<std::pair<double, int>> by_load;
+  for (int q = 0; q < sets; ++q) by_load.emplace(0.0, q);
   const auto emptiest = [&](int set) {
     int best = 0;
     for (int mb = 1; mb < k_; ++mb)
@@ -161,21 +167,20 @@ void Partitioner::partition_flat() {
   for (int d : order_) {
     const auto s = length(d);
     const std::int64_t share = PartitionModel::rank_tokens(s, width);
-    int set = 0, mb = 0;
-    bool set_fits = false;
-    for (int q = 0; q < sets; ++q) {
+    int set = by_load.begin()->second;
+    int mb = emptiest(set);
+    for (const auto& [load, q] : by_load) {
       const int q_mb = emptiest(q);
-      const bool fits = at(tokens_, q_mb, q * width) + share <= m_.capacity;
-      if (q == 0 || (fits && !set_fits) ||
-          (fits == set_fits &&
-           set_load[static_cast<std::size_t>(q)] < set_load[static_cast<std::size_t>(set)])) {
+      if (at(tokens_, q_mb, q * width) + share <= m_.capacity) {
         set = q;
         mb = q_mb;
-        set_fits = fits;
+        break;
       }
     }
     const double seconds = m_.ring_seconds(static_cast<double>(s), width);
+    by_load.erase({set_load[static_cast<std::size_t>(set)], set});
     set_load[static_cast<std::size_t>(set)] += local_cost(d);
+    by_load.emplace(set_load[static_cast<std::size_t>(set)], set);
     bin_tokens[static_cast<std::size_t>(mb * sets + set)] += s;
     rings[static_cast<std::size_t>(mb * sets + set)].docs.push_back(d);
     for (int r = set * width; r < (set + 1) * width; ++r) {
