@@ -58,6 +58,10 @@ class Executor {
   // Runs one iteration of the program (every layer, the program's passes). The program's plan is
   // feasible (a plan with `oom` is never lowered for running).
   [[nodiscard]] virtual Trace run(const lower::Program& program, const ExecContext& context) = 0;
+  // Whether run() moves real rows, reading every message's slices: such an executor is given a Program
+  // lowered with them (lower::Program::rows). One that times bytes alone (the simulator) runs the Program
+  // the planner's estimate lowered, which lists none.
+  [[nodiscard]] virtual bool reads_rows() const { return false; }
 };
 
 // The executor for a backend, from the backend registry (backend_registry.hpp, defined there: a binary

@@ -11,6 +11,12 @@ namespace zb::lower {
 
 struct LowerOptions {
   bool backward = true;  // derive the backward pass too (the scenario's passes = fwd_bwd)
+  // List each message's rows (Message::slices), which the executors that move real data read
+  // (Executor::reads_rows). Off: every message's slices are empty and everything else is the same: what
+  // the planner's estimate and the simulator time (bytes, legs, dependencies). A ring group of many
+  // sequences lists each of them in every owner's K/V and dK/dV: tens of millions of slices, gigabytes,
+  // for a 16384-GPU batch of a million documents.
+  bool rows = true;
 };
 
 [[nodiscard]] Program lower(const plan::Plan& plan, const CostModel& cost, const LowerOptions& options = {});

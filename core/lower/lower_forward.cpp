@@ -221,12 +221,14 @@ void Lowerer::build_collectives() {
         m.dst = to;
         m.micro_batch = op.micro_batch;
         std::int64_t tokens = 0;
-        std::vector<Slice> slices;
-        for (const Tensor t : to_linear ? std::vector<Tensor>{Tensor::O}
-                                        : std::vector<Tensor>{Tensor::Q, Tensor::K, Tensor::V}) {
-          for (const auto& s : ranges) slices.push_back({t, s.seq, s.begin, s.end, {}});
+        if (options_.rows) {
+          std::vector<Slice> slices;
+          for (const Tensor t : to_linear ? std::vector<Tensor>{Tensor::O}
+                                          : std::vector<Tensor>{Tensor::Q, Tensor::K, Tensor::V}) {
+            for (const auto& s : ranges) slices.push_back({t, s.seq, s.begin, s.end, {}});
+          }
+          m.slices = SliceList(std::move(slices));
         }
-        m.slices = SliceList(std::move(slices));
         for (const auto& s : ranges) tokens += s.size();
         m.bytes = std::llround(static_cast<double>(op.bytes_out) * static_cast<double>(tokens) /
                                static_cast<double>(out_tokens));

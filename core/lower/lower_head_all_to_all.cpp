@@ -140,14 +140,16 @@ void Lowerer::build_head_all_to_alls() {
         // Q/K/V: the sender's tokens for the receiver's heads; O: the receiver's tokens for the sender's.
         const std::vector<plan::Shard>& rows = tokens[to_linear ? to : from];
         const plan::HeadRange slice = heads[to_linear ? from : to];
-        std::vector<Slice> slices;
         std::int64_t message_rows = 0;
-        for (const Tensor t : to_linear ? std::vector<Tensor>{Tensor::O}
-                                        : std::vector<Tensor>{Tensor::Q, Tensor::K, Tensor::V}) {
-          for (const plan::Shard& s : rows) slices.push_back({t, s.seq, s.begin, s.end, slice});
+        if (options_.rows) {
+          std::vector<Slice> slices;
+          for (const Tensor t : to_linear ? std::vector<Tensor>{Tensor::O}
+                                          : std::vector<Tensor>{Tensor::Q, Tensor::K, Tensor::V}) {
+            for (const plan::Shard& s : rows) slices.push_back({t, s.seq, s.begin, s.end, slice});
+          }
+          m.slices = SliceList(std::move(slices));
         }
         for (const plan::Shard& s : rows) message_rows += s.size();
-        m.slices = SliceList(std::move(slices));
         m.bytes = sent_rows > 0
                       ? std::llround(static_cast<double>(op->bytes) * static_cast<double>(message_rows) /
                                      static_cast<double>(sent_rows))

@@ -19,6 +19,7 @@ Lowerer::Lowerer(const plan::Plan& plan, const CostModel& cost, const LowerOptio
   prog_.world_size = plan.world_size;
   prog_.gpus_per_node = plan.gpus_per_node;
   prog_.backward = options.backward;
+  prog_.rows = options.rows;
   const auto n = static_cast<std::size_t>(plan.world_size);
   if (plan.ranks.size() != n) {
     throw Error(ExitCode::runtime, Location{},
@@ -89,6 +90,7 @@ IdList Lowerer::joined(int rank, IdList ids, Instr&& like) {
 
 SliceList Lowerer::owner_slices(int group, int owner, Tensor first, Tensor second,
                                 const plan::HeadRange& heads) {
+  if (!options_.rows) return {};
   const auto key = std::make_tuple(group, owner, static_cast<int>(first), heads.begin, heads.end);
   if (const auto it = owner_slices_.find(key); it != owner_slices_.end()) return it->second;
   std::vector<Slice> slices;

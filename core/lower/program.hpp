@@ -208,6 +208,9 @@ struct Program {
   int world_size = 0;
   int gpus_per_node = 0;
   bool backward = false;
+  // Every message lists its slices. false: lowered for timing (LowerOptions::rows off), every message's
+  // slices empty; an executor that reads rows is given the plan lowered again (core/run/execute.hpp).
+  bool rows = true;
   std::vector<RankProgram> ranks;
   std::vector<Message> messages;
   std::vector<Collective> collectives;

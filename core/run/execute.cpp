@@ -11,10 +11,11 @@
 namespace zb {
 
 std::shared_ptr<const lower::Program> program_for_run(const plan::Plan& plan, const CostModel& cost,
-                                                      Passes passes) {
+                                                      Passes passes, bool rows) {
   const bool backward = passes == Passes::fwd_bwd;
   std::shared_ptr<const lower::Program> program = plan.lowered;
-  if (!program || program->backward != backward || program->world_size != plan.world_size)
+  if (!program || program->backward != backward || program->world_size != plan.world_size ||
+      (rows && !program->rows))
     program = std::make_shared<const lower::Program>(lower::lower(plan, cost, {.backward = backward}));
   if (const auto problems = lower::verify(*program, 5); !problems.empty()) {
     // One problem each, not one message with newlines (which the console escapes as \x0a).
@@ -31,7 +32,8 @@ std::shared_ptr<const lower::Program> program_for_run(const plan::Plan& plan, co
 
 Trace execute(Executor& executor, const plan::Plan& plan, const Scenario& scenario, const CostModel& cost,
               int iteration) {
-  return executor.run(*program_for_run(plan, cost, scenario.passes), exec_context(scenario, cost, iteration));
+  return executor.run(*program_for_run(plan, cost, scenario.passes, executor.reads_rows()),
+                      exec_context(scenario, cost, iteration));
 }
 
 }  // namespace zb

@@ -17,12 +17,15 @@ namespace zb {
 }
 
 // The Program a run executes for `plan`: the one its prediction lowered (plan.lowered), when that one was
-// lowered for the passes and world this run has; otherwise the plan lowered now (a plan read from a file,
-// predicted under a planner error, or made by a caller that did not predict it). Then checked
-// (lower::verify: exit 3 naming the rank and instruction when it is broken or could deadlock): a Program
-// that could deadlock under NCCL's rendezvous semantics must not reach any executor.
+// lowered for the passes and world this run has and lists the rows the executor reads (`rows`:
+// Executor::reads_rows; the prediction lowers without them); otherwise the plan lowered now (a plan read
+// from a file, predicted under a planner error, made by a caller that did not predict it, or run by an
+// executor that moves real rows). Then checked (lower::verify: exit 3 naming the rank and instruction
+// when it is broken or could deadlock): a Program that could deadlock under NCCL's rendezvous semantics
+// must not reach any executor.
 [[nodiscard]] std::shared_ptr<const lower::Program> program_for_run(const plan::Plan& plan,
-                                                                    const CostModel& cost, Passes passes);
+                                                                    const CostModel& cost, Passes passes,
+                                                                    bool rows);
 
 // Runs `plan` of `scenario` on `executor`: program_for_run, then the executor.
 [[nodiscard]] Trace execute(Executor& executor, const plan::Plan& plan, const Scenario& scenario,

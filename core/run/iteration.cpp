@@ -77,7 +77,8 @@ void execute_iteration(Executor& executor, const Scenario& scenario, const CostM
     // The iteration's index reaches the executor: the simulator's seeded compute jitter draws by it.
     const ExecContext context = exec_context(scenario, cost, iteration.iteration);
     // The Program the prediction lowered (else lowered now), checked once, for both executors below.
-    std::shared_ptr<const lower::Program> program = program_for_run(plan, cost, scenario.passes);
+    std::shared_ptr<const lower::Program> program =
+        program_for_run(plan, cost, scenario.passes, executor.reads_rows());
     plan.lowered.reset();  // the plan kept below must not hold the Program after this iteration
     Trace trace = executor.run(*program, context);
     // Same plan, same Program, same profile: what the simulator predicts for the run just measured. Only

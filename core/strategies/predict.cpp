@@ -111,8 +111,9 @@ void predict(plan::Plan& plan, const CostModel& cost, Passes passes) {
   for (std::size_t r = 0; r < attention.size(); ++r) p.per_rank[r].attention_flops = attention[r];
   for (const auto& l : plan.linear_layout) p.per_rank[static_cast<std::size_t>(l.rank)].tokens = l.tokens();
   if (!plan.feasible()) return;
-  auto lowered =
-      std::make_shared<lower::Program>(lower::lower(plan, cost, {.backward = passes == Passes::fwd_bwd}));
+  // Without rows: the estimate and the simulator time bytes; an executor that moves rows lowers it again.
+  auto lowered = std::make_shared<lower::Program>(
+      lower::lower(plan, cost, {.backward = passes == Passes::fwd_bwd, .rows = false}));
   const lower::Program& program = *lowered;
   const lower::ProgramEstimate e = lower::estimate(program, lower::nominal_transfers(program, cost));
   for (std::size_t r = 0; r < e.rank_forward_finish.size(); ++r)

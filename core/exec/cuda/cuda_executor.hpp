@@ -25,6 +25,8 @@ class CudaExecutor final : public Executor {
   // Exit 3 without a usable GPU ("no usable CUDA device"); exit 2 when the launch does not match the
   // program (world size, more processes than GPUs on a node) or the kernels cannot run it.
   [[nodiscard]] Trace run(const lower::Program& program, const ExecContext& context) override;
+  // It packs every message's rows from the slices, and its check compares them with the oracle's.
+  [[nodiscard]] bool reads_rows() const override { return true; }
 
  private:
   CudaOptions options_;

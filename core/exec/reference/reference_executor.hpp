@@ -22,6 +22,8 @@ class ReferenceExecutor final : public Executor {
   [[nodiscard]] std::string backend() const override { return "reference"; }
   // One layer: the program's forward instructions, then its backward ones when it has them.
   [[nodiscard]] Trace run(const lower::Program& program, const ExecContext& context) override;
+  // It moves every message's rows and checks them against the single-device oracle.
+  [[nodiscard]] bool reads_rows() const override { return true; }
 
   // The per-rank results of the last run (verification figures, checksums), for tests.
   [[nodiscard]] const std::vector<RankResult>& last_results() const { return last_results_; }

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 #include "core/common/rng.hpp"
 #include "core/exec/sim/platform.hpp"
@@ -89,6 +90,48 @@ TEST(LoweringProperty, BackwardReturnsEveryOwnersGradientAndReversesEveryRemap) 
         EXPECT_EQ(remap_forward, remap_backward);
         for (const auto& [hop, count] : accumulators) EXPECT_LE(count, forward_kv[hop]);
       });
+}
+
+// Lowered without rows (what the planner's estimate lowers), a plan gives the same Program but for the
+// messages' slices: every instruction and message the same field by field, and the same estimate.
+TEST(LoweringProperty, WithoutRowsTheProgramIsTheSameButForTheSlices) {
+  std::size_t listed = 0;  // slices of the Programs with rows: the property compared something
+  for_every_lowered_plan(16, [&listed](const plan::Plan& p, const lower::Program& with, const CostModel& cost,
+                                       const Scenario&) {
+    const lower::Program without = lower::lower(p, cost, {.backward = true, .rows = false});
+    EXPECT_TRUE(with.rows);
+    EXPECT_FALSE(without.rows);
+    ASSERT_EQ(without.messages.size(), with.messages.size());
+    for (std::size_t i = 0; i < with.messages.size(); ++i) {
+      const lower::Message &a = with.messages[i], &b = without.messages[i];
+      listed += a.slices.size();
+      EXPECT_TRUE(b.slices.empty()) << "message " << i;
+      EXPECT_EQ(std::tie(a.pass, a.purpose, a.src, a.dst, a.group, a.step, a.kv_owner, a.bytes, a.collective,
+                         a.routed, a.readers),
+                std::tie(b.pass, b.purpose, b.src, b.dst, b.group, b.step, b.kv_owner, b.bytes, b.collective,
+                         b.routed, b.readers))
+          << "message " << i;
+    }
+    ASSERT_EQ(without.ranks.size(), with.ranks.size());
+    for (std::size_t r = 0; r < with.ranks.size(); ++r) {
+      const auto &a = with.ranks[r].instrs, &b = without.ranks[r].instrs;
+      ASSERT_EQ(b.size(), a.size()) << "rank " << r;
+      for (std::size_t i = 0; i < a.size(); ++i) {
+        EXPECT_EQ(std::tie(a[i].kind, a[i].stream, a[i].peer, a[i].match, a[i].message, a[i].bytes,
+                           a[i].chunks, a[i].seconds, a[i].offset, a[i].key, a[i].name),
+                  std::tie(b[i].kind, b[i].stream, b[i].peer, b[i].match, b[i].message, b[i].bytes,
+                           b[i].chunks, b[i].seconds, b[i].offset, b[i].key, b[i].name))
+            << lower::describe(with, static_cast<int>(r), static_cast<int>(i));
+        EXPECT_TRUE(std::equal(a[i].deps.begin(), a[i].deps.end(), b[i].deps.begin(), b[i].deps.end()));
+        EXPECT_TRUE(std::equal(a[i].reads.begin(), a[i].reads.end(), b[i].reads.begin(), b[i].reads.end()));
+      }
+    }
+    const lower::ProgramEstimate ea = lower::estimate(with, lower::nominal_transfers(with, cost));
+    const lower::ProgramEstimate eb = lower::estimate(without, lower::nominal_transfers(without, cost));
+    EXPECT_EQ(ea.forward, eb.forward);
+    EXPECT_EQ(ea.backward, eb.backward);
+  });
+  EXPECT_GT(listed, 0U);
 }
 
 TEST(LoweringProperty, VerifyCatchesAnInstructionThatReadsWhatItDoesNotWaitFor) {

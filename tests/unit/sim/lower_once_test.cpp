@@ -129,5 +129,42 @@ TEST(LowerOnce, TheProgramCarriesWhatExecutorsReadOfThePlan) {
   }
 }
 
+// The prediction lowers without rows (lower::LowerOptions::rows): the simulator, which times bytes, runs that
+// Program as it is; an executor that moves real rows (the reference backend, the cuda one) is given the plan
+// lowered again, with every message's slices.
+TEST(LowerOnce, AnExecutorThatMovesRowsGetsTheProgramLoweredWithThem) {
+  const Scenario s = two_nodes();
+  const CostModel cost(s.cluster, s.model);
+  EXPECT_FALSE(make_executor(Backend::sim)->reads_rows());
+  EXPECT_TRUE(make_executor(Backend::reference)->reads_rows());
+  for (const std::string name : {"ring-cp", "zeppelin"}) {
+    const plan::Plan p = make_strategy(system(name), s, cost)->make_plan(batch());
+    ASSERT_NE(p.lowered, nullptr) << name;
+    EXPECT_FALSE(p.lowered->rows) << name << ": the prediction lowered the rows too";
+    const auto kv_rows = [](const lower::Program& program) {
+      std::size_t slices = 0;
+      for (const lower::Message& m : program.messages) slices += m.slices.size();
+      return slices;
+    };
+    EXPECT_EQ(kv_rows(*p.lowered), 0U) << name;
+
+    long before = lower::lowerings();
+    const auto timed = program_for_run(p, cost, s.passes, /*rows=*/false);
+    EXPECT_EQ(timed.get(), p.lowered.get()) << name << ": the simulator's run lowered the plan again";
+    EXPECT_EQ(lower::lowerings() - before, 0) << name;
+
+    before = lower::lowerings();
+    const auto moved = program_for_run(p, cost, s.passes, /*rows=*/true);
+    EXPECT_EQ(lower::lowerings() - before, 1) << name;
+    EXPECT_TRUE(moved->rows) << name;
+    EXPECT_GT(kv_rows(*moved), 0U) << name << ": the rows were not listed";
+    // The same Program otherwise: as many instructions and messages, each moving the same bytes.
+    ASSERT_EQ(moved->messages.size(), p.lowered->messages.size()) << name;
+    for (std::size_t m = 0; m < moved->messages.size(); ++m)
+      EXPECT_EQ(moved->messages[m].bytes, p.lowered->messages[m].bytes) << name << ", message " << m;
+    EXPECT_EQ(moved->instruction_count(), p.lowered->instruction_count()) << name;
+  }
+}
+
 }  // namespace
 }  // namespace zb

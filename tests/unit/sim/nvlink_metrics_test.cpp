@@ -84,7 +84,7 @@ SimulatedRun simulate(const std::string& strategy, nlohmann::json options, int n
   batch.lengths = {16384, 8192, 8192, 4096, 4096, 2048, 2048, 1024, 1024, 512, 512};
   const plan::Plan p = make_strategy(system, s, cost)->make_plan(batch);
   EXPECT_TRUE(p.feasible());
-  const lower::Program& program = *program_for_run(p, cost, s.passes);
+  const lower::Program& program = *program_for_run(p, cost, s.passes, /*rows=*/false);
   const Trace t = execute(*make_executor(Backend::sim), p, s, cost);
   SimulatedRun run{compute_run_metrics(p, t, cost, s, 10), intra_node_bytes(program, s.cluster),
                    s.model.layers, 0};
