@@ -315,13 +315,14 @@ std::vector<int> PlanBuilder::add_remap(const std::vector<plan::RemapMove>& move
   return ids;
 }
 
-void PlanBuilder::set_linear_layout(std::vector<plan::RankLayout> layout) {
-  plan_.linear_layout = std::move(layout);
+void PlanBuilder::add_linear_shards(int rank, const std::vector<plan::Shard>& shards) {
+  auto& mine = plan_.linear_layout[static_cast<std::size_t>(rank)].shards;
+  mine.insert(mine.end(), shards.begin(), shards.end());
   linear_set_ = true;
 }
 
-void PlanBuilder::set_remap(std::vector<plan::RemapMove> moves) {
-  plan_.remap = std::move(moves);
+void PlanBuilder::add_remap_moves(const std::vector<plan::RemapMove>& moves) {
+  plan_.remap.insert(plan_.remap.end(), moves.begin(), moves.end());
 }
 
 void PlanBuilder::add_info(const std::string& key, nlohmann::json value) {

@@ -63,8 +63,10 @@ class PlanBuilder {
                              const std::vector<std::vector<int>>& deps, double bytes_per_token,
                              int micro_batch);
 
-  void set_linear_layout(std::vector<plan::RankLayout> layout);  // default: equal to the attention layout
-  void set_remap(std::vector<plan::RemapMove> moves);
+  // Appends to `rank`'s linear layout (by default the linear layout is the attention layout; once a
+  // strategy adds to it, it is what was added).
+  void add_linear_shards(int rank, const std::vector<plan::Shard>& shards);
+  void add_remap_moves(const std::vector<plan::RemapMove>& moves);
   void add_info(const std::string& key, nlohmann::json value);
   void set_passes(Passes passes) { passes_ = passes; }
 

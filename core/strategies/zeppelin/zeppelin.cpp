@@ -243,16 +243,8 @@ void Zeppelin::plan_micro_batch(PlanBuilder& b, const std::vector<std::int64_t>&
                                                                out_deps[static_cast<std::size_t>(r)].end());
   }
   // Accumulate this micro-batch's linear layout and remap.
-  std::vector<plan::RankLayout> linear = b.plan().linear_layout;
-  for (int r = 0; r < world; ++r) {
-    auto& dst = linear[static_cast<std::size_t>(r)].shards;
-    dst.insert(dst.end(), remap.linear[static_cast<std::size_t>(r)].begin(),
-               remap.linear[static_cast<std::size_t>(r)].end());
-  }
-  b.set_linear_layout(std::move(linear));
-  std::vector<plan::RemapMove> moves = b.plan().remap;
-  moves.insert(moves.end(), remap.moves.begin(), remap.moves.end());
-  b.set_remap(std::move(moves));
+  for (int r = 0; r < world; ++r) b.add_linear_shards(r, remap.linear[static_cast<std::size_t>(r)]);
+  b.add_remap_moves(remap.moves);
 }
 
 zeppelin::PartitionOptions Zeppelin::partition_options(int k, const Variant& variant) const {
