@@ -141,12 +141,12 @@ TEST(LowerOnce, AnExecutorThatMovesRowsGetsTheProgramLoweredWithThem) {
     const plan::Plan p = make_strategy(system(name), s, cost)->make_plan(batch());
     ASSERT_NE(p.lowered, nullptr) << name;
     EXPECT_FALSE(p.lowered->rows) << name << ": the prediction lowered the rows too";
-    const auto kv_rows = [](const lower::Program& program) {
+    const auto listed_slices = [](const lower::Program& program) {
       std::size_t slices = 0;
       for (const lower::Message& m : program.messages) slices += m.slices.size();
       return slices;
     };
-    EXPECT_EQ(kv_rows(*p.lowered), 0U) << name;
+    EXPECT_EQ(listed_slices(*p.lowered), 0U) << name;
 
     long before = lower::lowerings();
     const auto timed = program_for_run(p, cost, s.passes, /*rows=*/false);
@@ -157,7 +157,7 @@ TEST(LowerOnce, AnExecutorThatMovesRowsGetsTheProgramLoweredWithThem) {
     const auto moved = program_for_run(p, cost, s.passes, /*rows=*/true);
     EXPECT_EQ(lower::lowerings() - before, 1) << name;
     EXPECT_TRUE(moved->rows) << name;
-    EXPECT_GT(kv_rows(*moved), 0U) << name << ": the rows were not listed";
+    EXPECT_GT(listed_slices(*moved), 0U) << name << ": the rows were not listed";
     // The same Program otherwise: as many instructions and messages, each moving the same bytes.
     ASSERT_EQ(moved->messages.size(), p.lowered->messages.size()) << name;
     for (std::size_t m = 0; m < moved->messages.size(); ++m)
