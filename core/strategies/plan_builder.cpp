@@ -68,6 +68,7 @@ void PlanBuilder::add_attention_shards(int rank, const std::vector<plan::Shard>&
 }
 
 int PlanBuilder::add_op(int rank, Op op) {
+  if (compute_only_ && op.kind != OpKind::attention && op.kind != OpKind::gemm) return -1;
   auto& ops = plan_.ranks[static_cast<std::size_t>(rank)].ops;
   op.id = static_cast<int>(ops.size());
   ops.push_back(std::move(op));
@@ -216,7 +217,7 @@ std::vector<std::vector<int>> PlanBuilder::add_attention(int group, const std::v
   std::vector<int> last_send(static_cast<std::size_t>(p), -1);
   for (int step = 1; step < p; ++step) {
     std::vector<int> recv_now(static_cast<std::size_t>(p), -1);
-    for (int pos = 0; pos < p; ++pos) {
+    for (int pos = 0; pos < p && !compute_only_; ++pos) {
       // At step t, position pos forwards the KV it used at step t−1 (owner pos−t+1) to pos+1.
       const int owner_pos = ((pos - step + 1) % p + p) % p;
       const int src = rank_at(pos), dst = rank_at(pos + 1);
@@ -292,6 +293,7 @@ std::vector<int> PlanBuilder::add_remap(const std::vector<plan::RemapMove>& move
                                         const std::vector<std::vector<int>>& deps, double bytes_per_token,
                                         int micro_batch) {
   const auto n = static_cast<std::size_t>(plan_.world_size);
+  if (compute_only_) return std::vector<int>(n, -1);
   std::vector<Op> ops(n);
   for (const auto& mv : moves) {
     const int from = direction == plan::RemapDirection::to_linear ? mv.src : mv.dst;

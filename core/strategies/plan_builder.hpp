@@ -19,6 +19,14 @@ class PlanBuilder {
 
   PlanBuilder(const CostModel& cost, std::string system, std::string strategy);
 
+  // A sketch, for bounding a layout before it is built whole: the compute ops (attention and GEMMs, in
+  // the order and with the sizes the whole build gives them) and the layouts, without a transfer, a
+  // collective or a route (add_op drops them and returns −1; ring hops and remaps are not written). Its
+  // predicted_floor (core/strategies/predict.hpp) is the whole build's, at a fraction of the cost: a
+  // planner skips a candidate whose compute alone cannot beat its best plan without building it. Never
+  // lowered or run: the ops' dependencies may name dropped ops.
+  void set_compute_only(bool on) { compute_only_ = on; }
+
   // Adds the batch's sequences (ids in order) to micro-batch `mb`; returns the first id.
   int add_sequence(std::int64_t length, int micro_batch);
   void set_micro_batches(int n);
@@ -29,7 +37,7 @@ class PlanBuilder {
                 bool with_layout = true);
   void add_attention_shards(int rank, const std::vector<plan::Shard>& shards);
 
-  // Appends one op to `rank`'s list and returns its id.
+  // Appends one op to `rank`'s list and returns its id (−1: a sketch drops every op but compute).
   int add_op(int rank, plan::Op op);
   // An op already appended, for a strategy that narrows what a generated op carries (USP's head slices).
   plan::Op& mutable_op(int rank, int id) {
@@ -92,6 +100,7 @@ class PlanBuilder {
   bool linear_set_ = false;
   Passes passes_ = Passes::fwd_bwd;
   int next_tag_ = 0;
+  bool compute_only_ = false;
 };
 
 // Returns a plan with `oom` filled: every rank whose need exceeds its capacity is listed.
