@@ -9,7 +9,9 @@ planner    `zeppelin-bench plan SCENARIO --format json` of zeppelin on llama-7b,
            of the whole `plan` process: start, reading the lengths, planning, writing the JSON; an upper
            bound of the planner's own CPU time that a loaded machine does not inflate), the plan's predicted
            iteration, the SHARE = planner_seconds / predicted iteration (the rule: at most 2 %), the
-           share by CPU seconds, and the process's peak resident memory. A case whose tokens exceed
+           share by CPU seconds, the process's peak resident memory, and what the rule allows: its budget
+           (2 % of the predicted iteration) in ms and in ns per document of the batch (every candidate
+           partitions every document, so a planner cannot spend more on one). A case whose tokens exceed
            --max-tokens is listed as not run (say so rather than wait hours).
 library    the same share for every zeppelin-family system (every label with "zeppelin" in it) of every
            scenario file under --library (default: the scenario library), iteration 0: the rule holds for
@@ -113,9 +115,15 @@ def planner_case(args, folder, gpus, tpg, context, seed):
     with open(plan_path) as f:
         plan = json.load(f)
     case["plan_bytes"] = os.path.getsize(plan_path)
+    case["documents"] = len(plan.get("sequences") or [])
     add_share(case, plan)
     if case["status"] == "ok":
         case["cpu_share"] = cpu / case["predicted_iteration_s"]
+        # What the rule allows: its share of the iteration, and that per document of the batch (every
+        # candidate partitions every document, so this bounds what one may cost in all).
+        case["budget_s"] = SHARE_LIMIT * case["predicted_iteration_s"]
+        if case["documents"]:
+            case["budget_ns_per_document"] = 1e9 * case["budget_s"] / case["documents"]
     return case
 
 
@@ -242,9 +250,9 @@ def main():
         if args.part in ("planner", "both", "all"):
             print("planner share of the predicted iteration (zeppelin, llama-7b, wikipedia, dgx-h200; cold "
                   "CLI; limit %.0f %%)" % (SHARE_LIMIT * 100))
-            print("%6s %8s %7s %4s  %10s %9s %11s %8s %9s %8s  %s" % (
+            print("%6s %8s %7s %4s  %10s %9s %11s %8s %9s %8s %9s %10s %9s  %s" % (
                 "GPUs", "tok/GPU", "context", "seed", "planner s", "CPU s", "iteration s", "share",
-                "CPU share", "peak GB", "status"))
+                "CPU share", "peak GB", "documents", "budget ms", "ns/doc", "status"))
             for gpus in args.gpus:
                 for tpg in args.tokens_per_gpu:
                     for context in args.contexts:
@@ -252,10 +260,11 @@ def main():
                             c = planner_case(args, folder, gpus, tpg, context, seed)
                             results["planner"].append(c)
                             if c["status"] == "ok":
-                                print("%6d %8d %7d %4d  %10.3f %9.3f %11.3f %7.1f%% %8.1f%% %8.2f  %s" % (
+                                print("%6d %8d %7d %4d  %10.3f %9.3f %11.3f %7.1f%% %8.1f%% %8.2f %9d %10.1f %9.0f  %s" % (
                                     gpus, tpg, context, seed, c["planner_s"], c["process_cpu_s"],
                                     c["predicted_iteration_s"], 100 * c["share"], 100 * c["cpu_share"],
-                                    c["peak_rss_bytes"] / 2**30,
+                                    c["peak_rss_bytes"] / 2**30, c["documents"], 1e3 * c["budget_s"],
+                                    c.get("budget_ns_per_document", 0),
                                     "within" if c["within_limit"] else "ABOVE the limit"))
                             else:
                                 print("%6d %8d %7d %4d  %s" % (gpus, tpg, context, seed, c["status"]))

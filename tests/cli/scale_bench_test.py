@@ -4,7 +4,9 @@ belong to `make bench`):
 
 * the planner part plans every case asked in a fresh process and reports, per case, planner_seconds,
   the process's CPU seconds and peak memory (positive), the plan's predicted iteration, and the share
-  = planner_seconds / predicted iteration, judged against the 2 % limit, on the console and in --json;
+  = planner_seconds / predicted iteration, judged against the 2 % limit, on the console and in --json,
+  with what the limit allows: its seconds (2 % of the predicted iteration) and those per document of the
+  batch (the plan's sequences);
 * a case above --max-tokens is listed as not run, not dropped;
 * the simulator part runs one iteration per GPU count and reports the batch's documents and the time
   and memory per GPU x document;
@@ -53,13 +55,19 @@ def main():
                 failures.append("share is not planner_s / predicted_iteration_s in %s" % c)
             if c["within_limit"] != (c["share"] <= results["share_limit"]):
                 failures.append("within_limit disagrees with the share in %s" % c)
+            if not (c["documents"] > 0 and math.isclose(
+                    c["budget_s"], results["share_limit"] * c["predicted_iteration_s"], rel_tol=1e-12)
+                    and math.isclose(c["budget_ns_per_document"], 1e9 * c["budget_s"] / c["documents"],
+                                     rel_tol=1e-12)):
+                failures.append("the budget is not 2 %% of the iteration, per document of the batch: %s" % c)
         sim = results["simulator"]
         if len(sim) != 1 or sim[0]["status"] != "ok" or sim[0]["documents"] <= 0:
             failures.append("the simulator part did not run its one case: %s" % sim)
         elif not math.isclose(sim[0]["cpu_us_per_gpu_document"],
                               sim[0]["process_cpu_s"] / (16 * sim[0]["documents"]) * 1e6, rel_tol=1e-12):
             failures.append("CPU per GPU x document is not CPU / (GPUs x documents): %s" % sim[0])
-        for words in ["planner share of the predicted iteration", "not run: 65536 tokens", "simulator, one"]:
+        for words in ["planner share of the predicted iteration", "not run: 65536 tokens", "simulator, one",
+                      "budget ms", "ns/doc"]:
             if words not in measured.stdout:
                 failures.append("%r missing from the console" % words)
 
