@@ -371,8 +371,8 @@ plan::Plan Zeppelin::make_plan(const Batch& batch) const {
       tried.push_back(std::move(what));
       return true;
     };
-    // Not the two degree rules of the paper's engine (balance and tiled, per GPU, unremapped): they win at
-    // every scale measured, so a sketch of them would only be built before the whole plan. Nor the flat
+    // Not the two degree rules that win at every scale measured (the paper's, balance, and tiled; per GPU,
+    // unremapped): a sketch of them would only be built before the whole plan. Nor the flat
     // partition, bounded by packed CP's floors before it is considered (the same layout's compute), nor
     // head-parallel groups (PlanBuilder::set_compute_only).
     const bool contender = !v.remap && !v.per_micro_batch && v.flat == 0 &&
