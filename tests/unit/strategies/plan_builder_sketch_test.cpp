@@ -2,15 +2,18 @@
 // the whole build's compute ops (kind, name and sizes, in the same order on every rank) and the same
 // layouts, and no transfer, collective or route; so its predicted_floor is the whole plan's, which is what
 // lets Zeppelin's planner bound a candidate before building it (core/strategies/zeppelin/zeppelin.cpp).
-// Random micro-batches written the way Zeppelin writes them: local sequences, intra-node rings and a routed
-// inter-node ring, the remap both ways and the engine filling ring waits with local calls.
+// Random micro-batches written the way Zeppelin writes them: local sequences, intra-node rings, a routed
+// inter-node ring and a head-parallel group (Ulysses or USP), the remap both ways and the engine filling
+// ring waits with local calls.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <random>
 #include <vector>
 
+#include "core/strategies/head_parallel.hpp"
 #include "core/strategies/plan_builder.hpp"
 #include "core/strategies/predict.hpp"
 #include "core/strategies/zeppelin/engine.hpp"
@@ -26,7 +29,8 @@ bool is_compute(const plan::Op& op) {
 }
 
 // Two micro-batches on 4 nodes of 8 GPUs: per micro-batch an inter-node ring over nodes 0-1, one or two
-// intra-node rings on nodes 2-3 of random degree, and up to four local sequences per GPU.
+// intra-node rings on nodes 2-3 of random degree, a head-parallel group on nodes 2-3, and up to four local
+// sequences per GPU.
 plan::Plan random_plan(const CostModel& cost, std::uint32_t seed, bool compute_only) {
   std::mt19937 rng(seed);
   const auto pick = [&rng](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
@@ -58,6 +62,19 @@ plan::Plan random_plan(const CostModel& cost, std::uint32_t seed, bool compute_o
       for (int s = 0; s < pick(0, 4); ++s) seqs.push_back(b.add_sequence(pick(64, 6000), mb));
       if (!seqs.empty()) locals.push_back(b.add_group(plan::Level::local, {r}, seqs, mb));
     }
+    // A head-parallel group among the rings, as `heads: auto` places one: plain Ulysses on four GPUs of
+    // node 3, or USP's two u-groups of four on nodes 2 and 3 (its ring between them routed).
+    const int ring_of_slices = pick(1, 2);
+    std::vector<int> members;
+    for (int q = 0; q < ring_of_slices; ++q)
+      for (int m = 0; m < 4; ++m) members.push_back((3 - ring_of_slices + 1 + q) * gpn + m);
+    std::vector<int> hp_seqs;
+    for (int s = 0; s < pick(1, 2); ++s) hp_seqs.push_back(b.add_sequence(pick(20000, 60000), mb));
+    HeadParallelGroup hp =
+        add_head_parallel_group(b, cost, {4, ring_of_slices, cost.model().kv_heads}, members, hp_seqs, mb);
+    const int hp_id = ring_of_slices == 1 ? hp.u_groups.front() : hp.rings.front();
+    std::map<int, HeadParallelGroup> heads{{hp_id, std::move(hp)}};
+    rings.push_back(hp_id);
     std::vector<int> groups = rings;
     groups.insert(groups.end(), locals.begin(), locals.end());
 
@@ -90,7 +107,7 @@ plan::Plan random_plan(const CostModel& cost, std::uint32_t seed, bool compute_o
     const auto route = [&](int src, int dst, std::int64_t bytes, int step) {
       return router.route(src, dst, bytes, mb * 1'000'000 + step);
     };
-    const auto attention = zeppelin::emit_attention(b, cost, {}, groups, ready, route);
+    const auto attention = zeppelin::emit_attention(b, cost, {}, groups, ready, route, heads);
     const auto to_linear =
         b.add_remap(remap.moves, plan::RemapDirection::to_linear, attention, cost.hidden_bytes(1), mb);
     for (int r = 0; r < world; ++r) {
@@ -138,6 +155,8 @@ TEST(PlanBuilderSketch, WritesTheWholeBuildsComputeAndLayoutsAndNothingElse) {
         EXPECT_EQ(o.name, a.name) << "seed " << seed << ", rank " << r << ", op " << i;
         EXPECT_EQ(o.pairs, a.pairs) << "seed " << seed << ", rank " << r << ", op " << i;
         EXPECT_EQ(o.q_tokens, a.q_tokens) << "seed " << seed << ", rank " << r << ", op " << i;
+        EXPECT_TRUE(o.heads.begin == a.heads.begin && o.heads.end == a.heads.end)
+            << "seed " << seed << ", rank " << r << ", op " << i << ": heads";
         EXPECT_EQ(o.blocks.size(), a.blocks.size()) << "seed " << seed << ", rank " << r << ", op " << i;
         EXPECT_EQ(o.m, a.m) << "seed " << seed << ", rank " << r << ", op " << i;
         EXPECT_EQ(o.n, a.n) << "seed " << seed << ", rank " << r << ", op " << i;
