@@ -59,7 +59,7 @@ Partition partition(const std::vector<std::int64_t>& lengths, const CostModel& c
 // Equal lengths keep the batch's order, so the plan is deterministic. A stable LSD radix sort on
 // (longest − length), 11 bits a pass: lengths are bounded by the context (two passes up to 4M tokens), so
 // it is O(documents) where a comparison sort was O(n log n) with a cache miss per comparison (62 ms for
-// the half a million documents of 8192 GPUs × 64K tokens; this takes a few). Negative lengths or lengths
+// the half a million documents of 8192 GPUs × 64K tokens; this takes 11). Negative lengths or lengths
 // 2^32 apart (never from a validated batch) fall back to the comparison sort of (−length, index), the
 // same order.
 std::vector<int> longest_first(const std::vector<std::int64_t>& lengths) {
